@@ -1,0 +1,25 @@
+#pragma once
+// Per-device allocators. CPU memory is 64-byte aligned so vector loads never straddle cache
+// lines. A backend (CUDA, or a test's fake device) registers its own.
+#include <cstddef>
+
+#include "ember/core/device.h"
+
+namespace ember {
+
+struct DataPtr {
+  void* ptr = nullptr;
+  void (*deleter)(void* ptr, void* ctx) = nullptr;
+  void* ctx = nullptr;
+};
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual DataPtr allocate(size_t nbytes, Device device) = 0;
+};
+
+Allocator* get_allocator(DeviceType type);
+void set_allocator(DeviceType type, Allocator* allocator);
+
+}  // namespace ember

@@ -1,0 +1,39 @@
+#pragma once
+// Where a tensor lives: "cpu", "cuda:0", ... spelled as PyTorch spells them.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace ember {
+
+// PrivateUse1 is the slot an out-of-tree backend registers into (as in PyTorch).
+enum class DeviceType : int8_t { CPU = 0, CUDA = 1, PrivateUse1 = 2 };
+inline constexpr int kNumDeviceTypes = 3;
+inline constexpr DeviceType kCPU = DeviceType::CPU, kCUDA = DeviceType::CUDA;
+
+const char* device_type_name(DeviceType t);
+
+struct Device {
+  DeviceType type = DeviceType::CPU;
+  int16_t index = -1;  // -1: "the current one"
+
+  constexpr Device() = default;
+  constexpr Device(DeviceType t, int16_t i = -1) : type(t), index(i) {}
+  // Parses "cpu", "cuda", "cuda:1"; throws on anything else.
+  Device(std::string_view spec);
+  Device(const char* spec) : Device(std::string_view(spec)) {}
+  Device(const std::string& spec) : Device(std::string_view(spec)) {}
+
+  bool is_cpu() const { return type == DeviceType::CPU; }
+  bool is_cuda() const { return type == DeviceType::CUDA; }
+  bool has_index() const { return index >= 0; }
+  std::string str() const;
+  bool operator==(const Device&) const = default;
+};
+
+// Registers a name for PrivateUse1 ("privateuseone" by default), as torch's
+// rename_privateuse1_backend does.
+void rename_privateuse1_backend(const std::string& name);
+
+}  // namespace ember

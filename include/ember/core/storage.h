@@ -1,0 +1,33 @@
+#pragma once
+// A refcounted block of memory. Views of one tensor share a Storage.
+#include <cstddef>
+#include <memory>
+
+#include "ember/core/allocator.h"
+#include "ember/core/device.h"
+
+namespace ember {
+
+class Storage {
+ public:
+  // Allocates nbytes on device with that device's registered allocator.
+  Storage(size_t nbytes, Device device);
+  // Wraps memory someone else owns; deleter (may be null) runs when the last user is gone.
+  Storage(void* data, size_t nbytes, Device device, void (*deleter)(void*, void*), void* ctx);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_.ptr; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  DataPtr data_;
+  size_t nbytes_;
+  Device device_;
+};
+
+using StoragePtr = std::shared_ptr<Storage>;
+
+}  // namespace ember

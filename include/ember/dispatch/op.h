@@ -1,0 +1,119 @@
+#pragma once
+// Op<Sig>: one dispatched operation. It holds a kernel per dispatch key and routes a call:
+//   Profiler (observers see begin/end) -> Autocast -> Autograd -> backend kernel.
+// Layers are fall-through: an empty slot is skipped. A backend is added by registering kernels
+// for its key (see EMBER_REGISTER_KERNEL); no op code changes.
+#include <array>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "ember/dispatch/dispatch_key.h"
+#include "ember/options.h"
+#include "ember/tensor.h"
+
+namespace ember {
+
+// ---- observers: the generic layer the profiler is built on ----
+struct OpObserver {
+  std::function<void(const char* op_name)> on_begin;
+  std::function<void(const char* op_name)> on_end;
+};
+// Returns an id for remove_op_observer. Observers see every dispatched op on every thread.
+int add_op_observer(OpObserver observer);
+void remove_op_observer(int id);
+bool has_op_observers();
+void notify_op_begin(const char* name);
+void notify_op_end(const char* name);
+
+[[noreturn]] void throw_no_kernel(const char* op, DispatchKey key);
+
+// ---- computing the key set from the arguments ----
+namespace detail {
+struct KeyCollector {
+  DispatchKeySet keys;
+  bool have_backend = false;
+  void backend(Device d) {
+    if (!have_backend) { keys = keys.add(backend_key(d.type)); have_backend = true; }
+  }
+  void operator()(const Tensor& t) {
+    if (!t.defined()) return;
+    backend(t.device());
+    if (auto* m = t.impl()->autograd_meta(); m && m->requires_grad()) keys = keys.add(DispatchKey::Autograd);
+  }
+  void operator()(const std::optional<Tensor>& t) { if (t) (*this)(*t); }
+  void operator()(TensorList ts) { for (const auto& t : ts) (*this)(t); }
+  void operator()(ArrayRef<std::optional<Tensor>> ts) { for (const auto& t : ts) (*this)(t); }
+  void operator()(const std::vector<Tensor>& ts) { for (const auto& t : ts) (*this)(t); }
+  void operator()(const TensorOptions& o) { backend(o.device_or()); }
+  template <class T> void operator()(const T&) {}
+};
+}  // namespace detail
+
+template <class Sig> class Op;
+
+template <class R, class... A> class Op<R(A...)> {
+ public:
+  using Fn = R (*)(A...);
+  explicit Op(const char* name) : name_(name) {}
+  const char* name() const { return name_; }
+
+  void set_kernel(DispatchKey k, Fn fn) { table_[size_t(k)] = fn; }
+  Fn kernel(DispatchKey k) const { return table_[size_t(k)]; }
+  bool has_kernel(DispatchKey k) const { return table_[size_t(k)] != nullptr; }
+
+  R operator()(A... args) const {
+    detail::KeyCollector c;
+    (c(args), ...);
+    const auto& tls = local_dispatch_state();
+    DispatchKeySet ks = c.keys | tls.included;
+    if (!c.have_backend) ks = ks.add(DispatchKey::CPU);
+    if (has_op_observers()) ks = ks.add(DispatchKey::Profiler);
+    return redispatch(ks - tls.excluded, std::forward<A>(args)...);
+  }
+
+  R redispatch(DispatchKeySet ks, A... args) const {
+    auto& tls = local_dispatch_state();
+    // A layer kernel (autograd, autocast) re-calls its own op below itself: record it once.
+    if (ks.has(DispatchKey::Profiler) && tls.profiling_op != this) {
+      struct Scope {
+        const char* n; const void* saved;
+        ~Scope() { local_dispatch_state().profiling_op = saved; notify_op_end(n); }
+      } scope{name_, tls.profiling_op};
+      notify_op_begin(name_);
+      tls.profiling_op = this;
+      return call_layers(ks, std::forward<A>(args)...);
+    }
+    return call_layers(ks, std::forward<A>(args)...);
+  }
+
+ private:
+  R call_layers(DispatchKeySet ks, A... args) const {
+    if (ks.has(DispatchKey::Autocast) && table_[size_t(DispatchKey::Autocast)])
+      return table_[size_t(DispatchKey::Autocast)](std::forward<A>(args)...);
+    if (ks.has(DispatchKey::Autograd) && table_[size_t(DispatchKey::Autograd)])
+      return table_[size_t(DispatchKey::Autograd)](std::forward<A>(args)...);
+    local_dispatch_state().profiling_op = nullptr;  // ops nested inside the kernel are recorded
+    DispatchKey backend = DispatchKey::CPU;
+    for (int k = 0; k < kNumDeviceTypes; ++k)
+      if (ks.has(DispatchKey(k))) { backend = DispatchKey(k); break; }
+    Fn fn = table_[size_t(backend)];
+    if (!fn) fn = table_[size_t(DispatchKey::CompositeBackend)];
+    if (!fn) throw_no_kernel(name_, backend);
+    return fn(std::forward<A>(args)...);
+  }
+
+  const char* name_;
+  std::array<Fn, kNumDispatchKeys> table_{};
+};
+
+}  // namespace ember
+
+// Registers `fn` as op `name`'s kernel for KEY (CPU, CUDA, PrivateUse1, CompositeBackend,
+// Autograd, Autocast) from a static initialiser.
+#define EMBER_CONCAT_INNER(a, b) a##b
+#define EMBER_CONCAT(a, b) EMBER_CONCAT_INNER(a, b)
+#define EMBER_REGISTER_KERNEL(name, KEY, fn)                                                   \
+  static const bool EMBER_CONCAT(ember_reg_##name##_##KEY##_, __LINE__) =                      \
+      (::ember::ops::name().set_kernel(::ember::DispatchKey::KEY, fn), true)

@@ -1,0 +1,9 @@
+#pragma once
+// The umbrella header: #include <ember/ember.h> gives the whole C++ API.
+#include "ember/core/device.h"
+#include "ember/core/dtype.h"
+#include "ember/core/errors.h"
+#include "ember/core/generator.h"
+#include "ember/core/scalar.h"
+#include "ember/ops.h"
+#include "ember/tensor.h"

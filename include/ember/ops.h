@@ -1,0 +1,265 @@
+#pragma once
+// Every tensor operation as a free function: ember::add(a, b), ember::zeros({2, 3}), ...
+// Tensor's methods (tensor.h) forward here. Names, arguments and defaults follow PyTorch.
+#include <functional>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "ember/core/generator.h"
+#include "ember/tensor.h"
+#include "ember/tensor_init.h"
+
+namespace ember {
+
+// ---------------------------------------------------------------- creation (src/ops/creation.cpp)
+Tensor empty(IntArrayRef size, TensorOptions opts = {});
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions opts = {});
+Tensor zeros(IntArrayRef size, TensorOptions opts = {});
+Tensor ones(IntArrayRef size, TensorOptions opts = {});
+// dtype unset: inferred from the fill value (bool, int64 or the default float), as torch.full.
+Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions opts = {});
+// A tensor from nested braces of values: tensor({{1., 2.}, {3., 4.}}). Python floats become the
+// default dtype, ints int64, bools bool, unless opts.dtype says otherwise.
+Tensor tensor(const TensorInit& values, TensorOptions opts = {});
+template <class T> Tensor tensor(const std::vector<T>& values, TensorOptions opts = {});
+// A 0-dim tensor holding a Python-style number, flagged as a wrapped number for promotion.
+Tensor scalar_tensor(const Scalar& s, TensorOptions opts = {});
+Tensor wrapped_scalar(const Scalar& s, Device device = Device(DeviceType::CPU));
+Tensor arange(const Scalar& end, TensorOptions opts = {});
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, TensorOptions opts = {});
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions opts = {});
+Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base = 10.0,
+                TensorOptions opts = {});
+Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, TensorOptions opts = {});
+Tensor rand(IntArrayRef size, TensorOptions opts = {}, Generator* gen = nullptr);
+Tensor randn(IntArrayRef size, TensorOptions opts = {}, Generator* gen = nullptr);
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, TensorOptions opts = {},
+               Generator* gen = nullptr);
+Tensor randint(int64_t high, IntArrayRef size, TensorOptions opts = {}, Generator* gen = nullptr);
+Tensor randperm(int64_t n, TensorOptions opts = {}, Generator* gen = nullptr);
+Tensor normal(double mean, double std, IntArrayRef size, TensorOptions opts = {}, Generator* gen = nullptr);
+Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false,
+                   Generator* gen = nullptr);
+// In-place random fills (the Tensor methods uniform_, normal_, ... forward here).
+Tensor& uniform_(Tensor& self, double from = 0.0, double to = 1.0, Generator* gen = nullptr);
+Tensor& normal_(Tensor& self, double mean = 0.0, double std = 1.0, Generator* gen = nullptr);
+Tensor& random_(Tensor& self, int64_t from, int64_t to, Generator* gen = nullptr);  // [from, to)
+Tensor& bernoulli_(Tensor& self, double p = 0.5, Generator* gen = nullptr);
+// The *_like forms take dtype/device from `like` unless opts overrides them.
+Tensor empty_like(const Tensor& like, TensorOptions opts = {});
+Tensor zeros_like(const Tensor& like, TensorOptions opts = {});
+Tensor ones_like(const Tensor& like, TensorOptions opts = {});
+Tensor full_like(const Tensor& like, const Scalar& fill_value, TensorOptions opts = {});
+Tensor rand_like(const Tensor& like, TensorOptions opts = {}, Generator* gen = nullptr);
+Tensor randn_like(const Tensor& like, TensorOptions opts = {}, Generator* gen = nullptr);
+Tensor randint_like(const Tensor& like, int64_t low, int64_t high, TensorOptions opts = {},
+                    Generator* gen = nullptr);
+// Wraps memory the caller owns (no copy). deleter, if given, runs when the last view dies.
+Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions opts = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions opts = {});
+Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter,
+                 TensorOptions opts = {});
+
+// ---------------------------------------------------------------- shape and views (src/ops/shape.cpp)
+Tensor view(const Tensor& self, IntArrayRef shape);
+Tensor reshape(const Tensor& self, IntArrayRef shape);
+Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, OptInt offset = std::nullopt);
+Tensor permute(const Tensor& self, IntArrayRef dims);
+Tensor transpose(const Tensor& self, int64_t d0, int64_t d1);
+Tensor t(const Tensor& self);
+Tensor squeeze(const Tensor& self);
+Tensor squeeze(const Tensor& self, int64_t dim);
+Tensor unsqueeze(const Tensor& self, int64_t dim);
+Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes);
+Tensor expand(const Tensor& self, IntArrayRef sizes);
+Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length);
+Tensor select(const Tensor& self, int64_t dim, int64_t index);
+Tensor slice(const Tensor& self, int64_t dim, OptInt start = std::nullopt, OptInt end = std::nullopt,
+             int64_t step = 1);
+Tensor contiguous(const Tensor& self);
+Tensor clone(const Tensor& self);
+Tensor movedim(const Tensor& self, int64_t src, int64_t dst);
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0);
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0);
+Tensor cat(TensorList tensors, int64_t dim = 0);
+Tensor stack(TensorList tensors, int64_t dim = 0);
+Tensor repeat(const Tensor& self, IntArrayRef repeats);
+Tensor repeat_interleave(const Tensor& self, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
+Tensor repeat_interleave(const Tensor& self, const Tensor& repeats, std::optional<int64_t> dim = std::nullopt);
+Tensor flip(const Tensor& self, IntArrayRef dims);
+Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims = {});
+Tensor tril(const Tensor& self, int64_t diagonal = 0);
+Tensor triu(const Tensor& self, int64_t diagonal = 0);
+Tensor diag(const Tensor& self, int64_t diagonal = 0);
+// Shape every operand broadcasts to, or an error naming both shapes.
+Shape broadcast_shapes(IntArrayRef a, IntArrayRef b);
+std::vector<Tensor> broadcast_tensors(TensorList tensors);
+// The dtype an op over these operands computes in (torch.result_type).
+DType result_type(const Tensor& a, const Tensor& b);
+DType result_type(const Tensor& a, const Scalar& b);
+
+// ---------------------------------------------------------------- elementwise (src/ops/binary.cpp, unary.cpp)
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
+Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);  // b - alpha * a
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Scalar& b);
+// rounding_mode: nullopt (true division; integers give floats), "trunc" or "floor".
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string> rounding_mode = std::nullopt);
+Tensor div(const Tensor& a, const Scalar& b, std::optional<std::string> rounding_mode = std::nullopt);
+Tensor div(const Scalar& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, const Scalar& b);
+Tensor remainder(const Tensor& a, const Tensor& b);  // Python's %: sign of the divisor
+Tensor remainder(const Tensor& a, const Scalar& b);
+Tensor fmod(const Tensor& a, const Tensor& b);       // C's fmod: sign of the dividend
+Tensor fmod(const Tensor& a, const Scalar& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Scalar& b);
+Tensor pow(const Scalar& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor atan2(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);  Tensor eq(const Tensor& a, const Scalar& b);
+Tensor ne(const Tensor& a, const Tensor& b);  Tensor ne(const Tensor& a, const Scalar& b);
+Tensor lt(const Tensor& a, const Tensor& b);  Tensor lt(const Tensor& a, const Scalar& b);
+Tensor le(const Tensor& a, const Tensor& b);  Tensor le(const Tensor& a, const Scalar& b);
+Tensor gt(const Tensor& a, const Tensor& b);  Tensor gt(const Tensor& a, const Scalar& b);
+Tensor ge(const Tensor& a, const Tensor& b);  Tensor ge(const Tensor& a, const Scalar& b);
+bool equal(const Tensor& a, const Tensor& b);
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+Tensor logical_not(const Tensor& a);
+Tensor bitwise_and(const Tensor& a, const Tensor& b);  Tensor bitwise_and(const Tensor& a, const Scalar& b);
+Tensor bitwise_or(const Tensor& a, const Tensor& b);   Tensor bitwise_or(const Tensor& a, const Scalar& b);
+Tensor bitwise_xor(const Tensor& a, const Tensor& b);  Tensor bitwise_xor(const Tensor& a, const Scalar& b);
+Tensor bitwise_not(const Tensor& a);
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b);
+Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Scalar& a, const Scalar& b);
+Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+Tensor clamp(const Tensor& a, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
+Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight);
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
+Tensor nan_to_num(const Tensor& a, std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
+                  std::optional<double> neginf = std::nullopt);
+Tensor gelu(const Tensor& a, const std::string& approximate = "none");  // "none" (erf) or "tanh"
+Tensor leaky_relu(const Tensor& a, const Scalar& negative_slope = 0.01);
+#define EMBER_UNARY_DECL(name) Tensor name(const Tensor& a); Tensor& name##_(Tensor& a);
+EMBER_UNARY_DECL(neg) EMBER_UNARY_DECL(abs) EMBER_UNARY_DECL(sign) EMBER_UNARY_DECL(reciprocal)
+EMBER_UNARY_DECL(exp) EMBER_UNARY_DECL(exp2) EMBER_UNARY_DECL(log) EMBER_UNARY_DECL(log1p)
+EMBER_UNARY_DECL(expm1) EMBER_UNARY_DECL(log2) EMBER_UNARY_DECL(log10) EMBER_UNARY_DECL(sqrt)
+EMBER_UNARY_DECL(rsqrt) EMBER_UNARY_DECL(square) EMBER_UNARY_DECL(sin) EMBER_UNARY_DECL(cos)
+EMBER_UNARY_DECL(tan) EMBER_UNARY_DECL(asin) EMBER_UNARY_DECL(acos) EMBER_UNARY_DECL(atan)
+EMBER_UNARY_DECL(sinh) EMBER_UNARY_DECL(cosh) EMBER_UNARY_DECL(tanh) EMBER_UNARY_DECL(sigmoid)
+EMBER_UNARY_DECL(relu) EMBER_UNARY_DECL(silu) EMBER_UNARY_DECL(erf) EMBER_UNARY_DECL(floor)
+EMBER_UNARY_DECL(ceil) EMBER_UNARY_DECL(round) EMBER_UNARY_DECL(trunc) EMBER_UNARY_DECL(frac)
+#undef EMBER_UNARY_DECL
+Tensor isnan(const Tensor& a);
+Tensor isinf(const Tensor& a);
+Tensor isfinite(const Tensor& a);
+// In-place forms write into `self` (which keeps its dtype; the result must be castable to it).
+Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor& mul_(Tensor& self, const Tensor& other);
+Tensor& div_(Tensor& self, const Tensor& other, std::optional<std::string> rounding_mode = std::nullopt);
+Tensor& pow_(Tensor& self, const Tensor& exponent);
+Tensor& clamp_(Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Scalar& value);
+Tensor& fill_(Tensor& self, const Scalar& value);
+Tensor& zero_(Tensor& self);
+// Copies src into self, converting dtype and broadcasting src to self's shape.
+Tensor& copy_(Tensor& self, const Tensor& src);
+
+// ---------------------------------------------------------------- reductions (src/ops/reduce.cpp)
+Tensor sum(const Tensor& a, std::optional<DType> dtype = std::nullopt);
+Tensor sum(const Tensor& a, IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor mean(const Tensor& a, std::optional<DType> dtype = std::nullopt);
+Tensor mean(const Tensor& a, IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor prod(const Tensor& a, std::optional<DType> dtype = std::nullopt);
+Tensor prod(const Tensor& a, int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor max(const Tensor& a);
+std::tuple<Tensor, Tensor> max(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor min(const Tensor& a);
+std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor amax(const Tensor& a, IntArrayRef dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& a, IntArrayRef dims = {}, bool keepdim = false);
+Tensor argmax(const Tensor& a, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& a, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor var(const Tensor& a, bool unbiased = true);
+Tensor var(const Tensor& a, IntArrayRef dims, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& a, bool unbiased = true);
+Tensor std(const Tensor& a, IntArrayRef dims, bool unbiased = true, bool keepdim = false);
+Tensor norm(const Tensor& a, const Scalar& p = 2);
+Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim = false);
+Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim = false);
+Tensor any(const Tensor& a);
+Tensor any(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor all(const Tensor& a);
+Tensor all(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor count_nonzero(const Tensor& a, IntArrayRef dims = {});
+Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype = std::nullopt);
+// Numerically stable for large inputs (subtracts the row max).
+Tensor softmax(const Tensor& a, int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& a, int64_t dim, std::optional<DType> dtype = std::nullopt);
+
+// ---------------------------------------------------------------- linear algebra (src/ops/linalg.cpp)
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor mv(const Tensor& a, const Tensor& v);
+Tensor dot(const Tensor& a, const Tensor& b);
+Tensor outer(const Tensor& a, const Tensor& b);
+Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta = 1,
+             const Scalar& alpha = 1);
+Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta = 1,
+               const Scalar& alpha = 1);
+// einsum("bij,bjk->bik", {a, b}): sums over repeated labels; "..." broadcasts.
+Tensor einsum(const std::string& equation, TensorList operands);
+
+// ---------------------------------------------------------------- indexing (src/ops/index.cpp, sort.cpp)
+Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& a, int64_t dim, const Tensor& index);
+Tensor scatter(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& a, int64_t dim, const Tensor& index, const Scalar& value);
+Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor index_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+Tensor index_fill(const Tensor& a, int64_t dim, const Tensor& index, const Scalar& value);
+Tensor index(const Tensor& a, ArrayRef<std::optional<Tensor>> indices);
+Tensor index_put(const Tensor& a, ArrayRef<std::optional<Tensor>> indices, const Tensor& values,
+                 bool accumulate = false);
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value);
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value);
+Tensor masked_select(const Tensor& a, const Tensor& mask);
+Tensor nonzero(const Tensor& a);
+std::tuple<Tensor, Tensor> sort(const Tensor& a, int64_t dim = -1, bool descending = false, bool stable = false);
+Tensor argsort(const Tensor& a, int64_t dim = -1, bool descending = false, bool stable = false);
+std::tuple<Tensor, Tensor> topk(const Tensor& a, int64_t k, int64_t dim = -1, bool largest = true,
+                                bool sorted = true);
+// Returns (values, inverse, counts); inverse/counts are undefined Tensors unless requested.
+std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& a, bool sorted = true, bool return_inverse = false,
+                                          bool return_counts = false, std::optional<int64_t> dim = std::nullopt);
+Tensor bincount(const Tensor& a, const std::optional<Tensor>& weights = std::nullopt, int64_t minlength = 0);
+Tensor one_hot(const Tensor& a, int64_t num_classes = -1);
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx = std::nullopt);
+
+// ---------------------------------------------------------------- threads (src/core/threads.cpp)
+void set_num_threads(int n);
+int get_num_threads();
+
+}  // namespace ember

@@ -1,0 +1,66 @@
+#include "ember/core/dtype.h"
+
+#include <atomic>
+
+#include "ember/core/errors.h"
+
+namespace ember {
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::Bool: return "bool";
+    case DType::UInt8: return "uint8";
+    case DType::Int8: return "int8";
+    case DType::Int16: return "int16";
+    case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
+    case DType::Float16: return "float16";
+    case DType::BFloat16: return "bfloat16";
+    case DType::Float32: return "float32";
+    case DType::Float64: return "float64";
+  }
+  return "unknown";
+}
+
+std::string to_string(DType t) { return std::string("ember.") + dtype_name(t); }
+
+namespace {
+int int_rank(DType t) {  // width order among the signed integers
+  switch (t) {
+    case DType::Int8: return 1; case DType::Int16: return 2;
+    case DType::Int32: return 3; case DType::Int64: return 4;
+    default: return 0;
+  }
+}
+}  // namespace
+
+DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  if (a == DType::Bool) return b;
+  if (b == DType::Bool) return a;
+  bool fa = is_floating(a), fb = is_floating(b);
+  if (fa && !fb) return a;
+  if (fb && !fa) return b;
+  if (fa && fb) {
+    if (is_reduced_float(a) && is_reduced_float(b)) return DType::Float32;  // f16 with bf16
+    return element_size(a) >= element_size(b) ? a : b;
+  }
+  // Both integers. uint8 with a signed type needs a signed type that holds 0..255.
+  if (a == DType::UInt8) return int_rank(b) >= 2 ? b : DType::Int16;
+  if (b == DType::UInt8) return int_rank(a) >= 2 ? a : DType::Int16;
+  return int_rank(a) >= int_rank(b) ? a : b;
+}
+
+namespace {
+std::atomic<DType> g_default_dtype{DType::Float32};
+}
+DType default_dtype() { return g_default_dtype.load(std::memory_order_relaxed); }
+void set_default_dtype(DType t) {
+  EMBER_CHECK_TYPE(t == DType::Float32 || t == DType::Float64 || t == DType::Float16 ||
+                       t == DType::BFloat16,
+                   "set_default_dtype: only floating-point types are supported as the default type, got ",
+                   dtype_name(t));
+  g_default_dtype.store(t);
+}
+
+}  // namespace ember

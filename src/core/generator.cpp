@@ -1,0 +1,34 @@
+#include "ember/core/generator.h"
+
+#include <sstream>
+
+#include "ember/core/errors.h"
+
+namespace ember {
+
+Generator& default_generator() {
+  static Generator gen;
+  return gen;
+}
+
+void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
+
+std::string Generator::get_state() const {
+  std::lock_guard g(mu_);
+  std::ostringstream os;
+  os << seed_ << ' ' << engine_;
+  return os.str();
+}
+
+void Generator::set_state(const std::string& s) {
+  std::lock_guard g(mu_);
+  std::istringstream is(s);
+  uint64_t seed;
+  std::mt19937_64 e;
+  is >> seed >> e;
+  EMBER_CHECK(!is.fail(), "Generator.set_state: the state is not one get_state produced");
+  seed_ = seed;
+  engine_ = e;
+}
+
+}  // namespace ember

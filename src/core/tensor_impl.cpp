@@ -1,0 +1,47 @@
+#include "ember/core/tensor_impl.h"
+
+namespace ember {
+
+Shape contiguous_strides(IntArrayRef sizes) {
+  Shape st(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    st[i] = s;
+    s *= sizes[i] > 1 ? sizes[i] : 1;
+  }
+  return st;
+}
+
+int64_t shape_numel(IntArrayRef sizes) {
+  int64_t n = 1;
+  for (auto s : sizes) n *= s;
+  return n;
+}
+
+TensorImpl::TensorImpl(StoragePtr storage, DType dtype, Shape sizes, Shape strides, int64_t offset)
+    : storage_(std::move(storage)), sizes_(std::move(sizes)), strides_(std::move(strides)),
+      offset_(offset), dtype_(dtype), version_(std::make_shared<VersionCounter>()) {
+  refresh();
+}
+
+void TensorImpl::set_geometry(Shape sizes, Shape strides, int64_t offset) {
+  sizes_ = std::move(sizes);
+  strides_ = std::move(strides);
+  offset_ = offset;
+  refresh();
+}
+
+void TensorImpl::refresh() {
+  numel_ = shape_numel(sizes_);
+  // Contiguous: row-major, ignoring strides of size-1 dims (as PyTorch does).
+  is_contiguous_ = true;
+  int64_t expected = 1;
+  for (size_t i = sizes_.size(); i-- > 0;) {
+    if (sizes_[i] == 1) continue;
+    if (strides_[i] != expected) { is_contiguous_ = false; break; }
+    expected *= sizes_[i];
+  }
+  if (numel_ == 0) is_contiguous_ = true;
+}
+
+}  // namespace ember

@@ -1,0 +1,93 @@
+// CPU kernels for allocation, copy_ (with dtype conversion and broadcasting) and fill_.
+#include "cpu/tensor_iter.h"
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+
+namespace ember::cpu {
+namespace {
+
+Tensor empty_cpu(IntArrayRef size, TensorOptions opts) {
+  for (auto s : size) EMBER_CHECK(s >= 0, "empty: Trying to create tensor with negative dimension ", s, ": ", size);
+  DType dt = opts.dtype_or_default();
+  Device dev = opts.device_or();
+  int64_t n = shape_numel(size);
+  auto storage = std::make_shared<Storage>(size_t(n * element_size(dt)), dev);
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dt, size.vec(), contiguous_strides(size), 0));
+}
+
+Tensor empty_strided_cpu(IntArrayRef size, IntArrayRef stride, TensorOptions opts) {
+  EMBER_CHECK(size.size() == stride.size(), "empty_strided: mismatch in length of strides and shape (",
+              size.size(), " vs ", stride.size(), ")");
+  DType dt = opts.dtype_or_default();
+  int64_t extent = 1;
+  bool empty_tensor = false;
+  for (size_t i = 0; i < size.size(); ++i) {
+    EMBER_CHECK(size[i] >= 0, "empty_strided: negative dimension ", size[i]);
+    EMBER_CHECK(stride[i] >= 0, "empty_strided: negative strides are not supported, got ", stride);
+    if (size[i] == 0) empty_tensor = true;
+    extent += (size[i] - 1) * stride[i];
+  }
+  if (empty_tensor) extent = 0;
+  auto storage = std::make_shared<Storage>(size_t(extent * element_size(dt)), opts.device_or());
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dt, size.vec(), stride.vec(), 0));
+}
+
+template <class D, class S> inline D convert(S s) {
+  if constexpr (std::is_same_v<D, S>) return s;
+  else if constexpr (std::is_same_v<D, bool>) {
+    if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) return float(s) != 0.0f;
+    else return s != S(0);
+  }
+  else if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) return D(float(s));
+  else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) return D(float(s));
+  else return static_cast<D>(s);
+}
+
+Tensor& copy_cpu(Tensor& self, const Tensor& src) {
+  EMBER_CHECK(self.device() == src.device() || (self.is_cpu() && src.is_cpu()),
+              "copy_: cannot copy between ", src.device().str(), " and ", self.device().str(),
+              " without a backend that knows both");
+  if (self.numel() == 0) return self;
+  TensorIter it({self}, {src}, {.op_name = "copy_", .compute_dtype = src.dtype(),
+                                .output_dtype = self.dtype(), .cast_inputs = false,
+                                .upcast_reduced_float = false});
+  visit_dtype<kAllTypes>(self.dtype(), "copy_", [&]<class D>() {
+    visit_dtype<kAllTypes>(src.dtype(), "copy_", [&]<class S>() {
+      cpu_kernel(it, [](S s) -> D { return convert<D>(s); });
+    });
+  });
+  return self;
+}
+
+Tensor& fill_cpu(Tensor& self, const Scalar& value) {
+  if (self.numel() == 0) return self;
+  TensorIter it({self}, {}, {.op_name = "fill_", .compute_dtype = self.dtype(),
+                             .output_dtype = self.dtype(), .upcast_reduced_float = false});
+  visit_dtype<kAllTypes>(self.dtype(), "fill_", [&]<class T>() {
+    T v;
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) v = T(float(value.to_double()));
+    else v = value.to<T>();
+    cpu_kernel(it, [v]() -> T { return v; });
+  });
+  return self;
+}
+
+Tensor to_dtype_cpu(const Tensor& self, DType dtype) {
+  Tensor out = empty(self.sizes(), {.dtype = dtype, .device = self.device()});
+  return copy_cpu(out, self);
+}
+
+Tensor clone_cpu(const Tensor& self) {
+  Tensor out = empty(self.sizes(), {.dtype = self.dtype(), .device = self.device()});
+  return copy_cpu(out, self);
+}
+
+EMBER_REGISTER_KERNEL(empty, CPU, empty_cpu);
+EMBER_REGISTER_KERNEL(empty_strided, CPU, empty_strided_cpu);
+EMBER_REGISTER_KERNEL(copy_, CPU, copy_cpu);
+EMBER_REGISTER_KERNEL(fill_, CPU, fill_cpu);
+EMBER_REGISTER_KERNEL(to_dtype, CPU, to_dtype_cpu);
+EMBER_REGISTER_KERNEL(clone, CPU, clone_cpu);
+
+}  // namespace
+}  // namespace ember::cpu

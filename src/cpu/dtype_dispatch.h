@@ -1,0 +1,42 @@
+#pragma once
+// visit_dtype<Set>(dtype, "op", []<class T>() {...}) calls the lambda with the C++ type of
+// dtype, instantiating it only for the dtypes in Set: the one dtype switch of the code base.
+#include <cstdint>
+
+#include "ember/core/dtype.h"
+#include "ember/core/errors.h"
+
+namespace ember::cpu {
+
+constexpr uint32_t bit(DType t) { return 1u << int(t); }
+inline constexpr uint32_t kFloatTypes = bit(DType::Float32) | bit(DType::Float64);
+inline constexpr uint32_t kReducedFloatTypes = bit(DType::Float16) | bit(DType::BFloat16);
+inline constexpr uint32_t kIntTypes = bit(DType::UInt8) | bit(DType::Int8) | bit(DType::Int16) |
+                                      bit(DType::Int32) | bit(DType::Int64);
+inline constexpr uint32_t kNumericTypes = kFloatTypes | kIntTypes;       // compute types
+inline constexpr uint32_t kNumericAndBool = kNumericTypes | bit(DType::Bool);
+inline constexpr uint32_t kIntAndBool = kIntTypes | bit(DType::Bool);
+inline constexpr uint32_t kAllTypes = kNumericAndBool | kReducedFloatTypes;  // storage types
+
+[[noreturn]] void throw_dtype_not_implemented(const char* op, DType t);
+
+template <uint32_t Set, class F> decltype(auto) visit_dtype(DType t, const char* op, F&& f) {
+#define EMBER_VISIT_CASE(DT, CT) \
+  case DType::DT: if constexpr ((Set & bit(DType::DT)) != 0) return f.template operator()<CT>(); break;
+  switch (t) {
+    EMBER_VISIT_CASE(Bool, bool)
+    EMBER_VISIT_CASE(UInt8, uint8_t)
+    EMBER_VISIT_CASE(Int8, int8_t)
+    EMBER_VISIT_CASE(Int16, int16_t)
+    EMBER_VISIT_CASE(Int32, int32_t)
+    EMBER_VISIT_CASE(Int64, int64_t)
+    EMBER_VISIT_CASE(Float16, Half)
+    EMBER_VISIT_CASE(BFloat16, BFloat16)
+    EMBER_VISIT_CASE(Float32, float)
+    EMBER_VISIT_CASE(Float64, double)
+  }
+#undef EMBER_VISIT_CASE
+  throw_dtype_not_implemented(op, t);
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,90 @@
+// Allocation, dtype/device conversion, copy_ and fill_: the ops every other op builds on.
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+
+namespace ember {
+
+Tensor empty(IntArrayRef size, TensorOptions opts) { return ops::empty()(size, opts); }
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions opts) {
+  return ops::empty_strided()(size, stride, opts);
+}
+
+Tensor empty_like(const Tensor& like, TensorOptions opts) {
+  return empty(like.sizes(), {.dtype = opts.dtype_or(like.dtype()),
+                              .device = opts.device_or(like.device()),
+                              .requires_grad = opts.requires_grad});
+}
+
+Tensor& copy_(Tensor& self, const Tensor& src) {
+  ops::copy_()(self, src);
+  self.impl()->bump_version();
+  return self;
+}
+
+Tensor& fill_(Tensor& self, const Scalar& value) {
+  ops::fill_()(self, value);
+  self.impl()->bump_version();
+  return self;
+}
+
+Tensor& zero_(Tensor& self) { return fill_(self, 0); }
+
+Tensor clone(const Tensor& self) { return ops::clone()(self); }
+
+Tensor contiguous(const Tensor& self) { return self.is_contiguous() ? self : clone(self); }
+
+Tensor Tensor::to(DType dtype, bool copy) const {
+  if (dtype == this->dtype() && !copy) return *this;
+  return ops::to_dtype()(*this, dtype);
+}
+
+Tensor Tensor::to(Device device, bool copy) const {
+  if (device.type == this->device().type && (device.index < 0 || device.index == this->device().index) && !copy)
+    return *this;
+  Tensor out = empty(sizes(), {.dtype = dtype(), .device = device});
+  ember::copy_(out, *this);
+  return out;
+}
+
+Tensor Tensor::to(Device device, DType dtype, bool copy) const {
+  Tensor t = to(dtype, copy);
+  return t.to(device, copy && t.is_same(*this));
+}
+
+Tensor Tensor::to(const Tensor& other) const { return to(other.device(), other.dtype()); }
+
+Scalar Tensor::item() const {
+  EMBER_CHECK(numel() == 1, "a Tensor with ", numel(),
+              " elements cannot be converted to Scalar");
+  Tensor c = is_cpu() ? *this : cpu();
+  const void* p = c.data_ptr();
+  switch (dtype()) {
+    case DType::Bool: return Scalar(*static_cast<const bool*>(p));
+    case DType::UInt8: return Scalar(int64_t(*static_cast<const uint8_t*>(p)));
+    case DType::Int8: return Scalar(int64_t(*static_cast<const int8_t*>(p)));
+    case DType::Int16: return Scalar(int64_t(*static_cast<const int16_t*>(p)));
+    case DType::Int32: return Scalar(int64_t(*static_cast<const int32_t*>(p)));
+    case DType::Int64: return Scalar(*static_cast<const int64_t*>(p));
+    case DType::Float16: return Scalar(double(float(*static_cast<const Half*>(p))));
+    case DType::BFloat16: return Scalar(double(float(*static_cast<const BFloat16*>(p))));
+    case DType::Float32: return Scalar(double(*static_cast<const float*>(p)));
+    case DType::Float64: return Scalar(*static_cast<const double*>(p));
+  }
+  return Scalar();
+}
+
+template <class T> std::vector<T> Tensor::tolist() const {
+  Tensor c = ember::contiguous(is_cpu() ? *this : cpu()).to(dtype_of<T>);
+  const T* p = static_cast<const T*>(c.data_ptr());
+  return std::vector<T>(p, p + c.numel());
+}
+template std::vector<bool> Tensor::tolist<bool>() const;
+template std::vector<uint8_t> Tensor::tolist<uint8_t>() const;
+template std::vector<int8_t> Tensor::tolist<int8_t>() const;
+template std::vector<int16_t> Tensor::tolist<int16_t>() const;
+template std::vector<int32_t> Tensor::tolist<int32_t>() const;
+template std::vector<int64_t> Tensor::tolist<int64_t>() const;
+template std::vector<float> Tensor::tolist<float>() const;
+template std::vector<double> Tensor::tolist<double>() const;
+
+}  // namespace ember

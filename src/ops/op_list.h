@@ -1,0 +1,126 @@
+// Every dispatched op, declared once: EMBER_OP(name, signature). Included twice, by
+// op_handles.h (declarations of ember::ops::name()) and op_handles.cpp (definitions).
+// Composite ops (built from these, e.g. matmul, flatten, softmax's callers) are plain functions
+// in src/ops/*.cpp and need no entry. No include guard on purpose.
+//
+// Families of one-tensor and two-tensor elementwise ops share a signature; they are listed
+// through X-macros so a CPU (or CUDA) backend can register a whole family in a loop.
+#define EMBER_UNARY_FLOAT_OPS(X) \
+  X(exp) X(exp2) X(log) X(log1p) X(expm1) X(log2) X(log10) X(sqrt) X(rsqrt) X(sin) X(cos) \
+  X(tan) X(asin) X(acos) X(atan) X(sinh) X(cosh) X(tanh) X(sigmoid) X(silu) X(erf) X(reciprocal)
+#define EMBER_UNARY_KEEP_OPS(X) \
+  X(neg) X(abs) X(sign) X(square) X(relu) X(floor) X(ceil) X(round) X(trunc) X(frac)
+#define EMBER_BINARY_ARITH_OPS(X) \
+  X(mul) X(remainder) X(fmod) X(pow) X(maximum) X(minimum) X(atan2) X(floor_divide) \
+  X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(bitwise_left_shift) X(bitwise_right_shift)
+#define EMBER_COMPARE_OPS(X) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) X(logical_or) X(logical_xor)
+
+#define EMBER_UNARY_ENTRY(n) EMBER_OP(n, Tensor(const Tensor&)) EMBER_OP(n##_, Tensor&(Tensor&))
+EMBER_UNARY_FLOAT_OPS(EMBER_UNARY_ENTRY)
+EMBER_UNARY_KEEP_OPS(EMBER_UNARY_ENTRY)
+#undef EMBER_UNARY_ENTRY
+#define EMBER_BINARY_ENTRY(n) \
+  EMBER_OP(n, Tensor(const Tensor&, const Tensor&)) EMBER_OP(n##_, Tensor&(Tensor&, const Tensor&))
+EMBER_BINARY_ARITH_OPS(EMBER_BINARY_ENTRY)
+#undef EMBER_BINARY_ENTRY
+#define EMBER_COMPARE_ENTRY(n) EMBER_OP(n, Tensor(const Tensor&, const Tensor&))
+EMBER_COMPARE_OPS(EMBER_COMPARE_ENTRY)
+#undef EMBER_COMPARE_ENTRY
+
+// ---- factories, fills, copies, random (creation.cpp, cpu/fill_kernels.cpp, cpu/random_kernels.cpp)
+EMBER_OP(empty, Tensor(IntArrayRef, TensorOptions))
+EMBER_OP(empty_strided, Tensor(IntArrayRef, IntArrayRef, TensorOptions))
+EMBER_OP(fill_, Tensor&(Tensor&, const Scalar&))
+EMBER_OP(copy_, Tensor&(Tensor&, const Tensor&))
+EMBER_OP(arange, Tensor(const Scalar&, const Scalar&, const Scalar&, TensorOptions))
+EMBER_OP(linspace, Tensor(const Scalar&, const Scalar&, int64_t, TensorOptions))
+EMBER_OP(uniform_, Tensor&(Tensor&, double, double, Generator*))
+EMBER_OP(normal_, Tensor&(Tensor&, double, double, Generator*))
+EMBER_OP(random_, Tensor&(Tensor&, int64_t, int64_t, Generator*))
+EMBER_OP(bernoulli_, Tensor&(Tensor&, double, Generator*))
+EMBER_OP(randperm, Tensor(int64_t, TensorOptions, Generator*))
+
+// ---- views (shape.cpp; device-agnostic kernels registered for CompositeBackend)
+EMBER_OP(as_strided, Tensor(const Tensor&, IntArrayRef, IntArrayRef, OptInt))
+EMBER_OP(view, Tensor(const Tensor&, IntArrayRef))
+EMBER_OP(permute, Tensor(const Tensor&, IntArrayRef))
+EMBER_OP(transpose, Tensor(const Tensor&, int64_t, int64_t))
+EMBER_OP(expand, Tensor(const Tensor&, IntArrayRef))
+EMBER_OP(squeeze, Tensor(const Tensor&))
+EMBER_OP(squeeze_dim, Tensor(const Tensor&, int64_t))
+EMBER_OP(unsqueeze, Tensor(const Tensor&, int64_t))
+EMBER_OP(select, Tensor(const Tensor&, int64_t, int64_t))
+EMBER_OP(slice, Tensor(const Tensor&, int64_t, OptInt, OptInt, int64_t))
+EMBER_OP(diagonal, Tensor(const Tensor&, int64_t, int64_t, int64_t))
+
+// ---- shape ops that copy (shape.cpp, cpu/shape_kernels.cpp)
+EMBER_OP(clone, Tensor(const Tensor&))
+EMBER_OP(cat, Tensor(TensorList, int64_t))
+EMBER_OP(repeat, Tensor(const Tensor&, IntArrayRef))
+EMBER_OP(flip, Tensor(const Tensor&, IntArrayRef))
+EMBER_OP(roll, Tensor(const Tensor&, IntArrayRef, IntArrayRef))
+EMBER_OP(tril, Tensor(const Tensor&, int64_t))
+EMBER_OP(triu, Tensor(const Tensor&, int64_t))
+EMBER_OP(to_dtype, Tensor(const Tensor&, DType))
+
+// ---- elementwise with extra arguments (binary.cpp, unary.cpp, cpu/*_kernels.cpp)
+EMBER_OP(add, Tensor(const Tensor&, const Tensor&, const Scalar&))
+EMBER_OP(add_, Tensor&(Tensor&, const Tensor&, const Scalar&))
+EMBER_OP(sub, Tensor(const Tensor&, const Tensor&, const Scalar&))
+EMBER_OP(sub_, Tensor&(Tensor&, const Tensor&, const Scalar&))
+EMBER_OP(div, Tensor(const Tensor&, const Tensor&, const std::optional<std::string>&))
+EMBER_OP(div_, Tensor&(Tensor&, const Tensor&, const std::optional<std::string>&))
+EMBER_OP(where, Tensor(const Tensor&, const Tensor&, const Tensor&))
+EMBER_OP(clamp, Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&))
+EMBER_OP(clamp_, Tensor&(Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&))
+EMBER_OP(clamp_tensor, Tensor(const Tensor&, const std::optional<Tensor>&, const std::optional<Tensor>&))
+EMBER_OP(lerp, Tensor(const Tensor&, const Tensor&, const Tensor&))
+EMBER_OP(nan_to_num, Tensor(const Tensor&, std::optional<double>, std::optional<double>, std::optional<double>))
+EMBER_OP(gelu, Tensor(const Tensor&, const std::string&))
+EMBER_OP(leaky_relu, Tensor(const Tensor&, const Scalar&))
+EMBER_OP(logical_not, Tensor(const Tensor&))
+EMBER_OP(bitwise_not, Tensor(const Tensor&))
+EMBER_OP(isnan, Tensor(const Tensor&))
+EMBER_OP(isinf, Tensor(const Tensor&))
+EMBER_OP(isfinite, Tensor(const Tensor&))
+EMBER_OP(masked_fill_, Tensor&(Tensor&, const Tensor&, const Scalar&))
+
+// ---- reductions (reduce.cpp, cpu/reduce_kernels.cpp). dims empty = all dims.
+EMBER_OP(sum, Tensor(const Tensor&, IntArrayRef, bool, std::optional<DType>))
+EMBER_OP(mean, Tensor(const Tensor&, IntArrayRef, bool, std::optional<DType>))
+EMBER_OP(prod, Tensor(const Tensor&, IntArrayRef, bool, std::optional<DType>))
+EMBER_OP(amax, Tensor(const Tensor&, IntArrayRef, bool))
+EMBER_OP(amin, Tensor(const Tensor&, IntArrayRef, bool))
+EMBER_OP(max_dim, std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool))
+EMBER_OP(min_dim, std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool))
+EMBER_OP(argmax, Tensor(const Tensor&, std::optional<int64_t>, bool))
+EMBER_OP(argmin, Tensor(const Tensor&, std::optional<int64_t>, bool))
+EMBER_OP(var, Tensor(const Tensor&, IntArrayRef, int64_t, bool))  // int64_t: correction (1 = unbiased)
+EMBER_OP(norm, Tensor(const Tensor&, const Scalar&, IntArrayRef, bool))
+EMBER_OP(any, Tensor(const Tensor&, IntArrayRef, bool))
+EMBER_OP(all, Tensor(const Tensor&, IntArrayRef, bool))
+EMBER_OP(cumsum, Tensor(const Tensor&, int64_t, std::optional<DType>))
+EMBER_OP(cumprod, Tensor(const Tensor&, int64_t, std::optional<DType>))
+EMBER_OP(softmax, Tensor(const Tensor&, int64_t, std::optional<DType>))
+EMBER_OP(log_softmax, Tensor(const Tensor&, int64_t, std::optional<DType>))
+
+// ---- linear algebra (linalg.cpp, cpu/blas_kernels.cpp)
+EMBER_OP(mm, Tensor(const Tensor&, const Tensor&))
+EMBER_OP(bmm, Tensor(const Tensor&, const Tensor&))
+EMBER_OP(addmm, Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&))
+EMBER_OP(dot, Tensor(const Tensor&, const Tensor&))
+
+// ---- indexing and sorting (index.cpp, sort.cpp, cpu/index_kernels.cpp, cpu/sort_kernels.cpp)
+EMBER_OP(index_select, Tensor(const Tensor&, int64_t, const Tensor&))
+EMBER_OP(gather, Tensor(const Tensor&, int64_t, const Tensor&))
+EMBER_OP(scatter_, Tensor&(Tensor&, int64_t, const Tensor&, const Tensor&))
+EMBER_OP(scatter_value_, Tensor&(Tensor&, int64_t, const Tensor&, const Scalar&))
+EMBER_OP(scatter_add_, Tensor&(Tensor&, int64_t, const Tensor&, const Tensor&))
+EMBER_OP(index_add_, Tensor&(Tensor&, int64_t, const Tensor&, const Tensor&, const Scalar&))
+EMBER_OP(index, Tensor(const Tensor&, ArrayRef<std::optional<Tensor>>))
+EMBER_OP(index_put_, Tensor&(Tensor&, ArrayRef<std::optional<Tensor>>, const Tensor&, bool))
+EMBER_OP(nonzero, Tensor(const Tensor&))
+EMBER_OP(sort, std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool, bool))
+EMBER_OP(topk, std::tuple<Tensor, Tensor>(const Tensor&, int64_t, int64_t, bool, bool))
+EMBER_OP(unique, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool, bool, bool, std::optional<int64_t>))
+EMBER_OP(bincount, Tensor(const Tensor&, const std::optional<Tensor>&, int64_t))

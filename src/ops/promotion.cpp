@@ -1,0 +1,47 @@
+// Broadcasting and type promotion, shared by every backend.
+#include "cpu/tensor_iter.h"
+#include "ember/ops.h"
+
+namespace ember {
+
+Shape broadcast_shapes(IntArrayRef a, IntArrayRef b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    EMBER_CHECK(da == db || da == 1 || db == 1, "The size of tensor a (", da,
+                ") must match the size of tensor b (", db, ") at non-singleton dimension ", i,
+                " (shapes ", a, " and ", b, ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+DType result_type(const Tensor& a, const Tensor& b) { return cpu::compute_result_type({a, b}); }
+DType result_type(const Tensor& a, const Scalar& b) {
+  return cpu::compute_result_type({a, wrapped_scalar(b)});
+}
+
+std::vector<Tensor> broadcast_tensors(TensorList tensors) {
+  Shape shape;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    shape = i == 0 ? tensors[i].sizes() : broadcast_shapes(shape, tensors[i].sizes());
+  std::vector<Tensor> out;
+  for (const auto& t : tensors) out.push_back(t.expand(shape));
+  return out;
+}
+
+Tensor wrapped_scalar(const Scalar& s, Device device) {
+  Tensor t = scalar_tensor(s, {.dtype = s.is_floating() ? DType::Float64 : s.dtype(), .device = device});
+  t.impl()->set_wrapped_number(true);
+  return t;
+}
+
+Tensor scalar_tensor(const Scalar& s, TensorOptions opts) {
+  Tensor t = empty({}, {.dtype = opts.dtype_or(s.dtype()), .device = opts.device_or()});
+  fill_(t, s);
+  return t;
+}
+
+}  // namespace ember
