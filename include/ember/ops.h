@@ -97,6 +97,7 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims = {});
 Tensor tril(const Tensor& self, int64_t diagonal = 0);
 Tensor triu(const Tensor& self, int64_t diagonal = 0);
 Tensor diag(const Tensor& self, int64_t diagonal = 0);
+Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);  // a view
 // Shape every operand broadcasts to, or an error naming both shapes.
 Shape broadcast_shapes(IntArrayRef a, IntArrayRef b);
 std::vector<Tensor> broadcast_tensors(TensorList tensors);

@@ -1,0 +1,165 @@
+// CPU kernels for arange, linspace and the random fills. Random fills are serial: one
+// generator stream, so the same seed gives the same numbers whatever the thread count.
+#include <cmath>
+#include <numbers>
+
+#include "cpu/tensor_iter.h"
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+
+namespace ember::cpu {
+namespace {
+
+template <class T> T from_double(double v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return T(float(v));
+  else return static_cast<T>(v);
+}
+
+Tensor arange_cpu(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions opts) {
+  DType dt = opts.dtype_or_default();
+  double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  EMBER_CHECK(st != 0, "step must be nonzero");
+  EMBER_CHECK(std::isfinite(s) && std::isfinite(e), "unsupported range: ", start.str(), " -> ", end.str());
+  EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "upper bound and larger bound inconsistent with step sign");
+  int64_t n;
+  if (is_floating(dt) || start.is_floating() || end.is_floating() || step.is_floating())
+    n = int64_t(std::ceil((e - s) / st));
+  else {
+    int64_t is = start.to_int(), ie = end.to_int(), ist = step.to_int();
+    n = ist > 0 ? (ie - is + ist - 1) / ist : (is - ie + (-ist) - 1) / (-ist);
+  }
+  Tensor out = empty({n}, {.dtype = dt});
+  visit_dtype<kAllTypes & ~bit(DType::Bool)>(dt, "arange", [&]<class T>() {
+    T* p = out.data_ptr<T>();
+    if constexpr (std::is_integral_v<T>) {
+      int64_t is = start.to_int(), ist = step.to_int();
+      if (!start.is_floating() && !step.is_floating()) { for (int64_t i = 0; i < n; ++i) p[i] = T(is + i * ist); return; }
+    }
+    for (int64_t i = 0; i < n; ++i) p[i] = from_double<T>(s + double(i) * st);
+  });
+  return out;
+}
+
+Tensor linspace_cpu(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions opts) {
+  DType dt = opts.dtype_or_default();
+  Tensor out = empty({steps}, {.dtype = dt});
+  double s = start.to_double(), e = end.to_double();
+  double step = steps > 1 ? (e - s) / double(steps - 1) : 0.0;
+  int64_t half = steps / 2;
+  visit_dtype<kAllTypes & ~bit(DType::Bool)>(dt, "linspace", [&]<class T>() {
+    T* p = out.data_ptr<T>();
+    // Symmetric from both ends, as PyTorch does, so the last value is exactly `end`.
+    for (int64_t i = 0; i < steps; ++i) {
+      double v = i < half ? s + step * double(i) : e - step * double(steps - 1 - i);
+      p[i] = from_double<T>(v);
+    }
+  });
+  return out;
+}
+
+// Fills self (any layout) by generating into a contiguous buffer and copying when needed.
+template <class Gen> Tensor& random_fill(Tensor& self, const char* name, uint32_t types, Gen&& gen_value) {
+  if (self.numel() == 0) return self;
+  Tensor dst = self.is_contiguous() ? self : empty(self.sizes(), {.dtype = self.dtype()});
+  visit_dtype<kAllTypes>(self.dtype(), name, [&]<class T>() {
+    T* p = dst.data_ptr<T>();
+    int64_t n = dst.numel();
+    for (int64_t i = 0; i < n; ++i) p[i] = gen_value.template operator()<T>();
+  });
+  if (!dst.is_same(self)) ops::copy_()(self, dst);
+  return self;
+}
+
+Generator& pick(Generator* g) { return g ? *g : default_generator(); }
+
+Tensor& uniform_cpu(Tensor& self, double from, double to, Generator* gen) {
+  EMBER_CHECK(is_floating(self.dtype()), "\"uniform_\" not implemented for '", dtype_name(self.dtype()), "'");
+  Generator& g = pick(gen);
+  std::lock_guard lock(g.mutex());
+  auto& eng = g.engine();
+  double range = to - from;
+  return random_fill(self, "uniform_", kAllTypes, [&]<class T>() -> T {
+    double u = double(eng() >> 11) * 0x1.0p-53;
+    double v = from + u * range;
+    if constexpr (std::is_same_v<T, float>) {  // keep float results inside [from, to)
+      float f = float(v);
+      return f >= float(to) && to > from ? std::nextafter(float(to), float(from)) : f;
+    } else {
+      return from_double<T>(v);
+    }
+  });
+}
+
+Tensor& normal_cpu(Tensor& self, double mean, double std, Generator* gen) {
+  EMBER_CHECK(is_floating(self.dtype()), "\"normal_\" not implemented for '", dtype_name(self.dtype()), "'");
+  Generator& g = pick(gen);
+  std::lock_guard lock(g.mutex());
+  auto& eng = g.engine();
+  bool have_spare = false;
+  double spare = 0;
+  return random_fill(self, "normal_", kAllTypes, [&]<class T>() -> T {
+    // Box-Muller: two uniforms give two independent normals.
+    if (have_spare) { have_spare = false; return from_double<T>(mean + std * spare); }
+    double u1 = (double(eng() >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]: log(u1) is finite
+    double u2 = double(eng() >> 11) * 0x1.0p-53;
+    double r = std::sqrt(-2.0 * std::log(u1));
+    spare = r * std::sin(2.0 * std::numbers::pi * u2);
+    have_spare = true;
+    return from_double<T>(mean + std * r * std::cos(2.0 * std::numbers::pi * u2));
+  });
+}
+
+Tensor& random_cpu(Tensor& self, int64_t from, int64_t to, Generator* gen) {
+  Generator& g = pick(gen);
+  std::lock_guard lock(g.mutex());
+  auto& eng = g.engine();
+  uint64_t range = uint64_t(to - from);
+  return random_fill(self, "random_", kAllTypes, [&]<class T>() -> T {
+    // Rejection sampling keeps every value equally likely.
+    uint64_t limit = UINT64_MAX - UINT64_MAX % range, r;
+    do { r = eng(); } while (r >= limit);
+    int64_t v = from + int64_t(r % range);
+    if constexpr (std::is_same_v<T, bool>) return v != 0;
+    else return from_double<T>(double(v));
+  });
+}
+
+Tensor& bernoulli_cpu(Tensor& self, double p, Generator* gen) {
+  Generator& g = pick(gen);
+  std::lock_guard lock(g.mutex());
+  auto& eng = g.engine();
+  return random_fill(self, "bernoulli_", kAllTypes, [&]<class T>() -> T {
+    bool hit = double(eng() >> 11) * 0x1.0p-53 < p;
+    if constexpr (std::is_same_v<T, bool>) return hit;
+    else return from_double<T>(hit ? 1.0 : 0.0);
+  });
+}
+
+Tensor randperm_cpu(int64_t n, TensorOptions opts, Generator* gen) {
+  Tensor idx = empty({n}, {.dtype = kInt64});
+  int64_t* p = idx.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) p[i] = i;
+  Generator& g = pick(gen);
+  {
+    std::lock_guard lock(g.mutex());
+    auto& eng = g.engine();
+    for (int64_t i = n - 1; i > 0; --i) {  // Fisher-Yates
+      uint64_t range = uint64_t(i + 1), limit = UINT64_MAX - UINT64_MAX % range, r;
+      do { r = eng(); } while (r >= limit);
+      std::swap(p[i], p[int64_t(r % range)]);
+    }
+  }
+  DType dt = opts.dtype_or(kInt64);
+  return dt == kInt64 ? idx : idx.to(dt);
+}
+
+EMBER_REGISTER_KERNEL(arange, CPU, arange_cpu);
+EMBER_REGISTER_KERNEL(linspace, CPU, linspace_cpu);
+EMBER_REGISTER_KERNEL(uniform_, CPU, uniform_cpu);
+EMBER_REGISTER_KERNEL(normal_, CPU, normal_cpu);
+EMBER_REGISTER_KERNEL(random_, CPU, random_cpu);
+EMBER_REGISTER_KERNEL(bernoulli_, CPU, bernoulli_cpu);
+EMBER_REGISTER_KERNEL(randperm, CPU, randperm_cpu);
+
+}  // namespace
+}  // namespace ember::cpu

@@ -1,0 +1,262 @@
+// Factory functions: zeros, ones, full, tensor, arange, linspace, eye, random tensors,
+// the *_like forms and from_blob.
+#include <cmath>
+
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+
+namespace ember {
+
+Tensor zeros(IntArrayRef size, TensorOptions opts) { Tensor t = empty(size, opts); return zero_(t); }
+Tensor ones(IntArrayRef size, TensorOptions opts) { Tensor t = empty(size, opts); return fill_(t, 1); }
+Tensor full(IntArrayRef size, const Scalar& v, TensorOptions opts) {
+  if (!opts.dtype) opts.dtype = v.dtype();
+  Tensor t = empty(size, opts);
+  return fill_(t, v);
+}
+
+namespace {
+// Walks nested braces: checks they form a rectangle, records the shape, and finds the dtype.
+void infer_init(const TensorInit& node, size_t depth, Shape& shape, bool& shape_set, std::optional<DType>& dt,
+                std::vector<Scalar>& flat) {
+  if (node.is_scalar()) {
+    EMBER_CHECK_VALUE(!shape_set || shape.size() == depth, "tensor(): expected sequence of length ",
+                      shape_set && depth < shape.size() ? shape[depth] : 0, " at dim ", depth, " (got a number)");
+    if (!shape_set) { shape.resize(depth); shape_set = true; }
+    DType t = node.scalar().dtype();
+    dt = dt ? promote_types(*dt, t) : t;
+    flat.push_back(node.scalar());
+    return;
+  }
+  int64_t n = int64_t(node.children().size());
+  if (!shape_set) {
+    if (shape.size() <= depth) shape.push_back(n);
+    if (n == 0) { shape.resize(depth + 1); shape_set = true; }
+  }
+  EMBER_CHECK_VALUE(depth < shape.size() && shape[depth] == n, "tensor(): expected sequence of length ",
+                    depth < shape.size() ? shape[depth] : 0, " at dim ", depth, " (got ", n, ")");
+  for (const auto& c : node.children()) infer_init(c, depth + 1, shape, shape_set, dt, flat);
+}
+}  // namespace
+
+Tensor tensor(const TensorInit& values, TensorOptions opts) {
+  Shape shape;
+  bool shape_set = false;
+  std::optional<DType> inferred;
+  std::vector<Scalar> flat;
+  infer_init(values, 0, shape, shape_set, inferred, flat);
+  if (!shape_set) shape_set = true;
+  DType dt = opts.dtype_or(inferred.value_or(default_dtype()));
+  // Fill on the CPU in float64/int64 (exact for every source value), then convert once.
+  bool floating = std::any_of(flat.begin(), flat.end(), [](const Scalar& s) { return s.is_floating(); });
+  Tensor staging = empty(shape, {.dtype = floating ? kFloat64 : kInt64});
+  if (floating) {
+    double* p = staging.data_ptr<double>();
+    for (size_t i = 0; i < flat.size(); ++i) p[i] = flat[i].to_double();
+  } else {
+    int64_t* p = staging.data_ptr<int64_t>();
+    for (size_t i = 0; i < flat.size(); ++i) p[i] = flat[i].to_int();
+  }
+  Tensor out = empty(shape, {.dtype = dt, .device = opts.device_or()});
+  copy_(out, staging);
+  return out;
+}
+
+template <class T> Tensor tensor(const std::vector<T>& values, TensorOptions opts) {
+  Tensor src = from_blob(const_cast<T*>(values.data()), {int64_t(values.size())}, {.dtype = dtype_of<T>});
+  Tensor out = empty({int64_t(values.size())}, {.dtype = opts.dtype_or(dtype_of<T>), .device = opts.device_or()});
+  copy_(out, src);
+  return out;
+}
+template Tensor tensor(const std::vector<float>&, TensorOptions);
+template Tensor tensor(const std::vector<double>&, TensorOptions);
+template Tensor tensor(const std::vector<int64_t>&, TensorOptions);
+template Tensor tensor(const std::vector<int32_t>&, TensorOptions);
+template Tensor tensor(const std::vector<uint8_t>&, TensorOptions);
+template Tensor tensor(const std::vector<int8_t>&, TensorOptions);
+template Tensor tensor(const std::vector<int16_t>&, TensorOptions);
+
+Tensor arange(const Scalar& end, TensorOptions opts) { return arange(0, end, 1, opts); }
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions opts) {
+  if (!opts.dtype) {
+    bool floating = start.is_floating() || end.is_floating() || step.is_floating();
+    opts.dtype = floating ? default_dtype() : kInt64;
+  }
+  return ops::arange()(start, end, step, opts);
+}
+
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions opts) {
+  EMBER_CHECK(steps >= 0, "number of steps must be non-negative");
+  return ops::linspace()(start, end, steps, opts);
+}
+
+Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base, TensorOptions opts) {
+  DType dt = opts.dtype_or_default();
+  Tensor exps = linspace(start, end, steps, {.dtype = kFloat64, .device = opts.device});
+  Tensor out = pow(scalar_tensor(base, {.dtype = kFloat64, .device = opts.device}), exps);
+  return out.to(dt);
+}
+
+Tensor eye(int64_t n, std::optional<int64_t> m, TensorOptions opts) {
+  EMBER_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  int64_t cols = m.value_or(n);
+  EMBER_CHECK(cols >= 0, "m must be greater or equal to 0, got ", cols);
+  Tensor t = zeros({n, cols}, opts);
+  if (n > 0 && cols > 0) {
+    Tensor d = diagonal(t);
+    fill_(d, 1);
+  }
+  return t;
+}
+
+// ---- random
+Tensor& uniform_(Tensor& self, double from, double to, Generator* gen) {
+  EMBER_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  ops::uniform_()(self, from, to, gen);
+  self.impl()->bump_version();
+  return self;
+}
+Tensor& normal_(Tensor& self, double mean, double std, Generator* gen) {
+  EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  ops::normal_()(self, mean, std, gen);
+  self.impl()->bump_version();
+  return self;
+}
+Tensor& random_(Tensor& self, int64_t from, int64_t to, Generator* gen) {
+  EMBER_CHECK(from < to, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", to);
+  ops::random_()(self, from, to, gen);
+  self.impl()->bump_version();
+  return self;
+}
+Tensor& bernoulli_(Tensor& self, double p, Generator* gen) {
+  EMBER_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  ops::bernoulli_()(self, p, gen);
+  self.impl()->bump_version();
+  return self;
+}
+
+namespace {
+void check_float(const char* op, DType t) {
+  EMBER_CHECK(is_floating(t), '"', op, "\" not implemented for '", dtype_name(t), "'");
+}
+}  // namespace
+
+Tensor rand(IntArrayRef size, TensorOptions opts, Generator* gen) {
+  check_float("rand", opts.dtype_or_default());
+  Tensor t = empty(size, opts);
+  return uniform_(t, 0.0, 1.0, gen);
+}
+Tensor randn(IntArrayRef size, TensorOptions opts, Generator* gen) {
+  check_float("randn", opts.dtype_or_default());
+  Tensor t = empty(size, opts);
+  return normal_(t, 0.0, 1.0, gen);
+}
+Tensor normal(double mean, double std, IntArrayRef size, TensorOptions opts, Generator* gen) {
+  Tensor t = empty(size, opts);
+  return normal_(t, mean, std, gen);
+}
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, TensorOptions opts, Generator* gen) {
+  if (!opts.dtype) opts.dtype = kInt64;
+  Tensor t = empty(size, opts);
+  return random_(t, low, high, gen);
+}
+Tensor randint(int64_t high, IntArrayRef size, TensorOptions opts, Generator* gen) {
+  return randint(0, high, size, opts, gen);
+}
+Tensor randperm(int64_t n, TensorOptions opts, Generator* gen) {
+  EMBER_CHECK(n >= 0, "n must be non-negative, got", n);
+  if (!opts.dtype) opts.dtype = kInt64;
+  return ops::randperm()(n, opts, gen);
+}
+Tensor bernoulli(const Tensor& p, Generator* gen) {
+  Tensor u = rand_like(p, {.dtype = p.is_floating_point() ? p.dtype() : kFloat32}, gen);
+  return lt(u, p).to(p.dtype());
+}
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {
+  EMBER_CHECK(probs.dim() == 1 || probs.dim() == 2, "prob_dist must be 1 or 2 dim");
+  EMBER_CHECK(num_samples > 0, "cannot sample n_sample <= 0 samples");
+  Tensor p2 = probs.dim() == 1 ? probs.unsqueeze(0) : probs;
+  int64_t rows = p2.size(0), cats = p2.size(1);
+  EMBER_CHECK(replacement || num_samples <= cats,
+              "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  std::vector<double> w = p2.to(kFloat64).tolist<double>();
+  Tensor out = empty({rows, num_samples}, {.dtype = kInt64});
+  int64_t* o = out.data_ptr<int64_t>();
+  Generator& g = gen ? *gen : default_generator();
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<double> row(w.begin() + r * cats, w.begin() + (r + 1) * cats);
+    for (double x : row)
+      EMBER_CHECK(std::isfinite(x) && x >= 0, "probability tensor contains either `inf`, `nan` or element < 0");
+    for (int64_t s = 0; s < num_samples; ++s) {
+      double total = 0;
+      for (double x : row) total += x;
+      EMBER_CHECK(total > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
+      double u = g.next_double() * total, acc = 0;
+      int64_t pick = cats - 1;
+      for (int64_t c = 0; c < cats; ++c) {
+        acc += row[c];
+        if (u < acc && row[c] > 0) { pick = c; break; }
+      }
+      o[r * num_samples + s] = pick;
+      if (!replacement) row[pick] = 0;
+    }
+  }
+  return probs.dim() == 1 ? out.squeeze(0) : out;
+}
+
+Tensor zeros_like(const Tensor& like, TensorOptions opts) { Tensor t = empty_like(like, opts); return zero_(t); }
+Tensor ones_like(const Tensor& like, TensorOptions opts) { Tensor t = empty_like(like, opts); return fill_(t, 1); }
+Tensor full_like(const Tensor& like, const Scalar& v, TensorOptions opts) { Tensor t = empty_like(like, opts); return fill_(t, v); }
+Tensor rand_like(const Tensor& like, TensorOptions opts, Generator* gen) {
+  Tensor t = empty_like(like, opts);
+  check_float("rand_like", t.dtype());
+  return uniform_(t, 0.0, 1.0, gen);
+}
+Tensor randn_like(const Tensor& like, TensorOptions opts, Generator* gen) {
+  Tensor t = empty_like(like, opts);
+  check_float("randn_like", t.dtype());
+  return normal_(t, 0.0, 1.0, gen);
+}
+Tensor randint_like(const Tensor& like, int64_t low, int64_t high, TensorOptions opts, Generator* gen) {
+  Tensor t = empty_like(like, opts);
+  return random_(t, low, high, gen);
+}
+
+// ---- from_blob: wrap memory the caller owns
+namespace {
+struct BlobDeleter { std::function<void(void*)> fn; };
+Tensor wrap_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions opts,
+                 void (*deleter)(void*, void*), void* ctx) {
+  EMBER_CHECK(sizes.size() == strides.size(), "from_blob: sizes and strides differ in length");
+  DType dt = opts.dtype_or_default();
+  int64_t extent = 0;
+  bool empty_tensor = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    EMBER_CHECK(sizes[i] >= 0 && strides[i] >= 0, "from_blob: negative size or stride");
+    if (sizes[i] == 0) empty_tensor = true;
+    extent += (sizes[i] - 1) * strides[i];
+  }
+  size_t nbytes = empty_tensor ? 0 : size_t(extent + 1) * element_size(dt);
+  auto storage = std::make_shared<Storage>(data, nbytes, opts.device_or(), deleter, ctx);
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dt, sizes.vec(), strides.vec(), 0));
+}
+}  // namespace
+
+Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions opts) {
+  return wrap_blob(data, sizes, contiguous_strides(sizes), opts, nullptr, nullptr);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions opts) {
+  return wrap_blob(data, sizes, strides, opts, nullptr, nullptr);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter, TensorOptions opts) {
+  auto* ctx = new BlobDeleter{std::move(deleter)};
+  return wrap_blob(data, sizes, contiguous_strides(sizes), opts,
+                   [](void* p, void* c) {
+                     auto* d = static_cast<BlobDeleter*>(c);
+                     if (d->fn) d->fn(p);
+                     delete d;
+                   },
+                   ctx);
+}
+
+}  // namespace ember

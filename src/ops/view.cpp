@@ -1,0 +1,282 @@
+// View ops: new windows onto the same storage (no copy). They only touch metadata, so one
+// device-agnostic kernel (CompositeBackend) serves every backend.
+#include <numeric>
+
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+#include "ops/shape_utils.h"
+
+namespace ember {
+
+Shape infer_size(IntArrayRef shape, int64_t numel) {
+  Shape out = shape.vec();
+  int64_t known = 1;
+  std::optional<size_t> infer;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      EMBER_CHECK(!infer, "only one dimension can be inferred");
+      infer = i;
+    } else {
+      EMBER_CHECK(out[i] >= 0, "invalid shape dimension ", out[i]);
+      known *= out[i];
+    }
+  }
+  if (infer) {
+    EMBER_CHECK(known != 0 && numel % known == 0, "shape '", shape.vec(), "' is invalid for input of size ", numel);
+    out[*infer] = numel / known;
+  } else {
+    EMBER_CHECK(known == numel, "shape '", shape.vec(), "' is invalid for input of size ", numel);
+  }
+  return out;
+}
+
+std::optional<Shape> compute_view_strides(IntArrayRef oldshape, IntArrayRef oldstride, IntArrayRef newshape) {
+  Shape newstride(newshape.size());
+  if (oldshape.empty()) {  // 0-dim: every new dim is 1
+    std::fill(newstride.begin(), newstride.end(), 1);
+    return newstride;
+  }
+  if (shape_numel(oldshape) == 0) {
+    if (oldshape == newshape) return oldstride.vec();
+    return contiguous_strides(newshape);
+  }
+  int64_t view_d = int64_t(newshape.size()) - 1;
+  int64_t chunk_base_stride = oldstride.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t tensor_d = int64_t(oldshape.size()) - 1; tensor_d >= 0; --tensor_d) {
+    tensor_numel *= oldshape[tensor_d];
+    // A chunk of memory ends where the next outer dim is not laid out right after this one.
+    if (tensor_d == 0 || (oldshape[tensor_d - 1] != 1 && oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || newshape[view_d] == 1)) {
+        newstride[view_d] = view_numel * chunk_base_stride;
+        view_numel *= newshape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (tensor_d > 0) {
+        chunk_base_stride = oldstride[tensor_d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return newstride;
+}
+
+Tensor make_view(const Tensor& self, Shape sizes, Shape strides, int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>(self.impl()->storage(), self.dtype(), std::move(sizes),
+                                           std::move(strides), offset);
+  impl->share_version_counter(self.impl()->version_counter());
+  return Tensor(std::move(impl));
+}
+
+namespace {
+
+Tensor as_strided_impl(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, OptInt offset) {
+  EMBER_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
+  int64_t off = offset.value_or(self.storage_offset());
+  EMBER_CHECK(off >= 0, "as_strided: Negative storage offset ", off);
+  int64_t max_index = off;
+  bool empty_view = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    EMBER_CHECK(sizes[i] >= 0, "as_strided: Trying to create tensor with negative dimension ", sizes[i]);
+    EMBER_CHECK(strides[i] >= 0, "as_strided: Negative strides are not supported, got ", strides.vec());
+    if (sizes[i] == 0) empty_view = true;
+    max_index += (sizes[i] - 1) * strides[i];
+  }
+  int64_t storage_elems = int64_t(self.impl()->storage()->nbytes()) / self.element_size();
+  EMBER_CHECK(empty_view || max_index < storage_elems, "setStorage: sizes ", sizes.vec(), ", strides ",
+              strides.vec(), ", storage offset ", off, " requiring a storage of ", max_index + 1,
+              " elements are out of bounds for storage of ", storage_elems, " elements");
+  return make_view(self, sizes.vec(), strides.vec(), off);
+}
+
+Tensor view_impl(const Tensor& self, IntArrayRef shape) {
+  Shape sizes = infer_size(shape, self.numel());
+  auto strides = compute_view_strides(self.sizes(), self.strides(), sizes);
+  EMBER_CHECK(strides.has_value(),
+              "view size is not compatible with input tensor's size and stride (at least one dimension spans "
+              "across two contiguous subspaces). Use .reshape(...) instead.");
+  return make_view(self, std::move(sizes), std::move(*strides), self.storage_offset());
+}
+
+Tensor permute_impl(const Tensor& self, IntArrayRef dims) {
+  int64_t n = self.dim();
+  EMBER_CHECK(int64_t(dims.size()) == n, "permute(sparse_coo): number of dimensions in the tensor input does not "
+              "match the length of the desired ordering of dimensions i.e. input.dim() = ", n,
+              " is not equal to len(dims) = ", dims.size());
+  Shape sizes(n), strides(n);
+  std::vector<bool> seen(n, false);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t d = wrap_dim(dims[i], n);
+    EMBER_CHECK(!seen[d], "permute(): duplicate dims are not allowed.");
+    seen[d] = true;
+    sizes[i] = self.sizes()[d];
+    strides[i] = self.strides()[d];
+  }
+  return make_view(self, std::move(sizes), std::move(strides), self.storage_offset());
+}
+
+Tensor transpose_impl(const Tensor& self, int64_t d0, int64_t d1) {
+  int64_t n = self.dim();
+  d0 = wrap_dim(d0, n);
+  d1 = wrap_dim(d1, n);
+  if (n == 0) return make_view(self, {}, {}, self.storage_offset());
+  Shape sizes = self.sizes(), strides = self.strides();
+  std::swap(sizes[d0], sizes[d1]);
+  std::swap(strides[d0], strides[d1]);
+  return make_view(self, std::move(sizes), std::move(strides), self.storage_offset());
+}
+
+Tensor expand_impl(const Tensor& self, IntArrayRef target) {
+  int64_t n = int64_t(target.size()), nd = self.dim();
+  EMBER_CHECK(n >= nd, "expand(", dtype_name(self.dtype()), "{", self.sizes(), "}, size=", target.vec(),
+              "): the number of sizes provided (", n, ") must be greater or equal to the number of dimensions in the tensor (", nd, ")");
+  Shape sizes(n), strides(n);
+  for (int64_t i = n - 1; i >= 0; --i) {
+    int64_t od = i - (n - nd);
+    int64_t want = target[i];
+    if (od >= 0) {
+      int64_t have = self.sizes()[od];
+      if (want == -1) want = have;
+      EMBER_CHECK(have == want || have == 1, "The expanded size of the tensor (", want,
+                  ") must match the existing size (", have, ") at non-singleton dimension ", i,
+                  ".  Target sizes: ", target.vec(), ".  Tensor sizes: ", self.sizes());
+      sizes[i] = want;
+      strides[i] = have == want ? self.strides()[od] : 0;
+    } else {
+      EMBER_CHECK(want >= 0, "The expanded size of the tensor (", want,
+                  ") isn't allowed in a leading, non-existing dimension ", i);
+      sizes[i] = want;
+      strides[i] = 0;
+    }
+  }
+  return make_view(self, std::move(sizes), std::move(strides), self.storage_offset());
+}
+
+Tensor squeeze_impl(const Tensor& self) {
+  Shape sizes, strides;
+  for (int64_t i = 0; i < self.dim(); ++i)
+    if (self.sizes()[i] != 1) { sizes.push_back(self.sizes()[i]); strides.push_back(self.strides()[i]); }
+  return make_view(self, std::move(sizes), std::move(strides), self.storage_offset());
+}
+
+Tensor squeeze_dim_impl(const Tensor& self, int64_t dim) {
+  int64_t d = wrap_dim(dim, self.dim());
+  if (self.dim() == 0 || self.sizes()[d] != 1) return make_view(self, self.sizes(), self.strides(), self.storage_offset());
+  Shape sizes = self.sizes(), strides = self.strides();
+  sizes.erase(sizes.begin() + d);
+  strides.erase(strides.begin() + d);
+  return make_view(self, std::move(sizes), std::move(strides), self.storage_offset());
+}
+
+Tensor unsqueeze_impl(const Tensor& self, int64_t dim) {
+  int64_t d = wrap_dim(dim, self.dim() + 1);
+  Shape sizes = self.sizes(), strides = self.strides();
+  int64_t st = d < self.dim() ? sizes[d] * strides[d] : 1;
+  sizes.insert(sizes.begin() + d, 1);
+  strides.insert(strides.begin() + d, st);
+  return make_view(self, std::move(sizes), std::move(strides), self.storage_offset());
+}
+
+Tensor select_impl(const Tensor& self, int64_t dim, int64_t index) {
+  EMBER_CHECK_INDEX(self.dim() > 0, "select() cannot be applied to a 0-dim tensor.");
+  int64_t d = wrap_dim(dim, self.dim());
+  int64_t size = self.sizes()[d];
+  EMBER_CHECK_INDEX(index >= -size && index < size, "select(): index ", index, " out of range for tensor of size ",
+                    self.sizes(), " at dimension ", d);
+  if (index < 0) index += size;
+  Shape sizes = self.sizes(), strides = self.strides();
+  int64_t off = self.storage_offset() + index * strides[d];
+  sizes.erase(sizes.begin() + d);
+  strides.erase(strides.begin() + d);
+  return make_view(self, std::move(sizes), std::move(strides), off);
+}
+
+Tensor slice_impl(const Tensor& self, int64_t dim, OptInt start, OptInt end, int64_t step) {
+  EMBER_CHECK_INDEX(self.dim() > 0, "slice() cannot be applied to a 0-dim tensor.");
+  EMBER_CHECK_VALUE(step > 0, "slice step must be positive");
+  int64_t d = wrap_dim(dim, self.dim());
+  int64_t size = self.sizes()[d];
+  int64_t s = start.value_or(0), e = end.value_or(size);
+  if (s < 0) s += size;
+  if (e < 0) e += size;
+  s = std::clamp<int64_t>(s, 0, size);
+  e = std::clamp<int64_t>(e, s, size);
+  Shape sizes = self.sizes(), strides = self.strides();
+  int64_t off = self.storage_offset() + s * strides[d];
+  sizes[d] = (e - s + step - 1) / step;
+  strides[d] *= step;
+  return make_view(self, std::move(sizes), std::move(strides), off);
+}
+
+Tensor diagonal_impl(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  int64_t n = self.dim();
+  EMBER_CHECK(n >= 2, "diagonal dimensions requires at least 2 dimensions, got ", n);
+  int64_t d1 = wrap_dim(dim1, n), d2 = wrap_dim(dim2, n);
+  EMBER_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+  int64_t off = self.storage_offset(), len;
+  if (offset >= 0) {
+    len = std::max<int64_t>(std::min(self.sizes()[d1], self.sizes()[d2] - offset), 0);
+    if (len > 0) off += offset * self.strides()[d2];
+  } else {
+    len = std::max<int64_t>(std::min(self.sizes()[d1] + offset, self.sizes()[d2]), 0);
+    if (len > 0) off -= offset * self.strides()[d1];
+  }
+  Shape sizes, strides;
+  for (int64_t i = 0; i < n; ++i)
+    if (i != d1 && i != d2) { sizes.push_back(self.sizes()[i]); strides.push_back(self.strides()[i]); }
+  sizes.push_back(len);
+  strides.push_back(self.strides()[d1] + self.strides()[d2]);
+  return make_view(self, std::move(sizes), std::move(strides), off);
+}
+
+EMBER_REGISTER_KERNEL(as_strided, CompositeBackend, as_strided_impl);
+EMBER_REGISTER_KERNEL(view, CompositeBackend, view_impl);
+EMBER_REGISTER_KERNEL(permute, CompositeBackend, permute_impl);
+EMBER_REGISTER_KERNEL(transpose, CompositeBackend, transpose_impl);
+EMBER_REGISTER_KERNEL(expand, CompositeBackend, expand_impl);
+EMBER_REGISTER_KERNEL(squeeze, CompositeBackend, squeeze_impl);
+EMBER_REGISTER_KERNEL(squeeze_dim, CompositeBackend, squeeze_dim_impl);
+EMBER_REGISTER_KERNEL(unsqueeze, CompositeBackend, unsqueeze_impl);
+EMBER_REGISTER_KERNEL(select, CompositeBackend, select_impl);
+EMBER_REGISTER_KERNEL(slice, CompositeBackend, slice_impl);
+EMBER_REGISTER_KERNEL(diagonal, CompositeBackend, diagonal_impl);
+
+}  // namespace
+
+Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, OptInt offset) {
+  return ops::as_strided()(self, sizes, strides, offset);
+}
+Tensor view(const Tensor& self, IntArrayRef shape) { return ops::view()(self, shape); }
+Tensor permute(const Tensor& self, IntArrayRef dims) { return ops::permute()(self, dims); }
+Tensor transpose(const Tensor& self, int64_t d0, int64_t d1) { return ops::transpose()(self, d0, d1); }
+Tensor t(const Tensor& self) {
+  EMBER_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", self.dim(), "D");
+  return self.dim() < 2 ? transpose(self, 0, 0) : transpose(self, 0, 1);
+}
+Tensor expand(const Tensor& self, IntArrayRef sizes) { return ops::expand()(self, sizes); }
+Tensor squeeze(const Tensor& self) { return ops::squeeze()(self); }
+Tensor squeeze(const Tensor& self, int64_t dim) { return ops::squeeze_dim()(self, dim); }
+Tensor unsqueeze(const Tensor& self, int64_t dim) { return ops::unsqueeze()(self, dim); }
+Tensor select(const Tensor& self, int64_t dim, int64_t index) { return ops::select()(self, dim, index); }
+Tensor slice(const Tensor& self, int64_t dim, OptInt start, OptInt end, int64_t step) {
+  return ops::slice()(self, dim, start, end, step);
+}
+Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  return ops::diagonal()(self, offset, dim1, dim2);
+}
+Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+  EMBER_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
+  int64_t d = wrap_dim(dim, self.dim());
+  int64_t size = self.sizes()[d];
+  EMBER_CHECK_INDEX(start >= -size && start <= size, "start out of range (expected to be in range of [", -size,
+                    ", ", size, "], but got ", start, ")");
+  if (start < 0) start += size;
+  EMBER_CHECK(length >= 0 && start <= size - length, "start (", start, ") + length (", length,
+              ") exceeds dimension size (", size, ").");
+  return slice(self, d, start, start + length, 1);
+}
+
+}  // namespace ember
