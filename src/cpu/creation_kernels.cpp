@@ -50,7 +50,7 @@ Tensor linspace_cpu(const Scalar& start, const Scalar& end, int64_t steps, Tenso
     T* p = out.data_ptr<T>();
     // Symmetric from both ends, as PyTorch does, so the last value is exactly `end`.
     for (int64_t i = 0; i < steps; ++i) {
-      double v = i < half ? s + step * double(i) : e - step * double(steps - 1 - i);
+      double v = (i < half || steps == 1) ? s + step * double(i) : e - step * double(steps - 1 - i);
       p[i] = from_double<T>(v);
     }
   });

@@ -34,8 +34,11 @@ namespace detail {
 struct KeyCollector {
   DispatchKeySet keys;
   bool have_backend = false;
+  // Every argument's device joins the set; the most specific backend (CUDA, PrivateUse1 over
+  // CPU) runs, so a cross-device copy_ or a CPU scalar with a CUDA tensor reaches the accelerator.
   void backend(Device d) {
-    if (!have_backend) { keys = keys.add(backend_key(d.type)); have_backend = true; }
+    keys = keys.add(backend_key(d.type));
+    have_backend = true;
   }
   void operator()(const Tensor& t) {
     if (!t.defined()) return;
@@ -96,7 +99,7 @@ template <class R, class... A> class Op<R(A...)> {
       return table_[size_t(DispatchKey::Autograd)](std::forward<A>(args)...);
     local_dispatch_state().profiling_op = nullptr;  // ops nested inside the kernel are recorded
     DispatchKey backend = DispatchKey::CPU;
-    for (int k = 0; k < kNumDeviceTypes; ++k)
+    for (int k = kNumDeviceTypes - 1; k >= 0; --k)
       if (ks.has(DispatchKey(k))) { backend = DispatchKey(k); break; }
     Fn fn = table_[size_t(backend)];
     if (!fn) fn = table_[size_t(DispatchKey::CompositeBackend)];
