@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what building and testing ember needs, from Debian's packages. Idempotent and quick
+# when everything is already there. Usage: scripts/setup.sh [--bench]  (--bench adds PyTorch
+# for the side-by-side benchmarks).
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build ccache libopenblas-openmp-dev libgtest-dev libgmock-dev)
+if [[ "${1:-}" == "--bench" ]]; then pkgs+=(python3-torch); fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
