@@ -27,6 +27,21 @@ std::string Scalar::str() const {
   return "";
 }
 
+void Scalar::store(void* dst, DType dtype) const {
+  switch (dtype) {
+    case DType::Bool: *static_cast<bool*>(dst) = to_bool(); break;
+    case DType::UInt8: *static_cast<uint8_t*>(dst) = to<uint8_t>(); break;
+    case DType::Int8: *static_cast<int8_t*>(dst) = to<int8_t>(); break;
+    case DType::Int16: *static_cast<int16_t*>(dst) = to<int16_t>(); break;
+    case DType::Int32: *static_cast<int32_t*>(dst) = to<int32_t>(); break;
+    case DType::Int64: *static_cast<int64_t*>(dst) = to<int64_t>(); break;
+    case DType::Float16: *static_cast<Half*>(dst) = Half(float(to_double())); break;
+    case DType::BFloat16: *static_cast<BFloat16*>(dst) = BFloat16(float(to_double())); break;
+    case DType::Float32: *static_cast<float*>(dst) = float(to_double()); break;
+    case DType::Float64: *static_cast<double*>(dst) = to_double(); break;
+  }
+}
+
 Scalar Scalar::operator-() const {
   if (kind_ == Kind::Float) return Scalar(-d_);
   return Scalar(int64_t(-i_));

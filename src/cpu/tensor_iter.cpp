@@ -118,7 +118,13 @@ TensorIter::TensorIter(std::vector<Tensor> outputs, std::vector<Tensor> inputs, 
   for (size_t j = 0; j < inputs.size(); ++j) {
     Operand& op = ops_[noutputs_ + j];
     const Tensor& in = inputs[j];
-    op.tensor = (cfg.cast_inputs && in.dtype() != compute_dtype_) ? in.to(compute_dtype_) : in;
+    if (cfg.cast_inputs && in.dtype() != compute_dtype_) {
+      // A 0-dim host operand (usually a wrapped Python number) converts without a kernel.
+      op.tensor = (in.dim() == 0 && in.is_cpu()) ? scalar_tensor(in.item(), {.dtype = compute_dtype_})
+                                                 : in.to(compute_dtype_);
+    } else {
+      op.tensor = in;
+    }
     op.original = in;
     op.dtype = op.tensor.dtype();
   }

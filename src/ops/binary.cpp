@@ -9,6 +9,7 @@ namespace ember {
 namespace {
 Tensor wrap(const Scalar& s, const Tensor& like) { return wrapped_scalar(s, like.device()); }
 void check_alpha(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  if (alpha.is_integral() && alpha.to_int() == 1) return;  // the common case costs nothing
   DType t = result_type(a, b);
   EMBER_CHECK(is_floating(t) || !alpha.is_floating(), "For integral input tensors, argument alpha must not be a floating point number.");
   EMBER_CHECK(t != DType::Bool || alpha.is_bool() || alpha.to_int() == 1 || alpha.to_int() == 0,

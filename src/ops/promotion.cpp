@@ -40,7 +40,8 @@ Tensor wrapped_scalar(const Scalar& s, Device device) {
 
 Tensor scalar_tensor(const Scalar& s, TensorOptions opts) {
   Tensor t = empty({}, {.dtype = opts.dtype_or(s.dtype()), .device = opts.device_or()});
-  fill_(t, s);
+  if (t.is_cpu()) s.store(t.data_ptr(), t.dtype());  // no kernel launch for one number
+  else fill_(t, s);
   return t;
 }
 

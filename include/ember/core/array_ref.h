@@ -15,7 +15,12 @@ template <class T> class ArrayRef {
   constexpr ArrayRef(const T& one) : data_(&one), size_(1) {}
   constexpr ArrayRef(const T* data, size_t n) : data_(data), size_(n) {}
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}
+  // Safe for the usual use, a braced list passed straight to a call: the list lives until the
+  // end of the full expression. Don't keep an ArrayRef to a braced list in a variable.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
   constexpr ArrayRef(std::initializer_list<T> l) : data_(l.begin()), size_(l.size()) {}
+#pragma GCC diagnostic pop
   template <size_t N> constexpr ArrayRef(const T (&a)[N]) : data_(a), size_(N) {}
 
   constexpr const T* begin() const { return data_; }

@@ -40,6 +40,8 @@ class Scalar {
   DType dtype() const;
   std::string str() const;
   Scalar operator-() const;
+  // Writes the value, converted to dtype, at dst (host memory).
+  void store(void* dst, DType dtype) const;
 
  private:
   Kind kind_;
