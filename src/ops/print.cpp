@@ -1,0 +1,237 @@
+// Tensor::str(): the repr PyTorch prints (torch/_tensor_str.py with its default options:
+// precision 4, threshold 1000, edgeitems 3, linewidth 80), with "torch." spelled "ember.".
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "ember/ops.h"
+
+namespace ember {
+
+namespace {
+
+constexpr int kPrecision = 4;
+constexpr int64_t kThreshold = 1000;
+constexpr int64_t kEdgeItems = 3;
+constexpr int64_t kLineWidth = 80;
+
+enum class Kind { Float, Int, Bool };
+
+// The elements in row-major order, in the form they are formatted from.
+struct Values {
+  Kind kind;
+  std::vector<double> f;    // Float (float16/bfloat16 widened to float first, as torch does)
+  std::vector<int64_t> i;   // Int and Bool
+};
+
+std::string fmt(const char* spec, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), spec, v);
+  return buf;
+}
+
+// Python's str(float) spellings for the non-finite values.
+std::string nonfinite(double v) { return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"); }
+
+// PyTorch's _Formatter: picks int / fixed / scientific mode and a common width from the
+// elements that will be shown.
+class Formatter {
+ public:
+  Formatter(const Values& vals, const std::vector<int64_t>& shown) : kind_(vals.kind) {
+    if (kind_ != Kind::Float) {
+      for (int64_t k : shown) max_width_ = std::max(max_width_, int64_t(int_str(vals.i[k]).size()));
+      return;
+    }
+    std::vector<double> nz;
+    for (int64_t k : shown) {
+      double v = vals.f[k];
+      if (std::isfinite(v) && v != 0.0) nz.push_back(v);
+    }
+    if (nz.empty()) return;
+    double lo = std::abs(nz[0]), hi = lo;
+    for (double v : nz) {
+      lo = std::min(lo, std::abs(v));
+      hi = std::max(hi, std::abs(v));
+      if (v != std::ceil(v)) int_mode_ = false;
+    }
+    if (int_mode_) {
+      if (hi / lo > 1000.0 || hi > 1.0e8) {
+        sci_mode_ = true;
+        for (double v : nz) max_width_ = std::max(max_width_, int64_t(fmt("%.4e", v).size()));
+      } else {
+        for (double v : nz) max_width_ = std::max(max_width_, int64_t(fmt("%.0f", v).size()) + 1);
+      }
+    } else if (hi / lo > 1000.0 || hi > 1.0e8 || lo < 1.0e-4) {
+      sci_mode_ = true;
+      for (double v : nz) max_width_ = std::max(max_width_, int64_t(fmt("%.4e", v).size()));
+    } else {
+      for (double v : nz) max_width_ = std::max(max_width_, int64_t(fmt("%.4f", v).size()));
+    }
+  }
+
+  int64_t width() const { return max_width_; }
+
+  std::string format(const Values& vals, int64_t k) const {
+    std::string s;
+    if (kind_ == Kind::Float) {
+      double v = vals.f[k];
+      if (!std::isfinite(v)) s = nonfinite(v);
+      else if (sci_mode_) s = fmt("%.4e", v);
+      else if (int_mode_) s = fmt("%.0f", v) + ".";
+      else s = fmt("%.4f", v);
+    } else {
+      s = int_str(vals.i[k]);
+    }
+    if (int64_t(s.size()) < max_width_) s.insert(0, size_t(max_width_ - int64_t(s.size())), ' ');
+    return s;
+  }
+
+ private:
+  std::string int_str(int64_t v) const {
+    if (kind_ == Kind::Bool) return v ? "True" : "False";
+    return std::to_string(v);
+  }
+
+  Kind kind_;
+  bool int_mode_ = true;
+  bool sci_mode_ = false;
+  int64_t max_width_ = 1;
+};
+
+// Walks the (possibly summarised) tensor the way _tensor_str_with_formatter does. With
+// fmt == nullptr it only records which elements are shown (for the formatter).
+struct Printer {
+  const Shape& sizes;
+  Shape strides;  // contiguous strides of `sizes`
+  bool summarize;
+  const Values& vals;
+  const Formatter* fmt = nullptr;
+  std::vector<int64_t>* shown = nullptr;
+
+  bool cut(int64_t n) const { return summarize && n > 2 * kEdgeItems; }
+
+  std::string element(int64_t k) const {
+    if (shown) shown->push_back(k);
+    return fmt ? fmt->format(vals, k) : std::string();
+  }
+
+  std::string vector_str(int64_t off, int64_t indent) const {
+    int64_t n = sizes.back();
+    std::vector<std::string> data;
+    if (cut(n)) {
+      for (int64_t j = 0; j < kEdgeItems; ++j) data.push_back(element(off + j));
+      data.push_back(" ...");
+      for (int64_t j = n - kEdgeItems; j < n; ++j) data.push_back(element(off + j));
+    } else {
+      for (int64_t j = 0; j < n; ++j) data.push_back(element(off + j));
+    }
+    if (!fmt) return {};
+    int64_t element_length = fmt->width() + 2;
+    int64_t per_line = std::max<int64_t>(
+        1, int64_t(std::floor(double(kLineWidth - indent) / double(element_length))));
+    std::string line_sep = ",\n";
+    line_sep.append(size_t(indent + 1), ' ');
+    std::string out = "[";
+    for (size_t j = 0; j < data.size(); ++j) {
+      if (j > 0) out += int64_t(j) % per_line == 0 ? line_sep : std::string(", ");
+      out += data[j];
+    }
+    return out + "]";
+  }
+
+  std::string str(int64_t d, int64_t off, int64_t indent) const {
+    int64_t nd = int64_t(sizes.size());
+    if (nd - d == 0) return element(off);
+    if (nd - d == 1) return vector_str(off, indent);
+    int64_t n = sizes[d];
+    std::vector<std::string> slices;
+    if (cut(n)) {
+      for (int64_t j = 0; j < kEdgeItems; ++j) slices.push_back(str(d + 1, off + j * strides[d], indent + 1));
+      slices.push_back("...");
+      for (int64_t j = n - kEdgeItems; j < n; ++j) slices.push_back(str(d + 1, off + j * strides[d], indent + 1));
+    } else {
+      for (int64_t j = 0; j < n; ++j) slices.push_back(str(d + 1, off + j * strides[d], indent + 1));
+    }
+    if (!fmt) return {};
+    std::string sep = ",";
+    sep.append(size_t(nd - d - 1), '\n');
+    sep.append(size_t(indent + 1), ' ');
+    std::string out = "[";
+    for (size_t j = 0; j < slices.size(); ++j) {
+      if (j > 0) out += sep;
+      out += slices[j];
+    }
+    return out + "]";
+  }
+};
+
+std::string tensor_body(const Tensor& self, int64_t indent) {
+  Values vals;
+  if (is_floating(self.dtype())) {
+    vals.kind = Kind::Float;
+    vals.f = self.tolist<double>();
+  } else {
+    vals.kind = self.dtype() == DType::Bool ? Kind::Bool : Kind::Int;
+    vals.i = self.tolist<int64_t>();
+  }
+  bool summarize = self.numel() > kThreshold;
+  Printer p{self.sizes(), contiguous_strides(self.sizes()), summarize, vals};
+  std::vector<int64_t> shown;
+  p.shown = &shown;
+  p.str(0, 0, indent);
+  Formatter f(vals, shown);
+  p.shown = nullptr;
+  p.fmt = &f;
+  return p.str(0, 0, indent);
+}
+
+std::string shape_tuple(const Shape& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  if (s.size() == 1) out += ",";
+  return out + ")";
+}
+
+}  // namespace
+
+std::string Tensor::str() const {
+  if (!defined()) return "tensor(undefined)";
+  const std::string prefix = "tensor(";
+  const int64_t indent = int64_t(prefix.size());
+  std::vector<std::string> suffixes;
+  if (!is_cpu()) suffixes.push_back("device='" + device().str() + "'");
+  std::string body;
+  std::string dtype_suffix = std::string("dtype=ember.") + dtype_name(dtype());
+  if (numel() == 0) {
+    if (dim() != 1) suffixes.push_back("size=" + shape_tuple(sizes()));
+    if (dtype() != default_dtype()) suffixes.push_back(dtype_suffix);
+    body = "[]";
+  } else {
+    DType dt = dtype();
+    if (dt != default_dtype() && dt != DType::Int64 && dt != DType::Bool) suffixes.push_back(dtype_suffix);
+    body = tensor_body(*this, indent);
+  }
+  // Autograd exposes only requires_grad to the core; grad_fn names are not known here.
+  if (auto* m = impl()->autograd_meta(); m && m->requires_grad()) suffixes.push_back("requires_grad=True");
+
+  // _add_suffixes: a suffix goes on a new line when it would overflow the line width.
+  std::string out = prefix + body;
+  size_t nl = out.rfind('\n');
+  int64_t last_line_len = int64_t(out.size()) - (nl == std::string::npos ? -1 : int64_t(nl)) + 1;
+  for (const auto& s : suffixes) {
+    int64_t len = int64_t(s.size());
+    if (last_line_len + len + 2 > kLineWidth) {
+      out += ",\n";
+      out.append(size_t(indent), ' ');
+      out += s;
+      last_line_len = indent + len;
+    } else {
+      out += ", " + s;
+      last_line_len += len + 2;
+    }
+  }
+  return out + ")";
+}
+
+}  // namespace ember

@@ -1,0 +1,319 @@
+// Shape ops that are not pure views: reshape (a view when the strides allow, else a copy),
+// flatten/unflatten, movedim, split/chunk/unbind, cat/stack, repeat, repeat_interleave, flip,
+// roll, tril/triu, diag. Argument checks live here (device-agnostic, PyTorch's messages); the
+// copying ops dispatch to kernels in cpu/shape_kernels.cpp. The pure views (view, permute,
+// narrow, select, ...) are in view.cpp.
+#include <algorithm>
+#include <numeric>
+
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+#include "ops/shape_utils.h"
+
+namespace ember {
+
+namespace {
+
+// Resolves one -1 in `shape` against numel, with reshape's messages (PyTorch's infer_size).
+Shape infer_reshape_size(IntArrayRef shape, int64_t numel) {
+  Shape res = shape.vec();
+  int64_t newsize = 1;
+  std::optional<size_t> infer;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == -1) {
+      EMBER_CHECK(!infer, "only one dimension can be inferred");
+      infer = d;
+    } else if (shape[d] >= 0) {
+      newsize *= shape[d];
+    } else {
+      EMBER_CHECK(false, "invalid shape dimension ", shape[d]);
+    }
+  }
+  if (numel == newsize || (infer && newsize > 0 && numel % newsize == 0)) {
+    if (infer) {
+      EMBER_CHECK(newsize != 0, "cannot reshape tensor of 0 elements into shape ", shape,
+                  " because the unspecified dimension size -1 can be any value and is ambiguous");
+      res[*infer] = numel / newsize;
+    }
+    return res;
+  }
+  EMBER_CHECK(false, "shape '", shape, "' is invalid for input of size ", numel);
+  return res;
+}
+
+
+}  // namespace
+
+// ---------------------------------------------------------------- reshape family
+
+Tensor reshape(const Tensor& self, IntArrayRef shape) {
+  Shape size = infer_reshape_size(shape, self.numel());
+  if (compute_view_strides(self.sizes(), self.strides(), size)) return view(self, size);
+  return view(clone(self), size);  // clone is contiguous, so the view always succeeds
+}
+
+Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
+  int64_t s = wrap_dim(start_dim, self.dim()), e = wrap_dim(end_dim, self.dim());
+  EMBER_CHECK(s <= e, "flatten() has invalid args: start_dim cannot come after end_dim");
+  if (self.dim() == 0) return reshape(self, {1});
+  if (s == e) return self;
+  Shape shape;
+  for (int64_t d = 0; d < s; ++d) shape.push_back(self.size(d));
+  int64_t m = 1;
+  for (int64_t d = s; d <= e; ++d) m *= self.size(d);
+  shape.push_back(m);
+  for (int64_t d = e + 1; d < self.dim(); ++d) shape.push_back(self.size(d));
+  return reshape(self, shape);
+}
+
+Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
+  int64_t d = wrap_dim(dim, self.dim());
+  EMBER_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
+  int64_t dim_size = self.dim() == 0 ? 1 : self.size(d);
+  Shape inferred;
+  {
+    int64_t known = 1, ninfer = 0;
+    for (auto s : sizes) {
+      if (s == -1) ++ninfer;
+      else known *= s;
+    }
+    EMBER_CHECK(ninfer <= 1, "only one dimension can be inferred");
+    EMBER_CHECK(ninfer == 1 ? (known > 0 && dim_size % known == 0) || (known == 0 && dim_size == 0)
+                            : known == dim_size,
+                "unflatten: Provided sizes ", sizes, " don't multiply up to the size of dim ", dim, " (",
+                dim_size, ") in the input tensor");
+    inferred = ninfer && known == 0 ? sizes.vec() : infer_reshape_size(sizes, dim_size);
+  }
+  Shape shape;
+  for (int64_t i = 0; i < d; ++i) shape.push_back(self.size(i));
+  shape.insert(shape.end(), inferred.begin(), inferred.end());
+  for (int64_t i = d + 1; i < self.dim(); ++i) shape.push_back(self.size(i));
+  return reshape(self, shape);
+}
+
+Tensor movedim(const Tensor& self, int64_t src, int64_t dst) {
+  int64_t n = self.dim();
+  int64_t s = wrap_dim(src, n), t = wrap_dim(dst, n);
+  if (n == 0 || s == t) return self;
+  Shape order;
+  for (int64_t d = 0; d < n; ++d)
+    if (d != s) order.push_back(d);
+  order.insert(order.begin() + t, s);
+  return permute(self, order);
+}
+
+// ---------------------------------------------------------------- splitting
+
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
+  EMBER_CHECK(self.dim() != 0, "split expects at least a 1-dimensional tensor");
+  EMBER_CHECK(split_size >= 0, "split expects split_size be non-negative, but got split_size=", split_size);
+  int64_t d = wrap_dim(dim, self.dim());
+  int64_t dim_size = self.size(d);
+  EMBER_CHECK(split_size > 0 || dim_size == 0, "split_size can only be 0 if dimension size is 0, but got dimension size of ",
+              dim_size);
+  int64_t num_splits = 1;
+  if (split_size != 0) num_splits = std::max<int64_t>((dim_size + split_size - 1) / split_size, 1);
+  std::vector<Tensor> out;
+  out.reserve(num_splits);
+  int64_t last = split_size * num_splits - dim_size;
+  for (int64_t i = 0; i < num_splits; ++i) {
+    int64_t len = i < num_splits - 1 ? split_size : split_size - last;
+    out.push_back(narrow(self, d, i * split_size, len));
+  }
+  return out;
+}
+
+std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
+  EMBER_CHECK(self.dim() != 0, "split expects at least a 1-dimensional tensor");
+  int64_t d = wrap_dim(dim, self.dim());
+  int64_t dim_size = self.size(d);
+  int64_t sum = 0;
+  for (auto s : split_sizes) {
+    EMBER_CHECK(s >= 0, "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=",
+                split_sizes);
+    sum += s;
+  }
+  EMBER_CHECK(sum == dim_size, "split_with_sizes expects split_sizes to sum exactly to ", dim_size,
+              " (input tensor's size at dimension ", d, "), but got split_sizes=", split_sizes);
+  std::vector<Tensor> out;
+  out.reserve(split_sizes.size());
+  int64_t start = 0;
+  for (auto s : split_sizes) {
+    out.push_back(narrow(self, d, start, s));
+    start += s;
+  }
+  return out;
+}
+
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
+  EMBER_CHECK(self.dim() > 0, "chunk expects at least a 1-dimensional tensor");
+  EMBER_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);
+  int64_t d = wrap_dim(dim, self.dim());
+  int64_t dim_size = self.size(d);
+  int64_t split_size = (dim_size + chunks - 1) / chunks;
+  if (split_size == 0 && dim_size == 0) {
+    Shape sizes(chunks, 0);
+    return split(self, IntArrayRef(sizes), d);
+  }
+  return split(self, split_size, d);
+}
+
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
+  EMBER_CHECK_INDEX(self.dim() > 0, "Dimension specified as ", dim, " but tensor has no dimensions");
+  int64_t d = wrap_dim(dim, self.dim());
+  std::vector<Tensor> out;
+  out.reserve(self.size(d));
+  for (int64_t i = 0; i < self.size(d); ++i) out.push_back(select(self, d, i));
+  return out;
+}
+
+// ---------------------------------------------------------------- joining
+
+Tensor cat(TensorList tensors, int64_t dim) {
+  EMBER_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  // Legacy behaviour kept by PyTorch: 1-D tensors with zero elements are skipped.
+  auto skipped = [](const Tensor& t) { return t.dim() == 1 && t.numel() == 0; };
+  const Tensor* ref = nullptr;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    EMBER_CHECK(tensors[i].dim() > 0, "zero-dimensional tensor (at position ", i, ") cannot be concatenated");
+    if (!ref && !skipped(tensors[i])) ref = &tensors[i];
+  }
+  for (size_t i = 1; i < tensors.size(); ++i)
+    EMBER_CHECK(tensors[i].device() == tensors[0].device(),
+                "Expected all tensors to be on the same device, but found at least two devices, ",
+                tensors[0].device().str(), " and ", tensors[i].device().str(), "!");
+  if (!ref) return ops::cat()(tensors, wrap_dim(dim, tensors[0].dim()));
+  int64_t d = wrap_dim(dim, ref->dim());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    if (skipped(t)) continue;
+    EMBER_CHECK(t.dim() == ref->dim(), "Tensors must have same number of dimensions: got ", ref->dim(), " and ",
+                t.dim());
+    for (int64_t k = 0; k < t.dim(); ++k) {
+      if (k == d) continue;
+      EMBER_CHECK(t.size(k) == ref->size(k), "Sizes of tensors must match except in dimension ", d,
+                  ". Expected size ", ref->size(k), " but got size ", t.size(k), " for tensor number ", i,
+                  " in the list.");
+    }
+  }
+  return ops::cat()(tensors, d);
+}
+
+Tensor stack(TensorList tensors, int64_t dim) {
+  EMBER_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
+  for (size_t i = 1; i < tensors.size(); ++i)
+    EMBER_CHECK(IntArrayRef(tensors[i].sizes()) == IntArrayRef(tensors[0].sizes()),
+                "stack expects each tensor to be equal size, but got ", tensors[0].sizes(), " at entry 0 and ",
+                tensors[i].sizes(), " at entry ", i);
+  int64_t d = wrap_dim(dim, tensors[0].dim() + 1);
+  std::vector<Tensor> parts;
+  parts.reserve(tensors.size());
+  for (const auto& t : tensors) parts.push_back(unsqueeze(t, d));
+  return ops::cat()(parts, d);
+}
+
+// ---------------------------------------------------------------- repeating
+
+Tensor repeat(const Tensor& self, IntArrayRef repeats) {
+  EMBER_CHECK(int64_t(repeats.size()) >= self.dim(),
+              "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+  int64_t pad = int64_t(repeats.size()) - self.dim();
+  Shape out(repeats.size());
+  for (size_t i = 0; i < repeats.size(); ++i)
+    out[i] = repeats[i] * (int64_t(i) < pad ? 1 : self.size(int64_t(i) - pad));
+  for (auto s : out) EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", out);
+  return ops::repeat()(self, repeats);
+}
+
+Tensor repeat_interleave(const Tensor& self, int64_t repeats, std::optional<int64_t> dim) {
+  EMBER_CHECK(repeats >= 0, "repeats can not be negative");
+  Tensor input = self;
+  int64_t d = 0;
+  if (!dim) input = flatten(self);
+  else d = wrap_dim(*dim, self.dim());
+  if (input.dim() == 0) input = reshape(input, {1});
+  // [.., n, ..] -> [.., n, r, ..] (a broadcast view) -> [.., n * r, ..] (one copy).
+  Shape exp = input.sizes();
+  exp.insert(exp.begin() + d + 1, repeats);
+  Tensor e = expand(unsqueeze(input, d + 1), exp);
+  return flatten(e, d, d + 1);
+}
+
+Tensor repeat_interleave(const Tensor& self, const Tensor& repeats, std::optional<int64_t> dim) {
+  EMBER_CHECK(repeats.dim() <= 1, "repeats must be 0-dim or 1-dim tensor");
+  EMBER_CHECK(is_integral(repeats.dtype(), false), "repeats has to be Long tensor");
+  Tensor input = dim ? self : flatten(self);
+  int64_t d = dim ? wrap_dim(*dim, self.dim()) : 0;
+  if (input.dim() == 0) input = reshape(input, {1});
+  std::vector<int64_t> reps = repeats.tolist<int64_t>();
+  int64_t n = input.size(d);
+  EMBER_CHECK(reps.size() == 1 || int64_t(reps.size()) == n, "repeats must have the same size as input along dim, but got repeats.size(0) = ",
+              reps.size(), " and input.size(", d, ") = ", n);
+  for (auto r : reps) EMBER_CHECK(r >= 0, "repeats can not be negative");
+  if (reps.size() == 1) return repeat_interleave(input, reps[0], d);
+  int64_t total = std::accumulate(reps.begin(), reps.end(), int64_t(0));
+  Shape shape = input.sizes();
+  shape[d] = total;
+  Tensor out = empty(shape, {.dtype = input.dtype(), .device = input.device()});
+  // Runs of equal source rows become one broadcast copy each.
+  int64_t pos = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (reps[i] == 0) continue;
+    Tensor dst = narrow(out, d, pos, reps[i]);
+    Tensor src = narrow(input, d, i, 1);
+    copy_(dst, src);
+    pos += reps[i];
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- reordering
+
+Tensor flip(const Tensor& self, IntArrayRef dims) {
+  std::vector<bool> seen(std::max<int64_t>(self.dim(), 1), false);
+  Shape wrapped;
+  for (auto d : dims) {
+    int64_t w = wrap_dim(d, self.dim());
+    EMBER_CHECK(!seen[w], "dim ", w, " appears multiple times in the list of dims");
+    seen[w] = true;
+    wrapped.push_back(w);
+  }
+  if (self.dim() == 0) return clone(self);
+  return ops::flip()(self, wrapped);
+}
+
+Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
+  EMBER_CHECK(!shifts.empty(), "`shifts` required");
+  if (dims.empty() && shifts.size() == 1) {
+    // No dims: roll the flattened tensor, then restore the shape.
+    return view(roll(flatten(self), shifts, {0}), self.sizes());
+  }
+  EMBER_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ", shifts.size(),
+              ", dims:", dims.size());
+  Shape wrapped;
+  for (auto d : dims) wrapped.push_back(wrap_dim(d, self.dim()));
+  if (self.dim() == 0) return clone(self);
+  return ops::roll()(self, shifts, wrapped);
+}
+
+Tensor tril(const Tensor& self, int64_t diagonal) {
+  EMBER_CHECK(self.dim() >= 2, "tril: input tensor must have at least 2 dimensions");
+  return ops::tril()(self, diagonal);
+}
+
+Tensor triu(const Tensor& self, int64_t diagonal) {
+  EMBER_CHECK(self.dim() >= 2, "triu: input tensor must have at least 2 dimensions");
+  return ops::triu()(self, diagonal);
+}
+
+Tensor diag(const Tensor& self, int64_t diagonal) {
+  EMBER_CHECK(self.dim() == 1 || self.dim() == 2, "diag(): Supports 1D or 2D tensors. Got ", self.dim(), "D");
+  if (self.dim() == 2) return clone(ember::diagonal(self, diagonal));
+  int64_t n = self.size(0) + (diagonal < 0 ? -diagonal : diagonal);
+  Tensor out = zeros({n, n}, {.dtype = self.dtype(), .device = self.device()});
+  Tensor dv = ember::diagonal(out, diagonal);
+  copy_(dv, self);
+  return out;
+}
+
+}  // namespace ember
