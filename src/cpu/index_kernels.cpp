@@ -1,0 +1,695 @@
+// CPU kernels for indexing: index_select, gather, scatter(_add), index_add, advanced indexing
+// (index / index_put_), nonzero, masked_fill_ and bincount.
+//
+// Every kernel reads all index values and checks them against the size they index before it
+// writes a byte, so an out-of-range index never reaches memory. Pure data movement (gather,
+// index_select, index, scatter, index_put_ without accumulate) is dispatched on the element
+// size, not the dtype, so it is instantiated four times instead of ten.
+#include <cstring>
+
+#include "cpu/tensor_iter.h"
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+
+namespace ember::cpu {
+namespace {
+
+int64_t wrap_dim(int64_t dim, int64_t ndim) {
+  int64_t n = std::max<int64_t>(ndim, 1);
+  EMBER_CHECK_INDEX(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [", -n, ", ",
+                    n - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+// Sizes and strides seen as at least 1-D (a 0-dim tensor is a 1-element vector).
+Shape sizes1(const Tensor& t) { return t.dim() ? t.sizes() : Shape{1}; }
+Shape strides1(const Tensor& t) { return t.dim() ? t.strides() : Shape{1}; }
+
+// int64, contiguous copy (or the tensor itself when it already is one).
+Tensor as_long_contiguous(const Tensor& t) { return t.to(kInt64).contiguous(); }
+
+[[noreturn]] void throw_out_of_bounds(int64_t v, int64_t dim, int64_t size) {
+  throw IndexError(::ember::detail::cat("index ", v, " is out of bounds for dimension ", dim, " with size ", size));
+}
+// Checks 0 <= v < size for every index (no wrapping: gather/scatter/index_select semantics).
+void check_range(const int64_t* p, int64_t n, int64_t dim, int64_t size) {
+  for (int64_t i = 0; i < n; ++i)
+    if (p[i] < 0 || p[i] >= size) [[unlikely]] throw_out_of_bounds(p[i], dim, size);
+}
+
+// Walks the positions of `sizes` in row-major order, tracking an element offset per operand.
+template <int N> struct Walker {
+  Shape sizes;
+  std::array<Shape, N> strides;
+  int64_t numel() const { return shape_numel(sizes); }
+  void seek(int64_t linear, int64_t* counter, int64_t* offs) const {
+    for (int i = 0; i < N; ++i) offs[i] = 0;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      int64_t c = linear % sizes[d];
+      linear /= sizes[d];
+      counter[d] = c;
+      for (int i = 0; i < N; ++i) offs[i] += c * strides[i][d];
+    }
+  }
+  void next(int64_t* counter, int64_t* offs) const {
+    for (size_t d = sizes.size(); d-- > 0;) {
+      for (int i = 0; i < N; ++i) offs[i] += strides[i][d];
+      if (++counter[d] < sizes[d]) return;
+      for (int i = 0; i < N; ++i) offs[i] -= strides[i][d] * sizes[d];
+      counter[d] = 0;
+    }
+  }
+  // fn(const int64_t* offs) for every position; parallel when grain allows.
+  template <class F> void run(int64_t grain, const F& fn) const {
+    int64_t total = numel();
+    if (total <= 0) return;
+    auto body = [&](int64_t b, int64_t e) {
+      std::vector<int64_t> counter(sizes.size() + 1);
+      std::array<int64_t, N> offs{};
+      seek(b, counter.data(), offs.data());
+      for (int64_t p = b; p < e; ++p) {
+        fn(offs.data());
+        if (p + 1 < e) next(counter.data(), offs.data());
+      }
+    };
+    if (grain <= 0) body(0, total);
+    else parallel_for(0, total, grain, body);
+  }
+};
+
+template <size_t S> struct Bytes;
+template <> struct Bytes<1> { using type = uint8_t; };
+template <> struct Bytes<2> { using type = uint16_t; };
+template <> struct Bytes<4> { using type = uint32_t; };
+template <> struct Bytes<8> { using type = uint64_t; };
+
+// Calls f.template operator()<U>() with U an unsigned integer of the tensor's element size.
+template <class F> void visit_size(DType t, F&& f) {
+  switch (element_size(t)) {
+    case 1: f.template operator()<uint8_t>(); return;
+    case 2: f.template operator()<uint16_t>(); return;
+    case 4: f.template operator()<uint32_t>(); return;
+    case 8: f.template operator()<uint64_t>(); return;
+  }
+  EMBER_CHECK(false, "unsupported element size");
+}
+
+// dst += alpha * v in T's arithmetic (bool: or; half types through float).
+template <class T> inline T add_scaled(T dst, T v, T alpha) {
+  if constexpr (std::is_same_v<T, bool>) return dst || (alpha && v);
+  else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+    return T(float(dst) + float(alpha) * float(v));
+  else return T(dst + alpha * v);
+}
+template <class T> inline T add_plain(T dst, T v) {
+  if constexpr (std::is_same_v<T, bool>) return dst || v;
+  else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return T(float(dst) + float(v));
+  else return T(dst + v);
+}
+template <class T> inline T scalar_as(const Scalar& s) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return T(float(s.to_double()));
+  else return s.to<T>();
+}
+
+// ------------------------------------------------------------------ index_select
+
+Tensor index_select_cpu(const Tensor& self, int64_t dim, const Tensor& index) {
+  dim = wrap_dim(dim, self.dim());
+  EMBER_CHECK(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+  EMBER_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32,
+              "index_select(): Expected dtype int32 or int64 for index");
+  Tensor idx = as_long_contiguous(index);
+  const int64_t* ip = idx.data_ptr<int64_t>();
+  const int64_t K = idx.numel();
+  Shape ssz = sizes1(self), sst = strides1(self);
+  const int64_t N = ssz[dim];
+  check_range(ip, K, dim, N);
+  Shape out_shape = self.sizes();
+  if (self.dim() > 0) out_shape[dim] = K;
+  else EMBER_CHECK(K == 1, "index_select(): Index to scalar can have only 1 value, got ", K, " value(s)");
+  Tensor out = empty(out_shape, {.dtype = self.dtype(), .device = self.device()});
+  if (out.numel() == 0) return out;
+  const int64_t es = self.element_size();
+  if (self.is_contiguous()) {
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < dim; ++d) outer *= ssz[d];
+    for (size_t d = dim + 1; d < ssz.size(); ++d) inner *= ssz[d];
+    const char* src = static_cast<const char*>(self.data_ptr());
+    char* dst = static_cast<char*>(out.data_ptr());
+    if (inner == 1) {
+      visit_size(self.dtype(), [&]<class U>() {
+        const U* s = reinterpret_cast<const U*>(src);
+        U* o = reinterpret_cast<U*>(dst);
+        parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / K), [&](int64_t b, int64_t e) {
+          for (int64_t r = b; r < e; ++r)
+            for (int64_t k = 0; k < K; ++k) o[r * K + k] = s[r * N + ip[k]];
+        });
+      });
+    } else {
+      const int64_t row = inner * es;
+      parallel_for(0, outer * K, std::max<int64_t>(1, kGrainSize / inner), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+          int64_t o = r / K, k = r % K;
+          std::memcpy(dst + r * row, src + (o * N + ip[k]) * row, size_t(row));
+        }
+      });
+    }
+    return out;
+  }
+  // Strided source: walk the output; the source offset along dim comes from the index.
+  // Operands: 0 = out, 1 = self (stride along dim zeroed), 2 = position along dim.
+  Walker<3> w;
+  w.sizes = sizes1(out);
+  Shape ost = strides1(out), kst(w.sizes.size(), 0);
+  Shape sst0 = sst;
+  sst0[dim] = 0;
+  kst[dim] = 1;
+  w.strides = {ost, sst0, kst};
+  const int64_t sd = sst[dim];
+  visit_size(self.dtype(), [&]<class U>() {
+    const U* s = static_cast<const U*>(self.data_ptr());
+    U* o = static_cast<U*>(out.data_ptr());
+    w.run(kGrainSize, [&](const int64_t* off) { o[off[0]] = s[off[1] + ip[off[2]] * sd]; });
+  });
+  return out;
+}
+
+// ------------------------------------------------------------------ gather / scatter
+
+// Shape rules shared by gather and scatter (PyTorch's gather_shape_check / scatter_shape_check).
+void check_gather_shapes(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
+                         const Tensor* src) {
+  EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == std::max<int64_t>(self.dim(), 1),
+              "Index tensor must have the same number of dimensions as input tensor");
+  if (src)
+    EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == std::max<int64_t>(src->dim(), 1),
+                "Index tensor must have the same number of dimensions as src tensor");
+  Shape isz = sizes1(index), ssz = sizes1(self);
+  if (index.numel() == 0) return;
+  for (size_t d = 0; d < isz.size(); ++d) {
+    if (int64_t(d) != dim)
+      EMBER_CHECK(isz[d] <= ssz[d], "Size does not match at dimension ", d, " expected index ", index.sizes(),
+                  " to be smaller than self ", self.sizes(), " apart from dimension ", dim);
+    if (src)
+      EMBER_CHECK(isz[d] <= sizes1(*src)[d], "Size does not match at dimension ", d, " expected index ",
+                  index.sizes(), " to be smaller than src ", src->sizes(), " apart from dimension ", dim);
+  }
+  (void)op;
+}
+
+Tensor gather_cpu(const Tensor& self, int64_t dim, const Tensor& index) {
+  dim = wrap_dim(dim, self.dim());
+  EMBER_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32, "gather(): Expected dtype int64 for index");
+  check_gather_shapes("gather", self, dim, index, nullptr);
+  Tensor idx = as_long_contiguous(index);
+  Shape ssz = sizes1(self), sst = strides1(self);
+  check_range(idx.data_ptr<int64_t>(), idx.numel(), dim, ssz[dim]);
+  Tensor out = empty(index.sizes(), {.dtype = self.dtype(), .device = self.device()});
+  if (out.numel() == 0) return out;
+  Walker<3> w;  // 0 = out, 1 = index (both contiguous over index's shape), 2 = self without dim
+  w.sizes = sizes1(index);
+  Shape cst = contiguous_strides(w.sizes);
+  Shape sst0 = sst;
+  sst0[dim] = 0;
+  w.strides = {cst, cst, sst0};
+  const int64_t sd = sst[dim];
+  const int64_t* ip = idx.data_ptr<int64_t>();
+  visit_size(self.dtype(), [&]<class U>() {
+    const U* s = static_cast<const U*>(self.data_ptr());
+    U* o = static_cast<U*>(out.data_ptr());
+    w.run(kGrainSize, [&](const int64_t* off) { o[off[0]] = s[off[2] + ip[off[1]] * sd]; });
+  });
+  return out;
+}
+
+// Writes (or accumulates) src values into self at the indexed positions. Serial: duplicate
+// indices must apply in order. value_only: src is a one-element tensor broadcast to all.
+template <bool Accumulate>
+Tensor& scatter_impl(const char* op, Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                     bool value_only) {
+  dim = wrap_dim(dim, self.dim());
+  EMBER_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32, op, "(): Expected dtype int64 for index");
+  if (!value_only)
+    EMBER_CHECK(self.dtype() == src.dtype(), op, "(): Expected self.dtype to be equal to src.dtype");
+  check_gather_shapes(op, self, dim, index, value_only ? nullptr : &src);
+  Tensor idx = as_long_contiguous(index);
+  Shape ssz = sizes1(self), sst = strides1(self);
+  check_range(idx.data_ptr<int64_t>(), idx.numel(), dim, ssz[dim]);
+  if (idx.numel() == 0) return self;
+  Tensor source = (!value_only && src.is_alias_of(self)) ? src.clone() : src;
+  Walker<3> w;  // 0 = index, 1 = self without dim, 2 = src
+  w.sizes = sizes1(index);
+  Shape sst0 = sst;
+  sst0[dim] = 0;
+  Shape srcst = value_only ? Shape(w.sizes.size(), 0) : strides1(source);
+  w.strides = {contiguous_strides(w.sizes), sst0, srcst};
+  const int64_t sd = sst[dim];
+  const int64_t* ip = idx.data_ptr<int64_t>();
+  if constexpr (!Accumulate) {
+    visit_size(self.dtype(), [&]<class U>() {
+      U* s = static_cast<U*>(self.data_ptr());
+      const U* v = static_cast<const U*>(source.data_ptr());
+      w.run(0, [&](const int64_t* off) { s[off[1] + ip[off[0]] * sd] = v[off[2]]; });
+    });
+  } else {
+    visit_dtype<kAllTypes>(self.dtype(), op, [&]<class T>() {
+      T* s = static_cast<T*>(self.data_ptr());
+      const T* v = static_cast<const T*>(source.data_ptr());
+      w.run(0, [&](const int64_t* off) {
+        T& d = s[off[1] + ip[off[0]] * sd];
+        d = add_plain(d, v[off[2]]);
+      });
+    });
+  }
+  return self;
+}
+
+Tensor& scatter_cpu(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return scatter_impl<false>("scatter", self, dim, index, src, false);
+}
+Tensor& scatter_value_cpu(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  Tensor v = empty({}, {.dtype = self.dtype(), .device = self.device()});
+  ops::fill_()(v, value);
+  return scatter_impl<false>("scatter", self, dim, index, v, true);
+}
+Tensor& scatter_add_cpu(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return scatter_impl<true>("scatter_add", self, dim, index, src, false);
+}
+
+// ------------------------------------------------------------------ index_add_
+
+Tensor& index_add_cpu(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  dim = wrap_dim(dim, self.dim());
+  EMBER_CHECK(index.dim() <= 1, "index_add_(): Index is supposed to be a vector");
+  EMBER_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32,
+              "index_add_(): Expected dtype int32/int64 for index");
+  EMBER_CHECK(self.dtype() == source.dtype(), "index_add_(): self (", dtype_name(self.dtype()), ") and source (",
+              dtype_name(source.dtype()), ") must have the same scalar type");
+  Tensor idx = as_long_contiguous(index);
+  const int64_t K = idx.numel();
+  Shape ssz = sizes1(self);
+  Shape want = ssz;
+  want[dim] = K;
+  EMBER_CHECK(std::max<int64_t>(source.dim(), 1) == int64_t(ssz.size()) && IntArrayRef(sizes1(source)) == IntArrayRef(want),
+              "index_add_(): source ", source.sizes(), " must have the shape of self ", self.sizes(),
+              " with dimension ", dim, " of size ", K, " (the number of indices)");
+  const int64_t N = ssz[dim];
+  const int64_t* ip = idx.data_ptr<int64_t>();
+  check_range(ip, K, dim, N);
+  if (self.numel() == 0 || K == 0) return self;
+  Tensor work = self.is_contiguous() ? self : self.contiguous();
+  Tensor src = source.contiguous();
+  if (src.is_alias_of(work)) src = src.clone();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= ssz[d];
+  for (size_t d = dim + 1; d < ssz.size(); ++d) inner *= ssz[d];
+  visit_dtype<kAllTypes>(self.dtype(), "index_add_", [&]<class T>() {
+    T* s = static_cast<T*>(work.data_ptr());
+    const T* v = static_cast<const T*>(src.data_ptr());
+    const T al = scalar_as<T>(alpha);
+    // Tasks own disjoint (outer row, inner range) blocks and apply every index in order.
+    const int64_t blk = 4096;
+    const int64_t nblk = (inner + blk - 1) / blk;
+    parallel_for(0, outer * nblk, std::max<int64_t>(1, kGrainSize / (K * std::min(inner, blk))),
+                 [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        int64_t o = t / nblk, i0 = (t % nblk) * blk, i1 = std::min(inner, i0 + blk);
+        for (int64_t k = 0; k < K; ++k) {
+          T* d = s + (o * N + ip[k]) * inner;
+          const T* x = v + (o * K + k) * inner;
+          for (int64_t i = i0; i < i1; ++i) d[i] = add_scaled(d[i], x[i], al);
+        }
+      }
+    });
+  });
+  if (!work.is_same(self)) ops::copy_()(self, work);
+  return self;
+}
+
+// ------------------------------------------------------------------ nonzero
+
+Tensor nonzero_cpu(const Tensor& self) {
+  const int64_t nd = self.dim();
+  const int64_t n = self.numel();
+  Walker<1> w;
+  w.sizes = self.sizes();
+  w.strides = {self.strides()};
+  int64_t nchunks = n > kGrainSize ? std::min<int64_t>(omp_get_max_threads(), (n + kGrainSize - 1) / kGrainSize) : 1;
+  if (n == 0) nchunks = 0;
+  const int64_t per = nchunks ? (n + nchunks - 1) / nchunks : 0;
+  std::vector<int64_t> counts(nchunks + 1, 0);
+  Tensor out;
+  visit_dtype<kAllTypes>(self.dtype(), "nonzero", [&]<class T>() {
+    const T* p = static_cast<const T*>(self.data_ptr());
+    auto nz = [](T v) {
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return float(v) != 0.0f;
+      else return v != T(0);
+    };
+    if (nd == 0) {
+      int64_t c = nz(*p) ? 1 : 0;
+      out = empty({c, 0}, {.dtype = kInt64, .device = self.device()});
+      return;
+    }
+    parallel_for(0, nchunks, 1, [&](int64_t cb, int64_t ce) {
+      std::vector<int64_t> counter(nd);
+      for (int64_t c = cb; c < ce; ++c) {
+        int64_t b = c * per, e = std::min(n, b + per), cnt = 0, off;
+        if (b >= e) continue;
+        w.seek(b, counter.data(), &off);
+        for (int64_t i = b; i < e; ++i) {
+          cnt += nz(p[off]);
+          if (i + 1 < e) w.next(counter.data(), &off);
+        }
+        counts[c + 1] = cnt;
+      }
+    });
+    for (int64_t c = 0; c < nchunks; ++c) counts[c + 1] += counts[c];
+    out = empty({counts[nchunks], nd}, {.dtype = kInt64, .device = self.device()});
+    int64_t* o = out.data_ptr<int64_t>();
+    parallel_for(0, nchunks, 1, [&](int64_t cb, int64_t ce) {
+      std::vector<int64_t> counter(nd);
+      for (int64_t c = cb; c < ce; ++c) {
+        int64_t b = c * per, e = std::min(n, b + per), off;
+        if (b >= e) continue;
+        int64_t* q = o + counts[c] * nd;
+        w.seek(b, counter.data(), &off);
+        for (int64_t i = b; i < e; ++i) {
+          if (nz(p[off])) {
+            for (int64_t d = 0; d < nd; ++d) q[d] = counter[d];
+            q += nd;
+          }
+          if (i + 1 < e) w.next(counter.data(), &off);
+        }
+      }
+    });
+  });
+  return out;
+}
+
+// ------------------------------------------------------------------ advanced indexing
+
+Shape broadcast_index_shapes(const std::vector<Tensor>& ts) {
+  Shape out;
+  for (const auto& t : ts) {
+    const Shape& s = t.sizes();
+    size_t nd = std::max(out.size(), s.size());
+    Shape r(nd, 1);
+    bool ok = true;
+    for (size_t i = 0; i < nd; ++i) {
+      int64_t a = i < nd - out.size() ? 1 : out[i - (nd - out.size())];
+      int64_t b = i < nd - s.size() ? 1 : s[i - (nd - s.size())];
+      if (a != b && a != 1 && b != 1) ok = false;
+      r[i] = a == 1 ? b : a;
+    }
+    if (!ok) {
+      std::ostringstream os;
+      for (size_t j = 0; j < ts.size(); ++j) os << (j ? ", " : "") << IntArrayRef(ts[j].sizes());
+      throw IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes " + os.str());
+    }
+    out = r;
+  }
+  return out;
+}
+
+// Strides (in elements) of t broadcast to `shape` (0 along broadcast dims), or nullopt.
+std::optional<Shape> broadcast_strides(const Tensor& t, const Shape& shape) {
+  if (size_t(t.dim()) > shape.size()) return std::nullopt;
+  Shape st(shape.size(), 0);
+  size_t off = shape.size() - t.dim();
+  for (size_t d = 0; d < size_t(t.dim()); ++d) {
+    int64_t s = t.sizes()[d];
+    if (s == shape[d + off]) st[d + off] = s == 1 ? 0 : t.strides()[d];
+    else if (s == 1) st[d + off] = 0;
+    else return std::nullopt;
+  }
+  return st;
+}
+
+// The plan of one advanced-indexing expression over self:
+//   result = [pre dims] + [broadcast index dims] + [post dims]
+// element (p, b, q) lives at self offset pre_off[p] + idx_off[b] + post_off[q].
+struct AdvIndex {
+  Shape pre_sizes, pre_strides, post_sizes, post_strides;
+  Shape bshape;
+  std::vector<int64_t> idx_off;  // checked offsets, one per broadcast index position
+  Shape result_shape;
+  int64_t P = 1, B = 1, Q = 1;
+};
+
+AdvIndex make_adv_index(const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {
+  // 1. Dtypes, and how many dims of self the indices consume.
+  int64_t consumed = 0;
+  for (const auto& ix : indices) {
+    if (!ix) { ++consumed; continue; }
+    DType t = ix->dtype();
+    EMBER_CHECK_INDEX(t == kInt64 || t == kInt32 || t == kUInt8 || t == kBool,
+                      "tensors used as indices must be long, int, byte or bool tensors");
+    consumed += (t == kBool || t == kUInt8) ? ix->dim() : 1;
+  }
+  EMBER_CHECK_INDEX(consumed <= self.dim(), "too many indices for tensor of dimension ", self.dim(), " (got ",
+                    consumed, ")");
+  // 2. Self's geometry, with masks expanded into one long index per dim they cover. A 0-dim
+  //    mask inserts a dim of size 1 indexed by [0] (true) or [] (false), as PyTorch does.
+  Shape sz = self.sizes(), st = self.strides();
+  std::vector<std::optional<Tensor>> per_dim;
+  size_t d = 0;
+  for (const auto& ix : indices) {
+    if (!ix) { per_dim.push_back(std::nullopt); ++d; continue; }
+    DType t = ix->dtype();
+    if (t == kBool || t == kUInt8) {
+      const Tensor& m = *ix;
+      if (m.dim() == 0) {
+        sz.insert(sz.begin() + d, 1);
+        st.insert(st.begin() + d, 0);
+        bool on = m.item().to_bool();
+        Tensor li = empty({on ? 1 : 0}, {.dtype = kInt64, .device = self.device()});
+        if (on) li.data_ptr<int64_t>()[0] = 0;
+        per_dim.push_back(li);
+        ++d;
+        continue;
+      }
+      for (int64_t j = 0; j < m.dim(); ++j)
+        EMBER_CHECK_INDEX(m.sizes()[j] == sz[d + j], "The shape of the mask ", m.sizes(), " at index ", j,
+                          " does not match the shape of the indexed tensor ", self.sizes(), " at index ", d + j);
+      Tensor nz = nonzero_cpu(m);  // (n, k), contiguous int64
+      const int64_t n = nz.sizes()[0], k = m.dim();
+      const int64_t* q = nz.data_ptr<int64_t>();
+      for (int64_t j = 0; j < k; ++j) {
+        Tensor col = empty({n}, {.dtype = kInt64, .device = self.device()});
+        int64_t* c = col.data_ptr<int64_t>();
+        for (int64_t i = 0; i < n; ++i) c[i] = q[i * k + j];
+        per_dim.push_back(col);
+      }
+      d += k;
+    } else {
+      per_dim.push_back(as_long_contiguous(*ix));
+      ++d;
+    }
+  }
+  while (per_dim.size() < sz.size()) per_dim.push_back(std::nullopt);
+
+  // 3. Broadcast the index tensors, and find whether the indexed dims are adjacent.
+  std::vector<Tensor> defined;
+  std::vector<int64_t> idims;
+  for (size_t i = 0; i < per_dim.size(); ++i)
+    if (per_dim[i]) { defined.push_back(*per_dim[i]); idims.push_back(int64_t(i)); }
+  AdvIndex r;
+  r.bshape = broadcast_index_shapes(defined);
+  bool adjacent = true;
+  for (size_t i = 1; i < idims.size(); ++i) adjacent = adjacent && idims[i] == idims[i - 1] + 1;
+  int64_t first = idims.empty() ? 0 : idims.front();
+  for (size_t i = 0; i < per_dim.size(); ++i) {
+    if (per_dim[i]) continue;
+    if (adjacent && int64_t(i) < first) { r.pre_sizes.push_back(sz[i]); r.pre_strides.push_back(st[i]); }
+    else { r.post_sizes.push_back(sz[i]); r.post_strides.push_back(st[i]); }
+  }
+  r.result_shape = r.pre_sizes;
+  r.result_shape.insert(r.result_shape.end(), r.bshape.begin(), r.bshape.end());
+  r.result_shape.insert(r.result_shape.end(), r.post_sizes.begin(), r.post_sizes.end());
+  r.P = shape_numel(r.pre_sizes);
+  r.B = shape_numel(r.bshape);
+  r.Q = shape_numel(r.post_sizes);
+
+  // 4. Offsets per broadcast position, each index checked (negatives wrap once).
+  r.idx_off.assign(r.B, 0);
+  for (size_t i = 0; i < defined.size(); ++i) {
+    const int64_t dim = idims[i], size = sz[dim], stride = st[dim];
+    const int64_t* p = defined[i].data_ptr<int64_t>();
+    Walker<1> w;
+    w.sizes = r.bshape;
+    w.strides = {*broadcast_strides(defined[i], r.bshape)};
+    int64_t b = 0;
+    // The dim named in messages is the one of the user's tensor (a 0-dim mask's inserted dim is not).
+    w.run(0, [&](const int64_t* off) {
+      int64_t v = p[off[0]];
+      if (v < -size || v >= size) [[unlikely]] throw_out_of_bounds(v, dim, size);
+      if (v < 0) v += size;
+      r.idx_off[b++] += v * stride;
+    });
+  }
+  return r;
+}
+
+std::vector<int64_t> offsets_of(const Shape& sizes, const Shape& strides) {
+  std::vector<int64_t> out(shape_numel(sizes));
+  Walker<1> w;
+  w.sizes = sizes;
+  w.strides = {strides};
+  int64_t i = 0;
+  w.run(0, [&](const int64_t* off) { out[i++] = off[0]; });
+  return out;
+}
+bool is_dense_run(const Shape& sizes, const Shape& strides) {
+  int64_t expect = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expect) return false;
+    expect *= sizes[d];
+  }
+  return true;
+}
+
+Tensor index_cpu(const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {
+  AdvIndex a = make_adv_index(self, indices);
+  Tensor out = empty(a.result_shape, {.dtype = self.dtype(), .device = self.device()});
+  if (out.numel() == 0) return out;
+  std::vector<int64_t> pre = offsets_of(a.pre_sizes, a.pre_strides);
+  const bool dense = is_dense_run(a.post_sizes, a.post_strides);
+  std::vector<int64_t> post = dense ? std::vector<int64_t>{} : offsets_of(a.post_sizes, a.post_strides);
+  const int64_t B = a.B, Q = a.Q, es = self.element_size();
+  visit_size(self.dtype(), [&]<class U>() {
+    const U* s = static_cast<const U*>(self.data_ptr());
+    U* o = static_cast<U*>(out.data_ptr());
+    parallel_for(0, a.P * B, std::max<int64_t>(1, kGrainSize / Q), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const U* base = s + pre[r / B] + a.idx_off[r % B];
+        U* dst = o + r * Q;
+        if (dense) {
+          if (Q == 1) *dst = *base;
+          else std::memcpy(dst, base, size_t(Q * es));
+        } else {
+          for (int64_t q = 0; q < Q; ++q) dst[q] = base[post[q]];
+        }
+      }
+    });
+  });
+  return out;
+}
+
+Tensor& index_put_cpu(Tensor& self, ArrayRef<std::optional<Tensor>> indices, const Tensor& values, bool accumulate) {
+  EMBER_CHECK(values.dtype() == self.dtype(), "Index put requires the source and destination dtypes match, got ",
+              dtype_name(self.dtype()), " for the destination and ", dtype_name(values.dtype()), " for the source.");
+  AdvIndex a = make_adv_index(self, indices);
+  auto vst = broadcast_strides(values, a.result_shape);
+  EMBER_CHECK(vst.has_value(), "shape mismatch: value tensor of shape ", values.sizes(),
+              " cannot be broadcast to indexing result of shape ", a.result_shape);
+  if (shape_numel(a.result_shape) == 0) return self;
+  Tensor v = values.is_alias_of(self) ? values.clone() : values;
+  if (!v.is_same(values)) vst = broadcast_strides(v, a.result_shape);
+  // Value offsets: the (pre, b) part walked row by row, the post part precomputed.
+  const size_t npre = a.pre_sizes.size(), nb = a.bshape.size();
+  Shape row_sizes = a.pre_sizes, row_strides(vst->begin(), vst->begin() + npre + nb);
+  row_sizes.insert(row_sizes.end(), a.bshape.begin(), a.bshape.end());
+  Shape vpost_strides(vst->begin() + npre + nb, vst->end());
+  std::vector<int64_t> pre = offsets_of(a.pre_sizes, a.pre_strides);
+  std::vector<int64_t> post = offsets_of(a.post_sizes, a.post_strides);
+  std::vector<int64_t> vpost = offsets_of(a.post_sizes, vpost_strides);
+  Walker<1> rows;
+  rows.sizes = row_sizes;
+  rows.strides = {row_strides};
+  const int64_t B = a.B, Q = a.Q;
+  int64_t r = 0;
+  if (!accumulate) {
+    visit_size(self.dtype(), [&]<class U>() {
+      U* s = static_cast<U*>(self.data_ptr());
+      const U* x = static_cast<const U*>(v.data_ptr());
+      rows.run(0, [&](const int64_t* off) {
+        U* base = s + pre[r / B] + a.idx_off[r % B];
+        const U* vb = x + off[0];
+        for (int64_t q = 0; q < Q; ++q) base[post[q]] = vb[vpost[q]];
+        ++r;
+      });
+    });
+  } else {
+    visit_dtype<kAllTypes>(self.dtype(), "index_put_", [&]<class T>() {
+      T* s = static_cast<T*>(self.data_ptr());
+      const T* x = static_cast<const T*>(v.data_ptr());
+      rows.run(0, [&](const int64_t* off) {
+        T* base = s + pre[r / B] + a.idx_off[r % B];
+        const T* vb = x + off[0];
+        for (int64_t q = 0; q < Q; ++q) base[post[q]] = add_plain(base[post[q]], vb[vpost[q]]);
+        ++r;
+      });
+    });
+  }
+  return self;
+}
+
+// ------------------------------------------------------------------ masked_fill_
+
+Tensor& masked_fill_cpu(Tensor& self, const Tensor& mask, const Scalar& value) {
+  EMBER_CHECK(mask.dtype() == kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
+              dtype_name(mask.dtype()));
+  if (self.numel() == 0) return self;
+  TensorIter it({self}, {self, mask}, {.op_name = "masked_fill_", .compute_dtype = self.dtype(),
+                                       .output_dtype = self.dtype(), .cast_inputs = false,
+                                       .upcast_reduced_float = false});
+  visit_dtype<kAllTypes>(self.dtype(), "masked_fill_", [&]<class T>() {
+    const T v = scalar_as<T>(value);
+    cpu_kernel(it, [v](T x, bool m) -> T { return m ? v : x; });
+  });
+  return self;
+}
+
+// ------------------------------------------------------------------ bincount
+
+Tensor bincount_cpu(const Tensor& self, const std::optional<Tensor>& weights, int64_t minlength) {
+  EMBER_CHECK(self.dim() == 1 && is_integral(self.dtype(), false),
+              "bincount only supports 1-d non-negative integral inputs.");
+  EMBER_CHECK(minlength >= 0, "minlength should be >= 0");
+  const bool has_w = weights.has_value() && weights->defined();
+  if (has_w)
+    EMBER_CHECK(weights->dim() == 1 && weights->numel() == self.numel(),
+                "weights should be 1-d and have the same length as input");
+  Tensor x = as_long_contiguous(self);
+  const int64_t* p = x.data_ptr<int64_t>();
+  const int64_t n = x.numel();
+  int64_t mx = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    EMBER_CHECK(p[i] >= 0, "bincount only supports 1-d non-negative integral inputs.");
+    mx = std::max(mx, p[i]);
+  }
+  const int64_t len = std::max(minlength, mx + 1);
+  if (!has_w) {
+    Tensor out = empty({len}, {.dtype = kInt64, .device = self.device()});
+    int64_t* o = out.data_ptr<int64_t>();
+    std::fill(o, o + len, 0);
+    for (int64_t i = 0; i < n; ++i) ++o[p[i]];
+    return out;
+  }
+  DType odt = weights->dtype() == kFloat32 ? kFloat32 : kFloat64;
+  Tensor w = weights->to(odt).contiguous();
+  Tensor out = empty({len}, {.dtype = odt, .device = self.device()});
+  visit_dtype<kFloatTypes>(odt, "bincount", [&]<class T>() {
+    T* o = out.data_ptr<T>();
+    const T* wp = w.data_ptr<T>();
+    std::fill(o, o + len, T(0));
+    for (int64_t i = 0; i < n; ++i) o[p[i]] += wp[i];
+  });
+  return out;
+}
+
+EMBER_REGISTER_KERNEL(index_select, CPU, index_select_cpu);
+EMBER_REGISTER_KERNEL(gather, CPU, gather_cpu);
+EMBER_REGISTER_KERNEL(scatter_, CPU, scatter_cpu);
+EMBER_REGISTER_KERNEL(scatter_value_, CPU, scatter_value_cpu);
+EMBER_REGISTER_KERNEL(scatter_add_, CPU, scatter_add_cpu);
+EMBER_REGISTER_KERNEL(index_add_, CPU, index_add_cpu);
+EMBER_REGISTER_KERNEL(index, CPU, index_cpu);
+EMBER_REGISTER_KERNEL(index_put_, CPU, index_put_cpu);
+EMBER_REGISTER_KERNEL(nonzero, CPU, nonzero_cpu);
+EMBER_REGISTER_KERNEL(masked_fill_, CPU, masked_fill_cpu);
+EMBER_REGISTER_KERNEL(bincount, CPU, bincount_cpu);
+
+}  // namespace
+}  // namespace ember::cpu

@@ -1,0 +1,263 @@
+// CPU kernels for sort, topk and unique.
+//
+// Ordering follows PyTorch: NaN sorts as the largest value (last ascending, first descending);
+// equal keys keep their original order (ties are broken by position), so every sort here is
+// stable whether or not `stable` was asked for. float16/bfloat16 compare as float.
+#include <algorithm>
+#include <cmath>
+
+#include "cpu/tensor_iter.h"
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+
+namespace ember::cpu {
+namespace {
+
+int64_t wrap_dim(int64_t dim, int64_t ndim) {
+  int64_t n = std::max<int64_t>(ndim, 1);
+  EMBER_CHECK_INDEX(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [", -n, ", ",
+                    n - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+Shape sizes1(const Tensor& t) { return t.dim() ? t.sizes() : Shape{1}; }
+Shape strides1(const Tensor& t) { return t.dim() ? t.strides() : Shape{1}; }
+
+template <class T> struct KeyOf { using type = T; };
+template <> struct KeyOf<Half> { using type = float; };
+template <> struct KeyOf<BFloat16> { using type = float; };
+template <class T> using key_t = typename KeyOf<T>::type;
+
+template <class K> inline bool is_nan(K v) {
+  if constexpr (std::is_floating_point_v<K>) return std::isnan(v);
+  else return false;
+}
+// a < b with NaN the largest value.
+template <class K> inline bool lt_nan(K a, K b) {
+  if constexpr (std::is_floating_point_v<K>) return std::isnan(b) ? !std::isnan(a) : a < b;
+  else return a < b;
+}
+
+template <class K> struct Item {
+  K key;
+  int64_t pos;
+};
+template <class K> inline bool before(const Item<K>& a, const Item<K>& b, bool descending) {
+  if (descending) {
+    if (lt_nan(b.key, a.key)) return true;
+    if (lt_nan(a.key, b.key)) return false;
+  } else {
+    if (lt_nan(a.key, b.key)) return true;
+    if (lt_nan(b.key, a.key)) return false;
+  }
+  return a.pos < b.pos;
+}
+
+// Calls fn(in_off, out_off) (element offsets) for every row along `dim`; rows run in parallel.
+// in_strides: the input's; out_strides: the outputs' (contiguous over out_sizes).
+template <class F>
+void for_each_row(const Shape& sizes, const Shape& in_strides, const Shape& out_strides, int64_t dim,
+                  int64_t work_per_row, const F& fn) {
+  Shape rs = sizes;
+  rs[dim] = 1;
+  const int64_t rows = shape_numel(rs);
+  if (rows == 0) return;
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, work_per_row)),
+               [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      int64_t lin = r, io = 0, oo = 0;
+      for (size_t d = rs.size(); d-- > 0;) {
+        int64_t c = lin % rs[d];
+        lin /= rs[d];
+        io += c * in_strides[d];
+        oo += c * out_strides[d];
+      }
+      fn(io, oo);
+    }
+  });
+}
+
+std::tuple<Tensor, Tensor> sort_cpu(const Tensor& self, int64_t dim, bool descending, bool stable) {
+  dim = wrap_dim(dim, self.dim());
+  Tensor values = empty(self.sizes(), {.dtype = self.dtype(), .device = self.device()});
+  Tensor indices = empty(self.sizes(), {.dtype = kInt64, .device = self.device()});
+  if (self.numel() == 0) return {values, indices};
+  Shape sz = sizes1(self), ist = strides1(self), ost = contiguous_strides(sz);
+  const int64_t n = sz[dim], is = ist[dim], os = ost[dim];
+  visit_dtype<kAllTypes>(self.dtype(), "sort", [&]<class T>() {
+    using K = key_t<T>;
+    const T* in = static_cast<const T*>(self.data_ptr());
+    T* vo = static_cast<T*>(values.data_ptr());
+    int64_t* io = indices.data_ptr<int64_t>();
+    for_each_row(sz, ist, ost, dim, n * 8, [&](int64_t ioff, int64_t ooff) {
+      thread_local std::vector<Item<K>> buf;
+      buf.resize(n);
+      for (int64_t j = 0; j < n; ++j) buf[j] = {K(in[ioff + j * is]), j};
+      std::sort(buf.begin(), buf.end(), [descending](const Item<K>& a, const Item<K>& b) {
+        return before(a, b, descending);
+      });
+      for (int64_t j = 0; j < n; ++j) {
+        vo[ooff + j * os] = in[ioff + buf[j].pos * is];
+        io[ooff + j * os] = buf[j].pos;
+      }
+    });
+  });
+  (void)stable;
+  return {values, indices};
+}
+
+std::tuple<Tensor, Tensor> topk_cpu(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
+  dim = wrap_dim(dim, self.dim());
+  Shape sz = sizes1(self), ist = strides1(self);
+  const int64_t n = sz[dim];
+  EMBER_CHECK(k >= 0 && k <= n, "selected index k out of range");
+  Shape osz = self.sizes();
+  if (self.dim() > 0) osz[dim] = k;
+  Tensor values = empty(osz, {.dtype = self.dtype(), .device = self.device()});
+  Tensor indices = empty(osz, {.dtype = kInt64, .device = self.device()});
+  if (values.numel() == 0) return {values, indices};
+  Shape osz1 = sz;
+  osz1[dim] = k;
+  Shape ost = contiguous_strides(osz1);
+  const int64_t is = ist[dim], os = ost[dim];
+  visit_dtype<kAllTypes>(self.dtype(), "topk", [&]<class T>() {
+    using K = key_t<T>;
+    const T* in = static_cast<const T*>(self.data_ptr());
+    T* vo = static_cast<T*>(values.data_ptr());
+    int64_t* io = indices.data_ptr<int64_t>();
+    for_each_row(sz, ist, ost, dim, n * 4, [&](int64_t ioff, int64_t ooff) {
+      thread_local std::vector<Item<K>> buf;
+      buf.resize(n);
+      for (int64_t j = 0; j < n; ++j) buf[j] = {K(in[ioff + j * is]), j};
+      auto cmp = [largest](const Item<K>& a, const Item<K>& b) { return before(a, b, largest); };
+      if (sorted) {
+        std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), cmp);
+      } else if (k < n) {
+        std::nth_element(buf.begin(), buf.begin() + k, buf.end(), cmp);
+      }
+      for (int64_t j = 0; j < k; ++j) {
+        vo[ooff + j * os] = in[ioff + buf[j].pos * is];
+        io[ooff + j * os] = buf[j].pos;
+      }
+    });
+  });
+  return {values, indices};
+}
+
+// unique over all elements (dim = None): sorted values, inverse (self's shape), counts.
+std::tuple<Tensor, Tensor, Tensor> unique_flat(const Tensor& self, bool return_inverse, bool return_counts) {
+  Tensor x = self.contiguous();
+  const int64_t n = x.numel();
+  Tensor values, inverse, counts;
+  visit_dtype<kAllTypes>(self.dtype(), "unique", [&]<class T>() {
+    using K = key_t<T>;
+    const T* in = static_cast<const T*>(x.data_ptr());
+    std::vector<Item<K>> buf(n);
+    for (int64_t j = 0; j < n; ++j) buf[j] = {K(in[j]), j};
+    std::sort(buf.begin(), buf.end(), [](const Item<K>& a, const Item<K>& b) { return before(a, b, false); });
+    // Group runs of equal keys (NaN equals nothing, so each NaN stays apart, as in PyTorch).
+    std::vector<int64_t> starts;
+    for (int64_t j = 0; j < n; ++j)
+      if (j == 0 || !(buf[j].key == buf[j - 1].key)) starts.push_back(j);
+    const int64_t u = int64_t(starts.size());
+    values = empty({u}, {.dtype = self.dtype(), .device = self.device()});
+    T* vo = static_cast<T*>(values.data_ptr());
+    for (int64_t g = 0; g < u; ++g) vo[g] = in[buf[starts[g]].pos];
+    if (return_inverse) {
+      inverse = empty(self.sizes(), {.dtype = kInt64, .device = self.device()});
+      int64_t* iv = inverse.data_ptr<int64_t>();
+      for (int64_t g = 0; g < u; ++g) {
+        int64_t end = g + 1 < u ? starts[g + 1] : n;
+        for (int64_t j = starts[g]; j < end; ++j) iv[buf[j].pos] = g;
+      }
+    }
+    if (return_counts) {
+      counts = empty({u}, {.dtype = kInt64, .device = self.device()});
+      int64_t* c = counts.data_ptr<int64_t>();
+      for (int64_t g = 0; g < u; ++g) c[g] = (g + 1 < u ? starts[g + 1] : n) - starts[g];
+    }
+  });
+  return {values, inverse, counts};
+}
+
+// unique slices along dim: the slices compared lexicographically (the other dims row-major).
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, bool return_inverse,
+                                              bool return_counts) {
+  dim = wrap_dim(dim, self.dim());
+  Shape sz = sizes1(self);
+  const int64_t S = sz[dim];
+  int64_t zero_dims = 0;
+  for (int64_t s : sz) zero_dims += s == 0;
+  auto empty_long = [&](int64_t n) { return empty({n}, {.dtype = kInt64, .device = self.device()}); };
+  if (S == 0) {
+    EMBER_CHECK(zero_dims == 1, "Number of zero sized dimensions is more than one, so unique cannot be applied ");
+    return {self.clone(), return_inverse ? empty_long(0) : Tensor(), return_counts ? empty_long(0) : Tensor()};
+  }
+  EMBER_CHECK(zero_dims == 0, "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
+  Tensor x = self.contiguous();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= sz[d];
+  for (size_t d = dim + 1; d < sz.size(); ++d) inner *= sz[d];
+  std::vector<int64_t> ids(S), starts;
+  visit_dtype<kAllTypes>(self.dtype(), "unique", [&]<class T>() {
+    using K = key_t<T>;
+    const T* in = static_cast<const T*>(x.data_ptr());
+    // -1, 0, 1 for row a against row b (NaN the largest; NaNs compare equal here, for a total order).
+    auto cmp = [&](int64_t a, int64_t b) -> int {
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          K va = K(in[(o * S + a) * inner + i]), vb = K(in[(o * S + b) * inner + i]);
+          if (lt_nan(va, vb)) return -1;
+          if (lt_nan(vb, va)) return 1;
+        }
+      return 0;
+    };
+    auto same = [&](int64_t a, int64_t b) {
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i)
+          if (!(K(in[(o * S + a) * inner + i]) == K(in[(o * S + b) * inner + i]))) return false;
+      return true;
+    };
+    for (int64_t r = 0; r < S; ++r) ids[r] = r;
+    std::sort(ids.begin(), ids.end(), [&](int64_t a, int64_t b) {
+      int c = cmp(a, b);
+      return c != 0 ? c < 0 : a < b;
+    });
+    for (int64_t j = 0; j < S; ++j)
+      if (j == 0 || !same(ids[j], ids[j - 1])) starts.push_back(j);
+  });
+  const int64_t u = int64_t(starts.size());
+  Tensor sel = empty_long(u);
+  int64_t* sp = sel.data_ptr<int64_t>();
+  for (int64_t g = 0; g < u; ++g) sp[g] = ids[starts[g]];
+  Tensor values = ops::index_select()(self, dim, sel);
+  Tensor inverse, counts;
+  if (return_inverse) {
+    inverse = empty_long(S);
+    int64_t* iv = inverse.data_ptr<int64_t>();
+    for (int64_t g = 0; g < u; ++g) {
+      int64_t end = g + 1 < u ? starts[g + 1] : S;
+      for (int64_t j = starts[g]; j < end; ++j) iv[ids[j]] = g;
+    }
+  }
+  if (return_counts) {
+    counts = empty_long(u);
+    int64_t* c = counts.data_ptr<int64_t>();
+    for (int64_t g = 0; g < u; ++g) c[g] = (g + 1 < u ? starts[g + 1] : S) - starts[g];
+  }
+  return {values, inverse, counts};
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique_cpu(const Tensor& self, bool sorted, bool return_inverse,
+                                              bool return_counts, std::optional<int64_t> dim) {
+  // Results are always sorted (sorted=false leaves the order unspecified, as in PyTorch).
+  (void)sorted;
+  if (dim) return unique_dim(self, *dim, return_inverse, return_counts);
+  return unique_flat(self, return_inverse, return_counts);
+}
+
+EMBER_REGISTER_KERNEL(sort, CPU, sort_cpu);
+EMBER_REGISTER_KERNEL(topk, CPU, topk_cpu);
+EMBER_REGISTER_KERNEL(unique, CPU, unique_cpu);
+
+}  // namespace
+}  // namespace ember::cpu
