@@ -1,0 +1,235 @@
+// Linear algebra: mm, bmm, addmm and dot are dispatched ops (CPU kernels in
+// src/cpu/blas_kernels.cpp); mv, outer, baddbmm and matmul are composites built on them.
+// Argument checks live here, with PyTorch's messages, so every backend shares them.
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+
+namespace ember {
+
+namespace {
+
+// The names PyTorch's messages use: "float" (caffe2 TypeMeta) and "Float" (ScalarType).
+const char* meta_name(DType t) {
+  switch (t) {
+    case DType::Bool: return "bool";
+    case DType::UInt8: return "unsigned char";
+    case DType::Int8: return "signed char";
+    case DType::Int16: return "short int";
+    case DType::Int32: return "int";
+    case DType::Int64: return "long int";
+    case DType::Float16: return "c10::Half";
+    case DType::BFloat16: return "c10::BFloat16";
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+  }
+  return "?";
+}
+const char* scalar_type_name(DType t) {
+  switch (t) {
+    case DType::Bool: return "Bool";
+    case DType::UInt8: return "Byte";
+    case DType::Int8: return "Char";
+    case DType::Int16: return "Short";
+    case DType::Int32: return "Int";
+    case DType::Int64: return "Long";
+    case DType::Float16: return "Half";
+    case DType::BFloat16: return "BFloat16";
+    case DType::Float32: return "Float";
+    case DType::Float64: return "Double";
+  }
+  return "?";
+}
+
+void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.device() == b.device(), "Expected all tensors to be on the same device, but found at least two devices, ",
+              a.device().str(), " and ", b.device().str(), "! (when checking argument for ", op, ")");
+}
+
+void check_mm_dtypes(const Tensor& m1, const Tensor& m2) {
+  EMBER_CHECK(m1.dtype() == m2.dtype(), "expected m1 and m2 to have the same dtype, but got: ",
+              meta_name(m1.dtype()), " != ", meta_name(m2.dtype()));
+}
+
+void check_scalars(const Tensor& t, const Scalar& beta, const Scalar& alpha) {
+  if (!is_floating(t.dtype())) {
+    EMBER_CHECK(!beta.is_floating(), "For integral input tensors, argument beta must not be a floating point number.");
+    EMBER_CHECK(!alpha.is_floating(), "For integral input tensors, argument alpha must not be a floating point number.");
+  }
+}
+
+void check_mm_shapes(const Tensor& m1, const Tensor& m2) {
+  EMBER_CHECK(m1.sizes()[1] == m2.sizes()[0], "mat1 and mat2 shapes cannot be multiplied (", m1.sizes()[0], "x",
+              m1.sizes()[1], " and ", m2.sizes()[0], "x", m2.sizes()[1], ")");
+}
+
+void check_bmm(const Tensor& b1, const Tensor& b2) {
+  EMBER_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+  EMBER_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+  int64_t bs = b1.sizes()[0], k = b1.sizes()[2];
+  EMBER_CHECK(b2.sizes()[0] == bs && b2.sizes()[1] == k,
+              "Expected size for first two dimensions of batch2 tensor to be: [", bs, ", ", k, "] but got: [",
+              b2.sizes()[0], ", ", b2.sizes()[1], "].");
+  EMBER_CHECK(b1.dtype() == b2.dtype(), "expected scalar type ", scalar_type_name(b1.dtype()), " but found ",
+              scalar_type_name(b2.dtype()));
+  check_same_device("bmm", b1, b2);
+}
+
+// "The expanded size of the tensor (2) must match the existing size (3) at non-singleton
+// dimension 0.  Target sizes: [2, 5].  Tensor sizes: [3, 5]": self must broadcast to the result.
+void check_expandable(const Tensor& self, IntArrayRef target) {
+  int64_t nd = self.dim(), nt = int64_t(target.size());
+  EMBER_CHECK(nd <= nt, "expand(", to_string(self.dtype()), "{", self.sizes(), "}, size=", target.vec(),
+              "): the number of sizes provided (", nt, ") must be greater or equal to the number of dimensions in the tensor (",
+              nd, ")");
+  for (int64_t i = 0; i < nd; ++i) {
+    int64_t s = self.sizes()[nd - 1 - i], t = target[nt - 1 - i];
+    EMBER_CHECK(s == t || s == 1, "The expanded size of the tensor (", t, ") must match the existing size (", s,
+                ") at non-singleton dimension ", nt - 1 - i, ".  Target sizes: ", target.vec(),
+                ".  Tensor sizes: ", self.sizes());
+  }
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.dim() == 2, "self must be a matrix");
+  EMBER_CHECK(b.dim() == 2, "mat2 must be a matrix");
+  check_mm_shapes(a, b);
+  check_mm_dtypes(a, b);
+  check_same_device("mm", a, b);
+  return ops::mm()(a, b);
+}
+
+Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
+  EMBER_CHECK(m1.dim() == 2, "mat1 must be a matrix, got ", m1.dim(), "-D tensor");
+  EMBER_CHECK(m2.dim() == 2, "mat2 must be a matrix, got ", m2.dim(), "-D tensor");
+  check_mm_shapes(m1, m2);
+  check_mm_dtypes(m1, m2);
+  EMBER_CHECK(self.dtype() == m2.dtype(), "self and mat2 must have the same dtype");
+  check_same_device("addmm", self, m1);
+  check_same_device("addmm", m1, m2);
+  check_expandable(self, {m1.sizes()[0], m2.sizes()[1]});
+  check_scalars(m1, beta, alpha);
+  return ops::addmm()(self, m1, m2, beta, alpha);
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  check_bmm(a, b);
+  return ops::bmm()(a, b);
+}
+
+Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
+  check_bmm(b1, b2);
+  EMBER_CHECK(self.dtype() == b1.dtype(), "Input dtypes must be the same, got: input ", meta_name(self.dtype()),
+              ", batch1: ", meta_name(b1.dtype()), ", batch2: ", meta_name(b2.dtype()));
+  check_same_device("baddbmm", self, b1);
+  check_expandable(self, {b1.sizes()[0], b1.sizes()[1], b2.sizes()[2]});
+  check_scalars(b1, beta, alpha);
+  Tensor prod = ops::bmm()(b1, b2);
+  bool alpha_one = alpha.is_floating() ? alpha.to_double() == 1.0 : alpha.to_int() == 1;
+  if (!alpha_one) prod = mul(prod, alpha);
+  if (beta.to_double() == 0.0) return prod;  // self is ignored, NaN included
+  return add(prod, self, beta);
+}
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got ", a.dim(), "D and ", b.dim(), "D tensors");
+  EMBER_CHECK(a.dtype() == b.dtype(), "dot : expected both vectors to have same dtype, but found ",
+              scalar_type_name(a.dtype()), " and ", scalar_type_name(b.dtype()));
+  EMBER_CHECK(a.numel() == b.numel(), "inconsistent tensor size, expected tensor [", a.numel(), "] and src [",
+              b.numel(), "] to have the same number of elements, but got ", a.numel(), " and ", b.numel(),
+              " elements respectively");
+  check_same_device("dot", a, b);
+  return ops::dot()(a, b);
+}
+
+Tensor mv(const Tensor& a, const Tensor& v) {
+  EMBER_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got 1, ", a.dim(), ", ", v.dim());
+  EMBER_CHECK(a.sizes()[1] == v.sizes()[0], "size mismatch, got ", a.sizes()[0], ", ", a.sizes()[0], "x",
+              a.sizes()[1], ",", v.sizes()[0]);
+  EMBER_CHECK(a.dtype() == v.dtype(), "expected scalar type ", scalar_type_name(a.dtype()), " but found ",
+              scalar_type_name(v.dtype()));
+  check_same_device("mv", a, v);
+  // (M, K) @ (K, 1): the vector as a one-column matrix view (no copy).
+  Tensor out = ops::mm()(a, v.unsqueeze(1));
+  return out.view({a.sizes()[0]});
+}
+
+Tensor outer(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.dim() == 1, "outer: Expected 1-D argument self, but got ", a.dim(), "-D");
+  EMBER_CHECK(b.dim() == 1, "outer: Expected 1-D argument vec2, but got ", b.dim(), "-D");
+  return mul(a.unsqueeze(1), b);
+}
+
+namespace {
+
+// Batch dims of a matmul operand can be folded into its rows (a view, no copy): each batch
+// stride equals the next stride times the next size.
+bool foldable(const Tensor& t) {
+  if (t.numel() == 0) return true;
+  for (int64_t i = 0; i + 2 < t.dim(); ++i)
+    if (t.strides()[i] != t.strides()[i + 1] * t.sizes()[i + 1]) return false;
+  return true;
+}
+
+}  // namespace
+
+// torch.matmul: the rank rules of PyTorch's _matmul_impl.
+Tensor matmul(const Tensor& t1, const Tensor& t2) {
+  const int64_t d1 = t1.dim(), d2 = t2.dim();
+  EMBER_CHECK(d1 > 0 && d2 > 0, "both arguments to matmul need to be at least 1D, but they are ", d1, "D and ", d2,
+              "D");
+  if (d1 == 1 && d2 == 1) return dot(t1, t2);
+  if (d1 == 2 && d2 == 1) return mv(t1, t2);
+  if (d1 == 1 && d2 == 2) return mm(t1.unsqueeze(0), t2).squeeze(0);
+  if (d1 == 2 && d2 == 2) return mm(t1, t2);
+
+  // One side has batch dims and the other is a vector or matrix: fold the batch into the rows
+  // of one mm/mv when that needs no copy. For (vector @ batch) the batch side is transposed.
+  if (d1 >= 3 && d2 <= 2 && foldable(t1)) {
+    Shape out_shape(t1.sizes().begin(), t1.sizes().end() - 1);
+    int64_t rows = shape_numel(out_shape);
+    Tensor folded = t1.reshape({rows, t1.sizes().back()});
+    if (d2 == 2) {
+      out_shape.push_back(t2.sizes()[1]);
+      return mm(folded, t2).view(out_shape);
+    }
+    return mv(folded, t2).view(out_shape);
+  }
+  if (d2 >= 3 && d1 == 1 && foldable(t2.mT())) {
+    Tensor t = t2.mT();  // (..., p, m): rows are the output's entries
+    Shape out_shape(t.sizes().begin(), t.sizes().end() - 1);
+    int64_t rows = shape_numel(out_shape);
+    return mv(t.reshape({rows, t.sizes().back()}), t1).view(out_shape);
+  }
+
+  // General case: broadcast the batch dims, flatten them and run one bmm. A 1-D operand is a
+  // one-row (left) or one-column (right) matrix whose extra dim is removed at the end.
+  const int64_t n = d1 > 1 ? t1.sizes()[d1 - 2] : 1;
+  const int64_t m1 = t1.sizes().back();
+  Shape batch1(t1.sizes().begin(), t1.sizes().begin() + std::max<int64_t>(d1 - 2, 0));
+  const int64_t m2 = d2 > 1 ? t2.sizes()[d2 - 2] : t2.sizes()[0];
+  const int64_t p = d2 > 1 ? t2.sizes().back() : 1;
+  Shape batch2(t2.sizes().begin(), t2.sizes().begin() + std::max<int64_t>(d2 - 2, 0));
+  Shape out_shape = broadcast_shapes(batch1, batch2);
+  const int64_t nbatch = shape_numel(out_shape);
+
+  Shape e1 = out_shape;
+  e1.push_back(n);
+  e1.push_back(m1);
+  Tensor a = t1.expand(e1).reshape({nbatch, n, m1});
+  Shape e2 = out_shape;
+  e2.push_back(m2);
+  Tensor b;
+  if (d2 == 1) {
+    b = t2.expand(e2).reshape({nbatch, m2, 1});
+  } else {
+    e2.push_back(p);
+    b = t2.expand(e2).reshape({nbatch, m2, p});
+  }
+  if (d1 > 1) out_shape.push_back(n);
+  if (d2 > 1) out_shape.push_back(p);
+  return bmm(a, b).view(out_shape);
+}
+
+}  // namespace ember
