@@ -43,11 +43,61 @@ template <class D, class S> inline D convert(S s) {
   else return static_cast<D>(s);
 }
 
+// dst[b, i, j] = src[b, i, j] where src's last two dims are swapped in memory (a transpose):
+// walking dst row by row would stride through src a cache line per element, so copy in
+// square tiles that fit in L1 on both sides.
+template <class E>
+void transposed_copy(char* dst, const char* src, const Tensor& s, int64_t rows, int64_t cols) {
+  constexpr int64_t kTile = 32;
+  int64_t nd = s.dim();
+  int64_t batch = s.numel() / (rows * cols);
+  int64_t src_col_stride = s.strides()[nd - 1];  // elements between src[i, j] and src[i, j+1]
+  int64_t row_tiles = (rows + kTile - 1) / kTile;
+  parallel_for(0, batch * row_tiles, 4, [&](int64_t begin, int64_t end) {
+    for (int64_t w = begin; w < end; ++w) {
+      int64_t b = w / row_tiles, i0 = (w % row_tiles) * kTile;
+      // Offset of batch b in src, from its (possibly strided) leading dims.
+      int64_t off = 0, rem = b;
+      for (int64_t d = nd - 3; d >= 0; --d) {
+        off += (rem % s.sizes()[d]) * s.strides()[d];
+        rem /= s.sizes()[d];
+      }
+      const E* sp = reinterpret_cast<const E*>(src) + off;
+      E* dp = reinterpret_cast<E*>(dst) + b * rows * cols;
+      int64_t i1 = std::min(rows, i0 + kTile);
+      for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+        int64_t j1 = std::min(cols, j0 + kTile);
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t j = j0; j < j1; ++j) dp[i * cols + j] = sp[i + j * src_col_stride];
+      }
+    }
+  });
+}
+
+bool try_transposed_copy(Tensor& self, const Tensor& src) {
+  int64_t nd = src.dim();
+  if (nd < 2 || self.dtype() != src.dtype() || !self.is_contiguous() ||
+      !(IntArrayRef(self.sizes()) == IntArrayRef(src.sizes())))
+    return false;
+  int64_t rows = src.sizes()[nd - 2], cols = src.sizes()[nd - 1];
+  if (rows < 8 || cols < 8 || src.strides()[nd - 2] != 1 || src.strides()[nd - 1] < rows) return false;
+  char* d = static_cast<char*>(self.data_ptr());
+  const char* sp = static_cast<const char*>(src.data_ptr());
+  switch (self.element_size()) {
+    case 1: transposed_copy<uint8_t>(d, sp, src, rows, cols); return true;
+    case 2: transposed_copy<uint16_t>(d, sp, src, rows, cols); return true;
+    case 4: transposed_copy<uint32_t>(d, sp, src, rows, cols); return true;
+    case 8: transposed_copy<uint64_t>(d, sp, src, rows, cols); return true;
+  }
+  return false;
+}
+
 Tensor& copy_cpu(Tensor& self, const Tensor& src) {
   EMBER_CHECK(self.device() == src.device() || (self.is_cpu() && src.is_cpu()),
               "copy_: cannot copy between ", src.device().str(), " and ", self.device().str(),
               " without a backend that knows both");
   if (self.numel() == 0) return self;
+  if (try_transposed_copy(self, src)) return self;
   TensorIter it({self}, {src}, {.op_name = "copy_", .compute_dtype = src.dtype(),
                                 .output_dtype = self.dtype(), .cast_inputs = false,
                                 .upcast_reduced_float = false});

@@ -105,21 +105,28 @@ void TensorIter::run_range(const Loop& loop, int64_t begin, int64_t end) const {
   for (int i = 0; i < ntensors_; ++i) inner_strides[i] = ops_[i].strides[0];
   const int64_t inner = iter_shape_[0];
   int64_t counter[16];
-  // Decompose begin into a multi-index.
+  // Decompose begin into a multi-index and the matching pointers; then walk run by run,
+  // updating pointers incrementally (O(1) per run, not O(ndim)).
   int64_t linear = begin;
   for (int d = 0; d < ndim_; ++d) { counter[d] = linear % iter_shape_[d]; linear /= iter_shape_[d]; }
+  for (int i = 0; i < ntensors_; ++i) {
+    int64_t off = 0;
+    for (int d = 0; d < ndim_; ++d) off += counter[d] * ops_[i].strides[d];
+    data[i] = ops_[i].data + off;
+  }
   int64_t pos = begin;
   while (pos < end) {
     int64_t n = std::min(inner - counter[0], end - pos);
-    for (int i = 0; i < ntensors_; ++i) {
-      int64_t off = 0;
-      for (int d = 0; d < ndim_; ++d) off += counter[d] * ops_[i].strides[d];
-      data[i] = ops_[i].data + off;
-    }
     loop(data, inner_strides, n);
     pos += n;
     counter[0] += n;
-    for (int d = 0; d < ndim_ - 1 && counter[d] >= iter_shape_[d]; ++d) { counter[d] = 0; ++counter[d + 1]; }
+    for (int i = 0; i < ntensors_; ++i) data[i] += n * ops_[i].strides[0];
+    for (int d = 0; d < ndim_ - 1 && counter[d] >= iter_shape_[d]; ++d) {
+      for (int i = 0; i < ntensors_; ++i)
+        data[i] += ops_[i].strides[d + 1] - counter[d] * ops_[i].strides[d];
+      counter[d] = 0;
+      ++counter[d + 1];
+    }
   }
 }
 
