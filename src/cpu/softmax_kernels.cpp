@@ -1,0 +1,143 @@
+// CPU kernels for softmax and log_softmax: one fused kernel per row (max, exp-and-sum, scale),
+// stable for large inputs because the row max is subtracted before exp.
+//  - the reduced dim is innermost: each row is a contiguous run, rows are split across threads;
+//  - otherwise (shape [outer, n, inner]): a block of up to 256 neighbouring columns is handled
+//    at once, each pass walking the n rows of the block with contiguous vector loops.
+// float16/bfloat16 compute in float32; float32 uses the vectorisable exp_f32.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/parallel.h"
+#include "cpu/dtype_dispatch.h"
+#include "cpu/reduce_utils.h"
+#include "cpu/vec_math.h"
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+
+namespace ember::cpu {
+namespace {
+
+template <class T> inline T exp_t(T x) {
+  if constexpr (std::is_same_v<T, float>) return exp_f32(x);
+  else return std::exp(x);
+}
+template <class T> inline T max_t(T a, T x) { return x > a ? x : a; }  // NaN rows turn NaN through exp
+
+template <class T, bool kLog> void softmax_row(const T* __restrict x, T* __restrict y, int64_t n) {
+  constexpr int K = 64 / sizeof(T);  // one 512-bit vector of lanes, two of them
+  constexpr T ninf = -std::numeric_limits<T>::infinity();
+  // 1. max
+  T m[2 * K];
+  for (int k = 0; k < 2 * K; ++k) m[k] = ninf;
+  int64_t i = 0;
+  for (; i + 2 * K <= n; i += 2 * K)
+    for (int k = 0; k < 2 * K; ++k) m[k] = max_t(m[k], x[i + k]);
+  for (; i < n; ++i) m[0] = max_t(m[0], x[i]);
+  for (int w = K; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) m[k] = max_t(m[k], m[k + w]);
+  const T mx = m[0];
+  // 2. exp(x - max) into y (a plain loop, so exp vectorises), then their sum
+  for (int64_t j = 0; j < n; ++j) y[j] = exp_t(x[j] - mx);
+  T s[2 * K];
+  for (int k = 0; k < 2 * K; ++k) s[k] = T(0);
+  i = 0;
+  for (; i + 2 * K <= n; i += 2 * K)
+    for (int k = 0; k < 2 * K; ++k) s[k] += y[i + k];
+  for (; i < n; ++i) s[0] += y[i];
+  for (int w = K; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) s[k] += s[k + w];
+  // 3. scale
+  if constexpr (kLog) {
+    const T ls = std::log(s[0]);
+    for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - mx) - ls;
+  } else {
+    const T inv = T(1) / s[0];
+    for (int64_t j = 0; j < n; ++j) y[j] *= inv;
+  }
+}
+
+// Columns [j0, j0 + len) of one [n, inner] slab.
+template <class T, bool kLog>
+void softmax_block(const T* __restrict x, T* __restrict y, int64_t n, int64_t inner, int64_t len) {
+  constexpr int64_t B = 256;
+  T mx[B], s[B];
+  for (int64_t k = 0; k < len; ++k) mx[k] = -std::numeric_limits<T>::infinity();
+  for (int64_t r = 0; r < n; ++r) {
+    const T* row = x + r * inner;
+    for (int64_t k = 0; k < len; ++k) mx[k] = max_t(mx[k], row[k]);
+  }
+  for (int64_t k = 0; k < len; ++k) s[k] = T(0);
+  for (int64_t r = 0; r < n; ++r) {
+    const T* row = x + r * inner;
+    T* out = y + r * inner;
+    for (int64_t k = 0; k < len; ++k) {
+      T e = exp_t(row[k] - mx[k]);
+      if constexpr (!kLog) out[k] = e;
+      s[k] += e;
+    }
+  }
+  if constexpr (kLog) {
+    for (int64_t k = 0; k < len; ++k) s[k] = std::log(s[k]);
+    for (int64_t r = 0; r < n; ++r) {
+      const T* row = x + r * inner;
+      T* out = y + r * inner;
+      for (int64_t k = 0; k < len; ++k) out[k] = (row[k] - mx[k]) - s[k];
+    }
+  } else {
+    for (int64_t k = 0; k < len; ++k) s[k] = T(1) / s[k];
+    for (int64_t r = 0; r < n; ++r) {
+      T* out = y + r * inner;
+      for (int64_t k = 0; k < len; ++k) out[k] *= s[k];
+    }
+  }
+}
+
+template <bool kLog> Tensor softmax_impl(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  const char* name = kLog ? "log_softmax" : "softmax";
+  Tensor x0 = dtype ? reduce::convert(a, *dtype) : a;
+  int64_t d = reduce::wrap_dim(dim, a.dim());
+  DType out_dt = x0.dtype();
+  DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  Tensor x = reduce::convert(x0, cdt, /*contig=*/true);
+  Tensor y = empty(a.sizes(), {.dtype = cdt, .device = a.device()});
+  if (a.numel() == 0) return reduce::convert(y, out_dt);
+  int64_t outer = 1, n = a.dim() == 0 ? 1 : a.sizes()[d], inner = 1;
+  for (int64_t i = 0; i < d; ++i) outer *= a.sizes()[i];
+  for (int64_t i = d + 1; i < a.dim(); ++i) inner *= a.sizes()[i];
+  visit_dtype<kFloatTypes>(cdt, name, [&]<class T>() {
+    const T* in = x.data_ptr<T>();
+    T* out = y.data_ptr<T>();
+    if (inner == 1) {
+      int64_t grain = std::max<int64_t>(1, kGrainSize / (4 * n));
+      parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) softmax_row<T, kLog>(in + r * n, out + r * n, n);
+      });
+      return;
+    }
+    constexpr int64_t B = 256;
+    const int64_t nblk = (inner + B - 1) / B;
+    int64_t grain = std::max<int64_t>(1, kGrainSize / (4 * n * std::min(B, inner)));
+    parallel_for(0, outer * nblk, grain, [&](int64_t tb, int64_t te) {
+      for (int64_t t = tb; t < te; ++t) {
+        int64_t o = t / nblk, j0 = (t % nblk) * B;
+        int64_t off = o * n * inner + j0;
+        softmax_block<T, kLog>(in + off, out + off, n, inner, std::min(B, inner - j0));
+      }
+    });
+  });
+  return reduce::convert(y, out_dt);
+}
+
+Tensor softmax_cpu(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  return softmax_impl<false>(a, dim, dtype);
+}
+Tensor log_softmax_cpu(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  return softmax_impl<true>(a, dim, dtype);
+}
+
+EMBER_REGISTER_KERNEL(softmax, CPU, softmax_cpu);
+EMBER_REGISTER_KERNEL(log_softmax, CPU, log_softmax_cpu);
+
+}  // namespace
+}  // namespace ember::cpu
