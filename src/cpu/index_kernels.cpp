@@ -77,6 +77,28 @@ template <int N> struct Walker {
   }
 };
 
+// Like Walker::run over all dims but the last; fn(offs, n, inner_strides) runs a tight loop
+// over the n elements of the last dim.
+template <int N, class F> void walk_rows(const Walker<N>& w, int64_t grain, const F& fn) {
+  if (w.sizes.empty()) {
+    std::array<int64_t, N> zero{};
+    int64_t offs[N] = {};
+    fn(offs, int64_t(1), zero.data());
+    return;
+  }
+  Walker<N> outer;
+  outer.sizes.assign(w.sizes.begin(), w.sizes.end() - 1);
+  std::array<int64_t, N> inner_st;
+  for (int i = 0; i < N; ++i) {
+    outer.strides[i].assign(w.strides[i].begin(), w.strides[i].end() - 1);
+    inner_st[i] = w.strides[i].back();
+  }
+  const int64_t n = w.sizes.back();
+  if (n == 0) return;
+  outer.run(grain <= 0 ? 0 : std::max<int64_t>(1, grain / n),
+            [&](const int64_t* offs) { fn(offs, n, inner_st.data()); });
+}
+
 template <size_t S> struct Bytes;
 template <> struct Bytes<1> { using type = uint8_t; };
 template <> struct Bytes<2> { using type = uint16_t; };
@@ -169,7 +191,9 @@ Tensor index_select_cpu(const Tensor& self, int64_t dim, const Tensor& index) {
   visit_size(self.dtype(), [&]<class U>() {
     const U* s = static_cast<const U*>(self.data_ptr());
     U* o = static_cast<U*>(out.data_ptr());
-    w.run(kGrainSize, [&](const int64_t* off) { o[off[0]] = s[off[1] + ip[off[2]] * sd]; });
+    walk_rows(w, kGrainSize, [&](const int64_t* off, int64_t n, const int64_t* st) {
+      for (int64_t j = 0; j < n; ++j) o[off[0] + j * st[0]] = s[off[1] + j * st[1] + ip[off[2] + j * st[2]] * sd];
+    });
   });
   return out;
 }
@@ -217,7 +241,13 @@ Tensor gather_cpu(const Tensor& self, int64_t dim, const Tensor& index) {
   visit_size(self.dtype(), [&]<class U>() {
     const U* s = static_cast<const U*>(self.data_ptr());
     U* o = static_cast<U*>(out.data_ptr());
-    w.run(kGrainSize, [&](const int64_t* off) { o[off[0]] = s[off[2] + ip[off[1]] * sd]; });
+    walk_rows(w, kGrainSize, [&](const int64_t* off, int64_t n, const int64_t* st) {
+      const int64_t s2 = st[2];
+      U* oo = o + off[0];
+      const int64_t* ii = ip + off[1];
+      const U* ss = s + off[2];
+      for (int64_t j = 0; j < n; ++j) oo[j] = ss[j * s2 + ii[j] * sd];
+    });
   });
   return out;
 }
@@ -249,15 +279,19 @@ Tensor& scatter_impl(const char* op, Tensor& self, int64_t dim, const Tensor& in
     visit_size(self.dtype(), [&]<class U>() {
       U* s = static_cast<U*>(self.data_ptr());
       const U* v = static_cast<const U*>(source.data_ptr());
-      w.run(0, [&](const int64_t* off) { s[off[1] + ip[off[0]] * sd] = v[off[2]]; });
+      walk_rows(w, 0, [&](const int64_t* off, int64_t n, const int64_t* st) {
+        for (int64_t j = 0; j < n; ++j) s[off[1] + j * st[1] + ip[off[0] + j] * sd] = v[off[2] + j * st[2]];
+      });
     });
   } else {
     visit_dtype<kAllTypes>(self.dtype(), op, [&]<class T>() {
       T* s = static_cast<T*>(self.data_ptr());
       const T* v = static_cast<const T*>(source.data_ptr());
-      w.run(0, [&](const int64_t* off) {
-        T& d = s[off[1] + ip[off[0]] * sd];
-        d = add_plain(d, v[off[2]]);
+      walk_rows(w, 0, [&](const int64_t* off, int64_t n, const int64_t* st) {
+        for (int64_t j = 0; j < n; ++j) {
+          T& d = s[off[1] + j * st[1] + ip[off[0] + j] * sd];
+          d = add_plain(d, v[off[2] + j * st[2]]);
+        }
       });
     });
   }
@@ -412,11 +446,14 @@ Shape broadcast_index_shapes(const std::vector<Tensor>& ts) {
 }
 
 // Strides (in elements) of t broadcast to `shape` (0 along broadcast dims), or nullopt.
+// Extra leading size-1 dims of t are dropped (values of shape [1, 4] fit a result [4]).
 std::optional<Shape> broadcast_strides(const Tensor& t, const Shape& shape) {
-  if (size_t(t.dim()) > shape.size()) return std::nullopt;
+  size_t lead = 0;
+  while (size_t(t.dim()) - lead > shape.size() && t.sizes()[lead] == 1) ++lead;
+  if (size_t(t.dim()) - lead > shape.size()) return std::nullopt;
   Shape st(shape.size(), 0);
-  size_t off = shape.size() - t.dim();
-  for (size_t d = 0; d < size_t(t.dim()); ++d) {
+  const int64_t off = int64_t(shape.size()) - t.dim();  // d + off >= 0 for d >= lead
+  for (int64_t d = int64_t(lead); d < t.dim(); ++d) {
     int64_t s = t.sizes()[d];
     if (s == shape[d + off]) st[d + off] = s == 1 ? 0 : t.strides()[d];
     else if (s == 1) st[d + off] = 0;

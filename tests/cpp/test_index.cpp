@@ -502,6 +502,11 @@ TEST(IndexPut, Errors) {
   EXPECT_EQ(x.sum().item<double>(), 0.0);  // nothing written
   EXPECT_THROW_MSG(x.index_put_({longs({0}), longs({-5})}, ones({}), true), IndexError,
                    "index -5 is out of bounds for dimension 1 with size 4");
+  // Values with extra leading 1-dims broadcast (as x[i] = v does in PyTorch).
+  Tensor y = zeros({3, 4});
+  y.index_put_({longs({2, 0})}, make({1, 2, 3, 4}, {1, 1, 4}, kFloat32));
+  EXPECT_TRUE(same(y, {3, 4}, {1, 2, 3, 4, 0, 0, 0, 0, 1, 2, 3, 4}));
+  EXPECT_THROW_MSG(x.index_put_({longs({0, 1})}, ones({2, 2, 4})), Error, "cannot be broadcast to indexing result");
   EXPECT_THROW_MSG(x.index_put_({longs({0, 1})}, ones({3})), Error,
                    "shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [2, 4]");
   EXPECT_THROW_MSG(x.index_put_({longs({0})}, ones({4}, {.dtype = kFloat64})), Error,
