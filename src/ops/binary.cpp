@@ -49,4 +49,120 @@ Tensor mul(const Tensor& a, const Tensor& b) { return ops::mul()(a, b); }
 Tensor mul(const Tensor& a, const Scalar& b) { return mul(a, wrap(b, a)); }
 Tensor& mul_(Tensor& self, const Tensor& other) { return bumped(ops::mul_()(self, other)); }
 
+// ---------------------------------------------------------------- division family
+
+namespace {
+void check_rounding_mode(const std::optional<std::string>& mode) {
+  EMBER_CHECK(!mode || *mode == "trunc" || *mode == "floor",
+              "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+              mode.value_or(""), "'");
+}
+// pow(integer tensor, negative integer number) has no integer result.
+void check_int_pow(const Tensor& base, const Tensor& exponent) {
+  if (!exponent.impl()->is_wrapped_number() || is_floating(base.dtype()) || is_floating(exponent.dtype()))
+    return;
+  EMBER_CHECK(exponent.item().to_int() >= 0, "Integers to negative integer powers are not allowed.");
+}
+}  // namespace
+
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string> rounding_mode) {
+  check_rounding_mode(rounding_mode);
+  return ops::div()(a, b, rounding_mode);
+}
+Tensor div(const Tensor& a, const Scalar& b, std::optional<std::string> rounding_mode) {
+  return div(a, wrap(b, a), std::move(rounding_mode));
+}
+Tensor div(const Scalar& a, const Tensor& b) { return div(wrap(a, b), b); }
+Tensor& div_(Tensor& self, const Tensor& other, std::optional<std::string> rounding_mode) {
+  check_rounding_mode(rounding_mode);
+  return bumped(ops::div_()(self, other, rounding_mode));
+}
+
+Tensor floor_divide(const Tensor& a, const Tensor& b) { return ops::floor_divide()(a, b); }
+Tensor floor_divide(const Tensor& a, const Scalar& b) { return floor_divide(a, wrap(b, a)); }
+Tensor remainder(const Tensor& a, const Tensor& b) { return ops::remainder()(a, b); }
+Tensor remainder(const Tensor& a, const Scalar& b) { return remainder(a, wrap(b, a)); }
+Tensor fmod(const Tensor& a, const Tensor& b) { return ops::fmod()(a, b); }
+Tensor fmod(const Tensor& a, const Scalar& b) { return fmod(a, wrap(b, a)); }
+
+// ---------------------------------------------------------------- pow, maximum, minimum, atan2
+Tensor pow(const Tensor& a, const Tensor& b) {
+  check_int_pow(a, b);
+  return ops::pow()(a, b);
+}
+Tensor pow(const Tensor& a, const Scalar& b) { return pow(a, wrap(b, a)); }
+Tensor pow(const Scalar& a, const Tensor& b) { return ops::pow()(wrap(a, b), b); }
+Tensor& pow_(Tensor& self, const Tensor& exponent) {
+  check_int_pow(self, exponent);
+  return bumped(ops::pow_()(self, exponent));
+}
+Tensor maximum(const Tensor& a, const Tensor& b) { return ops::maximum()(a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return ops::minimum()(a, b); }
+Tensor atan2(const Tensor& a, const Tensor& b) { return ops::atan2()(a, b); }
+
+// ---------------------------------------------------------------- bitwise (integers and bool)
+Tensor bitwise_and(const Tensor& a, const Tensor& b) { return ops::bitwise_and()(a, b); }
+Tensor bitwise_and(const Tensor& a, const Scalar& b) { return bitwise_and(a, wrap(b, a)); }
+Tensor bitwise_or(const Tensor& a, const Tensor& b) { return ops::bitwise_or()(a, b); }
+Tensor bitwise_or(const Tensor& a, const Scalar& b) { return bitwise_or(a, wrap(b, a)); }
+Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return ops::bitwise_xor()(a, b); }
+Tensor bitwise_xor(const Tensor& a, const Scalar& b) { return bitwise_xor(a, wrap(b, a)); }
+Tensor bitwise_not(const Tensor& a) { return ops::bitwise_not()(a); }
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b) { return ops::bitwise_left_shift()(a, b); }
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b) { return ops::bitwise_right_shift()(a, b); }
+
+// ---------------------------------------------------------------- where, clamp, lerp
+namespace {
+void check_condition(const Tensor& c) {
+  EMBER_CHECK(c.dtype() == DType::Bool,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+              dtype_name(c.dtype()));
+}
+void check_clamp_bounds(bool has_min, bool has_max) {
+  EMBER_CHECK(has_min || has_max, "torch.clamp: At least one of 'min' or 'max' must not be None");
+}
+}  // namespace
+
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  check_condition(condition);
+  return ops::where()(condition, a, b);
+}
+Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b) {
+  return where(condition, a, wrap(b, a));
+}
+Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b) {
+  return where(condition, wrap(a, b), b);
+}
+Tensor where(const Tensor& condition, const Scalar& a, const Scalar& b) {
+  return where(condition, wrap(a, condition), wrap(b, condition));
+}
+
+Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max) {
+  check_clamp_bounds(min.has_value(), max.has_value());
+  return ops::clamp()(a, min, max);
+}
+Tensor clamp(const Tensor& a, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  bool has_min = min && min->defined(), has_max = max && max->defined();
+  check_clamp_bounds(has_min, has_max);
+  return ops::clamp_tensor()(a, has_min ? min : std::nullopt, has_max ? max : std::nullopt);
+}
+Tensor& clamp_(Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
+  check_clamp_bounds(min.has_value(), max.has_value());
+  return bumped(ops::clamp_()(self, min, max));
+}
+
+Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
+  EMBER_CHECK(start.dtype() == end.dtype(), "expected dtype ", dtype_name(start.dtype()),
+              " for `end` but got dtype ", dtype_name(end.dtype()));
+  // The weight travels as a float64 0-dim tensor so its value is not rounded to start's dtype.
+  return ops::lerp()(start, end, scalar_tensor(weight, {.dtype = DType::Float64, .device = start.device()}));
+}
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
+  EMBER_CHECK(start.dtype() == end.dtype(), "expected dtype ", dtype_name(start.dtype()),
+              " for `end` but got dtype ", dtype_name(end.dtype()));
+  EMBER_CHECK(start.dtype() == weight.dtype(), "expected dtype ", dtype_name(start.dtype()),
+              " for `weight` but got dtype ", dtype_name(weight.dtype()));
+  return ops::lerp()(start, end, weight);
+}
+
 }  // namespace ember
