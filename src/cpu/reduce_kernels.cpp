@@ -13,6 +13,7 @@
 // are computed in float32 and the result cast back.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <type_traits>
@@ -100,6 +101,9 @@ template <class Op>
 inline typename Op::acc_t run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t s, int64_t idx0) {
   using A = typename Op::acc_t;
   constexpr int K = Op::kLanes;
+  if constexpr (requires { Op::kArg; }) {
+    if (s == 1 && n >= 64) return op.dense_run(p, n, idx0);
+  }
   if (s == 1 && n >= 2 * K) {
     A a[K];
     for (int k = 0; k < K; ++k) a[k] = op.identity();
@@ -275,8 +279,9 @@ template <class T, class O> struct ProdOp {
 // NaN-propagating max/min.
 template <class T, bool kMax> inline T pick(T a, T x) {
   if constexpr (is_fp<T>) {
-    if constexpr (kMax) return (x > a || x != x) ? x : a;
-    else return (x < a || x != x) ? x : a;
+    // Bitwise | keeps this branch-free so the lane loops vectorise.
+    if constexpr (kMax) return ((x > a) | (x != x)) ? x : a;
+    else return ((x < a) | (x != x)) ? x : a;
   } else if constexpr (std::is_same_v<T, bool>) {
     return kMax ? (a || x) : (a && x);
   } else {
@@ -301,6 +306,8 @@ template <class T, bool kMax> struct ExtremeOp {
   void store(int64_t off, acc_t a) const { out[off] = a; }
 };
 
+template <class T> struct Vec64 { typedef T type __attribute__((vector_size(64))); };
+
 // Value and index of the first max (min); a NaN wins over numbers, the first NaN over later ones.
 template <class T> struct ValIdx { T v; int64_t i; };
 template <class T, bool kMax> inline bool better(T x, T y) {
@@ -315,11 +322,65 @@ template <class T, bool kMax> struct ArgOp {
   using in_t = T;
   using acc_t = ValIdx<T>;
   static constexpr int kLanes = 8;
+  static constexpr bool kArg = true;
   T* values;         // may be null (argmax)
   int64_t* indices;
   acc_t identity() const { return {extreme_identity<T, kMax>(), -1}; }
   acc_t step(acc_t a, T x, int64_t i) const {
     return (a.i < 0 || better<T, kMax>(x, a.v)) ? acc_t{x, i} : a;
+  }
+  // A dense run in two steps that vectorise: the max of each chunk, then a search for the
+  // first position of the best value inside the first chunk that holds it.
+  // NaN-propagating max (min) of p[0, len). Floats use GCC vector extensions: the compare-
+  // and-select form the auto-vectoriser refuses for floats (under -ftrapping-math).
+  static T chunk_extreme(const T* p, int64_t len) {
+    constexpr int L = 64 / sizeof(T) >= 8 ? 64 / sizeof(T) : 8;
+    int64_t i = 0;
+    T m = extreme_identity<T, kMax>();
+    if constexpr (is_fp<T>) {
+      using V = typename Vec64<T>::type;
+      using M = decltype(V{} > V{});
+      V acc, x;
+      for (int k = 0; k < L; ++k) acc[k] = m;
+      M nan = M{} != M{};  // all false
+      for (; i + L <= len; i += L) {
+        std::memcpy(&x, p + i, sizeof(V));
+        if constexpr (kMax) acc = x > acc ? x : acc;
+        else acc = x < acc ? x : acc;
+        nan |= x != x;
+      }
+      for (int k = 0; k < L; ++k) {
+        if (nan[k]) return std::numeric_limits<T>::quiet_NaN();
+        m = pick<T, kMax>(m, acc[k]);
+      }
+    } else {
+      T lanes[L];
+      for (int k = 0; k < L; ++k) lanes[k] = m;
+      for (; i + L <= len; i += L)
+        for (int k = 0; k < L; ++k) lanes[k] = pick<T, kMax>(lanes[k], p[i + k]);
+      for (int k = 0; k < L; ++k) m = pick<T, kMax>(m, lanes[k]);
+    }
+    for (; i < len; ++i) m = pick<T, kMax>(m, p[i]);
+    return m;
+  }
+  acc_t dense_run(const T* p, int64_t n, int64_t idx0) const {
+    constexpr int64_t C = 256;
+    T best = extreme_identity<T, kMax>();
+    int64_t best_chunk = -1;
+    for (int64_t c0 = 0; c0 < n; c0 += C) {
+      int64_t len = std::min(C, n - c0);
+      T m = chunk_extreme(p + c0, len);
+      if (best_chunk < 0 || better<T, kMax>(m, best)) { best = m; best_chunk = c0; }
+    }
+    int64_t len = std::min(C, n - best_chunk);
+    for (int64_t i = 0; i < len; ++i) {
+      T x = p[best_chunk + i];
+      bool hit;
+      if constexpr (is_fp<T>) hit = (best != best) ? (x != x) : (x == best);
+      else hit = x == best;
+      if (hit) return {best, idx0 + best_chunk + i};
+    }
+    return {best, idx0 + best_chunk};  // unreachable
   }
   acc_t combine(acc_t a, acc_t b) const {
     if (a.i < 0) return b;

@@ -4,6 +4,10 @@
 //  - otherwise (shape [outer, n, inner]): a block of up to 256 neighbouring columns is handled
 //    at once, each pass walking the n rows of the block with contiguous vector loops.
 // float16/bfloat16 compute in float32; float32 uses the vectorisable exp_f32.
+//
+// Full-width vectors for the exp loops where the CPU has them (GCC's default for -march=native
+// on AVX-512 parts is 256-bit); a tuning preference only, ignored elsewhere.
+#pragma GCC target("prefer-vector-width=512")
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -11,7 +15,10 @@
 #include "core/parallel.h"
 #include "cpu/dtype_dispatch.h"
 #include "cpu/reduce_utils.h"
+#if __has_include("cpu/vec_math.h")
 #include "cpu/vec_math.h"
+#define EMBER_SOFTMAX_HAVE_EXP_F32 1
+#endif
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 
@@ -19,8 +26,12 @@ namespace ember::cpu {
 namespace {
 
 template <class T> inline T exp_t(T x) {
+#ifdef EMBER_SOFTMAX_HAVE_EXP_F32
   if constexpr (std::is_same_v<T, float>) return exp_f32(x);
   else return std::exp(x);
+#else
+  return std::exp(x);
+#endif
 }
 template <class T> inline T max_t(T a, T x) { return x > a ? x : a; }  // NaN rows turn NaN through exp
 
