@@ -144,10 +144,12 @@ inline float log10_f32(float x) {
 inline float log1p_f32(float x) {
   float u = 1.0f + x;
   float d = u - 1.0f;
-  float v = log_f32(u) * (x / (d == 0.0f ? 1.0f : d));
-  v = d == 0.0f ? x : v;
-  v = x == vm::kInf ? x : v;
-  return v;
+  int32_t tiny = -int32_t(d == 0.0f);  // 1 + x rounds to 1: log1p(x) = x
+  int32_t inf = -int32_t(x == vm::kInf);
+  float dd = vm::as_float((vm::as_int(d) & ~tiny) | (0x3f800000 & tiny));  // avoid 0/0
+  float v = log_f32(u) * (x / dd);
+  int32_t keep_x = tiny | inf;  // integer blends: see log_special_f32
+  return vm::as_float((vm::as_int(v) & ~keep_x) | (vm::as_int(x) & keep_x));
 }
 // exp(x) - 1 without cancellation: (u - 1) * x / log(u), u = exp(x) (Kahan's trick).
 inline float expm1_f32(float x) {
