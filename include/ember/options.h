@@ -11,8 +11,8 @@ namespace ember {
 class Generator;
 
 struct TensorOptions {
-  std::optional<DType> dtype;  // unset: the default float dtype (or inferred, for arange/tensor)
-  std::optional<Device> device;  // unset: cpu (or, for the *_like forms, the source's device)
+  std::optional<DType> dtype{};  // unset: the default float dtype (or inferred, for arange/tensor)
+  std::optional<Device> device{};  // unset: cpu (or, for the *_like forms, the source's device)
   bool requires_grad = false;
 
   DType dtype_or(DType fallback) const { return dtype ? *dtype : fallback; }

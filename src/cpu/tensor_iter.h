@@ -25,8 +25,8 @@ inline constexpr int kMaxIterOperands = 8;
 
 struct IterConfig {
   const char* op_name = "op";
-  std::optional<DType> compute_dtype;   // force the dtype inputs are cast to
-  std::optional<DType> output_dtype;    // the result's dtype (e.g. bool for comparisons)
+  std::optional<DType> compute_dtype{};  // force the dtype inputs are cast to
+  std::optional<DType> output_dtype{};   // the result's dtype (e.g. bool for comparisons)
   bool int_to_float = false;            // integral/bool inputs compute in the default float
   bool cast_inputs = true;              // false: inputs keep their dtypes (copy, where's cond)
   bool upcast_reduced_float = true;     // float16/bfloat16 compute in float32

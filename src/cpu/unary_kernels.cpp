@@ -48,27 +48,11 @@ EMBER_FLOAT_FN(erf, erf_f32(x), std::erf(x))
 EMBER_FLOAT_FN(reciprocal, 1.0f / x, 1.0 / x)
 #undef EMBER_FLOAT_FN
 
-// sqrt/rsqrt: dense runs go through the intrinsic loop of vec_math.h.
-template <class Fn> constexpr bool kSqrtLike = std::is_same_v<Fn, sqrt_fn> || std::is_same_v<Fn, rsqrt_fn>;
-
+// The build passes -fno-math-errno, so std::sqrt vectorises like the vec_math.h functions.
 template <class Fn> Tensor& unary_float_into(Tensor& out, const Tensor& a, const char* name) {
   TensorIter it = TensorIter::unary_op(out, a, {.op_name = name, .int_to_float = true});
   visit_dtype<kFloatTypes>(it.compute_dtype(), name, [&]<class T>() {
-    if constexpr (kSqrtLike<Fn>) {
-      constexpr bool recip = std::is_same_v<Fn, rsqrt_fn>;
-      it.for_each([](char** data, const int64_t* strides, int64_t n) {
-        if (strides[0] == int64_t(sizeof(T)) && strides[1] == int64_t(sizeof(T))) {
-          if constexpr (is_f32<T>) sqrt_array_f32((float*)data[0], (const float*)data[1], n, recip);
-          else sqrt_array_f64((double*)data[0], (const double*)data[1], n, recip);
-          return;
-        }
-        for (int64_t k = 0; k < n; ++k)
-          *reinterpret_cast<T*>(data[0] + k * strides[0]) =
-              Fn::f(*reinterpret_cast<const T*>(data[1] + k * strides[1]));
-      });
-    } else {
-      cpu_kernel(it, [](T x) -> T { return Fn::f(x); });
-    }
+    cpu_kernel(it, [](T x) -> T { return Fn::f(x); });
   });
   out = it.output();
   return out;

@@ -10,7 +10,6 @@
 #include <limits>
 
 #if defined(__AVX512F__) || defined(__AVX__)
-#include <immintrin.h>
 #endif
 
 namespace ember::cpu {
@@ -204,41 +203,5 @@ inline float erf_f32(float x) {
   return x != x ? x : v;
 }
 
-// Square root of a dense array. GCC keeps sqrt scalar while errno handling is on (the
-// project does not build with -fno-math-errno), so the hot dense path uses intrinsics.
-inline void sqrt_array_f32(float* out, const float* in, int64_t n, bool reciprocal) {
-  int64_t k = 0;
-#if defined(__AVX512F__)
-  const __m512 one = _mm512_set1_ps(1.0f);
-  for (; k + 16 <= n; k += 16) {
-    __m512 s = _mm512_sqrt_ps(_mm512_loadu_ps(in + k));
-    _mm512_storeu_ps(out + k, reciprocal ? _mm512_div_ps(one, s) : s);
-  }
-#elif defined(__AVX__)
-  const __m256 one = _mm256_set1_ps(1.0f);
-  for (; k + 8 <= n; k += 8) {
-    __m256 s = _mm256_sqrt_ps(_mm256_loadu_ps(in + k));
-    _mm256_storeu_ps(out + k, reciprocal ? _mm256_div_ps(one, s) : s);
-  }
-#endif
-  for (; k < n; ++k) out[k] = reciprocal ? 1.0f / std::sqrt(in[k]) : std::sqrt(in[k]);
-}
-inline void sqrt_array_f64(double* out, const double* in, int64_t n, bool reciprocal) {
-  int64_t k = 0;
-#if defined(__AVX512F__)
-  const __m512d one = _mm512_set1_pd(1.0);
-  for (; k + 8 <= n; k += 8) {
-    __m512d s = _mm512_sqrt_pd(_mm512_loadu_pd(in + k));
-    _mm512_storeu_pd(out + k, reciprocal ? _mm512_div_pd(one, s) : s);
-  }
-#elif defined(__AVX__)
-  const __m256d one = _mm256_set1_pd(1.0);
-  for (; k + 4 <= n; k += 4) {
-    __m256d s = _mm256_sqrt_pd(_mm256_loadu_pd(in + k));
-    _mm256_storeu_pd(out + k, reciprocal ? _mm256_div_pd(one, s) : s);
-  }
-#endif
-  for (; k < n; ++k) out[k] = reciprocal ? 1.0 / std::sqrt(in[k]) : std::sqrt(in[k]);
-}
 
 }  // namespace ember::cpu
