@@ -108,3 +108,23 @@ TEST(TensorIter, BroadcastErrorNamesShapes) {
   EXPECT_THROW_MSG(ones({2, 3}) + ones({4}), Error,
                    "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1");
 }
+
+TEST(Storage, LargeBlocksAreCachedAndReused) {
+  empty_cpu_cache();
+  EXPECT_EQ(cpu_cached_bytes(), 0u);
+  void* first;
+  {
+    Tensor big = empty({1 << 20});  // 4 MiB
+    first = big.data_ptr();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % (2 << 20), 0u);  // huge-page aligned
+  }
+  EXPECT_EQ(cpu_cached_bytes(), size_t(4) << 20);
+  Tensor again = empty({1 << 20});
+  EXPECT_EQ(again.data_ptr(), first);
+  EXPECT_EQ(cpu_cached_bytes(), 0u);
+  again = Tensor();
+  empty_cpu_cache();
+  EXPECT_EQ(cpu_cached_bytes(), 0u);
+  Tensor small = empty({10});
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data_ptr()) % 64, 0u);
+}

@@ -22,4 +22,9 @@ class Allocator {
 Allocator* get_allocator(DeviceType type);
 void set_allocator(DeviceType type, Allocator* allocator);
 
+// The CPU allocator keeps freed blocks of 1 MiB and more for reuse (see storage.cpp).
+// empty_cpu_cache() returns them to the system; cpu_cached_bytes() says how much is held.
+void empty_cpu_cache();
+size_t cpu_cached_bytes();
+
 }  // namespace ember
