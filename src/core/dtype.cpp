@@ -22,6 +22,22 @@ const char* dtype_name(DType t) {
   return "unknown";
 }
 
+const char* scalar_type_name(DType t) {
+  switch (t) {
+    case DType::Bool: return "Bool";
+    case DType::UInt8: return "Byte";
+    case DType::Int8: return "Char";
+    case DType::Int16: return "Short";
+    case DType::Int32: return "Int";
+    case DType::Int64: return "Long";
+    case DType::Float16: return "Half";
+    case DType::BFloat16: return "BFloat16";
+    case DType::Float32: return "Float";
+    case DType::Float64: return "Double";
+  }
+  return "Unknown";
+}
+
 std::string to_string(DType t) { return std::string("ember.") + dtype_name(t); }
 
 namespace {

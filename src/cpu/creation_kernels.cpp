@@ -73,7 +73,7 @@ template <class Gen> Tensor& random_fill(Tensor& self, const char* name, uint32_
 Generator& pick(Generator* g) { return g ? *g : default_generator(); }
 
 Tensor& uniform_cpu(Tensor& self, double from, double to, Generator* gen) {
-  EMBER_CHECK(is_floating(self.dtype()), "\"uniform_\" not implemented for '", dtype_name(self.dtype()), "'");
+  EMBER_CHECK(is_floating(self.dtype()), "\"uniform_\" not implemented for '", scalar_type_name(self.dtype()), "'");
   Generator& g = pick(gen);
   std::lock_guard lock(g.mutex());
   auto& eng = g.engine();
@@ -91,7 +91,7 @@ Tensor& uniform_cpu(Tensor& self, double from, double to, Generator* gen) {
 }
 
 Tensor& normal_cpu(Tensor& self, double mean, double std, Generator* gen) {
-  EMBER_CHECK(is_floating(self.dtype()), "\"normal_\" not implemented for '", dtype_name(self.dtype()), "'");
+  EMBER_CHECK(is_floating(self.dtype()), "\"normal_\" not implemented for '", scalar_type_name(self.dtype()), "'");
   Generator& g = pick(gen);
   std::lock_guard lock(g.mutex());
   auto& eng = g.engine();

@@ -10,16 +10,11 @@
 #include "cpu/tensor_iter.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
+#include "ops/shape_utils.h"
 
 namespace ember::cpu {
 namespace {
 
-int64_t wrap_dim(int64_t dim, int64_t ndim) {
-  int64_t n = std::max<int64_t>(ndim, 1);
-  EMBER_CHECK_INDEX(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [", -n, ", ",
-                    n - 1, "], but got ", dim, ")");
-  return dim < 0 ? dim + n : dim;
-}
 
 // Sizes and strides seen as at least 1-D (a 0-dim tensor is a 1-element vector).
 Shape sizes1(const Tensor& t) { return t.dim() ? t.sizes() : Shape{1}; }

@@ -6,34 +6,12 @@
 #include <vector>
 
 #include "ember/ops.h"
+#include "ops/shape_utils.h"
 
 namespace ember::reduce {
 
-// The name PyTorch prints in "not implemented for 'Long'" style messages.
-inline const char* torch_type_name(DType t) {
-  switch (t) {
-    case DType::Bool: return "Bool";
-    case DType::UInt8: return "Byte";
-    case DType::Int8: return "Char";
-    case DType::Int16: return "Short";
-    case DType::Int32: return "Int";
-    case DType::Int64: return "Long";
-    case DType::Float16: return "Half";
-    case DType::BFloat16: return "BFloat16";
-    case DType::Float32: return "Float";
-    case DType::Float64: return "Double";
-  }
-  return "?";
-}
-
-// Wraps a possibly negative dim; 0-dim tensors accept dims -1 and 0 (as PyTorch).
-inline int64_t wrap_dim(int64_t dim, int64_t ndim) {
-  int64_t n = ndim > 0 ? ndim : 1;
-  EMBER_CHECK_INDEX(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [", -n, ", ",
-                    n - 1, "], but got ", dim, ")");
-  if (dim < 0) dim += n;
-  return ndim == 0 ? 0 : dim;
-}
+using ::ember::wrap_dim;
+inline const char* torch_type_name(DType t) { return scalar_type_name(t); }
 
 // Bit d set when dim d is reduced. Empty dims = every dim. Duplicates are an error.
 inline uint64_t dim_mask(IntArrayRef dims, int64_t ndim) {

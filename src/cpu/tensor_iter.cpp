@@ -6,7 +6,7 @@
 namespace ember::cpu {
 
 void throw_dtype_not_implemented(const char* op, DType t) {
-  throw Error(::ember::detail::cat('"', op, "\" not implemented for '", dtype_name(t), "'"));
+  throw Error(::ember::detail::cat('"', op, "\" not implemented for '", scalar_type_name(t), "'"));
 }
 
 bool can_cast(DType from, DType to) {

@@ -137,7 +137,7 @@ Tensor& bernoulli_(Tensor& self, double p, Generator* gen) {
 
 namespace {
 void check_float(const char* op, DType t) {
-  EMBER_CHECK(is_floating(t), '"', op, "\" not implemented for '", dtype_name(t), "'");
+  EMBER_CHECK(is_floating(t), '"', op, "\" not implemented for '", scalar_type_name(t), "'");
 }
 }  // namespace
 

@@ -6,6 +6,7 @@
 // dtype and shape rules are checked here when a composite needs them before dispatching.
 #include "ember/ops.h"
 #include "ops/op_handles.h"
+#include "ops/shape_utils.h"
 
 namespace ember {
 
@@ -55,10 +56,7 @@ Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& sourc
 Tensor index_fill(const Tensor& a, int64_t dim, const Tensor& index, const Scalar& value) {
   EMBER_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32, "index_fill_(): Expected dtype int64 for index.");
   EMBER_CHECK(index.dim() <= 1, "index_fill_(): Index has to be a vector/scalar");
-  int64_t n = std::max<int64_t>(a.dim(), 1);
-  EMBER_CHECK_INDEX(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [", -n, ", ", n - 1,
-                    "], but got ", dim, ")");
-  if (dim < 0) dim += n;
+  dim = wrap_dim(dim, a.dim());
   if (a.dim() == 0) return index_fill(a.reshape({1}), 0, index, value).reshape({});
   Tensor out = a.clone();
   std::vector<std::optional<Tensor>> idx(size_t(dim), std::nullopt);

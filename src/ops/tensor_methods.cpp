@@ -1,25 +1,18 @@
 // Tensor's methods and operators: each forwards to the free function of the same name.
 #include "ember/ops.h"
+#include "ops/shape_utils.h"
 
 namespace ember {
 
 using OptStr = std::optional<std::string>;
 
 int64_t Tensor::size(int64_t d) const {
-  int64_t n = dim();
-  EMBER_CHECK_INDEX(d >= -std::max<int64_t>(n, 1) && d < std::max<int64_t>(n, 1),
-                    "Dimension out of range (expected to be in range of [", -std::max<int64_t>(n, 1), ", ",
-                    std::max<int64_t>(n, 1) - 1, "], but got ", d, ")");
-  if (n == 0) return 1;
-  return sizes()[d < 0 ? d + n : d];
+  d = wrap_dim(d, dim());
+  return dim() == 0 ? 1 : sizes()[d];
 }
 int64_t Tensor::stride(int64_t d) const {
-  int64_t n = dim();
-  EMBER_CHECK_INDEX(d >= -std::max<int64_t>(n, 1) && d < std::max<int64_t>(n, 1),
-                    "Dimension out of range (expected to be in range of [", -std::max<int64_t>(n, 1), ", ",
-                    std::max<int64_t>(n, 1) - 1, "], but got ", d, ")");
-  if (n == 0) return 1;
-  return strides()[d < 0 ? d + n : d];
+  d = wrap_dim(d, dim());
+  return dim() == 0 ? 1 : strides()[d];
 }
 
 Tensor Tensor::clone() const { return ember::clone(*this); }

@@ -102,7 +102,7 @@ TEST(Random, Distributions) {
   for (float x : t.tolist<float>()) { EXPECT_GE(x, 5.f); EXPECT_LT(x, 6.f); }
   t.normal_(10, 0);
   EXPECT_EQ(t.tolist<float>(), std::vector<float>(6, 10.f));
-  EXPECT_THROW_MSG(rand({2}, {.dtype = kInt64}), Error, "\"rand\" not implemented for 'int64'");
+  EXPECT_THROW_MSG(rand({2}, {.dtype = kInt64}), Error, "\"rand\" not implemented for 'Long'");
   EXPECT_THROW_MSG(randint(5, 5, {2}), Error, "random_ expects 'from' to be less than 'to'");
 }
 

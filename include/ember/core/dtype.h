@@ -40,6 +40,9 @@ constexpr bool is_reduced_float(DType t) { return t == DType::Float16 || t == DT
 
 // "float32" as PyTorch names it after "torch.".
 const char* dtype_name(DType t);
+// The name PyTorch's C++ side uses in messages ("Float", "Long", "Bool"): '"op" not implemented
+// for 'Long''.
+const char* scalar_type_name(DType t);
 std::string to_string(DType t);
 
 // PyTorch's promote_types table (torch.promote_types).
