@@ -18,6 +18,62 @@ TEST(DType, PromoteTypesTable) {
     for (DType b : all_dtypes()) EXPECT_EQ(promote_types(a, b), promote_types(b, a));
 }
 
+// The full tables, generated with torch 1.13 (torch.promote_types; x + True / 1 / 1.5 for a
+// 1-D x; torch.result_type(x, 0-dim tensor)). Row: x's dtype, in all_dtypes() order.
+TEST(DType, PromotionTablesMatchTorch) {
+  const DType pairs[10][10] = {
+      {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kUInt8, kUInt8, kInt16, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kInt8, kInt16, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kInt16, kInt16, kInt16, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kInt32, kInt32, kInt32, kInt32, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kInt64, kInt64, kInt64, kInt64, kInt64, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kFloat16, kFloat16, kFloat16, kFloat16, kFloat16, kFloat16, kFloat16, kFloat32, kFloat32, kFloat64},
+      {kBFloat16, kBFloat16, kBFloat16, kBFloat16, kBFloat16, kBFloat16, kFloat32, kBFloat16, kFloat32, kFloat64},
+      {kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat64},
+      {kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64}
+  };
+  const DType with_scalar[10][3] = {
+      {kBool, kInt64, kFloat32},
+      {kUInt8, kUInt8, kFloat32},
+      {kInt8, kInt8, kFloat32},
+      {kInt16, kInt16, kFloat32},
+      {kInt32, kInt32, kFloat32},
+      {kInt64, kInt64, kFloat32},
+      {kFloat16, kFloat16, kFloat16},
+      {kBFloat16, kBFloat16, kBFloat16},
+      {kFloat32, kFloat32, kFloat32},
+      {kFloat64, kFloat64, kFloat64}
+  };
+  const DType with_zero_dim[10][10] = {
+      {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kUInt8, kUInt8, kUInt8, kUInt8, kUInt8, kUInt8, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kInt8, kInt8, kInt8, kInt8, kInt8, kInt8, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kInt16, kInt16, kInt16, kInt16, kInt16, kInt16, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kInt32, kInt32, kInt32, kInt32, kInt32, kInt32, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kInt64, kInt64, kInt64, kInt64, kInt64, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+      {kFloat16, kFloat16, kFloat16, kFloat16, kFloat16, kFloat16, kFloat16, kFloat16, kFloat16, kFloat16},
+      {kBFloat16, kBFloat16, kBFloat16, kBFloat16, kBFloat16, kBFloat16, kBFloat16, kBFloat16, kBFloat16, kBFloat16},
+      {kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat32},
+      {kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64}
+  };
+  auto dts = all_dtypes();
+  for (int i = 0; i < 10; ++i) {
+    Tensor x = zeros({2}, {.dtype = dts[i]});
+    for (int j = 0; j < 10; ++j) {
+      EXPECT_EQ(promote_types(dts[i], dts[j]), pairs[i][j]) << dtype_name(dts[i]) << " " << dtype_name(dts[j]);
+      EXPECT_EQ(result_type(x, zeros({}, {.dtype = dts[j]})), with_zero_dim[i][j])
+          << dtype_name(dts[i]) << " with 0-dim " << dtype_name(dts[j]);
+    }
+    EXPECT_EQ(result_type(x, Scalar(true)), with_scalar[i][0]) << dtype_name(dts[i]);
+    EXPECT_EQ(result_type(x, Scalar(1)), with_scalar[i][1]) << dtype_name(dts[i]);
+    EXPECT_EQ(result_type(x, Scalar(1.5)), with_scalar[i][2]) << dtype_name(dts[i]);
+    // The ops agree with result_type.
+    if (dts[i] != kBool) EXPECT_EQ((x + 1).dtype(), with_scalar[i][1]);
+    EXPECT_EQ((x * 1.5).dtype(), with_scalar[i][2]);
+  }
+}
+
 TEST(DType, WrappedNumbersAndZeroDim) {
   Tensor i32 = zeros({2}, {.dtype = kInt32});
   Tensor u8 = zeros({2}, {.dtype = kUInt8});
