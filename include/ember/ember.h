@@ -7,3 +7,4 @@
 #include "ember/core/scalar.h"
 #include "ember/ops.h"
 #include "ember/tensor.h"
+#include "ember/autograd/autograd.h"

@@ -22,6 +22,10 @@ namespace ember {
 
 class Tensor;
 using TensorList = ArrayRef<Tensor>;
+namespace autograd {
+class Node;
+class RemovableHandle;
+}  // namespace autograd
 
 // A slice bound for Tensor::slice and indexing: std::nullopt means "from the start / to the end".
 using OptInt = std::optional<int64_t>;
@@ -279,6 +283,33 @@ class Tensor {
   std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false, bool stable = false) const;
   Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false) const;
   std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+
+  // --- autograd (src/autograd/tensor_autograd.cpp) ---
+  bool requires_grad() const {
+    auto* m = impl_ ? impl_->autograd_meta() : nullptr;
+    return m && m->requires_grad();
+  }
+  // Only floating tensors can require grad (an error otherwise). Only on leaves.
+  Tensor& requires_grad_(bool requires_grad = true);
+  void set_requires_grad(bool requires_grad) { requires_grad_(requires_grad); }
+  // The accumulated gradient; undefined until a backward reaches this leaf.
+  const Tensor& grad() const;
+  Tensor& mutable_grad();
+  void set_grad(const Tensor& g);
+  bool is_leaf() const;
+  // The node that made this tensor (MulBackward0, ...), or null for leaves.
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  int64_t output_nr() const;
+  // Keep .grad for a non-leaf after backward.
+  void retain_grad();
+  bool retains_grad() const;
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  // A tensor sharing data with this one but cut from the graph.
+  Tensor detach() const;
+  Tensor& detach_();
+  // hook(grad) runs when this tensor's gradient is computed; a defined return value replaces it.
+  autograd::RemovableHandle register_hook(std::function<Tensor(const Tensor&)> hook) const;
 
   // Prints as PyTorch prints: tensor([[1., 2.], [3., 4.]]).
   std::string str() const;

@@ -166,3 +166,65 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
 }
 
 }  // namespace ember
+
+// ---------------------------------------------------------------- gradients
+// Formulas are written with ember ops, so they are themselves differentiable (double backward).
+#include "autograd/record.h"
+
+namespace ember {
+namespace {
+using autograd::below_autograd;
+using autograd::grad_for;
+using autograd::LambdaNode;
+using autograd::record;
+using autograd::record_inplace;
+using autograd::saved_input;
+using autograd::sum_to;
+using autograd::variable_list;
+
+Tensor add_autograd(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  Tensor out = below_autograd([&] { return ops::add()(a, b, alpha); });
+  record("AddBackward0", {a, b}, {out}, {},
+         [sa = a.sizes(), sb = b.sizes(), alpha](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] { return sum_to(g[0], sa); }),
+                   grad_for(n, 1, [&] { return sum_to(alpha.to_double() == 1.0 ? g[0] : g[0] * alpha, sb); })};
+         });
+  return out;
+}
+Tensor sub_autograd(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  Tensor out = below_autograd([&] { return ops::sub()(a, b, alpha); });
+  record("SubBackward0", {a, b}, {out}, {},
+         [sa = a.sizes(), sb = b.sizes(), alpha](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] { return sum_to(g[0], sa); }),
+                   grad_for(n, 1, [&] { return sum_to(g[0] * (-alpha), sb); })};
+         });
+  return out;
+}
+Tensor mul_autograd(const Tensor& a, const Tensor& b) {
+  Tensor out = below_autograd([&] { return ops::mul()(a, b); });
+  record("MulBackward0", {a, b}, {out}, {saved_input(a), saved_input(b)},
+         [sa = a.sizes(), sb = b.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] { return sum_to(g[0] * n.unpack(1), sa); }),
+                   grad_for(n, 1, [&] { return sum_to(g[0] * n.unpack(0), sb); })};
+         });
+  return out;
+}
+Tensor& add_inplace_autograd(Tensor& self, const Tensor& b, const Scalar& alpha) {
+  return record_inplace(self, false, [&](const Tensor& s) { return add_autograd(s, b, alpha); });
+}
+Tensor& sub_inplace_autograd(Tensor& self, const Tensor& b, const Scalar& alpha) {
+  return record_inplace(self, false, [&](const Tensor& s) { return sub_autograd(s, b, alpha); });
+}
+Tensor& mul_inplace_autograd(Tensor& self, const Tensor& b) {
+  return record_inplace(self, true, [&](const Tensor& s) { return mul_autograd(s, b); });
+}
+
+EMBER_REGISTER_KERNEL(add, Autograd, add_autograd);
+EMBER_REGISTER_KERNEL(sub, Autograd, sub_autograd);
+EMBER_REGISTER_KERNEL(mul, Autograd, mul_autograd);
+EMBER_REGISTER_KERNEL(add_, Autograd, add_inplace_autograd);
+EMBER_REGISTER_KERNEL(sub_, Autograd, sub_inplace_autograd);
+EMBER_REGISTER_KERNEL(mul_, Autograd, mul_inplace_autograd);
+
+}  // namespace
+}  // namespace ember

@@ -4,9 +4,15 @@
 
 namespace ember {
 
-Tensor empty(IntArrayRef size, TensorOptions opts) { return ops::empty()(size, opts); }
+Tensor empty(IntArrayRef size, TensorOptions opts) {
+  Tensor t = ops::empty()(size, opts);
+  if (opts.requires_grad) t.requires_grad_(true);
+  return t;
+}
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions opts) {
-  return ops::empty_strided()(size, stride, opts);
+  Tensor t = ops::empty_strided()(size, stride, opts);
+  if (opts.requires_grad) t.requires_grad_(true);
+  return t;
 }
 
 Tensor empty_like(const Tensor& like, TensorOptions opts) {
@@ -87,4 +93,45 @@ template std::vector<int64_t> Tensor::tolist<int64_t>() const;
 template std::vector<float> Tensor::tolist<float>() const;
 template std::vector<double> Tensor::tolist<double>() const;
 
+}  // namespace ember
+
+// ---------------------------------------------------------------- gradients
+#include "autograd/record.h"
+
+namespace ember {
+namespace {
+using autograd::below_autograd;
+using autograd::LambdaNode;
+using autograd::record;
+using autograd::record_inplace;
+using autograd::variable_list;
+
+Tensor clone_ag(const Tensor& self) {
+  Tensor out = below_autograd([&] { return ops::clone()(self); });
+  record("CloneBackward0", {self}, {out}, {}, [](const variable_list& g, LambdaNode&) -> variable_list { return {g[0]}; });
+  return out;
+}
+Tensor to_dtype_ag(const Tensor& self, DType dtype) {
+  Tensor out = below_autograd([&] { return ops::to_dtype()(self, dtype); });
+  record("ToCopyBackward0", {self}, {out}, {}, [from = self.dtype()](const variable_list& g, LambdaNode&) -> variable_list {
+    return {g[0].to(from)};
+  });
+  return out;
+}
+Tensor& copy_ag(Tensor& self, const Tensor& src) {
+  return record_inplace(self, false, [&](const Tensor&) {
+    Tensor v = src.to(self.device(), self.dtype());
+    return IntArrayRef(v.sizes()) == IntArrayRef(self.sizes()) ? v.view(self.sizes()) : v.expand(self.sizes());
+  });
+}
+Tensor& fill_ag(Tensor& self, const Scalar& value) {
+  return record_inplace(self, false, [&](const Tensor&) { return full(self.sizes(), value, {.dtype = self.dtype(), .device = self.device()}); });
+}
+
+EMBER_REGISTER_KERNEL(clone, Autograd, clone_ag);
+EMBER_REGISTER_KERNEL(to_dtype, Autograd, to_dtype_ag);
+EMBER_REGISTER_KERNEL(copy_, Autograd, copy_ag);
+EMBER_REGISTER_KERNEL(fill_, Autograd, fill_ag);
+
+}  // namespace
 }  // namespace ember

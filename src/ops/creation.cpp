@@ -2,14 +2,24 @@
 // the *_like forms and from_blob.
 #include <cmath>
 
+#include "ember/autograd/grad_mode.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 
 namespace ember {
 
-Tensor zeros(IntArrayRef size, TensorOptions opts) { Tensor t = empty(size, opts); return zero_(t); }
-Tensor ones(IntArrayRef size, TensorOptions opts) { Tensor t = empty(size, opts); return fill_(t, 1); }
+Tensor zeros(IntArrayRef size, TensorOptions opts) {
+  NoGradGuard no_grad;
+  Tensor t = empty(size, opts);
+  return zero_(t);
+}
+Tensor ones(IntArrayRef size, TensorOptions opts) {
+  NoGradGuard no_grad;
+  Tensor t = empty(size, opts);
+  return fill_(t, 1);
+}
 Tensor full(IntArrayRef size, const Scalar& v, TensorOptions opts) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   if (!opts.dtype) opts.dtype = v.dtype();
   Tensor t = empty(size, opts);
   return fill_(t, v);
@@ -40,6 +50,7 @@ void infer_init(const TensorInit& node, size_t depth, Shape& shape, bool& shape_
 }  // namespace
 
 Tensor tensor(const TensorInit& values, TensorOptions opts) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   Shape shape;
   bool shape_set = false;
   std::optional<DType> inferred;
@@ -59,10 +70,11 @@ Tensor tensor(const TensorInit& values, TensorOptions opts) {
   }
   Tensor out = empty(shape, {.dtype = dt, .device = opts.device_or()});
   copy_(out, staging);
-  return out;
+  return out.requires_grad_(opts.requires_grad);
 }
 
 template <class T> Tensor tensor(const std::vector<T>& values, TensorOptions opts) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   Tensor src = from_blob(const_cast<T*>(values.data()), {int64_t(values.size())}, {.dtype = dtype_of<T>});
   Tensor out = empty({int64_t(values.size())}, {.dtype = opts.dtype_or(dtype_of<T>), .device = opts.device_or()});
   copy_(out, src);
@@ -78,26 +90,33 @@ template Tensor tensor(const std::vector<int16_t>&, TensorOptions);
 
 Tensor arange(const Scalar& end, TensorOptions opts) { return arange(0, end, 1, opts); }
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions opts) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   if (!opts.dtype) {
     bool floating = start.is_floating() || end.is_floating() || step.is_floating();
     opts.dtype = floating ? default_dtype() : kInt64;
   }
-  return ops::arange()(start, end, step, opts);
+  Tensor t = ops::arange()(start, end, step, opts);
+  return t.requires_grad_(opts.requires_grad);
 }
 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions opts) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   EMBER_CHECK(steps >= 0, "number of steps must be non-negative");
-  return ops::linspace()(start, end, steps, opts);
+  Tensor t = ops::linspace()(start, end, steps, opts);
+  return t.requires_grad_(opts.requires_grad);
 }
 
 Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base, TensorOptions opts) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   DType dt = opts.dtype_or_default();
   Tensor exps = linspace(start, end, steps, {.dtype = kFloat64, .device = opts.device});
   Tensor out = pow(scalar_tensor(base, {.dtype = kFloat64, .device = opts.device}), exps);
-  return out.to(dt);
+  out = out.to(dt);
+  return out.requires_grad_(opts.requires_grad);
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m, TensorOptions opts) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   EMBER_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
   int64_t cols = m.value_or(n);
   EMBER_CHECK(cols >= 0, "m must be greater or equal to 0, got ", cols);
@@ -142,37 +161,45 @@ void check_float(const char* op, DType t) {
 }  // namespace
 
 Tensor rand(IntArrayRef size, TensorOptions opts, Generator* gen) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   check_float("rand", opts.dtype_or_default());
   Tensor t = empty(size, opts);
   return uniform_(t, 0.0, 1.0, gen);
 }
 Tensor randn(IntArrayRef size, TensorOptions opts, Generator* gen) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   check_float("randn", opts.dtype_or_default());
   Tensor t = empty(size, opts);
   return normal_(t, 0.0, 1.0, gen);
 }
 Tensor normal(double mean, double std, IntArrayRef size, TensorOptions opts, Generator* gen) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   Tensor t = empty(size, opts);
   return normal_(t, mean, std, gen);
 }
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, TensorOptions opts, Generator* gen) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   if (!opts.dtype) opts.dtype = kInt64;
   Tensor t = empty(size, opts);
   return random_(t, low, high, gen);
 }
 Tensor randint(int64_t high, IntArrayRef size, TensorOptions opts, Generator* gen) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   return randint(0, high, size, opts, gen);
 }
 Tensor randperm(int64_t n, TensorOptions opts, Generator* gen) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   EMBER_CHECK(n >= 0, "n must be non-negative, got", n);
   if (!opts.dtype) opts.dtype = kInt64;
   return ops::randperm()(n, opts, gen);
 }
 Tensor bernoulli(const Tensor& p, Generator* gen) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   Tensor u = rand_like(p, {.dtype = p.is_floating_point() ? p.dtype() : kFloat32}, gen);
   return lt(u, p).to(p.dtype());
 }
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   EMBER_CHECK(probs.dim() == 1 || probs.dim() == 2, "prob_dist must be 1 or 2 dim");
   EMBER_CHECK(num_samples > 0, "cannot sample n_sample <= 0 samples");
   Tensor p2 = probs.dim() == 1 ? probs.unsqueeze(0) : probs;
@@ -204,20 +231,35 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, G
   return probs.dim() == 1 ? out.squeeze(0) : out;
 }
 
-Tensor zeros_like(const Tensor& like, TensorOptions opts) { Tensor t = empty_like(like, opts); return zero_(t); }
-Tensor ones_like(const Tensor& like, TensorOptions opts) { Tensor t = empty_like(like, opts); return fill_(t, 1); }
-Tensor full_like(const Tensor& like, const Scalar& v, TensorOptions opts) { Tensor t = empty_like(like, opts); return fill_(t, v); }
+Tensor zeros_like(const Tensor& like, TensorOptions opts) {
+  NoGradGuard no_grad;
+  Tensor t = empty_like(like, opts);
+  return zero_(t);
+}
+Tensor ones_like(const Tensor& like, TensorOptions opts) {
+  NoGradGuard no_grad;
+  Tensor t = empty_like(like, opts);
+  return fill_(t, 1);
+}
+Tensor full_like(const Tensor& like, const Scalar& v, TensorOptions opts) {
+  NoGradGuard no_grad;
+  Tensor t = empty_like(like, opts);
+  return fill_(t, v);
+}
 Tensor rand_like(const Tensor& like, TensorOptions opts, Generator* gen) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   Tensor t = empty_like(like, opts);
   check_float("rand_like", t.dtype());
   return uniform_(t, 0.0, 1.0, gen);
 }
 Tensor randn_like(const Tensor& like, TensorOptions opts, Generator* gen) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   Tensor t = empty_like(like, opts);
   check_float("randn_like", t.dtype());
   return normal_(t, 0.0, 1.0, gen);
 }
 Tensor randint_like(const Tensor& like, int64_t low, int64_t high, TensorOptions opts, Generator* gen) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   Tensor t = empty_like(like, opts);
   return random_(t, low, high, gen);
 }
@@ -238,17 +280,21 @@ Tensor wrap_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptio
   }
   size_t nbytes = empty_tensor ? 0 : size_t(extent + 1) * element_size(dt);
   auto storage = std::make_shared<Storage>(data, nbytes, opts.device_or(), deleter, ctx);
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dt, sizes.vec(), strides.vec(), 0));
+  Tensor t(std::make_shared<TensorImpl>(std::move(storage), dt, sizes.vec(), strides.vec(), 0));
+  return t.requires_grad_(opts.requires_grad);
 }
 }  // namespace
 
 Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions opts) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   return wrap_blob(data, sizes, contiguous_strides(sizes), opts, nullptr, nullptr);
 }
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions opts) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   return wrap_blob(data, sizes, strides, opts, nullptr, nullptr);
 }
 Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter, TensorOptions opts) {
+  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   auto* ctx = new BlobDeleter{std::move(deleter)};
   return wrap_blob(data, sizes, contiguous_strides(sizes), opts,
                    [](void* p, void* c) {

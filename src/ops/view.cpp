@@ -68,6 +68,7 @@ Tensor make_view(const Tensor& self, Shape sizes, Shape strides, int64_t offset)
   auto impl = std::make_shared<TensorImpl>(self.impl()->storage(), self.dtype(), std::move(sizes),
                                            std::move(strides), offset);
   impl->share_version_counter(self.impl()->version_counter());
+  impl->set_view_base(self.impl()->is_view() ? self.impl()->view_base() : self.impl_ptr());
   return Tensor(std::move(impl));
 }
 
@@ -279,4 +280,117 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   return slice(self, d, start, start + length, 1);
 }
 
+}  // namespace ember
+
+// ---------------------------------------------------------------- gradients
+#include "autograd/record.h"
+
+namespace ember {
+namespace {
+using autograd::below_autograd;
+using autograd::LambdaNode;
+using autograd::record;
+using autograd::variable_list;
+
+// The gradient of a view: zeros shaped like the input with the view's window set to g. Written
+// with a view and an in-place copy, so it is differentiable again (the copy records CopySlices).
+Tensor scatter_into_zeros(const Shape& sizes, const Tensor& g, const std::function<Tensor(Tensor&)>& window) {
+  Tensor r = zeros(sizes, {.dtype = g.dtype(), .device = g.device()});
+  Tensor w = window(r);
+  w.copy_(g);
+  return r;
+}
+
+template <class F> Tensor view_autograd(const char* name, const Tensor& self, F&& forward,
+                                        LambdaNode::Backward backward) {
+  Tensor out = below_autograd(forward);
+  record(name, {self}, {out}, {}, std::move(backward));
+  return out;
+}
+
+Tensor view_ag(const Tensor& self, IntArrayRef shape) {
+  return view_autograd("ViewBackward0", self, [&] { return ops::view()(self, shape); },
+                       [s = self.sizes()](const variable_list& g, LambdaNode&) -> variable_list { return {g[0].reshape(s)}; });
+}
+Tensor permute_ag(const Tensor& self, IntArrayRef dims) {
+  Shape inv(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) inv[wrap_dim(dims[i], self.dim())] = int64_t(i);
+  return view_autograd("PermuteBackward0", self, [&] { return ops::permute()(self, dims); },
+                       [inv](const variable_list& g, LambdaNode&) -> variable_list { return {g[0].permute(inv)}; });
+}
+Tensor transpose_ag(const Tensor& self, int64_t d0, int64_t d1) {
+  return view_autograd("TransposeBackward0", self, [&] { return ops::transpose()(self, d0, d1); },
+                       [d0, d1](const variable_list& g, LambdaNode&) -> variable_list { return {g[0].transpose(d0, d1)}; });
+}
+Tensor expand_ag(const Tensor& self, IntArrayRef sizes) {
+  return view_autograd("ExpandBackward0", self, [&] { return ops::expand()(self, sizes); },
+                       [s = self.sizes()](const variable_list& g, LambdaNode&) -> variable_list {
+                         return {autograd::sum_to(g[0], s)};
+                       });
+}
+Tensor squeeze_ag(const Tensor& self) {
+  return view_autograd("SqueezeBackward0", self, [&] { return ops::squeeze()(self); },
+                       [s = self.sizes()](const variable_list& g, LambdaNode&) -> variable_list { return {g[0].reshape(s)}; });
+}
+Tensor squeeze_dim_ag(const Tensor& self, int64_t dim) {
+  return view_autograd("SqueezeBackward1", self, [&] { return ops::squeeze_dim()(self, dim); },
+                       [s = self.sizes()](const variable_list& g, LambdaNode&) -> variable_list { return {g[0].reshape(s)}; });
+}
+Tensor unsqueeze_ag(const Tensor& self, int64_t dim) {
+  int64_t d = wrap_dim(dim, self.dim() + 1);
+  return view_autograd("UnsqueezeBackward0", self, [&] { return ops::unsqueeze()(self, dim); },
+                       [d](const variable_list& g, LambdaNode&) -> variable_list { return {g[0].squeeze(d)}; });
+}
+Tensor select_ag(const Tensor& self, int64_t dim, int64_t index) {
+  return view_autograd("SelectBackward0", self, [&] { return ops::select()(self, dim, index); },
+                       [s = self.sizes(), dim, index](const variable_list& g, LambdaNode&) -> variable_list {
+                         return {scatter_into_zeros(s, g[0], [&](Tensor& r) { return r.select(dim, index); })};
+                       });
+}
+Tensor slice_ag(const Tensor& self, int64_t dim, OptInt start, OptInt end, int64_t step) {
+  return view_autograd("SliceBackward0", self, [&] { return ops::slice()(self, dim, start, end, step); },
+                       [s = self.sizes(), dim, start, end, step](const variable_list& g, LambdaNode&) -> variable_list {
+                         return {scatter_into_zeros(s, g[0], [&](Tensor& r) { return r.slice(dim, start, end, step); })};
+                       });
+}
+Tensor diagonal_ag(const Tensor& self, int64_t offset, int64_t d1, int64_t d2) {
+  return view_autograd("DiagonalBackward0", self, [&] { return ops::diagonal()(self, offset, d1, d2); },
+                       [s = self.sizes(), offset, d1, d2](const variable_list& g, LambdaNode&) -> variable_list {
+                         return {scatter_into_zeros(s, g[0], [&](Tensor& r) { return diagonal(r, offset, d1, d2); })};
+                       });
+}
+// as_strided may overlap itself (e.g. stride 0): accumulate into a flat buffer over the storage
+// window the input covers, through index_add.
+Tensor as_strided_ag(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, OptInt offset) {
+  return view_autograd(
+      "AsStridedBackward0", self, [&] { return ops::as_strided()(self, sizes, strides, offset); },
+      [in_sizes = self.sizes(), in_strides = self.strides(), in_off = self.storage_offset(), sz = sizes.vec(),
+       st = strides.vec(), off = offset.value_or(self.storage_offset())](const variable_list& g,
+                                                                         LambdaNode&) -> variable_list {
+        int64_t extent = 1 + std::max<int64_t>(0, in_off - std::min(in_off, off));
+        int64_t lo = std::min(in_off, off), hi = std::max(in_off, off);
+        for (size_t i = 0; i < sz.size(); ++i) hi = std::max(hi, off + (sz[i] - 1) * st[i]);
+        for (size_t i = 0; i < in_sizes.size(); ++i) hi = std::max(hi, in_off + (in_sizes[i] - 1) * in_strides[i]);
+        extent = hi - lo + 1;
+        Tensor positions = arange(extent, {.device = g[0].device()});
+        Tensor out_idx = positions.as_strided(sz, st, off - lo).reshape({-1});
+        Tensor flat = zeros({extent}, {.dtype = g[0].dtype(), .device = g[0].device()});
+        flat = flat.index_add(0, out_idx, g[0].reshape({-1}));
+        return {flat.as_strided(in_sizes, in_strides, in_off - lo)};
+      });
+}
+
+EMBER_REGISTER_KERNEL(view, Autograd, view_ag);
+EMBER_REGISTER_KERNEL(permute, Autograd, permute_ag);
+EMBER_REGISTER_KERNEL(transpose, Autograd, transpose_ag);
+EMBER_REGISTER_KERNEL(expand, Autograd, expand_ag);
+EMBER_REGISTER_KERNEL(squeeze, Autograd, squeeze_ag);
+EMBER_REGISTER_KERNEL(squeeze_dim, Autograd, squeeze_dim_ag);
+EMBER_REGISTER_KERNEL(unsqueeze, Autograd, unsqueeze_ag);
+EMBER_REGISTER_KERNEL(select, Autograd, select_ag);
+EMBER_REGISTER_KERNEL(slice, Autograd, slice_ag);
+EMBER_REGISTER_KERNEL(diagonal, Autograd, diagonal_ag);
+EMBER_REGISTER_KERNEL(as_strided, Autograd, as_strided_ag);
+
+}  // namespace
 }  // namespace ember

@@ -55,6 +55,12 @@ class TensorImpl {
   bool is_wrapped_number() const { return wrapped_number_; }
   void set_wrapped_number(bool v) { wrapped_number_ = v; }
 
+  // For a view: the tensor whose storage it windows (the root, never itself a view). Autograd
+  // needs it when a view is written in place (the base's history changes too).
+  const std::shared_ptr<TensorImpl>& view_base() const { return view_base_; }
+  void set_view_base(std::shared_ptr<TensorImpl> base) { view_base_ = std::move(base); }
+  bool is_view() const { return view_base_ != nullptr; }
+
   AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
   void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> m) { autograd_meta_ = std::move(m); }
 
@@ -69,6 +75,7 @@ class TensorImpl {
   bool is_contiguous_ = true;
   bool wrapped_number_ = false;
   std::shared_ptr<VersionCounter> version_;
+  std::shared_ptr<TensorImpl> view_base_;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
 };
 

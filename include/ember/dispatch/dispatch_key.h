@@ -38,6 +38,7 @@ struct LocalDispatchState {
   DispatchKeySet included;
   DispatchKeySet excluded;
   const void* profiling_op = nullptr;  // the op whose layers are running, recorded already
+  bool grad_enabled = true;            // autograd's grad mode (NoGradGuard turns it off)
 };
 LocalDispatchState& local_dispatch_state();
 

@@ -43,7 +43,8 @@ struct KeyCollector {
   void operator()(const Tensor& t) {
     if (!t.defined()) return;
     backend(t.device());
-    if (auto* m = t.impl()->autograd_meta(); m && m->requires_grad()) keys = keys.add(DispatchKey::Autograd);
+    if (auto* m = t.impl()->autograd_meta(); m && m->requires_grad() && local_dispatch_state().grad_enabled)
+      keys = keys.add(DispatchKey::Autograd);
   }
   void operator()(const std::optional<Tensor>& t) { if (t) (*this)(*t); }
   void operator()(TensorList ts) { for (const auto& t : ts) (*this)(t); }
