@@ -118,10 +118,12 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& ro
     size_t i = index[n];
     variable_list grads = std::move(buffers[i]);
     // Tensor hooks on the gradients arriving here (register_hook on non-leaves, retain_grad).
-    for (const auto& [id, input_nr, hook] : n->pre_hooks()) {
-      if (input_nr >= grads.size() || !grads[input_nr].defined()) continue;
-      Tensor r = hook(grads[input_nr]);
-      if (r.defined()) grads[input_nr] = r;
+    for (const auto* hooks : {&n->pre_hooks(), &n->retains_grad_hooks()}) {
+      for (const auto& [id, input_nr, hook] : *hooks) {
+        if (input_nr >= grads.size() || !grads[input_nr].defined()) continue;
+        Tensor r = hook(grads[input_nr]);
+        if (r.defined()) grads[input_nr] = r;
+      }
     }
     if (is_capture_node[i]) {
       for (size_t c = 0; c < captures.size(); ++c)

@@ -134,7 +134,7 @@ void Tensor::retain_grad() {
   if (!m.grad_fn || m.retains_grad) return;  // leaves keep .grad anyway
   m.retains_grad = true;
   std::weak_ptr<TensorImpl> weak = impl_ptr();
-  m.grad_fn->add_pre_hook(m.output_nr, [weak](const Tensor& g) -> Tensor {
+  m.grad_fn->add_retains_grad_hook(m.output_nr, [weak](const Tensor& g) -> Tensor {
     auto impl = weak.lock();
     if (!impl) return Tensor();
     AutogradMeta& mm = materialize_meta(Tensor(impl));

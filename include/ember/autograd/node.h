@@ -62,6 +62,9 @@ class Node : public std::enable_shared_from_this<Node> {
   int add_pre_hook(uint32_t index, TensorHook hook);
   void remove_pre_hook(int id);
   const std::vector<std::tuple<int, uint32_t, TensorHook>>& pre_hooks() const { return pre_hooks_; }
+  // retain_grad's hooks run after every other hook on the same gradient, as in PyTorch.
+  int add_retains_grad_hook(uint32_t index, TensorHook hook) { return add_hook_to(retains_grad_hooks_, index, std::move(hook)); }
+  const std::vector<std::tuple<int, uint32_t, TensorHook>>& retains_grad_hooks() const { return retains_grad_hooks_; }
   // Callbacks after the node ran (retain_grad, post-accumulate hooks use their own paths).
   int add_post_hook(std::function<void(const variable_list& grad_inputs, const variable_list& grad_outputs)> hook);
   const std::vector<std::pair<int, std::function<void(const variable_list&, const variable_list&)>>>& post_hooks() const {
@@ -73,6 +76,11 @@ class Node : public std::enable_shared_from_this<Node> {
   std::vector<InputMeta> input_meta_;
   uint64_t sequence_nr_;
   std::vector<std::tuple<int, uint32_t, TensorHook>> pre_hooks_;
+  std::vector<std::tuple<int, uint32_t, TensorHook>> retains_grad_hooks_;
+  int add_hook_to(std::vector<std::tuple<int, uint32_t, TensorHook>>& list, uint32_t index, TensorHook hook) {
+    list.emplace_back(next_hook_id_, index, std::move(hook));
+    return next_hook_id_++;
+  }
   std::vector<std::pair<int, std::function<void(const variable_list&, const variable_list&)>>> post_hooks_;
   int next_hook_id_ = 0;
 };
