@@ -1,0 +1,31 @@
+// Every dispatched op either has a gradient (an Autograd kernel) or is on the list of ops that
+// are not differentiable. A new op that forgets its gradient fails here instead of silently
+// producing tensors without history.
+#include <set>
+#include <string>
+
+#include "ops/op_handles.h"
+#include "test_utils.h"
+
+using namespace ember;
+
+TEST(AutogradCoverage, EveryDifferentiableOpHasAGradient) {
+  const std::set<std::string> not_differentiable = {
+      // factories and random fills
+      "empty", "empty_strided", "arange", "linspace", "uniform_", "normal_", "random_", "bernoulli_", "randperm",
+      // boolean / integer results
+      "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+      "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "bitwise_not",
+      "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_left_shift_", "bitwise_right_shift_",
+      "isnan", "isinf", "isfinite", "argmax", "argmin", "any", "all", "nonzero", "unique", "bincount",
+  };
+  std::vector<std::string> missing;
+#define EMBER_OP(name, ...)                                                                   \
+  if (!not_differentiable.count(#name) && !ops::name().has_kernel(DispatchKey::Autograd)) \
+    missing.push_back(#name);
+#include "ops/op_list.h"
+#undef EMBER_OP
+  std::string list;
+  for (const auto& m : missing) list += m + " ";
+  EXPECT_TRUE(missing.empty()) << "ops without a gradient formula: " << list;
+}
