@@ -4,8 +4,9 @@
 // 1. Parse "ij,jk->ik" (or the implicit form "ij,jk": the labels used once, sorted, after any
 //    "..."), checking subscripts with PyTorch's messages.
 // 2. Global dims: the output's dims first (in output order, "..." expanded), then the labels
-//    that are summed away. Every operand becomes a strided view with one dim per global dim:
-//    a missing label is a size-1 dim, a repeated label ("ii") is the diagonal (strides add).
+//    that are summed away. Every operand becomes a view with one dim per global dim: a
+//    repeated label ("ii") is its diagonal, dims are permuted to global order and a missing
+//    label is an unsqueezed size-1 dim (views autograd differentiates cheaply).
 // 3. A summed label present in one operand only is summed inside it; then operands are
 //    multiplied pairwise, summing each label after the last operand that has it:
 //    dims in both operands are the batch of a bmm, dims in one are its rows or columns, the
@@ -31,12 +32,41 @@ char label_char(int l) { return char(l < 26 ? 'A' + l : 'a' + (l - 26)); }
 // Subscripts of one operand (or the output): label indices, kEllipsis for "...".
 using Subscripts = std::vector<int>;
 
-// Keeps the first `keep` dims (the rest are summed dims, all of size 1 by now).
-Tensor drop_trailing(const Tensor& t, int64_t keep) {
-  if (t.dim() == keep) return t;
-  Shape sizes(t.sizes().begin(), t.sizes().begin() + keep);
-  Shape strides(t.strides().begin(), t.strides().begin() + keep);
-  return t.as_strided(sizes, strides, t.storage_offset());
+// Keeps the first `keep` dims (the rest are summed dims, all of size 1 by now). Squeezes are
+// views with cheap gradients (as_strided's backward scatters over the whole storage window).
+Tensor drop_trailing(Tensor t, int64_t keep) {
+  for (int64_t d = t.dim() - 1; d >= keep; --d) t = t.squeeze(d);
+  return t;
+}
+
+// Operand t as a view on the nd global dims; gdim[k] is the global dim of t's dim k. A label
+// repeated in t becomes its diagonal; dims are put in global order; missing dims are size 1.
+// Built from diagonal/permute/unsqueeze (not one as_strided) so autograd sees cheap views.
+Tensor to_global_dims(Tensor t, std::vector<int64_t> gdim, int64_t nd) {
+  for (bool again = true; again;) {
+    again = false;
+    for (size_t a = 0; a < gdim.size() && !again; ++a)
+      for (size_t b = a + 1; b < gdim.size() && !again; ++b) {
+        if (gdim[a] != gdim[b]) continue;
+        int64_t g = gdim[a];
+        t = diagonal(t, 0, int64_t(a), int64_t(b));  // the diagonal becomes the last dim
+        gdim.erase(gdim.begin() + int64_t(b));
+        gdim.erase(gdim.begin() + int64_t(a));
+        gdim.push_back(g);
+        again = true;
+      }
+  }
+  std::vector<int64_t> order(gdim.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return gdim[size_t(x)] < gdim[size_t(y)]; });
+  bool identity = true;
+  for (size_t k = 0; k < order.size(); ++k) identity &= order[k] == int64_t(k);
+  if (!identity) t = t.permute(order);
+  std::vector<bool> present(size_t(nd), false);
+  for (int64_t g : gdim) present[size_t(g)] = true;
+  for (int64_t g = 0; g < nd; ++g)
+    if (!present[size_t(g)]) t = t.unsqueeze(g);
+  return t;
 }
 
 // Multiplies two operands laid out on the same global dims and sums over sum_dims (keeping
@@ -201,28 +231,28 @@ Tensor einsum(const std::string& equation, TensorList operands) {
   for (int64_t i = 0; i < num_ops; ++i) {
     const Tensor& t = operands[size_t(i)];
     const auto& s = subs[size_t(i)];
-    Shape sizes(size_t(nd), 1), strides(size_t(nd), 0);
+    Shape sizes(size_t(nd), 1);
+    std::vector<int64_t> gdim;  // global dim of each of t's dims
     int64_t op_ell_ndim = t.dim() - (int64_t(s.size()) - (std::count(s.begin(), s.end(), kEllipsis) ? 1 : 0));
     int64_t dim = 0;
     for (int l : s) {
       if (l == kEllipsis) {
         for (int64_t k = 0; k < op_ell_ndim; ++k, ++dim) {
           int64_t g = ell_start + ell_ndim - op_ell_ndim + k;
+          gdim.push_back(g);
           sizes[size_t(g)] = t.sizes()[dim];
-          strides[size_t(g)] = t.strides()[dim];
           present[size_t(i)][size_t(g)] = true;
         }
         continue;
       }
       int64_t g = label_dim[size_t(l)];
+      gdim.push_back(g);
       if (present[size_t(i)][size_t(g)]) {  // repeated label: the diagonal
         EMBER_CHECK(sizes[size_t(g)] == t.sizes()[dim], "einsum(): subscript ", label_char(l),
                     " is repeated for operand ", i, " but the sizes don't match, ", t.sizes()[dim], " != ",
                     sizes[size_t(g)]);
-        strides[size_t(g)] += t.strides()[dim];
       } else {
         sizes[size_t(g)] = t.sizes()[dim];
-        strides[size_t(g)] = t.strides()[dim];
         present[size_t(i)][size_t(g)] = true;
       }
       ++dim;
@@ -249,7 +279,7 @@ Tensor einsum(const std::string& equation, TensorList operands) {
     }
     for (int64_t g = 0; g < nd; ++g)
       if (sizes[size_t(g)] != 1) seen_size[size_t(g)] = sizes[size_t(g)];
-    views.push_back(t.as_strided(sizes, strides, t.storage_offset()));
+    views.push_back(to_global_dims(t, std::move(gdim), nd));
   }
 
   // ---- contract. last_op[g]: the last operand that has summed dim g.

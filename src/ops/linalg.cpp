@@ -218,3 +218,74 @@ Tensor matmul(const Tensor& t1, const Tensor& t2) {
 }
 
 }  // namespace ember
+
+// ---------------------------------------------------------------- gradients
+// d(A B) = dA B + A dB: grad_A = G B^T, grad_B = A^T G. Each side saves the other operand only
+// when that gradient can be needed (as PyTorch), so an in-place change of an operand whose
+// partner does not require grad is not an error.
+#include "autograd/record.h"
+
+namespace ember {
+namespace {
+using autograd::below_autograd;
+using autograd::grad_for;
+using autograd::LambdaNode;
+using autograd::record;
+using autograd::saved_input;
+using autograd::sum_to;
+using autograd::variable_list;
+
+bool scalar_is_one(const Scalar& s) { return s.is_floating() ? s.to_double() == 1.0 : s.to_int() == 1; }
+Tensor maybe_multiply(const Tensor& t, const Scalar& s) { return scalar_is_one(s) ? t : t * s; }
+Tensor saved_if(bool needed, const Tensor& t) { return needed ? t : Tensor(); }
+
+Tensor mm_ag(const Tensor& a, const Tensor& b) {
+  Tensor out = below_autograd([&] { return ops::mm()(a, b); });
+  record("MmBackward0", {a, b}, {out}, {saved_input(saved_if(b.requires_grad(), a)), saved_input(saved_if(a.requires_grad(), b))},
+         [](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] { return mm(g[0], n.unpack(1).t()); }),
+                   grad_for(n, 1, [&] { return mm(n.unpack(0).t(), g[0]); })};
+         });
+  return out;
+}
+
+Tensor bmm_ag(const Tensor& a, const Tensor& b) {
+  Tensor out = below_autograd([&] { return ops::bmm()(a, b); });
+  record("BmmBackward0", {a, b}, {out}, {saved_input(saved_if(b.requires_grad(), a)), saved_input(saved_if(a.requires_grad(), b))},
+         [](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] { return bmm(g[0], n.unpack(1).transpose(1, 2)); }),
+                   grad_for(n, 1, [&] { return bmm(n.unpack(0).transpose(1, 2), g[0]); })};
+         });
+  return out;
+}
+
+// out = beta * self + alpha * (m1 @ m2); self broadcasts to the result.
+Tensor addmm_ag(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
+  Tensor out = below_autograd([&] { return ops::addmm()(self, m1, m2, beta, alpha); });
+  record("AddmmBackward0", {self, m1, m2}, {out},
+         {saved_input(saved_if(m2.requires_grad(), m1)), saved_input(saved_if(m1.requires_grad(), m2))},
+         [s = self.sizes(), beta, alpha](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] { return sum_to(maybe_multiply(g[0], beta), s); }),
+                   grad_for(n, 1, [&] { return maybe_multiply(mm(g[0], n.unpack(1).t()), alpha); }),
+                   grad_for(n, 2, [&] { return maybe_multiply(mm(n.unpack(0).t(), g[0]), alpha); })};
+         });
+  return out;
+}
+
+Tensor dot_ag(const Tensor& a, const Tensor& b) {
+  Tensor out = below_autograd([&] { return ops::dot()(a, b); });
+  record("DotBackward0", {a, b}, {out}, {saved_input(saved_if(b.requires_grad(), a)), saved_input(saved_if(a.requires_grad(), b))},
+         [](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] { return g[0] * n.unpack(1); }),
+                   grad_for(n, 1, [&] { return g[0] * n.unpack(0); })};
+         });
+  return out;
+}
+
+EMBER_REGISTER_KERNEL(mm, Autograd, mm_ag);
+EMBER_REGISTER_KERNEL(bmm, Autograd, bmm_ag);
+EMBER_REGISTER_KERNEL(addmm, Autograd, addmm_ag);
+EMBER_REGISTER_KERNEL(dot, Autograd, dot_ag);
+
+}  // namespace
+}  // namespace ember

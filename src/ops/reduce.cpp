@@ -43,15 +43,18 @@ Tensor prod(const Tensor& a, int64_t dim, bool keepdim, std::optional<DType> dty
   return ops::prod()(a, {d}, keepdim, dtype);
 }
 
+namespace {
+Tensor full_extremum(const Tensor& a, bool is_max);  // amax/amin over all dims, recorded as Max/MinBackward1
+}
 Tensor max(const Tensor& a) {
   EMBER_CHECK(a.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() == 0. "
               "Specify the reduction dim with the 'dim' argument.");
-  return ops::amax()(a, {}, false);
+  return full_extremum(a, true);
 }
 Tensor min(const Tensor& a) {
   EMBER_CHECK(a.numel() > 0, "min(): Expected reduction dim to be specified for input.numel() == 0. "
               "Specify the reduction dim with the 'dim' argument.");
-  return ops::amin()(a, {}, false);
+  return full_extremum(a, false);
 }
 std::tuple<Tensor, Tensor> max(const Tensor& a, int64_t dim, bool keepdim) { return ops::max_dim()(a, dim, keepdim); }
 std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim) { return ops::min_dim()(a, dim, keepdim); }
@@ -84,7 +87,9 @@ Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim) {
   DType out_dt = is_floating(a.dtype()) ? a.dtype() : default_dtype();
   Tensor x = reduce::convert(a, is_reduced_float(out_dt) ? kFloat32 : out_dt);
   if (x.numel() == 0) return reduce::convert(log(sum(exp(x), dims, keepdim)), out_dt);
-  Tensor m = amax(x, dims, /*keepdim=*/true);
+  // The shift m cancels out of the value and of the gradient: it is held constant (detached),
+  // so autograd sees log(sum(exp(x - m))) + m with d/dx = softmax(x), as PyTorch's formula.
+  Tensor m = amax(x.detach(), dims, /*keepdim=*/true);
   m = nan_to_num(m, 0.0, 0.0, 0.0);  // a nan max gives a nan result either way
   Tensor r = log(sum(exp(sub(x, m)), dims, /*keepdim=*/true));
   r = add(r, m);
@@ -115,4 +120,292 @@ Tensor count_nonzero(const Tensor& a, IntArrayRef dims) {
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype) { return ops::cumsum()(a, dim, dtype); }
 Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype) { return ops::cumprod()(a, dim, dtype); }
 
+}  // namespace ember
+
+// ---------------------------------------------------------------- gradients
+// Formulas follow PyTorch's derivatives.yaml / FunctionsManual.cpp and are written with ember
+// ops, so they are differentiable again (double backward). A reduced gradient is first brought
+// back to keepdim shape, then broadcast over the reduced dims.
+#include "autograd/record.h"
+
+namespace ember {
+namespace {
+using autograd::below_autograd;
+using autograd::grad_for;
+using autograd::LambdaNode;
+using autograd::record;
+using autograd::saved_input;
+using autograd::saved_output;
+using autograd::variable_list;
+
+// Node names as PyTorch: the all-dims overload is ...Backward0, the dim overload ...Backward1.
+const char* overload_name(IntArrayRef dims, const char* all, const char* with_dims) {
+  return dims.empty() ? all : with_dims;
+}
+
+// g (the reduction's result shape) reshaped to keepdim shape: size 1 at each reduced dim.
+Tensor unsqueeze_reduced(const Tensor& g, IntArrayRef in_sizes, uint64_t mask, bool keepdim) {
+  if (keepdim || in_sizes.empty()) return g;
+  return g.reshape(reduce::reduced_shape(in_sizes, mask, true));
+}
+// ... and broadcast to the input's shape.
+Tensor expand_reduced(const Tensor& g, IntArrayRef in_sizes, uint64_t mask, bool keepdim) {
+  return unsqueeze_reduced(g, in_sizes, mask, keepdim).expand(in_sizes);
+}
+// The gradient in the input's dtype (ops with a dtype argument compute in another one).
+Tensor cast_back(const Tensor& g, DType dt) { return g.dtype() == dt ? g : g.to(dt); }
+
+// The reduced dims as a list (for keepdim reductions inside formulas).
+std::vector<int64_t> mask_dims(uint64_t mask, int64_t ndim) {
+  std::vector<int64_t> d;
+  for (int64_t i = 0; i < ndim; ++i)
+    if (mask & (uint64_t(1) << i)) d.push_back(i);
+  return d;
+}
+
+Tensor sum_ag(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  Tensor out = below_autograd([&] { return ops::sum()(a, dims, keepdim, dtype); });
+  uint64_t mask = reduce::dim_mask(dims, a.dim());
+  record(overload_name(dims, "SumBackward0", "SumBackward1"), {a}, {out}, {},
+         [s = a.sizes(), dt = a.dtype(), mask, keepdim](const variable_list& g, LambdaNode&) -> variable_list {
+           return {cast_back(expand_reduced(g[0], s, mask, keepdim), dt)};
+         });
+  return out;
+}
+
+Tensor mean_ag(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  Tensor out = below_autograd([&] { return ops::mean()(a, dims, keepdim, dtype); });
+  uint64_t mask = reduce::dim_mask(dims, a.dim());
+  record(overload_name(dims, "MeanBackward0", "MeanBackward1"), {a}, {out}, {},
+         [s = a.sizes(), dt = a.dtype(), mask, keepdim](const variable_list& g, LambdaNode&) -> variable_list {
+           double n = double(reduce::reduced_numel(s, mask));
+           return {cast_back(expand_reduced(g[0] / n, s, mask, keepdim), dt)};
+         });
+  return out;
+}
+
+// PyTorch's prod_safe_zeros_backward along `dim`: each element's gradient is the product of the
+// others, as an exclusive cumprod from the front times an exclusive cumprod from the back
+// (no division, so zeros are exact).
+Tensor prod_safe_zeros_backward(const Tensor& grad, const Tensor& x, int64_t dim) {
+  if (x.numel() == 0) return grad.expand(x.sizes());
+  Shape ones_size = x.sizes();
+  ones_size[size_t(dim)] = 1;
+  Tensor one = ones(ones_size, {.dtype = x.dtype(), .device = x.device()});
+  int64_t n = x.sizes()[size_t(dim)];
+  Tensor exclusive_normal = cumprod(cat({one, x.narrow(dim, 0, n - 1)}, dim), dim);
+  Tensor narrow_reverse = x.narrow(dim, 1, n - 1).flip({dim});
+  Tensor exclusive_reverse = cumprod(cat({one, narrow_reverse}, dim), dim).flip({dim});
+  return grad * (exclusive_normal * exclusive_reverse);
+}
+
+// prod over the dims in mask: result / x when x has no zero (PyTorch's fast path); otherwise
+// the reduced dims are moved last and flattened into one, and the zero-safe formula runs there.
+Tensor prod_backward(const Tensor& g, const Tensor& x, const Tensor& result, uint64_t mask, bool keepdim) {
+  if (x.dim() == 0) return g;
+  Tensor gk = unsqueeze_reduced(g, x.sizes(), mask, keepdim);
+  Tensor rk = unsqueeze_reduced(result, x.sizes(), mask, keepdim);
+  if (x.numel() == 0 || !any(eq(x, 0)).item<bool>()) return gk * (rk / x);
+  std::vector<int64_t> kept, reduced;
+  for (int64_t d = 0; d < x.dim(); ++d) ((mask >> d) & 1 ? reduced : kept).push_back(d);
+  std::vector<int64_t> perm = kept;
+  perm.insert(perm.end(), reduced.begin(), reduced.end());
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[size_t(perm[i])] = int64_t(i);
+  Tensor xp = x.permute(perm);
+  Shape flat(xp.sizes().begin(), xp.sizes().begin() + int64_t(kept.size()));
+  Shape gshape = flat;
+  flat.push_back(-1);
+  gshape.push_back(1);
+  Tensor gp = gk.permute(perm).reshape(gshape);
+  int64_t last = int64_t(kept.size());
+  Tensor r = prod_safe_zeros_backward(gp, xp.reshape(flat), last);
+  return r.reshape(xp.sizes()).permute(inverse);
+}
+
+Tensor prod_ag(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  Tensor out = below_autograd([&] { return ops::prod()(a, dims, keepdim, dtype); });
+  uint64_t mask = reduce::dim_mask(dims, a.dim());
+  record(overload_name(dims, "ProdBackward0", "ProdBackward1"), {a}, {out}, {saved_input(a), saved_output(out)},
+         [dt = a.dtype(), mask, keepdim](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor x = n.unpack(0), result = n.unpack(1);
+           // With a dtype argument the product was taken of x cast to result's dtype.
+           Tensor xc = x.dtype() == result.dtype() ? x : x.to(result.dtype());
+           return {cast_back(prod_backward(g[0], xc, result, mask, keepdim), dt)};
+         });
+  return out;
+}
+
+// amax/amin: the gradient is split evenly among the elements equal to the result (ties).
+LambdaNode::Backward extremum_backward(uint64_t mask, bool keepdim) {
+  return [mask, keepdim](const variable_list& g, LambdaNode& n) -> variable_list {
+    Tensor x = n.unpack(0), result = n.unpack(1);
+    Tensor rk = unsqueeze_reduced(result, x.sizes(), mask, keepdim);
+    Tensor gk = unsqueeze_reduced(g[0], x.sizes(), mask, keepdim);
+    Tensor hit = eq(x, rk).to(g[0].dtype());
+    Tensor count = hit.sum(mask_dims(mask, x.dim()), /*keepdim=*/true);
+    return {(gk / count) * hit};
+  };
+}
+Tensor amax_ag(const Tensor& a, IntArrayRef dims, bool keepdim) {
+  Tensor out = below_autograd([&] { return ops::amax()(a, dims, keepdim); });
+  record("AmaxBackward0", {a}, {out}, {saved_input(a), saved_output(out)},
+         extremum_backward(reduce::dim_mask(dims, a.dim()), keepdim));
+  return out;
+}
+Tensor amin_ag(const Tensor& a, IntArrayRef dims, bool keepdim) {
+  Tensor out = below_autograd([&] { return ops::amin()(a, dims, keepdim); });
+  record("AminBackward0", {a}, {out}, {saved_input(a), saved_output(out)},
+         extremum_backward(reduce::dim_mask(dims, a.dim()), keepdim));
+  return out;
+}
+
+// max(dim)/min(dim): the gradient goes to the position of the returned index.
+LambdaNode::Backward select_index_backward(Shape in_sizes, int64_t dim, bool keepdim) {
+  return [in_sizes = std::move(in_sizes), dim, keepdim](const variable_list& g, LambdaNode& n) -> variable_list {
+    if (in_sizes.empty()) return {g[0]};
+    Tensor indices = n.unpack(0);
+    uint64_t mask = uint64_t(1) << dim;
+    Tensor gk = unsqueeze_reduced(g[0], in_sizes, mask, keepdim);
+    Tensor ik = unsqueeze_reduced(indices, in_sizes, mask, keepdim);
+    Shape pos_shape(in_sizes.size(), 1);
+    pos_shape[size_t(dim)] = in_sizes[size_t(dim)];
+    Tensor positions = arange(in_sizes[size_t(dim)], {.dtype = kInt64, .device = g[0].device()}).view(pos_shape);
+    return {where(eq(positions, ik), gk.expand(in_sizes), 0.0)};
+  };
+}
+std::tuple<Tensor, Tensor> max_dim_ag(const Tensor& a, int64_t dim, bool keepdim) {
+  auto [values, indices] = below_autograd([&] { return ops::max_dim()(a, dim, keepdim); });
+  int64_t d = reduce::wrap_dim(dim, a.dim());
+  record("MaxBackward0", {a}, {values, indices}, {saved_output(indices)}, select_index_backward(a.sizes(), d, keepdim));
+  return {values, indices};
+}
+std::tuple<Tensor, Tensor> min_dim_ag(const Tensor& a, int64_t dim, bool keepdim) {
+  auto [values, indices] = below_autograd([&] { return ops::min_dim()(a, dim, keepdim); });
+  int64_t d = reduce::wrap_dim(dim, a.dim());
+  record("MinBackward0", {a}, {values, indices}, {saved_output(indices)}, select_index_backward(a.sizes(), d, keepdim));
+  return {values, indices};
+}
+
+Tensor var_ag(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) {
+  Tensor out = below_autograd([&] { return ops::var()(a, dims, correction, keepdim); });
+  uint64_t mask = reduce::dim_mask(dims, a.dim());
+  record("VarBackward0", {a}, {out}, {saved_input(a)},
+         [mask, correction, keepdim](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor x = n.unpack(0);
+           double dof = std::max<double>(0.0, double(reduce::reduced_numel(x.sizes(), mask) - correction));
+           Tensor centered = x - x.mean(mask_dims(mask, x.dim()), /*keepdim=*/true);
+           return {unsqueeze_reduced(g[0], x.sizes(), mask, keepdim) * (2.0 / dof) * centered};
+         });
+  return out;
+}
+
+// PyTorch's norm_backward (vector norms): subgradient 0 where the norm is 0.
+Tensor norm_backward(const Tensor& g, const Tensor& x, double p, const Tensor& norm, uint64_t mask, bool keepdim) {
+  Tensor gk = unsqueeze_reduced(g, x.sizes(), mask, keepdim);
+  Tensor nk = unsqueeze_reduced(norm, x.sizes(), mask, keepdim);
+  if (p == 0.0) return zeros_like(x);
+  if (p == 1.0) return sign(x) * gk;
+  if (p == 2.0) return gk * where(eq(nk, 0), 0.0, x / nk);
+  if (std::isinf(p)) {
+    Tensor is_eq_max = logical_or(eq(abs(x), nk), logical_and(isnan(x), isnan(nk))).to(x.dtype());
+    Tensor nb_max = is_eq_max.sum(mask_dims(mask, x.dim()), /*keepdim=*/true);
+    return sign(x) * is_eq_max * (gk / nb_max);
+  }
+  if (p < 1.0) {
+    Tensor scaled = sign(x) * where(eq(x, 0), 0.0, pow(abs(x), p - 1));
+    return scaled * gk * pow(nk, 1 - p);
+  }
+  Tensor scaled = p < 2.0 ? sign(x) * pow(abs(x), p - 1) : x * pow(abs(x), p - 2);
+  return scaled * where(eq(nk, 0), 0.0, gk / pow(nk, p - 1));
+}
+
+Tensor norm_ag(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
+  Tensor out = below_autograd([&] { return ops::norm()(a, p, dims, keepdim); });
+  uint64_t mask = reduce::dim_mask(dims, a.dim());
+  record(overload_name(dims, "NormBackward0", "NormBackward1"), {a}, {out}, {saved_input(a), saved_output(out)},
+         [pv = p.to_double(), mask, keepdim](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {norm_backward(g[0], n.unpack(0), pv, n.unpack(1), mask, keepdim)};
+         });
+  return out;
+}
+
+// Sum from the end along dim: the gradient of cumsum.
+Tensor reversed_cumsum(const Tensor& t, int64_t dim) { return t.flip({dim}).cumsum(dim).flip({dim}); }
+
+Tensor cumsum_ag(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  Tensor out = below_autograd([&] { return ops::cumsum()(a, dim, dtype); });
+  int64_t d = reduce::wrap_dim(dim, a.dim());
+  record("CumsumBackward0", {a}, {out}, {}, [d, dt = a.dtype()](const variable_list& g, LambdaNode&) -> variable_list {
+    if (g[0].dim() == 0) return {cast_back(g[0], dt)};
+    return {cast_back(reversed_cumsum(g[0], d), dt)};
+  });
+  return out;
+}
+
+// PyTorch's cumprod_backward. Without zeros: reversed_cumsum(grad * out) / x. With zeros, the
+// gradient of x_k is sum_{j>=k} grad_j * prod_{i<=j, i!=k} x_i, computed per k from the products
+// before k and the cumulative products after it (no division; differentiable again).
+Tensor cumprod_backward(const Tensor& grad, const Tensor& x, int64_t dim, const Tensor& out) {
+  if (x.numel() <= 1) return grad;
+  int64_t n = x.sizes()[size_t(dim)];
+  if (n == 1) return grad;
+  if (!any(eq(x, 0)).item<bool>()) return reversed_cumsum(grad * out, dim) / x;
+  Shape ones_size = x.sizes();
+  ones_size[size_t(dim)] = 1;
+  Tensor one = ones(ones_size, {.dtype = x.dtype(), .device = x.device()});
+  std::vector<Tensor> parts;
+  parts.reserve(size_t(n));
+  for (int64_t k = 0; k < n; ++k) {
+    Tensor omitted;  // for j >= k: prod_{i<=j, i!=k} x_i
+    if (k == 0) {
+      omitted = cat({one, x.slice(dim, 1).cumprod(dim)}, dim);
+    } else {
+      Tensor until_k = prod(x.slice(dim, 0, k), dim, /*keepdim=*/true);
+      if (k == n - 1) {
+        omitted = until_k;
+      } else {
+        Tensor after = x.slice(dim, k + 1).cumprod(dim);
+        omitted = cat({until_k, until_k.expand(after.sizes()) * after}, dim);
+      }
+    }
+    parts.push_back((grad.slice(dim, k) * omitted).sum({dim}, /*keepdim=*/true));
+  }
+  return cat(parts, dim);
+}
+
+Tensor cumprod_ag(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  Tensor out = below_autograd([&] { return ops::cumprod()(a, dim, dtype); });
+  int64_t d = reduce::wrap_dim(dim, a.dim());
+  record("CumprodBackward0", {a}, {out}, {saved_input(a), saved_output(out)},
+         [d, dt = a.dtype()](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor x = n.unpack(0), result = n.unpack(1);
+           if (x.dim() == 0) return {cast_back(g[0], dt)};
+           Tensor xc = x.dtype() == result.dtype() ? x : x.to(result.dtype());
+           return {cast_back(cumprod_backward(g[0], xc, d, result), dt)};
+         });
+  return out;
+}
+
+EMBER_REGISTER_KERNEL(sum, Autograd, sum_ag);
+EMBER_REGISTER_KERNEL(mean, Autograd, mean_ag);
+EMBER_REGISTER_KERNEL(prod, Autograd, prod_ag);
+EMBER_REGISTER_KERNEL(amax, Autograd, amax_ag);
+EMBER_REGISTER_KERNEL(amin, Autograd, amin_ag);
+EMBER_REGISTER_KERNEL(max_dim, Autograd, max_dim_ag);
+EMBER_REGISTER_KERNEL(min_dim, Autograd, min_dim_ag);
+EMBER_REGISTER_KERNEL(var, Autograd, var_ag);
+EMBER_REGISTER_KERNEL(norm, Autograd, norm_ag);
+EMBER_REGISTER_KERNEL(cumsum, Autograd, cumsum_ag);
+EMBER_REGISTER_KERNEL(cumprod, Autograd, cumprod_ag);
+
+// The full max()/min(): amax/amin over every dim, named as PyTorch names max()'s node.
+Tensor full_extremum(const Tensor& a, bool is_max) {
+  Tensor out = below_autograd([&] { return is_max ? ops::amax()(a, {}, false) : ops::amin()(a, {}, false); });
+  record(is_max ? "MaxBackward1" : "MinBackward1", {a}, {out}, {saved_input(a), saved_output(out)},
+         extremum_backward(reduce::dim_mask({}, a.dim()), false));
+  return out;
+}
+
+}  // namespace
 }  // namespace ember

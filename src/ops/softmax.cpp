@@ -28,3 +28,48 @@ Tensor log_softmax(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
 }
 
 }  // namespace ember
+
+// ---------------------------------------------------------------- gradients
+// Both formulas use the saved output y (saved as an output: no cycle); with a dtype argument the
+// input was cast first, so the gradient is cast back to the input's dtype.
+#include "autograd/record.h"
+
+namespace ember {
+namespace {
+using autograd::below_autograd;
+using autograd::LambdaNode;
+using autograd::record;
+using autograd::saved_output;
+using autograd::variable_list;
+
+Tensor to_input_dtype(const Tensor& g, DType dt) { return g.dtype() == dt ? g : g.to(dt); }
+// Sum over the softmax dim, kept (a 0-dim tensor sums over nothing).
+Tensor sum_dim(const Tensor& t, int64_t d) { return t.dim() == 0 ? t : t.sum({d}, /*keepdim=*/true); }
+
+Tensor softmax_ag(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  Tensor out = below_autograd([&] { return ops::softmax()(a, dim, dtype); });
+  int64_t d = reduce::wrap_dim(dim, a.dim());
+  record("SoftmaxBackward0", {a}, {out}, {saved_output(out)},
+         [d, dt = a.dtype()](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor y = n.unpack(0);
+           return {to_input_dtype(y * (g[0] - sum_dim(g[0] * y, d)), dt)};
+         });
+  return out;
+}
+
+Tensor log_softmax_ag(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  Tensor out = below_autograd([&] { return ops::log_softmax()(a, dim, dtype); });
+  int64_t d = reduce::wrap_dim(dim, a.dim());
+  record("LogSoftmaxBackward0", {a}, {out}, {saved_output(out)},
+         [d, dt = a.dtype()](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor y = n.unpack(0);
+           return {to_input_dtype(g[0] - exp(y) * sum_dim(g[0], d), dt)};
+         });
+  return out;
+}
+
+EMBER_REGISTER_KERNEL(softmax, Autograd, softmax_ag);
+EMBER_REGISTER_KERNEL(log_softmax, Autograd, log_softmax_ag);
+
+}  // namespace
+}  // namespace ember
