@@ -155,7 +155,10 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
   EMBER_CHECK(start.dtype() == end.dtype(), "expected dtype ", dtype_name(start.dtype()),
               " for `end` but got dtype ", dtype_name(end.dtype()));
   // The weight travels as a float64 0-dim tensor so its value is not rounded to start's dtype.
-  return ops::lerp()(start, end, scalar_tensor(weight, {.dtype = DType::Float64, .device = start.device()}));
+  // It is flagged as a wrapped number so autograd names the node LerpBackward0 (lerp.Scalar).
+  Tensor w = scalar_tensor(weight, {.dtype = DType::Float64, .device = start.device()});
+  w.impl()->set_wrapped_number(true);
+  return ops::lerp()(start, end, w);
 }
 Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
   EMBER_CHECK(start.dtype() == end.dtype(), "expected dtype ", dtype_name(start.dtype()),
@@ -169,6 +172,8 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
 
 // ---------------------------------------------------------------- gradients
 // Formulas are written with ember ops, so they are themselves differentiable (double backward).
+#include <cmath>
+
 #include "autograd/record.h"
 
 namespace ember {
@@ -178,7 +183,9 @@ using autograd::grad_for;
 using autograd::LambdaNode;
 using autograd::record;
 using autograd::record_inplace;
+using autograd::Save;
 using autograd::saved_input;
+using autograd::saved_output;
 using autograd::sum_to;
 using autograd::variable_list;
 
@@ -218,6 +225,278 @@ Tensor& sub_inplace_autograd(Tensor& self, const Tensor& b, const Scalar& alpha)
 Tensor& mul_inplace_autograd(Tensor& self, const Tensor& b) {
   return record_inplace(self, true, [&](const Tensor& s) { return mul_autograd(s, b); });
 }
+
+
+// ---- division family
+// In-place forms write a floating result into self: self must be floating too (PyTorch's cast
+// rule) and must already have the broadcast shape.
+void check_inplace(const char* op, const Tensor& self, const Tensor& other) {
+  DType rt = result_type(self, other);
+  EMBER_CHECK(is_floating(self.dtype()) || !is_floating(rt), "result type ", scalar_type_name(rt),
+              " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
+  Shape b = broadcast_shapes(self.sizes(), other.sizes());
+  EMBER_CHECK(IntArrayRef(b) == IntArrayRef(self.sizes()), "output with shape ", self.sizes(),
+              " doesn't match the broadcast shape ", b, " (", op, ")");
+}
+Tensor zeros_for(IntArrayRef shape, const Tensor& g) { return zeros(shape, {.dtype = g.dtype(), .device = g.device()}); }
+Save save_if(bool needed, const Tensor& t) { return saved_input(needed ? t : Tensor()); }
+
+Tensor div_autograd(const Tensor& a, const Tensor& b, const std::optional<std::string>& mode) {
+  Tensor out = below_autograd([&] { return ops::div()(a, b, mode); });
+  if (mode) {  // trunc / floor: piecewise constant
+    record("DivBackward2", {a, b}, {out}, {},
+           [sa = a.sizes(), sb = b.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+             return {grad_for(n, 0, [&] { return zeros_for(sa, g[0]); }),
+                     grad_for(n, 1, [&] { return zeros_for(sb, g[0]); })};
+           });
+    return out;
+  }
+  record("DivBackward0", {a, b}, {out}, {save_if(b.requires_grad(), a), saved_input(b)},
+         [sa = a.sizes(), sb = b.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] { return sum_to(g[0] / n.unpack(1), sa); }),
+                   grad_for(n, 1, [&] {
+                     Tensor other = n.unpack(1);
+                     return sum_to(-g[0] * ((n.unpack(0) / other) / other), sb);
+                   })};
+         });
+  return out;
+}
+Tensor& div_inplace_autograd(Tensor& self, const Tensor& b, const std::optional<std::string>& mode) {
+  check_inplace("div_", self, b);
+  return record_inplace(self, !mode && b.requires_grad(), [&](const Tensor& s) { return div_autograd(s, b, mode); });
+}
+
+// remainder: self - floor(self / other) * other; fmod: the same with trunc.
+template <bool kFloor> Tensor mod_autograd(const Tensor& a, const Tensor& b) {
+  Tensor out = below_autograd([&] { return kFloor ? ops::remainder()(a, b) : ops::fmod()(a, b); });
+  // remainder(Tensor, Scalar) is RemainderBackward0, remainder(Tensor, Tensor) RemainderBackward1.
+  bool scalar = b.impl()->is_wrapped_number();
+  const char* name = kFloor ? (scalar ? "RemainderBackward0" : "RemainderBackward1")
+                            : (scalar ? "FmodBackward0" : "FmodBackward1");
+  bool need_other = b.requires_grad();
+  record(name, {a, b}, {out}, {save_if(need_other, a), save_if(need_other, b)},
+         [sa = a.sizes(), sb = b.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] { return sum_to(g[0], sa); }),
+                   grad_for(n, 1, [&] {
+                     Tensor q = div(n.unpack(0), n.unpack(1), std::string(kFloor ? "floor" : "trunc"));
+                     return sum_to(-g[0] * q, sb);
+                   })};
+         });
+  return out;
+}
+Tensor remainder_autograd(const Tensor& a, const Tensor& b) { return mod_autograd<true>(a, b); }
+Tensor fmod_autograd(const Tensor& a, const Tensor& b) { return mod_autograd<false>(a, b); }
+Tensor& remainder_inplace_autograd(Tensor& self, const Tensor& b) {
+  check_inplace("remainder_", self, b);
+  return record_inplace(self, b.requires_grad(), [&](const Tensor& s) { return remainder_autograd(s, b); });
+}
+Tensor& fmod_inplace_autograd(Tensor& self, const Tensor& b) {
+  check_inplace("fmod_", self, b);
+  return record_inplace(self, b.requires_grad(), [&](const Tensor& s) { return fmod_autograd(s, b); });
+}
+
+Tensor floor_divide_autograd(const Tensor& a, const Tensor& b) {
+  Tensor out = below_autograd([&] { return ops::floor_divide()(a, b); });
+  record("FloorDivideBackward0", {a, b}, {out}, {},
+         [sa = a.sizes(), sb = b.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] { return zeros_for(sa, g[0]); }),
+                   grad_for(n, 1, [&] { return zeros_for(sb, g[0]); })};
+         });
+  return out;
+}
+Tensor& floor_divide_inplace_autograd(Tensor& self, const Tensor& b) {
+  check_inplace("floor_divide_", self, b);
+  return record_inplace(self, false, [&](const Tensor& s) { return floor_divide_autograd(s, b); });
+}
+
+// ---- pow
+// PowBackward0: pow(Tensor, Scalar); PowBackward1: pow(Tensor, Tensor); PowBackward2: pow(Scalar, Tensor).
+Tensor pow_scalar_exponent_grad(const Tensor& g, const Tensor& self, double e) {
+  if (e == 0.0) return zeros_like(self);
+  return g * (self.pow(e - 1.0) * e);
+}
+Tensor pow_autograd(const Tensor& a, const Tensor& b) {
+  Tensor out = below_autograd([&] { return ops::pow()(a, b); });
+  if (b.impl()->is_wrapped_number()) {
+    record("PowBackward0", {a, b}, {out}, {saved_input(a)},
+           [e = b.item().to_double()](const variable_list& g, LambdaNode& n) -> variable_list {
+             return {grad_for(n, 0, [&] { return pow_scalar_exponent_grad(g[0], n.unpack(0), e); }), Tensor()};
+           });
+    return out;
+  }
+  if (a.impl()->is_wrapped_number()) {
+    double base = a.item().to_double();
+    record("PowBackward2", {a, b}, {out}, {saved_output(out), save_if(base == 0.0, b)},
+           [base, sb = b.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+             return {Tensor(), grad_for(n, 1, [&] {
+                       Tensor r = n.unpack(0);
+                       // d/de base^e = base^e * log(base); 0 for base 0 and e >= 0 (as PyTorch).
+                       if (base == 0.0) return sum_to(g[0] * where(n.unpack(1).ge(0.0), 0.0, r * std::log(base)), sb);
+                       return sum_to(g[0] * (r * std::log(base)), sb);
+                     })};
+           });
+    return out;
+  }
+  record("PowBackward1", {a, b}, {out}, {saved_input(a), saved_input(b), saved_output(out)},
+         [sa = a.sizes(), sb = b.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] {
+                     Tensor self = n.unpack(0), e = n.unpack(1);
+                     return sum_to(where(e.eq(0.0), 0.0, g[0] * (e * self.pow(e - 1))), sa);
+                   }),
+                   grad_for(n, 1, [&] {
+                     Tensor self = n.unpack(0), e = n.unpack(1), r = n.unpack(2);
+                     Tensor zero_base = e.ge(0.0).logical_and(self.eq(0.0));
+                     return sum_to(g[0] * where(zero_base, 0.0, r * self.log()), sb);
+                   })};
+         });
+  return out;
+}
+Tensor& pow_inplace_autograd(Tensor& self, const Tensor& b) {
+  check_inplace("pow_", self, b);
+  return record_inplace(self, true, [&](const Tensor& s) { return pow_autograd(s, b); });
+}
+
+// ---- maximum, minimum: ties split the gradient equally (as PyTorch).
+template <bool kMax> Tensor extremum_autograd(const Tensor& a, const Tensor& b) {
+  Tensor out = below_autograd([&] { return kMax ? ops::maximum()(a, b) : ops::minimum()(a, b); });
+  record(kMax ? "MaximumBackward0" : "MinimumBackward0", {a, b}, {out}, {saved_input(a), saved_input(b)},
+         [sa = a.sizes(), sb = b.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor x = n.unpack(0), y = n.unpack(1);
+           Tensor split = where(x.eq(y), g[0] * 0.5, g[0]);
+           // self loses where it is beaten, other where self wins.
+           return {grad_for(n, 0, [&] { return sum_to(where(kMax ? x.lt(y) : x.gt(y), 0.0, split), sa); }),
+                   grad_for(n, 1, [&] { return sum_to(where(kMax ? x.gt(y) : x.lt(y), 0.0, split), sb); })};
+         });
+  return out;
+}
+Tensor maximum_autograd(const Tensor& a, const Tensor& b) { return extremum_autograd<true>(a, b); }
+Tensor minimum_autograd(const Tensor& a, const Tensor& b) { return extremum_autograd<false>(a, b); }
+Tensor& maximum_inplace_autograd(Tensor& self, const Tensor& b) {
+  check_inplace("maximum_", self, b);
+  return record_inplace(self, true, [&](const Tensor& s) { return maximum_autograd(s, b); });
+}
+Tensor& minimum_inplace_autograd(Tensor& self, const Tensor& b) {
+  check_inplace("minimum_", self, b);
+  return record_inplace(self, true, [&](const Tensor& s) { return minimum_autograd(s, b); });
+}
+
+// ---- atan2(y, x): d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
+Tensor atan2_autograd(const Tensor& a, const Tensor& b) {
+  Tensor out = below_autograd([&] { return ops::atan2()(a, b); });
+  record("Atan2Backward0", {a, b}, {out}, {saved_input(a), saved_input(b)},
+         [sa = a.sizes(), sb = b.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor y = n.unpack(0), x = n.unpack(1);
+           Tensor recip = (y * y + x * x).reciprocal();
+           return {grad_for(n, 0, [&] { return sum_to(g[0] * x * recip, sa); }),
+                   grad_for(n, 1, [&] { return sum_to(g[0] * -y * recip, sb); })};
+         });
+  return out;
+}
+Tensor& atan2_inplace_autograd(Tensor& self, const Tensor& b) {
+  check_inplace("atan2_", self, b);
+  return record_inplace(self, true, [&](const Tensor& s) { return atan2_autograd(s, b); });
+}
+
+// ---- where, clamp, lerp
+Tensor where_autograd(const Tensor& c, const Tensor& a, const Tensor& b) {
+  Tensor out = below_autograd([&] { return ops::where()(c, a, b); });
+  record("WhereBackward0", {a, b}, {out}, {saved_input(c)},
+         [sa = a.sizes(), sb = b.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor cond = n.unpack(0);
+           return {grad_for(n, 0, [&] { return sum_to(where(cond, g[0], 0.0), sa); }),
+                   grad_for(n, 1, [&] { return sum_to(where(cond, 0.0, g[0]), sb); })};
+         });
+  return out;
+}
+
+// Gradient passes where min <= x <= max (bounds included, as PyTorch).
+Tensor clamp_autograd(const Tensor& a, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  Tensor out = below_autograd([&] { return ops::clamp()(a, min, max); });
+  record("ClampBackward1", {a}, {out}, {saved_input(a)},
+         [min, max](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] {
+             Tensor x = n.unpack(0);
+             Tensor pass = min && max ? x.ge(*min).logical_and(x.le(*max)) : min ? x.ge(*min) : x.le(*max);
+             return where(pass, g[0], 0.0);
+           })};
+         });
+  return out;
+}
+Tensor& clamp_inplace_autograd(Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  return record_inplace(self, true, [&](const Tensor& s) { return clamp_autograd(s, min, max); });
+}
+
+Tensor clamp_tensor_autograd(const Tensor& a, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  Tensor out = below_autograd([&] { return ops::clamp_tensor()(a, min, max); });
+  Tensor lo = min ? *min : Tensor(), hi = max ? *max : Tensor();
+  record("ClampBackward0", {a, lo, hi}, {out}, {saved_input(a), saved_input(lo), saved_input(hi)},
+         [sa = a.sizes(), slo = lo.defined() ? lo.sizes() : Shape{}, shi = hi.defined() ? hi.sizes() : Shape{}](
+             const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor x = n.unpack(0), lo = n.unpack(1), hi = n.unpack(2);
+           bool both = lo.defined() && hi.defined();
+           return {grad_for(n, 0, [&] {
+                     Tensor pass = both ? x.ge(lo).logical_and(x.le(hi)) : lo.defined() ? x.ge(lo) : x.le(hi);
+                     return sum_to(where(pass, g[0], 0.0), sa);
+                   }),
+                   grad_for(n, 1, [&] {
+                     Tensor take = both ? x.lt(lo).logical_and(lo.lt(hi)) : x.lt(lo);
+                     return sum_to(where(take, g[0], 0.0), slo);
+                   }),
+                   grad_for(n, 2, [&] {
+                     Tensor take = both ? x.gt(hi).logical_or(hi.lt(lo)) : x.gt(hi);
+                     return sum_to(where(take, g[0], 0.0), shi);
+                   })};
+         });
+  return out;
+}
+
+// LerpBackward0: lerp(start, end, Scalar) (the weight arrives as a wrapped number);
+// LerpBackward1: lerp(start, end, Tensor).
+Tensor lerp_autograd(const Tensor& start, const Tensor& end, const Tensor& weight) {
+  Tensor out = below_autograd([&] { return ops::lerp()(start, end, weight); });
+  if (weight.impl()->is_wrapped_number()) {
+    record("LerpBackward0", {start, end}, {out}, {},
+           [w = weight.item().to_double(), ss = start.sizes(), se = end.sizes()](const variable_list& g,
+                                                                                  LambdaNode& n) -> variable_list {
+             return {grad_for(n, 0, [&] { return sum_to(g[0] * (1.0 - w), ss); }),
+                     grad_for(n, 1, [&] { return sum_to(g[0] * w, se); })};
+           });
+    return out;
+  }
+  bool need_w = weight.requires_grad();
+  record("LerpBackward1", {start, end, weight}, {out},
+         {save_if(need_w, start), save_if(need_w, end), saved_input(weight)},
+         [ss = start.sizes(), se = end.sizes(), sw = weight.sizes()](const variable_list& g,
+                                                                      LambdaNode& n) -> variable_list {
+           Tensor w = n.unpack(2);
+           return {grad_for(n, 0, [&] { return sum_to(g[0] * (1 - w), ss); }),
+                   grad_for(n, 1, [&] { return sum_to(g[0] * w, se); }),
+                   grad_for(n, 2, [&] { return sum_to(g[0] * (n.unpack(1) - n.unpack(0)), sw); })};
+         });
+  return out;
+}
+
+EMBER_REGISTER_KERNEL(div, Autograd, div_autograd);
+EMBER_REGISTER_KERNEL(div_, Autograd, div_inplace_autograd);
+EMBER_REGISTER_KERNEL(remainder, Autograd, remainder_autograd);
+EMBER_REGISTER_KERNEL(remainder_, Autograd, remainder_inplace_autograd);
+EMBER_REGISTER_KERNEL(fmod, Autograd, fmod_autograd);
+EMBER_REGISTER_KERNEL(fmod_, Autograd, fmod_inplace_autograd);
+EMBER_REGISTER_KERNEL(floor_divide, Autograd, floor_divide_autograd);
+EMBER_REGISTER_KERNEL(floor_divide_, Autograd, floor_divide_inplace_autograd);
+EMBER_REGISTER_KERNEL(pow, Autograd, pow_autograd);
+EMBER_REGISTER_KERNEL(pow_, Autograd, pow_inplace_autograd);
+EMBER_REGISTER_KERNEL(maximum, Autograd, maximum_autograd);
+EMBER_REGISTER_KERNEL(maximum_, Autograd, maximum_inplace_autograd);
+EMBER_REGISTER_KERNEL(minimum, Autograd, minimum_autograd);
+EMBER_REGISTER_KERNEL(minimum_, Autograd, minimum_inplace_autograd);
+EMBER_REGISTER_KERNEL(atan2, Autograd, atan2_autograd);
+EMBER_REGISTER_KERNEL(atan2_, Autograd, atan2_inplace_autograd);
+EMBER_REGISTER_KERNEL(where, Autograd, where_autograd);
+EMBER_REGISTER_KERNEL(clamp, Autograd, clamp_autograd);
+EMBER_REGISTER_KERNEL(clamp_, Autograd, clamp_inplace_autograd);
+EMBER_REGISTER_KERNEL(clamp_tensor, Autograd, clamp_tensor_autograd);
+EMBER_REGISTER_KERNEL(lerp, Autograd, lerp_autograd);
 
 EMBER_REGISTER_KERNEL(add, Autograd, add_autograd);
 EMBER_REGISTER_KERNEL(sub, Autograd, sub_autograd);

@@ -61,3 +61,7 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool e
 }
 
 }  // namespace ember
+
+// ---------------------------------------------------------------- gradients
+// None: comparisons and logical ops give bool tensors, which never require grad. They register
+// no Autograd kernel, so a call with an input that requires grad falls through to the backend.

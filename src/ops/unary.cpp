@@ -65,3 +65,144 @@ Tensor isinf(const Tensor& a) { return ops::isinf()(a); }
 Tensor isfinite(const Tensor& a) { return ops::isfinite()(a); }
 
 }  // namespace ember
+
+// ---------------------------------------------------------------- gradients
+// Formulas are written with ember ops, so they are themselves differentiable (double backward).
+// Ops whose formula uses the result save it as an output; in-place forms then need no copy of
+// self's old value.
+#include <cmath>
+
+#include "autograd/record.h"
+
+namespace ember {
+namespace {
+using autograd::below_autograd;
+using autograd::grad_for;
+using autograd::LambdaNode;
+using autograd::record;
+using autograd::record_inplace;
+using autograd::saved_input;
+using autograd::saved_output;
+using autograd::variable_list;
+
+enum class Uses { Nothing, Self, Result };
+using Formula = Tensor (*)(const Tensor& grad, const Tensor& saved);
+
+Tensor unary_autograd(const char* name, const Tensor& a, Tensor out, Uses uses, Formula f) {
+  std::vector<autograd::Save> saves;
+  if (uses == Uses::Self) saves.push_back(saved_input(a));
+  if (uses == Uses::Result) saves.push_back(saved_output(out));
+  record(name, {a}, {out}, std::move(saves), [f, uses](const variable_list& g, LambdaNode& n) -> variable_list {
+    return {grad_for(n, 0, [&] { return f(g[0], uses == Uses::Nothing ? Tensor() : n.unpack(0)); })};
+  });
+  return out;
+}
+
+// op's autograd kernel and its in-place form; `formula` sees g (the gradient) and s (self or the
+// result, per `uses`).
+#define EMBER_UNARY_GRAD(op, name, uses, ...)                                                          \
+  Tensor op##_autograd(const Tensor& a) {                                                              \
+    return unary_autograd(name, a, below_autograd([&] { return ops::op()(a); }), Uses::uses,           \
+                          [](const Tensor& g, [[maybe_unused]] const Tensor& s) -> Tensor { return __VA_ARGS__; }); \
+  }                                                                                                    \
+  Tensor& op##_inplace_autograd(Tensor& a) {                                                           \
+    return record_inplace(a, Uses::uses == Uses::Self, [](const Tensor& s) { return op##_autograd(s); }); \
+  }                                                                                                    \
+  EMBER_REGISTER_KERNEL(op, Autograd, op##_autograd);                                                  \
+  EMBER_REGISTER_KERNEL(op##_, Autograd, op##_inplace_autograd);
+
+// ---- floating ops
+EMBER_UNARY_GRAD(exp, "ExpBackward0", Result, g * s)
+EMBER_UNARY_GRAD(exp2, "Exp2Backward0", Result, g * (s * M_LN2))
+EMBER_UNARY_GRAD(log, "LogBackward0", Self, g / s)
+EMBER_UNARY_GRAD(log1p, "Log1PBackward0", Self, g / (s + 1))
+EMBER_UNARY_GRAD(expm1, "Expm1Backward0", Result, g * (s + 1))
+EMBER_UNARY_GRAD(log2, "Log2Backward0", Self, g / (s * M_LN2))
+EMBER_UNARY_GRAD(log10, "Log10Backward0", Self, g / (s * M_LN10))
+EMBER_UNARY_GRAD(sqrt, "SqrtBackward0", Result, g / (s * 2))
+EMBER_UNARY_GRAD(rsqrt, "RsqrtBackward0", Result, g * s.pow(3) * -0.5)
+EMBER_UNARY_GRAD(sin, "SinBackward0", Self, g * s.cos())
+EMBER_UNARY_GRAD(cos, "CosBackward0", Self, g * -s.sin())
+EMBER_UNARY_GRAD(tan, "TanBackward0", Result, g * (s * s + 1))
+EMBER_UNARY_GRAD(asin, "AsinBackward0", Self, g * (-s * s + 1).rsqrt())
+EMBER_UNARY_GRAD(acos, "AcosBackward0", Self, g * -(-s * s + 1).rsqrt())
+EMBER_UNARY_GRAD(atan, "AtanBackward0", Self, g / (s * s + 1))
+EMBER_UNARY_GRAD(sinh, "SinhBackward0", Self, g * s.cosh())
+EMBER_UNARY_GRAD(cosh, "CoshBackward0", Self, g * s.sinh())
+EMBER_UNARY_GRAD(tanh, "TanhBackward0", Result, g * (1 - s * s))
+EMBER_UNARY_GRAD(sigmoid, "SigmoidBackward0", Result, g * (1 - s) * s)
+EMBER_UNARY_GRAD(silu, "SiluBackward0", Self, [&] {
+  Tensor sig = s.sigmoid();
+  return g * sig * (1 + s * (1 - sig));
+}())
+EMBER_UNARY_GRAD(erf, "ErfBackward0", Self, g * (-(s * s)).exp() * M_2_SQRTPI)
+EMBER_UNARY_GRAD(reciprocal, "ReciprocalBackward0", Result, -g * (s * s))
+
+// ---- dtype-keeping ops. sign, floor, ceil, round and trunc are piecewise constant: zero
+// gradients, as PyTorch. square is pow(x, 2) there, hence PowBackward0.
+EMBER_UNARY_GRAD(neg, "NegBackward0", Nothing, -g)
+EMBER_UNARY_GRAD(abs, "AbsBackward0", Self, g * s.sign())
+EMBER_UNARY_GRAD(sign, "SignBackward0", Nothing, zeros_like(g))
+EMBER_UNARY_GRAD(square, "PowBackward0", Self, g * (s * 2.0))
+EMBER_UNARY_GRAD(relu, "ReluBackward0", Result, g * s.gt(0))
+EMBER_UNARY_GRAD(floor, "FloorBackward0", Nothing, zeros_like(g))
+EMBER_UNARY_GRAD(ceil, "CeilBackward0", Nothing, zeros_like(g))
+EMBER_UNARY_GRAD(round, "RoundBackward0", Nothing, zeros_like(g))
+EMBER_UNARY_GRAD(trunc, "TruncBackward0", Nothing, zeros_like(g))
+EMBER_UNARY_GRAD(frac, "FracBackward0", Nothing, g)
+#undef EMBER_UNARY_GRAD
+
+// ---- ops with extra arguments
+Tensor nan_to_num_autograd(const Tensor& a, std::optional<double> nan, std::optional<double> posinf,
+                           std::optional<double> neginf) {
+  Tensor out = below_autograd([&] { return ops::nan_to_num()(a, nan, posinf, neginf); });
+  record("NanToNumBackward0", {a}, {out}, {saved_input(a)}, [](const variable_list& g, LambdaNode& n) -> variable_list {
+    return {grad_for(n, 0, [&] { return g[0] * n.unpack(0).isfinite(); })};
+  });
+  return out;
+}
+
+Tensor leaky_relu_autograd(const Tensor& a, const Scalar& slope) {
+  Tensor out = below_autograd([&] { return ops::leaky_relu()(a, slope); });
+  record("LeakyReluBackward0", {a}, {out}, {saved_input(a)},
+         [slope](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] { return where(n.unpack(0).gt(0), g[0], g[0] * slope); })};
+         });
+  return out;
+}
+
+// PyTorch's gelu_backward, both forms:
+//   none: x * Phi(x) -> Phi(x) + x * phi(x)
+//   tanh: 0.5 x (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2 / pi)
+Tensor gelu_grad(const Tensor& g, const Tensor& x, const std::string& approximate) {
+  if (approximate == "tanh") {
+    constexpr double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5, kKappa = 0.044715;
+    Tensor x_sq = x * x;
+    Tensor inner = (x + x_sq * x * kKappa) * kBeta;
+    Tensor t = inner.tanh();
+    Tensor left = x * 0.5, right = t + 1;
+    Tensor left_derivative = right * 0.5;
+    Tensor right_derivative = left * (1 - t * t);
+    Tensor inner_derivative = (x_sq * (3 * kKappa) + 1) * kBeta;
+    return g * (left_derivative + right_derivative * inner_derivative);
+  }
+  constexpr double kAlpha = M_SQRT1_2, kBeta = M_2_SQRTPI * M_SQRT1_2 * 0.5;
+  Tensor cdf = ((x * kAlpha).erf() + 1) * 0.5;
+  Tensor pdf = (x * x * -0.5).exp() * kBeta;
+  return g * (cdf + x * pdf);
+}
+Tensor gelu_autograd(const Tensor& a, const std::string& approximate) {
+  Tensor out = below_autograd([&] { return ops::gelu()(a, approximate); });
+  record("GeluBackward0", {a}, {out}, {saved_input(a)},
+         [approximate](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] { return gelu_grad(g[0], n.unpack(0), approximate); })};
+         });
+  return out;
+}
+
+EMBER_REGISTER_KERNEL(nan_to_num, Autograd, nan_to_num_autograd);
+EMBER_REGISTER_KERNEL(leaky_relu, Autograd, leaky_relu_autograd);
+EMBER_REGISTER_KERNEL(gelu, Autograd, gelu_autograd);
+
+}  // namespace
+}  // namespace ember
