@@ -12,6 +12,9 @@ namespace ember {
 
 namespace {
 Tensor& bumped(Tensor& t) { t.impl()->bump_version(); return t; }
+// Autograd paths of composites whose forward takes a shortcut (see "gradients" below).
+Tensor masked_fill_tensor_ag(const Tensor& a, const Tensor& mask, const Tensor& value);
+Tensor embedding_ag(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx);
 }  // namespace
 
 Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index) { return ops::index_select()(a, dim, index); }
@@ -95,6 +98,7 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
   EMBER_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
+  if (a.requires_grad() || value.requires_grad()) return masked_fill_tensor_ag(a, mask, value);
   return masked_fill(a, mask, value.item());
 }
 
@@ -144,10 +148,234 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
     int64_t n = weight.size(0), p = *padding_idx;
     EMBER_CHECK(p >= -n && p < n, "Padding_idx must be within num_embeddings");
   }
+  if (weight.requires_grad()) return embedding_ag(weight, indices, padding_idx);
   if (indices.dim() == 1) return index_select(weight, 0, indices);
   Shape shape = indices.sizes();
   shape.push_back(weight.size(1));
   return index_select(weight, 0, indices.reshape({-1})).view(shape);
 }
 
+}  // namespace ember
+
+// ---------------------------------------------------------------- gradients
+// Formulas are written with ember ops, so they are themselves differentiable (double backward).
+// Every op here is linear in its differentiable inputs; index tensors never get a gradient.
+// The index ops are closed under differentiation: index_select <-> index_add, gather <->
+// scatter_add, index <-> index_put(accumulate).
+#include "autograd/record.h"
+
+namespace ember {
+namespace {
+using autograd::below_autograd;
+using autograd::grad_for;
+using autograd::LambdaNode;
+using autograd::record;
+using autograd::record_inplace;
+using autograd::Save;
+using autograd::saved_input;
+using autograd::saved_output;
+using autograd::sum_to;
+using autograd::variable_list;
+
+TensorOptions like(const Tensor& t) { return {.dtype = t.dtype(), .device = t.device()}; }
+
+// `t` (shaped like an index, which may be smaller than src in every dim) placed at the origin
+// of zeros shaped like src, so gather(g)'s result fits scatter's src.
+Tensor pad_to(const Tensor& t, const Shape& shape) {
+  if (IntArrayRef(t.sizes()) == IntArrayRef(shape)) return t;
+  if (t.numel() == 0 || shape.empty()) return t.numel() == 0 ? zeros(shape, like(t)) : t.reshape(shape);
+  Tensor src = t.dim() == int64_t(shape.size()) ? t : t.reshape({-1});  // 0-dim index vs 1-dim src
+  Tensor r = zeros(shape, like(t));
+  Tensor w = r;
+  for (int64_t d = 0; d < w.dim(); ++d) w = w.narrow(d, 0, src.size(d));
+  w.copy_(src);
+  return r;
+}
+
+// Indices lists: each present entry saved (version-checked) in order, absent ones remembered.
+std::vector<bool> save_indices(ArrayRef<std::optional<Tensor>> indices, std::vector<Save>& saves) {
+  std::vector<bool> present;
+  for (const auto& i : indices) {
+    present.push_back(i.has_value());
+    if (i) saves.push_back(saved_input(*i));
+  }
+  return present;
+}
+std::vector<std::optional<Tensor>> unpack_indices(LambdaNode& n, size_t first, const std::vector<bool>& present) {
+  std::vector<std::optional<Tensor>> r;
+  for (bool p : present) r.push_back(p ? std::optional<Tensor>(n.unpack(first++)) : std::nullopt);
+  return r;
+}
+
+Tensor index_select_ag(const Tensor& self, int64_t dim, const Tensor& index) {
+  Tensor out = below_autograd([&] { return ops::index_select()(self, dim, index); });
+  record("IndexSelectBackward0", {self}, {out}, {saved_input(index)},
+         [s = self.sizes(), dim](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor gi = s.empty() ? g[0].reshape({}) : g[0];
+           return {zeros(s, like(g[0])).index_add(dim, n.unpack(0), gi)};
+         });
+  return out;
+}
+
+Tensor gather_ag(const Tensor& self, int64_t dim, const Tensor& index) {
+  Tensor out = below_autograd([&] { return ops::gather()(self, dim, index); });
+  record("GatherBackward0", {self}, {out}, {saved_input(index)},
+         [s = self.sizes(), dim](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {zeros(s, like(g[0])).scatter_add(dim, n.unpack(0), g[0])};
+         });
+  return out;
+}
+
+// The in-place index ops: compute() is the out-of-place form (a clone with the op applied
+// below autograd) recorded with the op's node; record_inplace moves self's history onto it.
+// None of the formulas needs self's old value, so self is never cloned for them.
+template <class Apply> Tensor applied_to_clone(const Tensor& s, Apply&& apply) {
+  return below_autograd([&] {
+    Tensor r = s.clone();
+    apply(r);
+    return r;
+  });
+}
+
+Tensor& scatter_ag(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return record_inplace(self, false, [&](const Tensor& s) {
+    Tensor out = applied_to_clone(s, [&](Tensor& r) { ops::scatter_()(r, dim, index, src); });
+    record("ScatterBackward0", {s, src}, {out}, {saved_input(index)},
+           [dim, ss = src.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+             Tensor idx = n.unpack(0);
+             return {grad_for(n, 0, [&] { return g[0].scatter(dim, idx, 0); }),
+                     grad_for(n, 1, [&] { return pad_to(g[0].gather(dim, idx), ss); })};
+           });
+    return out;
+  });
+}
+
+Tensor& scatter_value_ag(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  return record_inplace(self, false, [&](const Tensor& s) {
+    Tensor out = applied_to_clone(s, [&](Tensor& r) { ops::scatter_value_()(r, dim, index, value); });
+    record("ScatterBackward1", {s}, {out}, {saved_input(index)}, [dim](const variable_list& g, LambdaNode& n) -> variable_list {
+      return {g[0].scatter(dim, n.unpack(0), 0)};
+    });
+    return out;
+  });
+}
+
+Tensor& scatter_add_ag(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return record_inplace(self, false, [&](const Tensor& s) {
+    Tensor out = applied_to_clone(s, [&](Tensor& r) { ops::scatter_add_()(r, dim, index, src); });
+    record("ScatterAddBackward0", {s, src}, {out}, {saved_input(index)},
+           [dim, ss = src.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+             return {grad_for(n, 0, [&] { return g[0]; }),
+                     grad_for(n, 1, [&] { return pad_to(g[0].gather(dim, n.unpack(0)), ss); })};
+           });
+    return out;
+  });
+}
+
+Tensor& index_add_ag(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  return record_inplace(self, false, [&](const Tensor& s) {
+    Tensor out = applied_to_clone(s, [&](Tensor& r) { ops::index_add_()(r, dim, index, source, alpha); });
+    record("IndexAddBackward0", {s, source}, {out}, {saved_input(index)},
+           [dim, alpha, ss = source.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+             return {grad_for(n, 0, [&] { return g[0]; }), grad_for(n, 1, [&] {
+                       Tensor r = (g[0].dim() == 0 ? g[0].reshape({1}) : g[0]).index_select(dim, n.unpack(0));
+                       if (alpha.to_double() != 1.0) r = r * alpha;
+                       return r.reshape(ss);
+                     })};
+           });
+    return out;
+  });
+}
+
+Tensor index_ag(const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {
+  Tensor out = below_autograd([&] { return ops::index()(self, indices); });
+  std::vector<Save> saves;
+  std::vector<bool> present = save_indices(indices, saves);
+  record("IndexBackward0", {self}, {out}, std::move(saves),
+         [s = self.sizes(), present](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {index_put(zeros(s, like(g[0])), unpack_indices(n, 0, present), g[0], /*accumulate=*/true)};
+         });
+  return out;
+}
+
+// values' gradient is g at the indexed positions, summed back to values' broadcast shape; with
+// accumulate=false the overwritten positions of self get no gradient.
+Tensor& index_put_ag(Tensor& self, ArrayRef<std::optional<Tensor>> indices, const Tensor& values, bool accumulate) {
+  return record_inplace(self, false, [&](const Tensor& s) {
+    Tensor out = applied_to_clone(s, [&](Tensor& r) { ops::index_put_()(r, indices, values, accumulate); });
+    std::vector<Save> saves;
+    std::vector<bool> present = save_indices(indices, saves);
+    record("IndexPutBackward0", {s, values}, {out}, std::move(saves),
+           [present, accumulate, vs = values.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
+             auto idx = unpack_indices(n, 0, present);
+             return {grad_for(n, 0, [&] { return accumulate ? g[0] : index_put(g[0], idx, zeros({}, like(g[0])), false); }),
+                     grad_for(n, 1, [&] {
+                       // values may carry extra leading 1s beyond the result's dims.
+                       Tensor r = index(g[0], idx);
+                       size_t extra = vs.size() > size_t(r.dim()) ? vs.size() - size_t(r.dim()) : 0;
+                       r = sum_to(r, IntArrayRef(vs.data() + extra, vs.size() - extra));
+                       return extra ? r.reshape(vs) : r;
+                     })};
+           });
+    return out;
+  });
+}
+
+Tensor& masked_fill_ag(Tensor& self, const Tensor& mask, const Scalar& value) {
+  return record_inplace(self, false, [&](const Tensor& s) {
+    Tensor out = applied_to_clone(s, [&](Tensor& r) { ops::masked_fill_()(r, mask, value); });
+    record("MaskedFillBackward0", {s}, {out}, {saved_input(mask)}, [](const variable_list& g, LambdaNode& n) -> variable_list {
+      return {g[0].masked_fill(n.unpack(0), 0)};
+    });
+    return out;
+  });
+}
+
+EMBER_REGISTER_KERNEL(index_select, Autograd, index_select_ag);
+EMBER_REGISTER_KERNEL(gather, Autograd, gather_ag);
+EMBER_REGISTER_KERNEL(scatter_, Autograd, scatter_ag);
+EMBER_REGISTER_KERNEL(scatter_value_, Autograd, scatter_value_ag);
+EMBER_REGISTER_KERNEL(scatter_add_, Autograd, scatter_add_ag);
+EMBER_REGISTER_KERNEL(index_add_, Autograd, index_add_ag);
+EMBER_REGISTER_KERNEL(index, Autograd, index_ag);
+EMBER_REGISTER_KERNEL(index_put_, Autograd, index_put_ag);
+EMBER_REGISTER_KERNEL(masked_fill_, Autograd, masked_fill_ag);
+
+// masked_fill with a 0-dim tensor value: differentiable in the value too (it receives the sum
+// of g over the filled positions).
+Tensor masked_fill_tensor_ag(const Tensor& a, const Tensor& mask, const Tensor& value) {
+  Tensor out = below_autograd([&] { return masked_fill(a, mask, value.item()); });
+  record("MaskedFillBackward1", {a, value}, {out}, {saved_input(mask)},
+         [sa = a.sizes(), vdt = value.dtype()](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor m = n.unpack(0);
+           return {grad_for(n, 0, [&] { return sum_to(g[0].masked_fill(m, 0), sa); }), grad_for(n, 1, [&] {
+                     Tensor r = g[0].masked_fill(logical_not(m), 0).sum();
+                     return r.dtype() == vdt ? r : r.to(vdt);
+                   })};
+         });
+  return out;
+}
+
+// embedding: rows of weight picked by indices; the gradient adds g's rows back into the picked
+// rows (repeated indices accumulate), except the padding row, which never gets a gradient.
+Tensor embedding_ag(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
+  Tensor out = below_autograd([&] {
+    if (indices.dim() == 1) return index_select(weight, 0, indices);
+    Shape shape = indices.sizes();
+    shape.push_back(weight.size(1));
+    return index_select(weight, 0, indices.reshape({-1})).view(shape);
+  });
+  std::optional<int64_t> pad;
+  if (padding_idx) pad = *padding_idx < 0 ? *padding_idx + weight.size(0) : *padding_idx;
+  record("EmbeddingBackward0", {weight}, {out}, {saved_input(indices)},
+         [ws = weight.sizes(), pad](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor idx = n.unpack(0).reshape({-1});
+           Tensor rows = g[0].reshape({-1, ws[1]});
+           if (pad) rows = rows.masked_fill((idx == *pad).unsqueeze(1), 0);
+           return {zeros(ws, like(g[0])).index_add(0, idx, rows)};
+         });
+  return out;
+}
+
+}  // namespace
 }  // namespace ember

@@ -317,3 +317,114 @@ Tensor diag(const Tensor& self, int64_t diagonal) {
 }
 
 }  // namespace ember
+
+// ---------------------------------------------------------------- gradients
+// Formulas are written with ember ops, so they are themselves differentiable (double backward).
+// Every op here is linear in its input: the gradient moves g back to where each element came from.
+#include "autograd/record.h"
+
+namespace ember {
+namespace {
+using autograd::below_autograd;
+using autograd::grad_for;
+using autograd::LambdaNode;
+using autograd::record;
+using autograd::variable_list;
+
+// Each input gets its slice of g along dim, cast back to its dtype (cat promotes mixed inputs).
+// 1-D empty inputs, which cat skips, get zeros of their own shape.
+Tensor cat_ag(TensorList tensors, int64_t dim) {
+  Tensor out = below_autograd([&] { return ops::cat()(tensors, dim); });
+  variable_list inputs(tensors.begin(), tensors.end());
+  std::vector<Shape> sizes;
+  std::vector<DType> dtypes;
+  for (const auto& t : tensors) {
+    sizes.push_back(t.sizes());
+    dtypes.push_back(t.dtype());
+  }
+  int64_t d = out.dim() > 0 ? wrap_dim(dim, out.dim()) : 0;
+  record("CatBackward0", inputs, {out}, {},
+         [sizes = std::move(sizes), dtypes = std::move(dtypes), d](const variable_list& g, LambdaNode& n) -> variable_list {
+           variable_list r(sizes.size());
+           int64_t offset = 0;
+           for (size_t i = 0; i < sizes.size(); ++i) {
+             bool skipped = sizes[i].size() == 1 && sizes[i][0] == 0;
+             int64_t len = skipped ? 0 : sizes[i][d];
+             r[i] = grad_for(n, i, [&] {
+               Tensor gi = skipped ? zeros(sizes[i], {.dtype = g[0].dtype(), .device = g[0].device()})
+                                   : g[0].narrow(d, offset, len);
+               return gi.dtype() == dtypes[i] ? gi : gi.to(dtypes[i]);
+             });
+             offset += len;
+           }
+           return r;
+         });
+  return out;
+}
+
+// out viewed as [r0, (r1, s1), (r2, s2), ...]: the gradient sums over the tile dimensions.
+Tensor repeat_ag(const Tensor& self, IntArrayRef repeats) {
+  Tensor out = below_autograd([&] { return ops::repeat()(self, repeats); });
+  record("RepeatBackward0", {self}, {out}, {},
+         [s = self.sizes(), reps = repeats.vec()](const variable_list& g, LambdaNode&) -> variable_list {
+           int64_t pad = int64_t(reps.size()) - int64_t(s.size());
+           Shape shape;
+           std::vector<int64_t> dims;
+           for (int64_t i = 0; i < int64_t(reps.size()); ++i) {
+             if (reps[i] != 1) {
+               dims.push_back(int64_t(shape.size()));
+               shape.push_back(reps[i]);
+             }
+             if (i >= pad) shape.push_back(s[i - pad]);
+           }
+           Tensor r = g[0].reshape(shape);
+           if (!dims.empty()) r = r.sum(dims, /*keepdim=*/false);
+           return {r.reshape(s)};
+         });
+  return out;
+}
+
+Tensor flip_ag(const Tensor& self, IntArrayRef dims) {
+  Tensor out = below_autograd([&] { return ops::flip()(self, dims); });
+  record("FlipBackward0", {self}, {out}, {}, [dims = dims.vec()](const variable_list& g, LambdaNode&) -> variable_list {
+    return {flip(g[0], dims)};
+  });
+  return out;
+}
+
+Tensor roll_ag(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
+  Tensor out = below_autograd([&] { return ops::roll()(self, shifts, dims); });
+  Shape back;
+  for (auto s : shifts) back.push_back(-s);
+  record("RollBackward0", {self}, {out}, {},
+         [back = std::move(back), dims = dims.vec()](const variable_list& g, LambdaNode&) -> variable_list {
+           return {roll(g[0], back, dims)};
+         });
+  return out;
+}
+
+Tensor tril_ag(const Tensor& self, int64_t diagonal) {
+  Tensor out = below_autograd([&] { return ops::tril()(self, diagonal); });
+  record("TrilBackward0", {self}, {out}, {}, [diagonal](const variable_list& g, LambdaNode&) -> variable_list {
+    return {tril(g[0], diagonal)};
+  });
+  return out;
+}
+
+Tensor triu_ag(const Tensor& self, int64_t diagonal) {
+  Tensor out = below_autograd([&] { return ops::triu()(self, diagonal); });
+  record("TriuBackward0", {self}, {out}, {}, [diagonal](const variable_list& g, LambdaNode&) -> variable_list {
+    return {triu(g[0], diagonal)};
+  });
+  return out;
+}
+
+EMBER_REGISTER_KERNEL(cat, Autograd, cat_ag);
+EMBER_REGISTER_KERNEL(repeat, Autograd, repeat_ag);
+EMBER_REGISTER_KERNEL(flip, Autograd, flip_ag);
+EMBER_REGISTER_KERNEL(roll, Autograd, roll_ag);
+EMBER_REGISTER_KERNEL(tril, Autograd, tril_ag);
+EMBER_REGISTER_KERNEL(triu, Autograd, triu_ag);
+
+}  // namespace
+}  // namespace ember

@@ -367,11 +367,12 @@ Tensor as_strided_ag(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
       [in_sizes = self.sizes(), in_strides = self.strides(), in_off = self.storage_offset(), sz = sizes.vec(),
        st = strides.vec(), off = offset.value_or(self.storage_offset())](const variable_list& g,
                                                                          LambdaNode&) -> variable_list {
-        int64_t extent = 1 + std::max<int64_t>(0, in_off - std::min(in_off, off));
-        int64_t lo = std::min(in_off, off), hi = std::max(in_off, off);
-        for (size_t i = 0; i < sz.size(); ++i) hi = std::max(hi, off + (sz[i] - 1) * st[i]);
-        for (size_t i = 0; i < in_sizes.size(); ++i) hi = std::max(hi, in_off + (in_sizes[i] - 1) * in_strides[i]);
-        extent = hi - lo + 1;
+        // The storage window both geometries touch: [lo, hi].
+        int64_t out_hi = off, in_hi = in_off;
+        for (size_t i = 0; i < sz.size(); ++i) out_hi += std::max<int64_t>(sz[i] - 1, 0) * st[i];
+        for (size_t i = 0; i < in_sizes.size(); ++i) in_hi += std::max<int64_t>(in_sizes[i] - 1, 0) * in_strides[i];
+        int64_t lo = std::min(in_off, off), hi = std::max(out_hi, in_hi);
+        int64_t extent = hi - lo + 1;
         Tensor positions = arange(extent, {.device = g[0].device()});
         Tensor out_idx = positions.as_strided(sz, st, off - lo).reshape({-1});
         Tensor flat = zeros({extent}, {.dtype = g[0].dtype(), .device = g[0].device()});

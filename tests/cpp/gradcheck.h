@@ -76,6 +76,7 @@ inline ::testing::AssertionResult gradgradcheck(const GradFn& fn, const variable
   Generator g(11);
   Tensor v = randn(probe.sizes(), {.dtype = probe.dtype()}, &g);
   GradFn first_order = [fn, v](const variable_list& xs) {
+    EnableGradGuard enable;  // gradcheck evaluates under no_grad; this graph must be recorded
     variable_list diff;
     for (const auto& x : xs) if (x.defined() && x.requires_grad()) diff.push_back(x);
     variable_list gs = autograd::grad({fn(xs)}, diff, {v}, true, true, true);

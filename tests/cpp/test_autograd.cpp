@@ -316,5 +316,10 @@ TEST(Gradcheck, CoreOps) {
     }, {a})) << layout_name(l);
     EXPECT_TRUE(gradcheck([](const variable_list& x) { return x[0].view({-1}).as_strided({2, 2}, {1, 1}); },
                           {grad_input(Layout::Contiguous)}));
+    // Overlapping and 2-D windows: gradients accumulate where elements are reused.
+    EXPECT_TRUE(gradcheck([](const variable_list& x) { return x[0].as_strided({3, 4}, {4, 1}) * 2; },
+                          {grad_input(Layout::Contiguous)}));
+    EXPECT_TRUE(gradcheck([](const variable_list& x) { return x[0].as_strided({3, 3}, {1, 1}, 1); },
+                          {grad_input(Layout::Contiguous)}));
   }
 }
