@@ -194,7 +194,7 @@ TEST(GradShape, Composites) {
     EXPECT_GRADS([](const variable_list& x) { return x[0].diag(); }, (variable_list{a}), n + " diag 2-D");
     EXPECT_GRADS([](const variable_list& x) { return x[0].diag(-1); }, (variable_list{a}), n + " diag 2-D offset");
     // diag of a 1-D tensor and repeat_interleave with tensor repeats copy into views of a new
-    // tensor (CopySlices): their double backward is in DISABLED_DoubleBackwardThroughCopySlices.
+    // tensor (CopySlices): their double backward is in DoubleBackwardThroughCopySlices.
     EXPECT_TRUE(gradcheck([](const variable_list& x) { return x[0].select(0, 1).diag(1); }, {a})) << n << " diag 1-D";
     EXPECT_GRADS([](const variable_list& x) { return x[0].repeat_interleave(2); }, (variable_list{a}), n + " repeat_interleave");
     EXPECT_GRADS([](const variable_list& x) { return x[0].repeat_interleave(3, -2); }, (variable_list{a}), n + " repeat_interleave dim");
@@ -506,7 +506,7 @@ TEST(GradInplace, OnNonLeafTensors) {
     EXPECT_GRADS([m](const variable_list& x) { Tensor y = x[0] * 2; y.masked_fill_(m, 4.0); return y; }, (variable_list{a}),
                  n + " masked_fill_");
     // Into a view of a non-leaf: the base's history goes through CopySlices (double backward:
-    // DISABLED_DoubleBackwardThroughCopySlices).
+    // DoubleBackwardThroughCopySlices).
     EXPECT_TRUE(gradcheck(index_add_into_view, {a, rows})) << n << " index_add_ into a view";
     EXPECT_TRUE(gradcheck(masked_fill_into_view, {a})) << n << " masked_fill_ into a view";
   }
@@ -555,11 +555,9 @@ TEST(GradInplace, Errors) {
 }
 
 // Double backward through CopySlices (an in-place op on a view, or a composite that copies into
-// views of a new tensor). Disabled: CopySlices::apply takes as_strided windows of a gradient
-// that requires grad, and as_strided's backward (view.cpp) sizes its flat buffer as the largest
-// single-dimension extent (max over d of offset + (size[d]-1)*stride[d]) instead of the sum over
-// dimensions, so it throws "setStorage: ... out of bounds". Enable once that is fixed.
-TEST(GradCore, DISABLED_DoubleBackwardThroughCopySlices) {
+// views of a new tensor): CopySlices takes as_strided windows of a gradient that requires grad,
+// so this runs as_strided's backward over 2-D windows.
+TEST(GradCore, DoubleBackwardThroughCopySlices) {
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l, -2, 2, 1);
     Tensor rows = leaf({2, 4}, 3);
