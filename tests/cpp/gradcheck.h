@@ -68,23 +68,32 @@ inline ::testing::AssertionResult gradcheck(const GradFn& fn, const variable_lis
   return ::testing::AssertionSuccess();
 }
 
-// Checks the gradient of the gradient: the first-order gradients (for a fixed random
-// grad_output, built with create_graph) are themselves checked against finite differences.
+// Checks the gradient of the gradient, as torch.autograd.gradgradcheck: the first-order
+// gradients for a random grad_output (built with create_graph) are checked against finite
+// differences with respect to the inputs and grad_output together. Making grad_output an input
+// means ops that are linear in their inputs are checked too (their first-order gradient depends
+// only on grad_output), and the backward of every formula involved runs.
 inline ::testing::AssertionResult gradgradcheck(const GradFn& fn, const variable_list& inputs, double eps = 1e-6,
                                                 double atol = 1e-5, double rtol = 1e-3) {
-  Tensor probe = fn(inputs);
-  Generator g(11);
-  Tensor v = randn(probe.sizes(), {.dtype = probe.dtype()}, &g);
-  GradFn first_order = [fn, v](const variable_list& xs) {
-    EnableGradGuard enable;  // gradcheck evaluates under no_grad; this graph must be recorded
-    variable_list diff;
-    for (const auto& x : xs) if (x.defined() && x.requires_grad()) diff.push_back(x);
-    variable_list gs = autograd::grad({fn(xs)}, diff, {v}, true, true, true);
-    variable_list flat;
-    for (auto& gi : gs) if (gi.defined()) flat.push_back(gi.reshape({-1}));
-    return cat(flat);
-  };
-  return gradcheck(first_order, inputs, eps, atol, rtol);
+  try {
+    Tensor probe = fn(inputs);
+    Generator g(11);
+    Tensor v = randn(probe.sizes(), {.dtype = probe.dtype()}, &g).requires_grad_();
+    variable_list all = inputs;
+    all.push_back(v);
+    GradFn first_order = [fn](const variable_list& xs) {
+      EnableGradGuard enable;  // gradcheck evaluates under no_grad; this graph must be recorded
+      variable_list in(xs.begin(), xs.end() - 1), diff;
+      for (const auto& x : in) if (x.defined() && x.requires_grad()) diff.push_back(x);
+      variable_list gs = autograd::grad({fn(in)}, diff, {xs.back()}, true, true, true);
+      variable_list flat;
+      for (auto& gi : gs) if (gi.defined()) flat.push_back(gi.reshape({-1}));
+      return cat(flat);
+    };
+    return gradcheck(first_order, all, eps, atol, rtol);
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw: " << e.what();
+  }
 }
 
 // A float64 input that requires grad, from make_input's layouts.

@@ -21,25 +21,6 @@ Tensor leaf(IntArrayRef shape, double lo, double hi, uint64_t seed) {
   return t;
 }
 
-// gradgradcheck with grad mode re-enabled inside the first-order function: gradcheck.h's
-// gradgradcheck evaluates it under the finite-difference loop's NoGradGuard, where
-// autograd::grad(create_graph) cannot build a graph and throws.
-::testing::AssertionResult ggcheck(const GradFn& fn, const variable_list& inputs) {
-  Tensor probe = fn(inputs);
-  Generator g(11);
-  Tensor v = randn(probe.sizes(), {.dtype = probe.dtype()}, &g);
-  GradFn first_order = [fn, v](const variable_list& xs) {
-    EnableGradGuard enable;
-    variable_list diff;
-    for (const auto& x : xs) if (x.defined() && x.requires_grad()) diff.push_back(x);
-    variable_list gs = autograd::grad({fn(xs)}, diff, {v}, true, true, true);
-    variable_list flat;
-    for (auto& gi : gs) if (gi.defined()) flat.push_back(gi.reshape({-1}));
-    return cat(flat);
-  };
-  return gradcheck(first_order, inputs);
-}
-
 using Unary = std::function<Tensor(const Tensor&)>;
 struct UnaryCase {
   const char* node;
@@ -112,7 +93,7 @@ TEST_P(UnaryGrad, GradcheckEveryLayout) {
   for (Layout l : kLayouts) {
     Tensor x = grad_input(l, c.lo, c.hi, 3);
     EXPECT_TRUE(gradcheck(f, {x})) << layout_name(l);
-    if (c.smooth) EXPECT_TRUE(ggcheck(f, {x})) << layout_name(l);
+    if (c.smooth) EXPECT_TRUE(gradgradcheck(f, {x})) << layout_name(l);
   }
   Tensor z = leaf({}, c.lo, c.hi, 5);  // 0-dim
   EXPECT_TRUE(gradcheck(f, {z}));
@@ -164,7 +145,7 @@ TEST_P(BinaryGrad, SameShapeEveryLayout) {
     for (Layout lb : kLayouts) {
       Tensor a = grad_input(la, c.alo, c.ahi, 1), b = grad_input(lb, c.blo, c.bhi, 2);
       EXPECT_TRUE(gradcheck(f, {a, b})) << layout_name(la) << " / " << layout_name(lb);
-      if (c.smooth && la == lb) EXPECT_TRUE(ggcheck(f, {a, b})) << layout_name(la);
+      if (c.smooth && la == lb) EXPECT_TRUE(gradgradcheck(f, {a, b})) << layout_name(la);
     }
   Tensor out = c.fn(grad_input(Layout::Contiguous, c.alo, c.ahi, 1), grad_input(Layout::Contiguous, c.blo, c.bhi, 2));
   ASSERT_NE(out.grad_fn(), nullptr);
@@ -184,8 +165,8 @@ TEST_P(BinaryGrad, Broadcasting) {
     EXPECT_TRUE(gradcheck(f, {arow, bt})) << "row self, " << layout_name(l);
     EXPECT_TRUE(gradcheck(f, {azero, bt})) << "0-dim self, " << layout_name(l);
     if (c.smooth) {
-      EXPECT_TRUE(ggcheck(f, {a, row})) << layout_name(l);
-      EXPECT_TRUE(ggcheck(f, {azero, bt})) << layout_name(l);
+      EXPECT_TRUE(gradgradcheck(f, {a, row})) << layout_name(l);
+      EXPECT_TRUE(gradgradcheck(f, {azero, bt})) << layout_name(l);
     }
   }
   // One operand constant: only the other gets a gradient.
@@ -223,11 +204,11 @@ TEST(GradElementwise, LerpTensorWeight) {
   for (Layout l : kLayouts) {
     Tensor s = grad_input(l, -2, 2, 1), e = grad_input(l, -2, 2, 2), w = grad_input(l, 0, 1, 3);
     EXPECT_TRUE(gradcheck(f, {s, e, w})) << layout_name(l);
-    EXPECT_TRUE(ggcheck(f, {s, e, w})) << layout_name(l);
+    EXPECT_TRUE(gradgradcheck(f, {s, e, w})) << layout_name(l);
     Tensor w0 = leaf({}, 0.6, 0.9, 4), wrow = leaf({4}, 0, 1, 5), erow = leaf({4}, -2, 2, 6);
     EXPECT_TRUE(gradcheck(f, {s, e, w0})) << "0-dim weight " << layout_name(l);
     EXPECT_TRUE(gradcheck(f, {s, erow, wrow})) << "row end and weight " << layout_name(l);
-    EXPECT_TRUE(ggcheck(f, {s, erow, w0})) << layout_name(l);
+    EXPECT_TRUE(gradgradcheck(f, {s, erow, w0})) << layout_name(l);
   }
   Tensor s = grad_input(Layout::Contiguous), e = grad_input(Layout::Contiguous);
   EXPECT_EQ(s.lerp(e, 0.25).grad_fn()->name(), "LerpBackward0");
@@ -248,7 +229,7 @@ TEST(GradElementwise, WhereEveryBroadcast) {
     EXPECT_TRUE(gradcheck(f, {leaf({}, -2, 2, 4), b})) << layout_name(l);
     // Smooth in each operand: the first-order gradient of a product through where.
     GradFn g = [&](const variable_list& x) { return where(cond, x[0] * x[0], x[1] * x[0]); };
-    EXPECT_TRUE(ggcheck(g, {a, b})) << layout_name(l);
+    EXPECT_TRUE(gradgradcheck(g, {a, b})) << layout_name(l);
   }
   // A scalar operand and a condition that broadcasts.
   Tensor crow = tensor({true, false, true, false});
@@ -464,7 +445,7 @@ TEST(GradElementwise, InplaceOnNonLeaf) {
     for (Layout l : kLayouts) {
       Tensor x = grad_input(l, c.lo, c.hi, 8);
       EXPECT_TRUE(gradcheck(f, {x})) << c.name << " " << layout_name(l);
-      if (c.smooth) EXPECT_TRUE(ggcheck(f, {x})) << c.name << " " << layout_name(l);
+      if (c.smooth) EXPECT_TRUE(gradgradcheck(f, {x})) << c.name << " " << layout_name(l);
     }
     Tensor y = grad_input(Layout::Contiguous, c.lo, c.hi) * 1;
     c.apply(y);
@@ -509,7 +490,7 @@ TEST(GradElementwise, InplaceWithGradOnOther) {
       Tensor x = grad_input(l, c.lo, c.hi, 10), b = grad_input(Layout::Strided, c.blo, c.bhi, 11);
       EXPECT_TRUE(gradcheck(f, {x, b})) << c.name << " " << layout_name(l);
       EXPECT_TRUE(gradcheck(f, {x, leaf({4}, c.blo, c.bhi, 12)})) << c.name << " row other " << layout_name(l);
-      if (c.smooth) EXPECT_TRUE(ggcheck(f, {x, b})) << c.name << " " << layout_name(l);
+      if (c.smooth) EXPECT_TRUE(gradgradcheck(f, {x, b})) << c.name << " " << layout_name(l);
     }
   }
   // The in-place form refuses a result it cannot hold, as PyTorch.

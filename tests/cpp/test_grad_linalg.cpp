@@ -41,25 +41,6 @@ Tensor leaf(Shape shape, Layout layout = Layout::Contiguous, uint64_t seed = 0) 
 
 std::string node_name(const Tensor& t) { return t.grad_fn() ? t.grad_fn()->name() : "<none>"; }
 
-// gradgradcheck with grad mode re-enabled inside the first-order function: gradcheck.h's
-// gradgradcheck runs it under the finite-difference loop's NoGradGuard, where
-// autograd::grad(create_graph) cannot build a graph (reported to the lead).
-::testing::AssertionResult ggcheck(const GradFn& fn, const variable_list& inputs) {
-  Tensor probe = fn(inputs);
-  Generator g(11);
-  Tensor v = randn(probe.sizes(), {.dtype = probe.dtype()}, &g);
-  GradFn first_order = [fn, v](const variable_list& xs) {
-    EnableGradGuard enable;
-    variable_list diff;
-    for (const auto& x : xs) if (x.defined() && x.requires_grad()) diff.push_back(x);
-    variable_list gs = autograd::grad({fn(xs)}, diff, {v}, true, true, true);
-    variable_list flat;
-    for (auto& gi : gs) if (gi.defined()) flat.push_back(gi.reshape({-1}));
-    return cat(flat);
-  };
-  return gradcheck(first_order, inputs);
-}
-
 GradFn binary(Tensor (*op)(const Tensor&, const Tensor&)) {
   return [op](const variable_list& v) { return op(v[0], v[1]); };
 }
@@ -72,7 +53,7 @@ TEST(GradLinalg, Mm) {
       SCOPED_TRACE(std::string(layout_name(la)) + " @ " + layout_name(lb));
       Tensor a = leaf({3, 4}, la, 1), b = leaf({4, 2}, lb, 2);
       EXPECT_TRUE(gradcheck(binary(mm), {a, b}));
-      EXPECT_TRUE(ggcheck(binary(mm), {a, b}));
+      EXPECT_TRUE(gradgradcheck(binary(mm), {a, b}));
     }
   // Only one side requires grad.
   Tensor a = leaf({3, 4}), b = leaf({4, 2}).detach();
@@ -110,7 +91,7 @@ TEST(GradLinalg, Bmm) {
       SCOPED_TRACE(std::string(layout_name(la)) + " @ " + layout_name(lb));
       Tensor a = leaf({2, 3, 4}, la, 1), b = leaf({2, 4, 2}, lb, 2);
       EXPECT_TRUE(gradcheck(binary(bmm), {a, b}));
-      EXPECT_TRUE(ggcheck(binary(bmm), {a, b}));
+      EXPECT_TRUE(gradgradcheck(binary(bmm), {a, b}));
     }
   Tensor a = leaf({2, 3, 4});
   Tensor b = leaf({2, 2, 4}).transpose(1, 2);  // a non-leaf view operand
@@ -130,7 +111,7 @@ TEST(GradLinalg, Addmm) {
       Tensor self = leaf(c.self, l, 3), m1 = leaf({3, 4}, l, 1), m2 = leaf({4, 2}, Layout::Transposed, 2);
       auto f = [c](const variable_list& v) { return addmm(v[0], v[1], v[2], c.beta, c.alpha); };
       EXPECT_TRUE(gradcheck(f, {self, m1, m2}));
-      EXPECT_TRUE(ggcheck(f, {self, m1, m2}));
+      EXPECT_TRUE(gradgradcheck(f, {self, m1, m2}));
     }
   }
   // Integer scalars.
@@ -144,7 +125,7 @@ TEST(GradLinalg, Addmm) {
 TEST(GradLinalg, Dot) {
   Tensor a = leaf({5}), b = leaf({5}, Layout::Strided);
   EXPECT_TRUE(gradcheck(binary(dot), {a, b}));
-  EXPECT_TRUE(ggcheck(binary(dot), {a, b}));
+  EXPECT_TRUE(gradgradcheck(binary(dot), {a, b}));
   Tensor m = leaf({4, 5}, Layout::Transposed);
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return dot(v[0].select(0, 1), v[0].select(0, 2)); }, {m}));
   variable_list g = autograd::grad({dot(a, b)}, {a});
@@ -156,13 +137,13 @@ TEST(GradLinalg, MvOuterBaddbmm) {
     SCOPED_TRACE(layout_name(l));
     Tensor m = leaf({3, 4}, l, 1), v = leaf({4}, l, 2), u = leaf({3}, l, 3);
     EXPECT_TRUE(gradcheck(binary(mv), {m, v}));
-    EXPECT_TRUE(ggcheck(binary(mv), {m, v}));
+    EXPECT_TRUE(gradgradcheck(binary(mv), {m, v}));
     EXPECT_TRUE(gradcheck(binary(outer), {u, v}));
-    EXPECT_TRUE(ggcheck(binary(outer), {u, v}));
+    EXPECT_TRUE(gradgradcheck(binary(outer), {u, v}));
     Tensor self = leaf({2, 3, 2}, l, 4), b1 = leaf({2, 3, 4}, l, 5), b2 = leaf({2, 4, 2}, l, 6);
     auto f = [](const variable_list& x) { return baddbmm(x[0], x[1], x[2], 0.5, 2.0); };
     EXPECT_TRUE(gradcheck(f, {self, b1, b2}));
-    EXPECT_TRUE(ggcheck(f, {self, b1, b2}));
+    EXPECT_TRUE(gradgradcheck(f, {self, b1, b2}));
     Tensor row = leaf({1, 2}, l, 7);
     EXPECT_TRUE(gradcheck([](const variable_list& x) { return baddbmm(x[0], x[1], x[2]); }, {row, b1, b2}));
     EXPECT_TRUE(gradcheck([](const variable_list& x) { return baddbmm(x[0], x[1], x[2], 0.0, 1.0); }, {row, b1, b2}));
@@ -189,7 +170,7 @@ TEST(GradLinalg, MatmulEveryRankCombination) {
   for (const Case& c : std::vector<Case>{{{3, 4}, {4, 2}}, {{2, 3, 4}, {4, 2}}, {{2, 1, 3, 4}, {5, 4, 2}}, {{4}, {2, 4, 3}}}) {
     SCOPED_TRACE(::testing::PrintToString(c.a) + " @ " + ::testing::PrintToString(c.b));
     Tensor a = leaf(c.a, Layout::Transposed, 1), b = leaf(c.b, Layout::Contiguous, 2);
-    EXPECT_TRUE(ggcheck(binary(matmul), {a, b}));
+    EXPECT_TRUE(gradgradcheck(binary(matmul), {a, b}));
   }
 }
 
@@ -230,7 +211,7 @@ TEST(GradLinalg, Einsum) {
     SCOPED_TRACE(eq);
     variable_list in = std::string(eq) == "ij,jk->ik" ? variable_list{leaf({3, 4}), leaf({4, 2}, Layout::Transposed)}
                                                       : variable_list{leaf({2, 3}), leaf({4, 3, 2}), leaf({2, 2})};
-    EXPECT_TRUE(ggcheck([eq](const variable_list& v) { return einsum(eq, v); }, in));
+    EXPECT_TRUE(gradgradcheck([eq](const variable_list& v) { return einsum(eq, v); }, in));
   }
 }
 

@@ -47,25 +47,6 @@ Tensor values(const TensorInit& v) {
 // grad_fn's name, or "<none>" (so a missing formula fails the test instead of crashing it).
 std::string node_name(const Tensor& t) { return t.grad_fn() ? t.grad_fn()->name() : "<none>"; }
 
-// gradgradcheck from gradcheck.h evaluates its first-order function under the NoGradGuard of
-// gradcheck's finite-difference loop, where autograd::grad(create_graph) cannot run ("element 0
-// of tensors does not require grad"). This one re-enables grad mode inside (reported to the lead).
-// Linear ops (sum, mean, cumsum) are checked as op(x)^2 so the first-order gradient depends on x.
-::testing::AssertionResult ggcheck(const GradFn& fn, const variable_list& inputs) {
-  Tensor probe = fn(inputs);
-  Generator g(11);
-  Tensor v = randn(probe.sizes(), {.dtype = probe.dtype()}, &g);
-  GradFn first_order = [fn, v](const variable_list& xs) {
-    EnableGradGuard enable;
-    variable_list diff;
-    for (const auto& x : xs) if (x.defined() && x.requires_grad()) diff.push_back(x);
-    variable_list gs = autograd::grad({fn(xs)}, diff, {v}, true, true, true);
-    variable_list flat;
-    for (auto& gi : gs) if (gi.defined()) flat.push_back(gi.reshape({-1}));
-    return cat(flat);
-  };
-  return gradcheck(first_order, inputs);
-}
 GradFn squared(GradFn f) {
   return [f](const variable_list& v) {
     Tensor y = f(v);
@@ -101,7 +82,7 @@ TEST(GradReduce, Sum) {
     Tensor x = grad_input(layout);
     auto f = [c](const variable_list& v) { return v[0].sum(c.dims, c.keepdim); };
     EXPECT_TRUE(gradcheck(f, {x}));
-    EXPECT_TRUE(ggcheck(squared(f), {x}));
+    EXPECT_TRUE(gradgradcheck(squared(f), {x}));
   })
   Tensor z = grad_input(Layout::ZeroDim);
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return v[0].sum(); }, {z}));
@@ -134,7 +115,7 @@ TEST(GradReduce, Mean) {
     Tensor x = grad_input(layout);
     auto f = [c](const variable_list& v) { return v[0].mean(c.dims, c.keepdim); };
     EXPECT_TRUE(gradcheck(f, {x}));
-    EXPECT_TRUE(ggcheck(squared(f), {x}));
+    EXPECT_TRUE(gradgradcheck(squared(f), {x}));
   })
   Tensor z = grad_input(Layout::ZeroDim);
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return v[0].mean(); }, {z}));
@@ -154,7 +135,7 @@ TEST(GradReduce, ProdWithoutZeros) {
              [](const variable_list& v) { return (v[0] - 1.0).prod(1); },  // mixed signs
          }) {
       EXPECT_TRUE(gradcheck(f, {x}));
-      EXPECT_TRUE(ggcheck(f, {x}));
+      EXPECT_TRUE(gradgradcheck(f, {x}));
     }
   }
   Tensor z = grad_input(Layout::ZeroDim);
@@ -188,7 +169,7 @@ TEST(GradReduce, ProdWithZeros) {
     EXPECT_TRUE(gradcheck([](const variable_list& v) { return v[0].prod(-1, true); }, {x}));
     EXPECT_TRUE(gradcheck([](const variable_list& v) { return v[0].prod(); }, {x}));
     // Double backward through the zero-safe formula (cumprod/cat/flip) also agrees.
-    EXPECT_TRUE(ggcheck([](const variable_list& v) { return v[0].prod(1); }, {x}));
+    EXPECT_TRUE(gradgradcheck([](const variable_list& v) { return v[0].prod(1); }, {x}));
   }
   Tensor one = leaf({3, 4});
   {
@@ -196,7 +177,7 @@ TEST(GradReduce, ProdWithZeros) {
     one.select(0, 1).select(0, 1).fill_(0.0);
   }
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return v[0].prod(); }, {one}));
-  EXPECT_TRUE(ggcheck([](const variable_list& v) { return v[0].prod(); }, {one}));
+  EXPECT_TRUE(gradgradcheck([](const variable_list& v) { return v[0].prod(); }, {one}));
 }
 
 // ---------------------------------------------------------------- amax / amin / max / min
@@ -241,7 +222,7 @@ TEST(GradReduce, MaxMinDim) {
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return std::get<0>(v[0].max(1)); }, {x3}));
   // The second derivative of a selection is 0 and flows (where/eq formula).
   Tensor x = grad_input(Layout::Contiguous);
-  EXPECT_TRUE(ggcheck([](const variable_list& v) { return std::get<0>(v[0].max(1)) * std::get<0>(v[0].max(1)); }, {x}));
+  EXPECT_TRUE(gradgradcheck([](const variable_list& v) { return std::get<0>(v[0].max(1)) * std::get<0>(v[0].max(1)); }, {x}));
 }
 
 TEST(GradReduce, MaxDimTiesGoToTheReturnedIndex) {
@@ -278,7 +259,7 @@ TEST(GradReduce, VarStd) {
       auto fv = [c, unbiased](const variable_list& v) { return v[0].var(c.dims, unbiased, c.keepdim); };
       auto fs = [c, unbiased](const variable_list& v) { return v[0].std(c.dims, unbiased, c.keepdim); };
       EXPECT_TRUE(gradcheck(fv, {x}));
-      EXPECT_TRUE(ggcheck(fv, {x}));
+      EXPECT_TRUE(gradgradcheck(fv, {x}));
       EXPECT_TRUE(gradcheck(fs, {x}));
     }
   })
@@ -302,8 +283,8 @@ TEST(GradReduce, Norm) {
   for (double p : {2.0, 3.0, 1.5}) {
     SCOPED_TRACE("p = " + std::to_string(p));
     Tensor x = grad_input(Layout::Strided, 0.5, 2.0);
-    EXPECT_TRUE(ggcheck([p](const variable_list& v) { return v[0].norm(p, {1}, false); }, {x}));
-    EXPECT_TRUE(ggcheck([p](const variable_list& v) { return v[0].norm(p); }, {x}));
+    EXPECT_TRUE(gradgradcheck([p](const variable_list& v) { return v[0].norm(p, {1}, false); }, {x}));
+    EXPECT_TRUE(gradgradcheck([p](const variable_list& v) { return v[0].norm(p); }, {x}));
   }
   Tensor z = grad_input(Layout::ZeroDim);
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return v[0].norm(2); }, {z}));
@@ -335,7 +316,7 @@ TEST(GradReduce, Cumsum) {
       Tensor x = grad_input(layout);
       auto f = [dim](const variable_list& v) { return v[0].cumsum(dim); };
       EXPECT_TRUE(gradcheck(f, {x}));
-      EXPECT_TRUE(ggcheck(squared(f), {x}));
+      EXPECT_TRUE(gradgradcheck(squared(f), {x}));
     }
   Tensor z = grad_input(Layout::ZeroDim);
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return v[0].cumsum(0); }, {z}));
@@ -357,7 +338,7 @@ TEST(GradReduce, Cumprod) {
       Tensor x = grad_input(layout, 0.5, 1.5);
       auto f = [dim](const variable_list& v) { return v[0].cumprod(dim); };
       EXPECT_TRUE(gradcheck(f, {x}));
-      EXPECT_TRUE(ggcheck(f, {x}));
+      EXPECT_TRUE(gradgradcheck(f, {x}));
       auto g = [dim](const variable_list& v) { return (v[0] - 1.0).cumprod(dim); };  // mixed signs
       EXPECT_TRUE(gradcheck(g, {x}));
     }
@@ -384,7 +365,7 @@ TEST(GradReduce, CumprodWithZeros) {
     for (int64_t dim : {0, 1}) {
       auto f = [dim](const variable_list& v) { return v[0].cumprod(dim); };
       EXPECT_TRUE(gradcheck(f, {x}));
-      EXPECT_TRUE(ggcheck(f, {x}));
+      EXPECT_TRUE(gradgradcheck(f, {x}));
     }
   }
 }
@@ -398,9 +379,9 @@ TEST(GradReduce, SoftmaxLogSoftmax) {
       auto s = [dim](const variable_list& v) { return softmax(v[0], dim); };
       auto l = [dim](const variable_list& v) { return log_softmax(v[0], dim); };
       EXPECT_TRUE(gradcheck(s, {x}));
-      EXPECT_TRUE(ggcheck(s, {x}));
+      EXPECT_TRUE(gradgradcheck(s, {x}));
       EXPECT_TRUE(gradcheck(l, {x}));
-      EXPECT_TRUE(ggcheck(l, {x}));
+      EXPECT_TRUE(gradgradcheck(l, {x}));
     }
   Tensor x3 = leaf({2, 3, 4}, Layout::Transposed);
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return softmax(v[0], 1); }, {x3}));
@@ -440,7 +421,7 @@ TEST(GradReduce, Logsumexp) {
     auto f = [](const variable_list& v) { return v[0].logsumexp({1}); };
     auto g = [](const variable_list& v) { return v[0].logsumexp({0, 1}, true); };
     EXPECT_TRUE(gradcheck(f, {x}));
-    EXPECT_TRUE(ggcheck(f, {x}));
+    EXPECT_TRUE(gradgradcheck(f, {x}));
     EXPECT_TRUE(gradcheck(g, {x}));
   }
   // The gradient is softmax, ties in the max included.

@@ -31,41 +31,11 @@ std::vector<double> grad_of(const Tensor& out, const Tensor& x) { return grad_of
 
 std::string name_of(const Tensor& t) { return t.grad_fn() ? t.grad_fn()->name() : std::string("<none>"); }
 
-// Double backward for ops that are linear in their inputs. gradcheck.h's gradgradcheck holds
-// grad_output fixed, so the first-order gradient of a linear op is a constant that does not
-// require grad and there is nothing to check. As torch.autograd.gradgradcheck does, grad_output
-// is made an input here: the first-order gradients, built with create_graph, are checked
-// against finite differences with respect to the inputs and grad_output together, which runs
-// (and checks) the backward of every gradient formula involved.
-::testing::AssertionResult double_backward_check(const GradFn& fn, const variable_list& inputs) {
-  Tensor probe = fn(inputs);
-  Generator g(11);
-  Tensor v = randn(probe.sizes(), {.dtype = probe.dtype()}, &g).requires_grad_();
-  variable_list all = inputs;
-  all.push_back(v);
-  GradFn first_order = [fn](const variable_list& xs) {
-    EnableGradGuard enable;  // gradcheck evaluates the function under no_grad for its differences
-    variable_list in(xs.begin(), xs.end() - 1), diff;
-    for (const auto& x : in)
-      if (x.requires_grad()) diff.push_back(x);
-    variable_list gs = autograd::grad({fn(in)}, diff, {xs.back()}, true, true, true);
-    variable_list flat;
-    for (auto& gi : gs)
-      if (gi.defined()) flat.push_back(gi.reshape({-1}));
-    return cat(flat);
-  };
-  try {
-    return gradcheck(first_order, all);
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw: " << e.what();
-  }
-}
-
 // Both checks at once, with the layout in the failure message.
 #define EXPECT_GRADS(fn, inputs, what)                                  \
   do {                                                                  \
     EXPECT_TRUE(gradcheck(fn, inputs)) << what;                         \
-    EXPECT_TRUE(double_backward_check(fn, inputs)) << what << " (2nd)"; \
+    EXPECT_TRUE(gradgradcheck(fn, inputs)) << what << " (2nd)"; \
   } while (0)
 
 }  // namespace
@@ -423,7 +393,7 @@ TEST(GradIndex, Embedding) {
                  layout_name(l) << " 1-D indices");
     // With padding_idx the padding row's gradient is zero by definition (not the true derivative,
     // so only the values below and the double backward are checked).
-    EXPECT_TRUE(double_backward_check([idx](const variable_list& x) { return embedding(x[0], idx, 3); }, {weight}))
+    EXPECT_TRUE(gradgradcheck([idx](const variable_list& x) { return embedding(x[0], idx, 3); }, {weight}))
         << layout_name(l) << " padding_idx";
   }
   Tensor weight = leaf({4, 2});
@@ -562,10 +532,10 @@ TEST(GradCore, DoubleBackwardThroughCopySlices) {
     Tensor a = grad_input(l, -2, 2, 1);
     Tensor rows = leaf({2, 4}, 3);
     std::string n = layout_name(l);
-    EXPECT_TRUE(double_backward_check([](const variable_list& x) { return x[0].select(0, 1).diag(1); }, {a})) << n;
-    EXPECT_TRUE(double_backward_check([](const variable_list& x) { return x[0].repeat_interleave(longs({2, 0, 1}), 0); }, {a}))
+    EXPECT_TRUE(gradgradcheck([](const variable_list& x) { return x[0].select(0, 1).diag(1); }, {a})) << n;
+    EXPECT_TRUE(gradgradcheck([](const variable_list& x) { return x[0].repeat_interleave(longs({2, 0, 1}), 0); }, {a}))
         << n;
-    EXPECT_TRUE(double_backward_check(index_add_into_view, {a, rows})) << n;
-    EXPECT_TRUE(double_backward_check(masked_fill_into_view, {a})) << n;
+    EXPECT_TRUE(gradgradcheck(index_add_into_view, {a, rows})) << n;
+    EXPECT_TRUE(gradgradcheck(masked_fill_into_view, {a})) << n;
   }
 }
