@@ -178,16 +178,7 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
 
 namespace ember {
 namespace {
-using autograd::below_autograd;
-using autograd::grad_for;
-using autograd::LambdaNode;
-using autograd::record;
-using autograd::record_inplace;
-using autograd::Save;
-using autograd::saved_input;
-using autograd::saved_output;
-using autograd::sum_to;
-using autograd::variable_list;
+using namespace autograd;  // record, below_autograd, saved_input, grad_for, ...
 
 Tensor add_autograd(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   Tensor out = below_autograd([&] { return ops::add()(a, b, alpha); });

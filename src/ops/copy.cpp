@@ -100,11 +100,7 @@ template std::vector<double> Tensor::tolist<double>() const;
 
 namespace ember {
 namespace {
-using autograd::below_autograd;
-using autograd::LambdaNode;
-using autograd::record;
-using autograd::record_inplace;
-using autograd::variable_list;
+using namespace autograd;  // record, below_autograd, saved_input, grad_for, ...
 
 Tensor clone_ag(const Tensor& self) {
   Tensor out = below_autograd([&] { return ops::clone()(self); });

@@ -166,16 +166,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
 
 namespace ember {
 namespace {
-using autograd::below_autograd;
-using autograd::grad_for;
-using autograd::LambdaNode;
-using autograd::record;
-using autograd::record_inplace;
-using autograd::Save;
-using autograd::saved_input;
-using autograd::saved_output;
-using autograd::sum_to;
-using autograd::variable_list;
+using namespace autograd;  // record, below_autograd, saved_input, grad_for, ...
 
 TensorOptions like(const Tensor& t) { return {.dtype = t.dtype(), .device = t.device()}; }
 

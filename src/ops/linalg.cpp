@@ -227,13 +227,7 @@ Tensor matmul(const Tensor& t1, const Tensor& t2) {
 
 namespace ember {
 namespace {
-using autograd::below_autograd;
-using autograd::grad_for;
-using autograd::LambdaNode;
-using autograd::record;
-using autograd::saved_input;
-using autograd::sum_to;
-using autograd::variable_list;
+using namespace autograd;  // record, below_autograd, saved_input, grad_for, ...
 
 bool scalar_is_one(const Scalar& s) { return s.is_floating() ? s.to_double() == 1.0 : s.to_int() == 1; }
 Tensor maybe_multiply(const Tensor& t, const Scalar& s) { return scalar_is_one(s) ? t : t * s; }

@@ -130,13 +130,7 @@ Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype) { retur
 
 namespace ember {
 namespace {
-using autograd::below_autograd;
-using autograd::grad_for;
-using autograd::LambdaNode;
-using autograd::record;
-using autograd::saved_input;
-using autograd::saved_output;
-using autograd::variable_list;
+using namespace autograd;  // record, below_autograd, saved_input, grad_for, ...
 
 // Node names as PyTorch: the all-dims overload is ...Backward0, the dim overload ...Backward1.
 const char* overload_name(IntArrayRef dims, const char* all, const char* with_dims) {

@@ -325,11 +325,7 @@ Tensor diag(const Tensor& self, int64_t diagonal) {
 
 namespace ember {
 namespace {
-using autograd::below_autograd;
-using autograd::grad_for;
-using autograd::LambdaNode;
-using autograd::record;
-using autograd::variable_list;
+using namespace autograd;  // record, below_autograd, saved_input, grad_for, ...
 
 // Each input gets its slice of g along dim, cast back to its dtype (cat promotes mixed inputs).
 // 1-D empty inputs, which cat skips, get zeros of their own shape.

@@ -36,11 +36,7 @@ Tensor log_softmax(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
 
 namespace ember {
 namespace {
-using autograd::below_autograd;
-using autograd::LambdaNode;
-using autograd::record;
-using autograd::saved_output;
-using autograd::variable_list;
+using namespace autograd;  // record, below_autograd, saved_input, grad_for, ...
 
 Tensor to_input_dtype(const Tensor& g, DType dt) { return g.dtype() == dt ? g : g.to(dt); }
 // Sum over the softmax dim, kept (a 0-dim tensor sums over nothing).

@@ -30,11 +30,7 @@ std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& a, bool sorted, bool ret
 
 namespace ember {
 namespace {
-using autograd::below_autograd;
-using autograd::LambdaNode;
-using autograd::record;
-using autograd::saved_output;
-using autograd::variable_list;
+using namespace autograd;  // record, below_autograd, saved_input, grad_for, ...
 
 LambdaNode::Backward selected_values_backward(const Shape& sizes, int64_t dim) {
   return [sizes, dim](const variable_list& g, LambdaNode& n) -> variable_list {

@@ -76,14 +76,7 @@ Tensor isfinite(const Tensor& a) { return ops::isfinite()(a); }
 
 namespace ember {
 namespace {
-using autograd::below_autograd;
-using autograd::grad_for;
-using autograd::LambdaNode;
-using autograd::record;
-using autograd::record_inplace;
-using autograd::saved_input;
-using autograd::saved_output;
-using autograd::variable_list;
+using namespace autograd;  // record, below_autograd, saved_input, grad_for, ...
 
 enum class Uses { Nothing, Self, Result };
 using Formula = Tensor (*)(const Tensor& grad, const Tensor& saved);

@@ -287,10 +287,7 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
 
 namespace ember {
 namespace {
-using autograd::below_autograd;
-using autograd::LambdaNode;
-using autograd::record;
-using autograd::variable_list;
+using namespace autograd;  // record, below_autograd, saved_input, grad_for, ...
 
 // The gradient of a view: zeros shaped like the input with the view's window set to g. Written
 // with a view and an in-place copy, so it is differentiable again (the copy records CopySlices).
