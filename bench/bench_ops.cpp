@@ -108,6 +108,17 @@ int main(int argc, char** argv) {
     }, o);
     rows.push_back({"matmul_relu_sum_16x16_x1000", ms * 1000.0 / kIters, "us/iter"});
   }
+  {  // The same step with autograd: record the graph and run backward into w.grad.
+    constexpr int kIters = 1000;
+    Tensor x = randn({16, 16}, {}, &gen), w = randn({16, 16}, {}, &gen).requires_grad_();
+    double ms = median_ms([&] {
+      for (int i = 0; i < kIters; ++i) {
+        matmul(x, w).relu().sum().backward();
+        w.set_grad(Tensor());
+      }
+    }, o);
+    rows.push_back({"matmul_relu_sum_backward_16x16_x1000", ms * 1000.0 / kIters, "us/iter"});
+  }
 
   std::printf("# ember bench_ops: threads=%d, median of %d runs after %d warm-up runs\n", o.threads, o.repeats,
               o.warmup);

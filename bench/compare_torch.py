@@ -68,6 +68,15 @@ def torch_workloads(repeats, warmup, threads):
         return s
 
     rows["matmul_relu_sum_16x16_x1000"] = median_ms(mlp, repeats, warmup) * 1e3 / n_iters
+
+    wg = ws.clone().requires_grad_()
+
+    def mlp_backward():
+        for _ in range(n_iters):
+            torch.matmul(xs, wg).relu().sum().backward()
+            wg.grad = None
+
+    rows["matmul_relu_sum_backward_16x16_x1000"] = median_ms(mlp_backward, repeats, warmup) * 1e3 / n_iters
     return rows, torch.__version__
 
 
@@ -109,7 +118,7 @@ def main():
     ember_rows, units, header = run_ember(bench, args.threads, args.repeats, args.warmup)
     torch_rows, torch_version = torch_workloads(args.repeats, args.warmup, args.threads)
 
-    python_measured = {"add_100f_x1000", "matmul_relu_sum_16x16_x1000"}
+    python_measured = {"add_100f_x1000", "matmul_relu_sum_16x16_x1000", "matmul_relu_sum_backward_16x16_x1000"}
     print(f"# ember ({bench}) vs torch {torch_version}; threads={args.threads}, "
           f"median of {args.repeats} after {args.warmup} warm-up")
     print("# rows marked (torch from Python): PyTorch timed from a Python loop, ember from C++")

@@ -19,5 +19,12 @@ int main() {
   std::cout << "a > 2.5 =\n" << (a > 2.5) << "\n";
   std::cout << "integer division 7 / 2 = " << tensor({7}) / 2 << "\n";
   std::cout << "randn(2, 3) =\n" << randn({2, 3}) << "\n";
+
+  // Autograd: f(x) = x^3 + 2x^2 + 3x + 4, f'(2) = 23.
+  Tensor x = tensor(2.0, {.requires_grad = true});
+  Tensor f = x.pow(3) + 2 * x.pow(2) + 3 * x + 4;
+  f.backward();
+  std::cout << "f(2) = " << f.item<double>() << ", f'(2) = " << x.grad().item<double>()
+            << " (grad_fn " << f.grad_fn()->name() << ")\n";
   return 0;
 }
