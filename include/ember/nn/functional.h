@@ -1,0 +1,118 @@
+#pragma once
+// ember::nn::functional (torch.nn.functional): stateless layers, activations and losses.
+// Every function is differentiable through ember's autograd; names, arguments, defaults and
+// error messages follow PyTorch. `namespace F = ember::nn::functional;` reads like Python.
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ember/core/generator.h"
+#include "ember/ops.h"
+#include "ember/tensor.h"
+
+namespace ember::nn::functional {
+
+// ---- linear and convolution (src/nn/functional/conv.cpp)
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt);
+// padding: explicit per-dim sizes, or "valid" / "same" (stride 1 only, as PyTorch).
+using Padding = std::variant<std::vector<int64_t>, std::string>;
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              int64_t stride = 1, Padding padding = std::vector<int64_t>{0}, int64_t dilation = 1, int64_t groups = 1);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              IntArrayRef stride = {1, 1}, Padding padding = std::vector<int64_t>{0, 0}, IntArrayRef dilation = {1, 1},
+              int64_t groups = 1);
+
+// ---- pooling (src/nn/functional/pool.cpp). stride empty = kernel_size.
+Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0, 0},
+                  IntArrayRef dilation = {1, 1}, bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                                                   IntArrayRef padding = {0, 0}, IntArrayRef dilation = {1, 1},
+                                                   bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0, 0},
+                  bool ceil_mode = false, bool count_include_pad = true);
+Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
+// pad: (left, right, top, bottom, ...) from the last dim backwards; mode "constant", "reflect",
+// "replicate" or "circular".
+Tensor pad(const Tensor& input, IntArrayRef pad, const std::string& mode = "constant", double value = 0.0);
+
+// ---- normalisation (src/nn/functional/norm.cpp)
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                std::optional<double> eps = std::nullopt);
+Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+// In training, normalises with batch statistics and updates running_mean/var in place
+// (momentum, unbiased variance); in eval, uses the running statistics.
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+                  const std::optional<Tensor>& weight = std::nullopt, const std::optional<Tensor>& bias = std::nullopt,
+                  bool training = false, double momentum = 0.1, double eps = 1e-5);
+
+// ---- activations, dropout, embedding, attention (src/nn/functional/activation.cpp)
+Tensor relu(const Tensor& x);
+Tensor relu6(const Tensor& x);
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+Tensor gelu(const Tensor& x, const std::string& approximate = "none");
+Tensor silu(const Tensor& x);
+Tensor elu(const Tensor& x, double alpha = 1.0);
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
+Tensor sigmoid(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor dropout(const Tensor& x, double p = 0.5, bool training = true, Generator* gen = nullptr);
+// Zeroes whole channels (dim 1) of (N, C, H, W) or (C, H, W) input.
+Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true, Generator* gen = nullptr);
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt);
+Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
+// softmax(q k^T / sqrt(d) + mask) v. attn_mask: bool (true = attend) or float (added);
+// is_causal masks the future. scale defaults to 1/sqrt(E).
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
+                                    bool is_causal = false, std::optional<double> scale = std::nullopt,
+                                    Generator* gen = nullptr);
+
+// ---- losses (src/nn/functional/loss.cpp). reduction: "mean", "sum" or "none".
+// target: class indices (int64, shape (N) or (N, d1, ...)) or class probabilities (same shape as input).
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                     int64_t ignore_index = -100, const std::string& reduction = "mean", double label_smoothing = 0.0);
+Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                int64_t ignore_index = -100, const std::string& reduction = "mean");
+Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction = "mean");
+Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction = "mean");
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction = "mean", double beta = 1.0);
+Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& reduction = "mean", double delta = 1.0);
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                            const std::string& reduction = "mean");
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const std::optional<Tensor>& weight = std::nullopt,
+                                        const std::string& reduction = "mean",
+                                        const std::optional<Tensor>& pos_weight = std::nullopt);
+// input holds log-probabilities; log_target says whether target does too. "batchmean" divides by N.
+Tensor kl_div(const Tensor& input, const Tensor& target, const std::string& reduction = "mean", bool log_target = false);
+
+}  // namespace ember::nn::functional
+
+namespace ember::nn::init {
+// torch.nn.init: in-place, under no_grad, return the tensor. gen: optional Generator.
+double calculate_gain(const std::string& nonlinearity, std::optional<double> param = std::nullopt);
+Tensor& uniform_(Tensor& t, double a = 0.0, double b = 1.0, Generator* gen = nullptr);
+Tensor& normal_(Tensor& t, double mean = 0.0, double std = 1.0, Generator* gen = nullptr);
+Tensor& constant_(Tensor& t, double value);
+Tensor& zeros_(Tensor& t);
+Tensor& ones_(Tensor& t);
+Tensor& eye_(Tensor& t);
+Tensor& xavier_uniform_(Tensor& t, double gain = 1.0, Generator* gen = nullptr);
+Tensor& xavier_normal_(Tensor& t, double gain = 1.0, Generator* gen = nullptr);
+// mode "fan_in" or "fan_out"; nonlinearity "leaky_relu" (with a) or "relu", ...
+Tensor& kaiming_uniform_(Tensor& t, double a = 0.0, const std::string& mode = "fan_in",
+                         const std::string& nonlinearity = "leaky_relu", Generator* gen = nullptr);
+Tensor& kaiming_normal_(Tensor& t, double a = 0.0, const std::string& mode = "fan_in",
+                        const std::string& nonlinearity = "leaky_relu", Generator* gen = nullptr);
+Tensor& trunc_normal_(Tensor& t, double mean = 0.0, double std = 1.0, double a = -2.0, double b = 2.0,
+                      Generator* gen = nullptr);
+Tensor& orthogonal_(Tensor& t, double gain = 1.0, Generator* gen = nullptr);
+// (fan_in, fan_out) as torch.nn.init._calculate_fan_in_and_fan_out.
+std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t);
+}  // namespace ember::nn::init
