@@ -124,3 +124,12 @@ EMBER_OP(sort, std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool, bool))
 EMBER_OP(topk, std::tuple<Tensor, Tensor>(const Tensor&, int64_t, int64_t, bool, bool))
 EMBER_OP(unique, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool, bool, bool, std::optional<int64_t>))
 EMBER_OP(bincount, Tensor(const Tensor&, const std::optional<Tensor>&, int64_t))
+
+// ---- nn: convolution and pooling (src/nn/functional/conv.cpp, pool.cpp; cpu/conv_kernels.cpp)
+// (nn-conv section: add entries here)
+
+// ---- nn: normalisation, activations, dropout, attention (src/nn/functional/norm.cpp, activation.cpp)
+// (nn-norm section: add entries here)
+
+// ---- nn: losses (src/nn/functional/loss.cpp)
+// (nn-loss section: add entries here)
