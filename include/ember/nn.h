@@ -1,0 +1,7 @@
+#pragma once
+// The nn umbrella: #include <ember/nn.h>, namespace F = ember::nn::functional.
+#include "ember/nn/activation.h"
+#include "ember/nn/containers.h"
+#include "ember/nn/functional.h"
+#include "ember/nn/linear.h"
+#include "ember/nn/module.h"
