@@ -1,7 +1,9 @@
 #pragma once
 // The nn umbrella: #include <ember/nn.h>, namespace F = ember::nn::functional.
 #include "ember/nn/activation.h"
+#include "ember/nn/conv.h"
 #include "ember/nn/containers.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/linear.h"
 #include "ember/nn/module.h"
+#include "ember/nn/normalization.h"
