@@ -90,13 +90,17 @@ std::string Conv1d::extra_repr() const {
   return s;
 }
 
-// PyTorch prints pooling sizes given as ints as ints; ember keeps the pairs.
+// Pooling sizes print as one int when both are equal, as PyTorch prints sizes given as ints.
+std::string int_or_tuple(const std::vector<int64_t>& v) {
+  return v.size() == 2 && v[0] == v[1] ? std::to_string(v[0]) : tuple(v);
+}
 std::string MaxPool2d::extra_repr() const {
-  return "kernel_size=" + tuple(kernel_size) + ", stride=" + tuple(stride) + ", padding=" + tuple(padding) +
-         ", dilation=" + tuple(dilation) + ", ceil_mode=" + (ceil_mode ? "True" : "False");
+  return "kernel_size=" + int_or_tuple(kernel_size) + ", stride=" + int_or_tuple(stride) + ", padding=" +
+         int_or_tuple(padding) + ", dilation=" + int_or_tuple(dilation) + ", ceil_mode=" + (ceil_mode ? "True" : "False");
 }
 std::string AvgPool2d::extra_repr() const {
-  return "kernel_size=" + tuple(kernel_size) + ", stride=" + tuple(stride) + ", padding=" + tuple(padding);
+  return "kernel_size=" + int_or_tuple(kernel_size) + ", stride=" + int_or_tuple(stride) + ", padding=" +
+         int_or_tuple(padding);
 }
 std::string AdaptiveAvgPool2d::extra_repr() const { return "output_size=" + tuple(output_size); }
 

@@ -53,7 +53,10 @@ class MaxPool2d : public Module {
                      std::vector<int64_t> padding = {0, 0}, std::vector<int64_t> dilation = {1, 1}, bool ceil_mode = false)
       : kernel_size(std::move(kernel_size)), stride(stride.empty() ? this->kernel_size : std::move(stride)),
         padding(std::move(padding)), dilation(std::move(dilation)), ceil_mode(ceil_mode) {}
-  explicit MaxPool2d(int64_t k) : MaxPool2d(std::vector<int64_t>{k, k}) {}
+  explicit MaxPool2d(int64_t k, std::optional<int64_t> s = std::nullopt, int64_t padding = 0, int64_t dilation = 1,
+                     bool ceil_mode = false)
+      : MaxPool2d(std::vector<int64_t>{k, k}, std::vector<int64_t>{s.value_or(k), s.value_or(k)},
+                  std::vector<int64_t>{padding, padding}, std::vector<int64_t>{dilation, dilation}, ceil_mode) {}
   Tensor forward(const Tensor& x) override {
     return functional::max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode);
   }
@@ -69,7 +72,9 @@ class AvgPool2d : public Module {
                      std::vector<int64_t> padding = {0, 0}, bool ceil_mode = false, bool count_include_pad = true)
       : kernel_size(std::move(kernel_size)), stride(stride.empty() ? this->kernel_size : std::move(stride)),
         padding(std::move(padding)), ceil_mode(ceil_mode), count_include_pad(count_include_pad) {}
-  explicit AvgPool2d(int64_t k) : AvgPool2d(std::vector<int64_t>{k, k}) {}
+  explicit AvgPool2d(int64_t k, std::optional<int64_t> s = std::nullopt, int64_t padding = 0)
+      : AvgPool2d(std::vector<int64_t>{k, k}, std::vector<int64_t>{s.value_or(k), s.value_or(k)},
+                  std::vector<int64_t>{padding, padding}) {}
   Tensor forward(const Tensor& x) override {
     return functional::avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad);
   }
