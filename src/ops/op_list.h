@@ -127,6 +127,26 @@ EMBER_OP(bincount, Tensor(const Tensor&, const std::optional<Tensor>&, int64_t))
 
 // ---- nn: convolution and pooling (src/nn/functional/conv.cpp, pool.cpp; cpu/conv_kernels.cpp)
 // (nn-conv section: add entries here)
+// Fused 2-d convolution on batched (N, C, H, W) input with symmetric padding; the composites in
+// conv.cpp handle unbatched input, conv1d and asymmetric "same" padding. The two backward ops
+// are convolutions themselves and carry their own gradient formulas (double backward).
+EMBER_OP(conv2d_forward, Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef, IntArrayRef, int64_t))
+// (grad_output, weight, input_size, stride, padding, dilation, groups) -> grad_input
+EMBER_OP(conv2d_backward_input, Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, int64_t))
+// (grad_output, input, weight_size, stride, padding, dilation, groups) -> grad_weight
+EMBER_OP(conv2d_backward_weight, Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, int64_t))
+// Pooling on batched (N, C, H, W) input. (input, kernel, stride, padding, dilation, ceil_mode);
+// indices are flat positions in each H*W plane, as PyTorch's.
+EMBER_OP(max_pool2d_with_indices, std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool))
+// (grad_output, input, indices) -> grad_input
+EMBER_OP(max_pool2d_backward, Tensor(const Tensor&, const Tensor&, const Tensor&))
+// (input, kernel, stride, padding, ceil_mode, count_include_pad)
+EMBER_OP(avg_pool2d, Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool))
+// (grad_output, input, kernel, stride, padding, ceil_mode, count_include_pad) -> grad_input
+EMBER_OP(avg_pool2d_backward, Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool))
+EMBER_OP(adaptive_avg_pool2d, Tensor(const Tensor&, IntArrayRef))
+// (grad_output, input) -> grad_input
+EMBER_OP(adaptive_avg_pool2d_backward, Tensor(const Tensor&, const Tensor&))
 
 // ---- nn: normalisation, activations, dropout, attention (src/nn/functional/norm.cpp, activation.cpp)
 // (nn-norm section: add entries here)

@@ -1,0 +1,258 @@
+// CPU kernels for 2-d pooling on batched (N, C, H, W) input: max_pool2d_with_indices and its
+// backward, avg_pool2d and its backward, adaptive_avg_pool2d and its backward. Arguments arrive
+// checked by src/nn/functional/pool.cpp (stride filled in, output size >= 1). Each H x W plane
+// is independent: planes are split across threads. Indices are flat positions in the plane,
+// as PyTorch's. Window rules (padding, ceil_mode, count_include_pad, adaptive start/end) follow
+// PyTorch's CPU kernels.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include "core/parallel.h"
+#include "cpu/dtype_dispatch.h"
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+
+namespace ember::cpu {
+namespace {
+
+int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t s, int64_t dil, bool ceil_mode) {
+  int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+  if (ceil_mode && (out - 1) * s >= in + pad) --out;
+  return out;
+}
+
+// Runs fn(plane) for each of `planes` planes, `per_plane` elements of work each.
+template <class F> void for_planes(int64_t planes, int64_t per_plane, const F& fn) {
+  parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, per_plane)),
+               [&](int64_t p0, int64_t p1) {
+                 for (int64_t p = p0; p < p1; ++p) fn(p);
+               });
+}
+
+bool reduced(const Tensor& t) { return is_reduced_float(t.dtype()); }
+
+std::tuple<Tensor, Tensor> max_pool2d_cpu(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                                          IntArrayRef d, bool ceil_mode) {
+  if (reduced(input)) {
+    auto [o, i] = max_pool2d_cpu(input.to(kFloat32), k, s, p, d, ceil_mode);
+    return {o.to(input.dtype()), i};
+  }
+  const int64_t N = input.sizes()[0], C = input.sizes()[1], H = input.sizes()[2], W = input.sizes()[3];
+  const int64_t OH = pool_out_size(H, k[0], p[0], s[0], d[0], ceil_mode);
+  const int64_t OW = pool_out_size(W, k[1], p[1], s[1], d[1], ceil_mode);
+  Tensor out = empty({N, C, OH, OW}, input.options());
+  Tensor idx = empty({N, C, OH, OW}, {.dtype = kInt64, .device = input.device()});
+  if (out.numel() == 0) return {out, idx};
+  Tensor x = input.contiguous();
+  visit_dtype<kFloatTypes>(input.dtype(), "max_pool2d", [&]<class T>() {
+    const T* X = static_cast<const T*>(x.data_ptr());
+    T* Y = static_cast<T*>(out.data_ptr());
+    int64_t* I = static_cast<int64_t*>(idx.data_ptr());
+    for_planes(N * C, OH * OW * k[0] * k[1], [&](int64_t pl) {
+      const T* xp = X + pl * H * W;
+      T* yp = Y + pl * OH * OW;
+      int64_t* ip = I + pl * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        int64_t h0 = oh * s[0] - p[0];
+        int64_t kh0 = 0, kh1 = k[0];
+        while (kh0 < kh1 && h0 + kh0 * d[0] < 0) ++kh0;
+        while (kh1 > kh0 && h0 + (kh1 - 1) * d[0] >= H) --kh1;
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          int64_t w0 = ow * s[1] - p[1];
+          int64_t kw0 = 0, kw1 = k[1];
+          while (kw0 < kw1 && w0 + kw0 * d[1] < 0) ++kw0;
+          while (kw1 > kw0 && w0 + (kw1 - 1) * d[1] >= W) --kw1;
+          // as PyTorch: start at -inf, take a larger value or a NaN (so NaN propagates)
+          int64_t best = (h0 + kh0 * d[0]) * W + (w0 + kw0 * d[1]);
+          T bv = -std::numeric_limits<T>::infinity();
+          for (int64_t a = kh0; a < kh1; ++a) {
+            const int64_t ih = h0 + a * d[0];
+            for (int64_t b = kw0; b < kw1; ++b) {
+              const int64_t j = ih * W + w0 + b * d[1];
+              const T v = xp[j];
+              if (v > bv || std::isnan(v)) {
+                bv = v;
+                best = j;
+              }
+            }
+          }
+          yp[oh * OW + ow] = bv;
+          ip[oh * OW + ow] = best;
+        }
+      }
+    });
+  });
+  return {out, idx};
+}
+
+Tensor max_pool2d_backward_cpu(const Tensor& grad_out, const Tensor& input, const Tensor& indices) {
+  if (reduced(grad_out)) return max_pool2d_backward_cpu(grad_out.to(kFloat32), input, indices).to(grad_out.dtype());
+  const int64_t N = input.sizes()[0], C = input.sizes()[1], H = input.sizes()[2], W = input.sizes()[3];
+  const int64_t OHW = grad_out.sizes()[2] * grad_out.sizes()[3];
+  Tensor dx = zeros(input.sizes(), grad_out.options());
+  if (dx.numel() == 0 || OHW == 0) return dx;
+  Tensor gy = grad_out.contiguous(), ind = indices.contiguous();
+  visit_dtype<kFloatTypes>(grad_out.dtype(), "max_pool2d_backward", [&]<class T>() {
+    const T* GY = static_cast<const T*>(gy.data_ptr());
+    const int64_t* I = static_cast<const int64_t*>(ind.data_ptr());
+    T* DX = static_cast<T*>(dx.data_ptr());
+    for_planes(N * C, OHW, [&](int64_t pl) {
+      T* dp = DX + pl * H * W;
+      const T* gp = GY + pl * OHW;
+      const int64_t* ip = I + pl * OHW;
+      for (int64_t j = 0; j < OHW; ++j) dp[ip[j]] += gp[j];
+    });
+  });
+  return dx;
+}
+
+// The window of avg pool output (oh, ow): clipped bounds and divisor.
+struct AvgWin {
+  int64_t h0, h1, w0, w1, div;
+};
+inline AvgWin avg_window(int64_t oh, int64_t ow, int64_t H, int64_t W, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                         bool count_include_pad) {
+  int64_t h0 = oh * s[0] - p[0], w0 = ow * s[1] - p[1];
+  int64_t h1 = std::min(h0 + k[0], H + p[0]), w1 = std::min(w0 + k[1], W + p[1]);
+  int64_t pool = (h1 - h0) * (w1 - w0);
+  h0 = std::max<int64_t>(h0, 0);
+  w0 = std::max<int64_t>(w0, 0);
+  h1 = std::min(h1, H);
+  w1 = std::min(w1, W);
+  int64_t div = count_include_pad ? pool : (h1 - h0) * (w1 - w0);
+  return {h0, h1, w0, w1, div};
+}
+
+Tensor avg_pool2d_cpu(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil_mode,
+                      bool count_include_pad) {
+  if (reduced(input))
+    return avg_pool2d_cpu(input.to(kFloat32), k, s, p, ceil_mode, count_include_pad).to(input.dtype());
+  const int64_t N = input.sizes()[0], C = input.sizes()[1], H = input.sizes()[2], W = input.sizes()[3];
+  const int64_t OH = pool_out_size(H, k[0], p[0], s[0], 1, ceil_mode);
+  const int64_t OW = pool_out_size(W, k[1], p[1], s[1], 1, ceil_mode);
+  Tensor out = empty({N, C, OH, OW}, input.options());
+  if (out.numel() == 0) return out;
+  Tensor x = input.contiguous();
+  visit_dtype<kFloatTypes>(input.dtype(), "avg_pool2d", [&]<class T>() {
+    const T* X = static_cast<const T*>(x.data_ptr());
+    T* Y = static_cast<T*>(out.data_ptr());
+    for_planes(N * C, OH * OW * k[0] * k[1], [&](int64_t pl) {
+      const T* xp = X + pl * H * W;
+      T* yp = Y + pl * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          AvgWin w = avg_window(oh, ow, H, W, k, s, p, count_include_pad);
+          if (w.h0 >= w.h1 || w.w0 >= w.w1) {
+            yp[oh * OW + ow] = T(0);
+            continue;
+          }
+          T acc = 0;
+          for (int64_t ih = w.h0; ih < w.h1; ++ih)
+            for (int64_t iw = w.w0; iw < w.w1; ++iw) acc += xp[ih * W + iw];
+          yp[oh * OW + ow] = acc / T(w.div);
+        }
+    });
+  });
+  return out;
+}
+
+Tensor avg_pool2d_backward_cpu(const Tensor& grad_out, const Tensor& input, IntArrayRef k, IntArrayRef s,
+                               IntArrayRef p, bool ceil_mode, bool count_include_pad) {
+  (void)ceil_mode;  // the output size is grad_out's
+  if (reduced(grad_out))
+    return avg_pool2d_backward_cpu(grad_out.to(kFloat32), input, k, s, p, ceil_mode, count_include_pad)
+        .to(grad_out.dtype());
+  const int64_t N = input.sizes()[0], C = input.sizes()[1], H = input.sizes()[2], W = input.sizes()[3];
+  const int64_t OH = grad_out.sizes()[2], OW = grad_out.sizes()[3];
+  Tensor dx = zeros(input.sizes(), grad_out.options());
+  if (dx.numel() == 0 || OH * OW == 0) return dx;
+  Tensor gy = grad_out.contiguous();
+  visit_dtype<kFloatTypes>(grad_out.dtype(), "avg_pool2d_backward", [&]<class T>() {
+    const T* GY = static_cast<const T*>(gy.data_ptr());
+    T* DX = static_cast<T*>(dx.data_ptr());
+    for_planes(N * C, OH * OW * k[0] * k[1], [&](int64_t pl) {
+      T* dp = DX + pl * H * W;
+      const T* gp = GY + pl * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          AvgWin w = avg_window(oh, ow, H, W, k, s, p, count_include_pad);
+          if (w.h0 >= w.h1 || w.w0 >= w.w1) continue;
+          T g = gp[oh * OW + ow] / T(w.div);
+          for (int64_t ih = w.h0; ih < w.h1; ++ih)
+            for (int64_t iw = w.w0; iw < w.w1; ++iw) dp[ih * W + iw] += g;
+        }
+    });
+  });
+  return dx;
+}
+
+inline int64_t start_index(int64_t o, int64_t O, int64_t I) { return (o * I) / O; }
+inline int64_t end_index(int64_t o, int64_t O, int64_t I) { return ((o + 1) * I + O - 1) / O; }
+
+Tensor adaptive_avg_pool2d_cpu(const Tensor& input, IntArrayRef osize) {
+  if (reduced(input)) return adaptive_avg_pool2d_cpu(input.to(kFloat32), osize).to(input.dtype());
+  const int64_t N = input.sizes()[0], C = input.sizes()[1], H = input.sizes()[2], W = input.sizes()[3];
+  const int64_t OH = osize[0], OW = osize[1];
+  Tensor out = empty({N, C, OH, OW}, input.options());
+  if (out.numel() == 0) return out;
+  Tensor x = input.contiguous();
+  visit_dtype<kFloatTypes>(input.dtype(), "adaptive_avg_pool2d", [&]<class T>() {
+    const T* X = static_cast<const T*>(x.data_ptr());
+    T* Y = static_cast<T*>(out.data_ptr());
+    for_planes(N * C, H * W + OH * OW, [&](int64_t pl) {
+      const T* xp = X + pl * H * W;
+      T* yp = Y + pl * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        int64_t h0 = start_index(oh, OH, H), h1 = end_index(oh, OH, H);
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          int64_t w0 = start_index(ow, OW, W), w1 = end_index(ow, OW, W);
+          T acc = 0;
+          for (int64_t ih = h0; ih < h1; ++ih)
+            for (int64_t iw = w0; iw < w1; ++iw) acc += xp[ih * W + iw];
+          yp[oh * OW + ow] = acc / T((h1 - h0) * (w1 - w0));
+        }
+      }
+    });
+  });
+  return out;
+}
+
+Tensor adaptive_avg_pool2d_backward_cpu(const Tensor& grad_out, const Tensor& input) {
+  if (reduced(grad_out)) return adaptive_avg_pool2d_backward_cpu(grad_out.to(kFloat32), input).to(grad_out.dtype());
+  const int64_t N = input.sizes()[0], C = input.sizes()[1], H = input.sizes()[2], W = input.sizes()[3];
+  const int64_t OH = grad_out.sizes()[2], OW = grad_out.sizes()[3];
+  Tensor dx = zeros(input.sizes(), grad_out.options());
+  if (dx.numel() == 0 || OH * OW == 0) return dx;
+  Tensor gy = grad_out.contiguous();
+  visit_dtype<kFloatTypes>(grad_out.dtype(), "adaptive_avg_pool2d_backward", [&]<class T>() {
+    const T* GY = static_cast<const T*>(gy.data_ptr());
+    T* DX = static_cast<T*>(dx.data_ptr());
+    for_planes(N * C, H * W + OH * OW, [&](int64_t pl) {
+      T* dp = DX + pl * H * W;
+      const T* gp = GY + pl * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        int64_t h0 = start_index(oh, OH, H), h1 = end_index(oh, OH, H);
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          int64_t w0 = start_index(ow, OW, W), w1 = end_index(ow, OW, W);
+          T g = gp[oh * OW + ow] / T((h1 - h0) * (w1 - w0));
+          for (int64_t ih = h0; ih < h1; ++ih)
+            for (int64_t iw = w0; iw < w1; ++iw) dp[ih * W + iw] += g;
+        }
+      }
+    });
+  });
+  return dx;
+}
+
+EMBER_REGISTER_KERNEL(max_pool2d_with_indices, CPU, max_pool2d_cpu);
+EMBER_REGISTER_KERNEL(max_pool2d_backward, CPU, max_pool2d_backward_cpu);
+EMBER_REGISTER_KERNEL(avg_pool2d, CPU, avg_pool2d_cpu);
+EMBER_REGISTER_KERNEL(avg_pool2d_backward, CPU, avg_pool2d_backward_cpu);
+EMBER_REGISTER_KERNEL(adaptive_avg_pool2d, CPU, adaptive_avg_pool2d_cpu);
+EMBER_REGISTER_KERNEL(adaptive_avg_pool2d_backward, CPU, adaptive_avg_pool2d_backward_cpu);
+
+}  // namespace
+}  // namespace ember::cpu
