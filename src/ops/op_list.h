@@ -150,6 +150,12 @@ EMBER_OP(adaptive_avg_pool2d_backward, Tensor(const Tensor&, const Tensor&))
 
 // ---- nn: normalisation, activations, dropout, attention (src/nn/functional/norm.cpp, activation.cpp)
 // (nn-norm section: add entries here)
+// Fused layer norm / RMS norm over the trailing dims given by normalized_shape. Returns
+// (out, mean, rstd) / (out, rstd); the statistics have one entry per row, in float32 for
+// float32/float16/bfloat16 input, float64 for float64 (the backward formula reuses them).
+EMBER_OP(native_layer_norm, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, IntArrayRef, const std::optional<Tensor>&,
+                                                               const std::optional<Tensor>&, double))
+EMBER_OP(native_rms_norm, std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, const std::optional<Tensor>&, double))
 
 // ---- nn: losses (src/nn/functional/loss.cpp)
 // (nn-loss section: add entries here)

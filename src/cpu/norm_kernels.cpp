@@ -1,0 +1,143 @@
+// CPU kernels for the fused normalisation ops (native_layer_norm, native_rms_norm).
+// The input is viewed as [M, N] rows (N = product of normalized_shape). Each row:
+//   1. mean: lane-parallel sum in the compute type, flushed into a double every block;
+//   2. variance: sum of squared deviations from that mean (second pass over a row that is
+//      still in cache: as fast as one pass, and no cancellation for large means);
+//   3. y = (x * rstd - mean * rstd) * w + b, one vectorised loop.
+// Rows are split across threads. float16/bfloat16 compute in float32.
+#pragma GCC target("prefer-vector-width=512")
+#include <algorithm>
+#include <cmath>
+
+#include "core/parallel.h"
+#include "cpu/dtype_dispatch.h"
+#include "cpu/reduce_utils.h"
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+
+namespace ember::cpu {
+namespace {
+
+constexpr int64_t kFlush = 4096;  // elements summed in the compute type before a double flush
+
+// Sum of f(x[i]) over the row, with 2 * 64 bytes of independent lanes.
+template <class T, class F> double row_sum(const T* __restrict x, int64_t n, F f) {
+  constexpr int K = 2 * 64 / sizeof(T);
+  double total = 0;
+  for (int64_t b0 = 0; b0 < n; b0 += kFlush) {
+    const int64_t b1 = std::min(n, b0 + kFlush);
+    T s[K];
+    for (int k = 0; k < K; ++k) s[k] = T(0);
+    int64_t i = b0;
+    for (; i + K <= b1; i += K)
+      for (int k = 0; k < K; ++k) s[k] += f(x[i + k]);
+    for (; i < b1; ++i) s[0] += f(x[i]);
+    for (int w = K / 2; w >= 1; w /= 2)
+      for (int k = 0; k < w; ++k) s[k] += s[k + w];
+    total += double(s[0]);
+  }
+  return total;
+}
+
+int64_t rows_grain(int64_t n) { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, 4 * n)); }
+
+// [M, N] split of x's shape for normalized_shape (checked by the caller, nn/functional/norm.cpp).
+std::pair<int64_t, int64_t> split_rows(const Tensor& x, IntArrayRef normalized_shape) {
+  int64_t n = 1;
+  for (int64_t s : normalized_shape) n *= s;
+  int64_t m = n == 0 ? 0 : x.numel() / n;
+  if (n == 0) {
+    m = 1;
+    for (int64_t d = 0; d < x.dim() - int64_t(normalized_shape.size()); ++d) m *= x.sizes()[d];
+  }
+  return {m, n};
+}
+
+Shape stat_shape(const Tensor& x, IntArrayRef normalized_shape) {
+  Shape s(x.sizes().begin(), x.sizes().end() - normalized_shape.size());
+  return s;
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(const Tensor& input, IntArrayRef normalized_shape,
+                                                  const std::optional<Tensor>& weight,
+                                                  const std::optional<Tensor>& bias, double eps) {
+  const DType out_dt = input.dtype();
+  const DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  Tensor x = reduce::convert(input, cdt, /*contig=*/true);
+  Tensor w = weight && weight->defined() ? reduce::convert(*weight, cdt, true) : Tensor();
+  Tensor b = bias && bias->defined() ? reduce::convert(*bias, cdt, true) : Tensor();
+  auto [m, n] = split_rows(x, normalized_shape);
+  Tensor y = empty(x.sizes(), {.dtype = cdt, .device = x.device()});
+  Shape ss = stat_shape(x, normalized_shape);
+  Tensor mean = empty(ss, {.dtype = cdt, .device = x.device()});
+  Tensor rstd = empty(ss, {.dtype = cdt, .device = x.device()});
+  visit_dtype<kFloatTypes>(cdt, "native_layer_norm", [&]<class T>() {
+    const T* in = x.data_ptr<T>();
+    T* out = y.data_ptr<T>();
+    T* pm = mean.data_ptr<T>();
+    T* pr = rstd.data_ptr<T>();
+    const T* pw = w.defined() ? w.data_ptr<T>() : nullptr;
+    const T* pb = b.defined() ? b.data_ptr<T>() : nullptr;
+    parallel_for(0, m, rows_grain(n), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* __restrict xr = in + r * n;
+        T* __restrict yr = out + r * n;
+        double mu = n ? row_sum(xr, n, [](T v) { return v; }) / double(n) : std::nan("");
+        const T mt = T(mu);
+        double var = n ? row_sum(xr, n, [mt](T v) { T d = v - mt; return d * d; }) / double(n) : std::nan("");
+        double rs = 1.0 / std::sqrt(var + eps);
+        pm[r] = T(mu);
+        pr[r] = T(rs);
+        const T a = T(rs), c = T(-mu * rs);
+        if (pw && pb) {
+          for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] * a + c) * pw[j] + pb[j];
+        } else if (pw) {
+          for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] * a + c) * pw[j];
+        } else if (pb) {
+          for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] * a + c) + pb[j];
+        } else {
+          for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] * a + c;
+        }
+      }
+    });
+  });
+  return {reduce::convert(y, out_dt), mean, rstd};
+}
+
+std::tuple<Tensor, Tensor> rms_norm_cpu(const Tensor& input, IntArrayRef normalized_shape,
+                                        const std::optional<Tensor>& weight, double eps) {
+  const DType out_dt = input.dtype();
+  const DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  Tensor x = reduce::convert(input, cdt, /*contig=*/true);
+  Tensor w = weight && weight->defined() ? reduce::convert(*weight, cdt, true) : Tensor();
+  auto [m, n] = split_rows(x, normalized_shape);
+  Tensor y = empty(x.sizes(), {.dtype = cdt, .device = x.device()});
+  Tensor rstd = empty(stat_shape(x, normalized_shape), {.dtype = cdt, .device = x.device()});
+  visit_dtype<kFloatTypes>(cdt, "native_rms_norm", [&]<class T>() {
+    const T* in = x.data_ptr<T>();
+    T* out = y.data_ptr<T>();
+    T* pr = rstd.data_ptr<T>();
+    const T* pw = w.defined() ? w.data_ptr<T>() : nullptr;
+    parallel_for(0, m, rows_grain(n), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* __restrict xr = in + r * n;
+        T* __restrict yr = out + r * n;
+        double ms = n ? row_sum(xr, n, [](T v) { return v * v; }) / double(n) : std::nan("");
+        const T a = T(1.0 / std::sqrt(ms + eps));
+        pr[r] = a;
+        if (pw) {
+          for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] * a * pw[j];
+        } else {
+          for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] * a;
+        }
+      }
+    });
+  });
+  return {reduce::convert(y, out_dt), rstd};
+}
+
+EMBER_REGISTER_KERNEL(native_layer_norm, CPU, layer_norm_cpu);
+EMBER_REGISTER_KERNEL(native_rms_norm, CPU, rms_norm_cpu);
+
+}  // namespace
+}  // namespace ember::cpu

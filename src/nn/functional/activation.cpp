@@ -1,0 +1,91 @@
+// Activations, dropout, embedding and one_hot (torch.nn.functional). Most activations are
+// dispatched ops already (src/ops/unary.cpp, softmax.cpp) with their own gradients; elu,
+// softplus and relu6 are composites of differentiable ops, written so that the branch not
+// taken never produces inf/NaN (its gradient would otherwise poison the taken one).
+#include <sstream>
+
+#include "ember/nn/functional.h"
+
+namespace ember::nn::functional {
+
+Tensor relu(const Tensor& x) { return ember::relu(x); }
+// PyTorch's relu6 is hardtanh(x, 0, 6): gradient 1 strictly inside (0, 6), 0 outside.
+Tensor relu6(const Tensor& x) { return ember::clamp(x, Scalar(0.0), Scalar(6.0)); }
+Tensor leaky_relu(const Tensor& x, double negative_slope) { return ember::leaky_relu(x, negative_slope); }
+Tensor gelu(const Tensor& x, const std::string& approximate) { return ember::gelu(x, approximate); }
+Tensor silu(const Tensor& x) { return ember::silu(x); }
+Tensor sigmoid(const Tensor& x) { return ember::sigmoid(x); }
+Tensor tanh(const Tensor& x) { return ember::tanh(x); }
+Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) { return ember::softmax(x, dim, dtype); }
+Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  return ember::log_softmax(x, dim, dtype);
+}
+
+// elu(x) = x for x > 0, alpha * (exp(x) - 1) otherwise.
+Tensor elu(const Tensor& x, double alpha) {
+  Tensor neg = ember::expm1(ember::clamp(x, std::nullopt, Scalar(0.0)));
+  return ember::where(x.gt(0.0), x, neg * alpha);
+}
+
+// softplus(x) = log(1 + exp(beta x)) / beta, and x itself where beta x > threshold.
+Tensor softplus(const Tensor& x, double beta, double threshold) {
+  Tensor bx = beta == 1.0 ? x : x * beta;
+  Tensor soft = ember::log1p(ember::exp(ember::clamp(bx, std::nullopt, Scalar(threshold))));
+  if (beta != 1.0) soft = soft / beta;
+  return ember::where(bx.gt(threshold), x, soft);
+}
+
+namespace {
+void check_p(double p) {
+  if (!(p >= 0.0 && p <= 1.0)) {
+    std::ostringstream os;
+    os << "dropout probability has to be between 0 and 1, but got " << p;
+    EMBER_CHECK_VALUE(false, os.str());
+  }
+}
+// x * mask / (1 - p) with a Bernoulli(1 - p) mask of shape mask_shape (broadcast over x).
+Tensor apply_dropout(const Tensor& x, double p, IntArrayRef mask_shape, Generator* gen) {
+  DType dt = is_floating(x.dtype()) ? x.dtype() : kFloat32;
+  if (p == 1.0) return x * zeros(mask_shape, {.dtype = dt, .device = x.device()});
+  Tensor mask = empty(mask_shape, {.dtype = dt, .device = x.device()});
+  bernoulli_(mask, 1.0 - p, gen);
+  mask.mul_(Scalar(1.0 / (1.0 - p)));
+  return x * mask;
+}
+}  // namespace
+
+Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
+  check_p(p);
+  if (!training || p == 0.0) return x;
+  return apply_dropout(x, p, x.sizes(), gen);
+}
+
+// PyTorch's feature_dropout: one draw per (dim 0, dim 1) slice. A 3-D input is treated as
+// (N, C, L), as torch.nn.functional.dropout2d does (it warns about it).
+Tensor dropout2d(const Tensor& x, double p, bool training, Generator* gen) {
+  check_p(p);
+  if (!training || p == 0.0) return x;
+  EMBER_CHECK(x.dim() >= 2, "Feature dropout requires at least 2 dimensions in the input");
+  Shape ms(x.dim(), 1);
+  ms[0] = x.sizes()[0];
+  ms[1] = x.sizes()[1];
+  return apply_dropout(x, p, ms, gen);
+}
+
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
+  if (padding_idx) {
+    int64_t n = weight.sizes()[0];
+    int64_t pi = *padding_idx;
+    if (pi > 0) EMBER_CHECK_VALUE(pi < n, "Padding_idx must be within num_embeddings");
+    else if (pi < 0) {
+      EMBER_CHECK_VALUE(pi >= -n, "Padding_idx must be within num_embeddings");
+      pi += n;
+    }
+    padding_idx = pi;
+  }
+  return ember::embedding(weight, indices, padding_idx);
+}
+
+Tensor one_hot(const Tensor& indices, int64_t num_classes) { return ember::one_hot(indices, num_classes); }
+
+}  // namespace ember::nn::functional

@@ -1,0 +1,45 @@
+// scaled_dot_product_attention as a composite of differentiable ops (matmul, masked_fill,
+// softmax, dropout): softmax(q k^T * scale + mask) v over batched (..., L, E) inputs.
+// A bool mask keeps the positions where it is true (the others get -inf); a float mask is
+// added. is_causal keeps the lower triangle (query i attends to keys j <= i). A row with every
+// position masked gives NaN, as in PyTorch's math path.
+#include <cmath>
+#include <limits>
+
+#include "ember/nn/functional.h"
+
+namespace ember::nn::functional {
+
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale, Generator* gen) {
+  EMBER_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2,
+              "scaled_dot_product_attention: expected query, key and value with at least 2 dimensions, but got "
+              "query of size", q.sizes(), ", key of size", k.sizes(), " and value of size", v.sizes());
+  const bool has_mask = attn_mask && attn_mask->defined();
+  EMBER_CHECK(!(has_mask && is_causal),
+              "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True");
+  const int64_t e = q.sizes()[q.dim() - 1];
+  EMBER_CHECK(k.sizes()[k.dim() - 1] == e, "scaled_dot_product_attention: expected key with embedding size ", e,
+              " (the query's last dimension), but got key of size", k.sizes());
+  EMBER_CHECK(v.sizes()[v.dim() - 2] == k.sizes()[k.dim() - 2],
+              "scaled_dot_product_attention: expected value with the same sequence length as key, but got key of "
+              "size", k.sizes(), " and value of size", v.sizes());
+  const double s = scale ? *scale : 1.0 / std::sqrt(double(e));
+  const int64_t l = q.sizes()[q.dim() - 2], sl = k.sizes()[k.dim() - 2];
+  Tensor attn = q.matmul(k.transpose(-2, -1)) * s;
+  constexpr double ninf = -std::numeric_limits<double>::infinity();
+  if (is_causal) {
+    Tensor keep = ones({l, sl}, {.dtype = kBool, .device = q.device()}).tril();
+    attn = attn.masked_fill(keep.logical_not(), ninf);
+  } else if (has_mask) {
+    const Tensor& m = *attn_mask;
+    if (m.dtype() == kBool) attn = attn.masked_fill(m.logical_not(), ninf);
+    else attn = attn + m;
+  }
+  attn = ember::softmax(attn, -1);
+  if (dropout_p > 0.0) attn = dropout(attn, dropout_p, true, gen);
+  return attn.matmul(v);
+}
+
+}  // namespace ember::nn::functional

@@ -1,0 +1,226 @@
+// Normalisation: layer_norm and rms_norm (fused ops native_layer_norm / native_rms_norm, CPU
+// kernels in src/cpu/norm_kernels.cpp, gradient formulas below), group_norm (layer_norm over
+// [N, G, C/G * spatial] plus a per-channel affine) and batch_norm (composite of
+// differentiable ops; running statistics updated in place under no_grad).
+// Input checks and messages follow PyTorch.
+#include <limits>
+#include <sstream>
+
+#include "autograd/record.h"
+#include "ember/nn/functional.h"
+#include "ops/op_handles.h"
+
+namespace ember::nn::functional {
+namespace {
+
+void check_normalized_shape(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+                            const std::optional<Tensor>& bias) {
+  const int64_t k = int64_t(normalized_shape.size());
+  EMBER_CHECK(k >= 1, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+              "element, but got normalized_shape = ", normalized_shape);
+  if (weight && weight->defined())
+    EMBER_CHECK(IntArrayRef(weight->sizes()) == normalized_shape,
+                "Expected weight to be of same shape as normalized_shape, but got weight of shape ",
+                weight->sizes(), " and normalized_shape = ", normalized_shape);
+  if (bias && bias->defined())
+    EMBER_CHECK(IntArrayRef(bias->sizes()) == normalized_shape,
+                "Expected bias to be of same shape as normalized_shape, but got bias of shape ", bias->sizes(),
+                " and normalized_shape = ", normalized_shape);
+  const int64_t nd = input.dim();
+  bool ok = nd >= k;
+  for (int64_t i = 0; ok && i < k; ++i) ok = input.sizes()[nd - k + i] == normalized_shape[i];
+  if (!ok) {
+    std::ostringstream ss;
+    ss << "Given normalized_shape=" << normalized_shape << ", expected input with shape [*";
+    for (int64_t s : normalized_shape) ss << ", " << s;
+    ss << "], but got input of size" << input.sizes();
+    EMBER_CHECK(false, ss.str());
+  }
+  EMBER_CHECK(is_floating(input.dtype()), "\"LayerNormKernelImpl\" not implemented for '",
+              scalar_type_name(input.dtype()), "'");
+}
+
+std::vector<int64_t> trailing_dims(int64_t ndim, int64_t k) {
+  std::vector<int64_t> d;
+  for (int64_t i = ndim - k; i < ndim; ++i) d.push_back(i);
+  return d;
+}
+std::vector<int64_t> leading_dims(int64_t ndim, int64_t k) {
+  std::vector<int64_t> d;
+  for (int64_t i = 0; i < ndim - k; ++i) d.push_back(i);
+  return d;
+}
+// Statistics of shape [M...] viewed as [M..., 1, ..., 1] to broadcast against the input.
+Tensor stat_view(const Tensor& s, int64_t k) {
+  Shape sh(s.sizes().begin(), s.sizes().end());
+  for (int64_t i = 0; i < k; ++i) sh.push_back(1);
+  return s.reshape(sh);
+}
+Tensor sum_leading(const Tensor& t, int64_t k) {
+  auto d = leading_dims(t.dim(), k);
+  return d.empty() ? t : t.sum(d);
+}
+Tensor cast_to(const Tensor& t, DType dt) { return !t.defined() || t.dtype() == dt ? t : t.to(dt); }
+
+using namespace autograd;
+
+// PyTorch's layer_norm backward (native_layer_norm_backward), with ember ops:
+//   xhat = (x - mean) * rstd, gx = g * w,
+//   dx = rstd * (gx - mean(gx) - xhat * mean(gx * xhat)), dw = sum(g * xhat), db = sum(g).
+// Under create_graph the statistics are recomputed from x with differentiable ops, so the
+// formula is itself differentiable (double backward); otherwise the saved ones are reused.
+std::tuple<Tensor, Tensor, Tensor> layer_norm_ag(const Tensor& x, IntArrayRef normalized_shape,
+                                                 const std::optional<Tensor>& weight,
+                                                 const std::optional<Tensor>& bias, double eps) {
+  auto [out, mean, rstd] = below_autograd([&] { return ops::native_layer_norm()(x, normalized_shape, weight, bias, eps); });
+  Tensor w = weight ? *weight : Tensor(), b = bias ? *bias : Tensor();
+  const int64_t k = int64_t(normalized_shape.size());
+  record("NativeLayerNormBackward0", {x, w, b}, {out},
+         {saved_input(x), saved_input(w), saved_input(mean), saved_input(rstd)},
+         [k, eps](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor x = n.unpack(0), w = n.unpack(1), go = g[0];
+           auto dims = trailing_dims(x.dim(), k);
+           Tensor mu, rs;
+           if (GradMode::is_enabled()) {
+             mu = x.mean(dims, true);
+             rs = rsqrt(x.var(dims, /*unbiased=*/false, true) + eps);
+           } else {
+             mu = cast_to(stat_view(n.unpack(2), k), x.dtype());
+             rs = cast_to(stat_view(n.unpack(3), k), x.dtype());
+           }
+           Tensor xhat = (x - mu) * rs;
+           Tensor dx = grad_for(n, 0, [&] {
+             Tensor gx = w.defined() ? go * w : go;
+             return rs * (gx - gx.mean(dims, true) - xhat * (gx * xhat).mean(dims, true));
+           });
+           Tensor dw = grad_for(n, 1, [&] { return sum_leading(go * xhat, k); });
+           Tensor db = grad_for(n, 2, [&] { return sum_leading(go, k); });
+           return {dx, dw, db};
+         });
+  return {out, mean, rstd};
+}
+
+// y = x * r * w with r = rsqrt(mean(x^2) + eps):
+//   dx = r * (gw - x * r^2 * mean(gw * x)), gw = g * w;  dw = sum(g * x * r).
+std::tuple<Tensor, Tensor> rms_norm_ag(const Tensor& x, IntArrayRef normalized_shape,
+                                       const std::optional<Tensor>& weight, double eps) {
+  auto [out, rstd] = below_autograd([&] { return ops::native_rms_norm()(x, normalized_shape, weight, eps); });
+  Tensor w = weight ? *weight : Tensor();
+  const int64_t k = int64_t(normalized_shape.size());
+  record("RmsNormBackward0", {x, w}, {out}, {saved_input(x), saved_input(w), saved_input(rstd)},
+         [k, eps](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor x = n.unpack(0), w = n.unpack(1), go = g[0];
+           auto dims = trailing_dims(x.dim(), k);
+           Tensor rs = GradMode::is_enabled() ? rsqrt((x * x).mean(dims, true) + eps)
+                                              : cast_to(stat_view(n.unpack(2), k), x.dtype());
+           Tensor dx = grad_for(n, 0, [&] {
+             Tensor gw = w.defined() ? go * w : go;
+             return rs * (gw - x * (rs * rs) * (gw * x).mean(dims, true));
+           });
+           Tensor dw = grad_for(n, 1, [&] { return sum_leading(go * x * rs, k); });
+           return {dx, dw};
+         });
+  return {out, rstd};
+}
+
+EMBER_REGISTER_KERNEL(native_layer_norm, Autograd, layer_norm_ag);
+EMBER_REGISTER_KERNEL(native_rms_norm, Autograd, rms_norm_ag);
+
+Shape channel_shape(int64_t ndim, int64_t c) {
+  Shape s(std::max<int64_t>(ndim, 2), 1);
+  s[1] = c;
+  return s;
+}
+
+}  // namespace
+
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps) {
+  check_normalized_shape(input, normalized_shape, weight, bias);
+  return std::get<0>(ops::native_layer_norm()(input, normalized_shape, weight, bias, eps));
+}
+
+Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+                std::optional<double> eps) {
+  check_normalized_shape(input, normalized_shape, weight, std::nullopt);
+  double e = eps ? *eps
+                 : input.dtype() == kFloat64 ? std::numeric_limits<double>::epsilon()
+                 : input.dtype() == kFloat16 ? 0.0009765625
+                 : input.dtype() == kBFloat16 ? 0.0078125
+                                              : double(std::numeric_limits<float>::epsilon());
+  return std::get<0>(ops::native_rms_norm()(input, normalized_shape, weight, e));
+}
+
+Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps) {
+  EMBER_CHECK(input.dim() >= 2, "Expected at least 2 dimensions for input tensor but received ", input.dim());
+  const int64_t n = input.sizes()[0], c = input.sizes()[1];
+  EMBER_CHECK(num_groups > 0 && c % num_groups == 0,
+              "Expected number of channels in input to be divisible by num_groups, but got input of shape ",
+              input.sizes(), " and num_groups=", num_groups);
+  if (weight && weight->defined())
+    EMBER_CHECK(weight->dim() == 1 && weight->numel() == c,
+                "Expected weight to be a vector of size equal to the number of channels in input, but got "
+                "weight of shape ", weight->sizes(), " and input of shape ", input.sizes());
+  if (bias && bias->defined())
+    EMBER_CHECK(bias->dim() == 1 && bias->numel() == c,
+                "Expected bias to be a vector of size equal to the number of channels in input, but got "
+                "bias of shape ", bias->sizes(), " and input of shape ", input.sizes());
+  int64_t per_group = input.numel() / std::max<int64_t>(1, n * num_groups);
+  if (n == 0) {
+    per_group = c / num_groups;
+    for (int64_t d = 2; d < input.dim(); ++d) per_group *= input.sizes()[d];
+  }
+  Tensor xr = input.reshape({n, num_groups, per_group});
+  Tensor y = layer_norm(xr, {per_group}, std::nullopt, std::nullopt, eps).reshape(input.sizes());
+  Shape cs = channel_shape(input.dim(), c);
+  if (weight && weight->defined()) y = y * weight->reshape(cs);
+  if (bias && bias->defined()) y = y + bias->reshape(cs);
+  return y;
+}
+
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& running_mean,
+                  const std::optional<Tensor>& running_var, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, bool training, double momentum, double eps) {
+  EMBER_CHECK(input.dim() >= 2, "batch_norm: expected input with at least 2 dimensions (N, C, ...), but got input of size",
+              input.sizes());
+  const int64_t c = input.sizes()[1];
+  auto check_numel = [c](const char* what, const std::optional<Tensor>& t) {
+    if (t && t->defined())
+      EMBER_CHECK(t->numel() == c, what, " should contain ", c, " elements not ", t->numel());
+  };
+  check_numel("weight", weight);
+  check_numel("bias", bias);
+  check_numel("running_mean", running_mean);
+  check_numel("running_var", running_var);
+  const bool have_running = running_mean && running_mean->defined() && running_var && running_var->defined();
+  const bool use_batch_stats = training || !have_running;
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
+  const int64_t count = c == 0 ? 0 : input.numel() / c;
+  if (training)
+    EMBER_CHECK(count > 1, "Expected more than 1 value per channel when training, got input size ", input.sizes());
+  Shape cs = channel_shape(input.dim(), c);
+  Tensor mean, var;
+  if (use_batch_stats) {
+    mean = input.mean(dims, /*keepdim=*/false);
+    var = input.var(dims, /*unbiased=*/false, /*keepdim=*/false);
+    if (training && have_running) {
+      NoGradGuard no_grad;
+      Tensor rm = *running_mean, rv = *running_var;
+      Tensor m = mean.detach(), v = var.detach() * (double(count) / double(count - 1));
+      rm.copy_(rm * (1.0 - momentum) + m * momentum);
+      rv.copy_(rv * (1.0 - momentum) + v * momentum);
+    }
+  } else {
+    mean = running_mean->to(input.dtype());
+    var = running_var->to(input.dtype());
+  }
+  Tensor scale = rsqrt(var + eps);
+  if (weight && weight->defined()) scale = scale * (*weight);
+  Tensor y = (input - mean.reshape(cs)) * scale.reshape(cs);
+  if (bias && bias->defined()) y = y + bias->reshape(cs);
+  return y;
+}
+
+}  // namespace ember::nn::functional
