@@ -159,3 +159,8 @@ EMBER_OP(native_rms_norm, std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef,
 
 // ---- nn: losses (src/nn/functional/loss.cpp)
 // (nn-loss section: add entries here)
+// Fused cross entropy with class-index targets over rows: input (M, C) contiguous, target (M)
+// int64; int64 args: ignore_index, reduction (0 none, 1 mean, 2 sum); double: label_smoothing.
+// Kernels: src/cpu/loss_kernels.cpp. Backward takes (grad, input, target, weight, ...).
+EMBER_OP(cross_entropy_index, Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t, int64_t, double))
+EMBER_OP(cross_entropy_index_backward, Tensor(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t, int64_t, double))

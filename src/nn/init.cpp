@@ -1,0 +1,201 @@
+// ember::nn::init (torch.nn.init): in-place initialisers under no_grad with PyTorch's formulas,
+// gains, fan computation and error messages. trunc_normal_ uses PyTorch's inverse-CDF method;
+// orthogonal_ a float64 modified Gram-Schmidt QR (with re-orthogonalisation) of a normal matrix,
+// which yields the QR factorisation with a positive diagonal of R, i.e. Q after PyTorch's sign
+// correction Q * sign(diag(R)).
+#include <cmath>
+#include <vector>
+
+#include "ember/autograd/grad_mode.h"
+#include "ember/nn/functional.h"
+
+namespace ember::nn::init {
+namespace {
+
+double correct_fan(const Tensor& t, const std::string& mode) {
+  EMBER_CHECK_VALUE(mode == "fan_in" || mode == "fan_out", "Mode ", mode,
+                    " not supported, please use one of fan_in, fan_out");
+  auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(t);
+  return double(mode == "fan_in" ? fan_in : fan_out);
+}
+
+// Inverse error function: Giles' single-precision-style initial guess refined by two Newton
+// steps on erf (double precision result for |x| < 1).
+double erfinv(double x) {
+  if (x <= -1.0) return x == -1.0 ? -INFINITY : NAN;
+  if (x >= 1.0) return x == 1.0 ? INFINITY : NAN;
+  double w = -std::log((1.0 - x) * (1.0 + x)), p;
+  if (w < 5.0) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w;
+    p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w;
+    p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w;
+    p = 1.50140941 + p * w;
+  } else {
+    w = std::sqrt(w) - 3.0;
+    p = -0.000200214257;
+    p = 0.000100950558 + p * w;
+    p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w;
+    p = 0.00573950773 + p * w;
+    p = -0.0076224613 + p * w;
+    p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w;
+    p = 2.83297682 + p * w;
+  }
+  double y = p * x;
+  const double k = 2.0 / std::sqrt(M_PI);
+  for (int i = 0; i < 2; ++i) y -= (std::erf(y) - x) / (k * std::exp(-y * y));
+  return y;
+}
+
+// Writes row-major float64 values into t (any dtype/layout).
+void write_values(Tensor& t, const std::vector<double>& v, IntArrayRef shape) {
+  Tensor src = tensor(v, {.dtype = kFloat64}).reshape(shape);
+  t.copy_(src.reshape(t.sizes()));
+}
+
+}  // namespace
+
+double calculate_gain(const std::string& nl, std::optional<double> param) {
+  if (nl == "linear" || nl == "conv1d" || nl == "conv2d" || nl == "conv3d" || nl == "conv_transpose1d" ||
+      nl == "conv_transpose2d" || nl == "conv_transpose3d" || nl == "sigmoid")
+    return 1.0;
+  if (nl == "tanh") return 5.0 / 3.0;
+  if (nl == "relu") return std::sqrt(2.0);
+  if (nl == "leaky_relu") {
+    double a = param ? *param : 0.01;
+    EMBER_CHECK_VALUE(std::isfinite(a), "negative_slope ", a, " not a valid number");
+    return std::sqrt(2.0 / (1.0 + a * a));
+  }
+  if (nl == "selu") return 3.0 / 4.0;
+  EMBER_CHECK_VALUE(false, "Unsupported nonlinearity ", nl);
+  return 0.0;
+}
+
+std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t) {
+  EMBER_CHECK_VALUE(t.dim() >= 2, "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions");
+  int64_t receptive = 1;
+  for (int64_t d = 2; d < t.dim(); ++d) receptive *= t.size(d);
+  return {t.size(1) * receptive, t.size(0) * receptive};
+}
+
+Tensor& uniform_(Tensor& t, double a, double b, Generator* gen) {
+  NoGradGuard ng;
+  ember::uniform_(t, a, b, gen);
+  return t;
+}
+
+Tensor& normal_(Tensor& t, double mean, double std, Generator* gen) {
+  NoGradGuard ng;
+  ember::normal_(t, mean, std, gen);
+  return t;
+}
+
+Tensor& constant_(Tensor& t, double value) {
+  NoGradGuard ng;
+  t.fill_(value);
+  return t;
+}
+Tensor& zeros_(Tensor& t) { return constant_(t, 0.0); }
+Tensor& ones_(Tensor& t) { return constant_(t, 1.0); }
+
+Tensor& eye_(Tensor& t) {
+  EMBER_CHECK_VALUE(t.dim() == 2, "Only tensors with 2 dimensions are supported");
+  NoGradGuard ng;
+  t.copy_(eye(t.size(0), t.size(1), {.dtype = t.dtype()}));
+  return t;
+}
+
+Tensor& xavier_uniform_(Tensor& t, double gain, Generator* gen) {
+  auto [fi, fo] = calculate_fan_in_and_fan_out(t);
+  double std = gain * std::sqrt(2.0 / double(fi + fo));
+  double a = std::sqrt(3.0) * std;
+  return init::uniform_(t, -a, a, gen);
+}
+
+Tensor& xavier_normal_(Tensor& t, double gain, Generator* gen) {
+  auto [fi, fo] = calculate_fan_in_and_fan_out(t);
+  double std = gain * std::sqrt(2.0 / double(fi + fo));
+  return init::normal_(t, 0.0, std, gen);
+}
+
+Tensor& kaiming_uniform_(Tensor& t, double a, const std::string& mode, const std::string& nonlinearity,
+                         Generator* gen) {
+  if (t.numel() == 0) return t;  // PyTorch warns "Initializing zero-element tensors is a no-op"
+  double fan = correct_fan(t, mode);
+  double std = calculate_gain(nonlinearity, a) / std::sqrt(fan);
+  double bound = std::sqrt(3.0) * std;
+  return init::uniform_(t, -bound, bound, gen);
+}
+
+Tensor& kaiming_normal_(Tensor& t, double a, const std::string& mode, const std::string& nonlinearity,
+                        Generator* gen) {
+  if (t.numel() == 0) return t;
+  double fan = correct_fan(t, mode);
+  double std = calculate_gain(nonlinearity, a) / std::sqrt(fan);
+  return init::normal_(t, 0.0, std, gen);
+}
+
+Tensor& trunc_normal_(Tensor& t, double mean, double std, double a, double b, Generator* gen) {
+  NoGradGuard ng;
+  auto cdf = [](double x) { return (1.0 + std::erf(x / std::sqrt(2.0))) / 2.0; };
+  double l = cdf((a - mean) / std), u = cdf((b - mean) / std);
+  Tensor uv = empty(t.sizes(), {.dtype = kFloat64});
+  ember::uniform_(uv, 2 * l - 1, 2 * u - 1, gen);
+  std::vector<double> v = uv.contiguous().tolist<double>();
+  for (double& x : v) {
+    x = erfinv(x) * std * std::sqrt(2.0) + mean;
+    x = x < a ? a : (x > b ? b : x);
+  }
+  write_values(t, v, t.sizes());
+  return t;
+}
+
+Tensor& orthogonal_(Tensor& t, double gain, Generator* gen) {
+  EMBER_CHECK_VALUE(t.dim() >= 2, "Only tensors with 2 or more dimensions are supported");
+  if (t.numel() == 0) return t;
+  NoGradGuard ng;
+  int64_t rows = t.size(0), cols = t.numel() / rows;
+  Tensor flat = empty({rows, cols}, {.dtype = kFloat64});
+  ember::normal_(flat, 0.0, 1.0, gen);
+  bool trans = rows < cols;
+  if (trans) flat = flat.t();
+  // A is m x n (m >= n); its columns are orthonormalised into Q (m x n), stored column-major.
+  int64_t m = flat.size(0), n = flat.size(1);
+  std::vector<double> av = flat.contiguous().tolist<double>();  // row-major m x n
+  std::vector<double> q(m * n);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) q[j * m + i] = av[i * n + j];
+  for (int64_t j = 0; j < n; ++j) {
+    double* v = &q[j * m];
+    for (int pass = 0; pass < 2; ++pass)  // MGS twice: orthogonal to working precision
+      for (int64_t k = 0; k < j; ++k) {
+        const double* qk = &q[k * m];
+        double r = 0;
+        for (int64_t i = 0; i < m; ++i) r += qk[i] * v[i];
+        for (int64_t i = 0; i < m; ++i) v[i] -= r * qk[i];
+      }
+    double nrm = 0;
+    for (int64_t i = 0; i < m; ++i) nrm += v[i] * v[i];
+    nrm = std::sqrt(nrm);
+    for (int64_t i = 0; i < m; ++i) v[i] = nrm > 0 ? v[i] / nrm : 0.0;
+  }
+  // Result (rows x cols), row-major: Q (m x n) or its transpose.
+  std::vector<double> out(rows * cols);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double val = q[j * m + i] * gain;
+      if (trans) out[j * cols + i] = val;  // out is n x m = rows x cols
+      else out[i * cols + j] = val;
+    }
+  write_values(t, out, {rows, cols});
+  return t;
+}
+
+}  // namespace ember::nn::init
