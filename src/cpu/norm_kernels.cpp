@@ -8,6 +8,7 @@
 #pragma GCC target("prefer-vector-width=512")
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/parallel.h"
 #include "cpu/dtype_dispatch.h"
@@ -136,7 +137,84 @@ std::tuple<Tensor, Tensor> rms_norm_cpu(const Tensor& input, IntArrayRef normali
   return {reduce::convert(y, out_dt), rstd};
 }
 
+// Per row (xh = (x - mean) * rstd, gx = g * w):
+//   dx = rstd * (gx - sum(gx) / N - xh * sum(gx * xh) / N);
+// dweight = sum over rows of g * xh, dbias = sum of g: each block of rows sums into its own
+// buffer (no races, the same result for any thread count), then the buffers are added.
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& grad_out, const Tensor& input,
+                                                           IntArrayRef normalized_shape, const Tensor& mean,
+                                                           const Tensor& rstd, const std::optional<Tensor>& weight,
+                                                           int64_t mask) {
+  const DType out_dt = input.dtype();
+  const DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  Tensor x = reduce::convert(input, cdt, true), g = reduce::convert(grad_out, cdt, true);
+  Tensor mu = reduce::convert(mean, cdt, true), rs = reduce::convert(rstd, cdt, true);
+  Tensor w = weight && weight->defined() ? reduce::convert(*weight, cdt, true) : Tensor();
+  auto [m, n] = split_rows(x, normalized_shape);
+  const bool need_dx = mask & 1, need_dw = mask & 2, need_db = mask & 4;
+  Tensor dx = need_dx ? empty(x.sizes(), {.dtype = cdt, .device = x.device()}) : Tensor();
+  const int64_t nblocks = std::max<int64_t>(1, std::min<int64_t>(m, 2 * int64_t(omp_get_max_threads())));
+  Tensor wbuf = need_dw ? zeros({nblocks, n}, {.dtype = cdt, .device = x.device()}) : Tensor();
+  Tensor bbuf = need_db ? zeros({nblocks, n}, {.dtype = cdt, .device = x.device()}) : Tensor();
+  visit_dtype<kFloatTypes>(cdt, "native_layer_norm_backward", [&]<class T>() {
+    const T* px = x.data_ptr<T>();
+    const T* pg = g.data_ptr<T>();
+    const T* pm = mu.data_ptr<T>();
+    const T* pr = rs.data_ptr<T>();
+    const T* pw = w.defined() ? w.data_ptr<T>() : nullptr;
+    T* pdx = need_dx ? dx.data_ptr<T>() : nullptr;
+    const int64_t per = (m + nblocks - 1) / nblocks;
+    parallel_for(0, nblocks, 1, [&](int64_t b0, int64_t b1) {
+      std::vector<T> gw(n);
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        T* __restrict dwb = need_dw ? wbuf.data_ptr<T>() + blk * n : nullptr;
+        T* __restrict dbb = need_db ? bbuf.data_ptr<T>() + blk * n : nullptr;
+        for (int64_t r = blk * per; r < std::min(m, (blk + 1) * per); ++r) {
+          const T* __restrict xr = px + r * n;
+          const T* __restrict gr = pg + r * n;
+          const T a = pr[r], c = -pm[r] * pr[r];
+          if (dwb)
+            for (int64_t j = 0; j < n; ++j) dwb[j] += gr[j] * (xr[j] * a + c);
+          if (dbb)
+            for (int64_t j = 0; j < n; ++j) dbb[j] += gr[j];
+          if (!pdx) continue;
+          T* __restrict gx = gw.data();
+          if (pw) for (int64_t j = 0; j < n; ++j) gx[j] = gr[j] * pw[j];
+          else for (int64_t j = 0; j < n; ++j) gx[j] = gr[j];
+          double sg = row_sum(gx, n, [](T v) { return v; });
+          // sum(gx * xh) = a * sum(gx * x) + c * sum(gx)
+          double sgx = 0;
+          {
+            constexpr int K = 2 * 64 / sizeof(T);
+            for (int64_t q0 = 0; q0 < n; q0 += kFlush) {
+              const int64_t q1 = std::min(n, q0 + kFlush);
+              T s[K];
+              for (int k = 0; k < K; ++k) s[k] = T(0);
+              int64_t i = q0;
+              for (; i + K <= q1; i += K)
+                for (int k = 0; k < K; ++k) s[k] += gx[i + k] * xr[i + k];
+              for (; i < q1; ++i) s[0] += gx[i] * xr[i];
+              for (int wdt = K / 2; wdt >= 1; wdt /= 2)
+                for (int k = 0; k < wdt; ++k) s[k] += s[k + wdt];
+              sgx += double(s[0]);
+            }
+          }
+          const double sxh = double(a) * sgx + double(c) * sg;
+          const T k1 = T(double(a) * sg / double(n)), k2 = T(double(a) * sxh / double(n));
+          T* __restrict dr = pdx + r * n;
+          for (int64_t j = 0; j < n; ++j) dr[j] = a * gx[j] - k1 - (xr[j] * a + c) * k2;
+        }
+      }
+    });
+  });
+  Shape ns(normalized_shape.begin(), normalized_shape.end());
+  Tensor dw = need_dw ? reduce::convert(wbuf.sum({0}).reshape(ns), out_dt) : Tensor();
+  Tensor db = need_db ? reduce::convert(bbuf.sum({0}).reshape(ns), out_dt) : Tensor();
+  return {need_dx ? reduce::convert(dx, out_dt) : Tensor(), dw, db};
+}
+
 EMBER_REGISTER_KERNEL(native_layer_norm, CPU, layer_norm_cpu);
+EMBER_REGISTER_KERNEL(native_layer_norm_backward, CPU, layer_norm_backward_cpu);
 EMBER_REGISTER_KERNEL(native_rms_norm, CPU, rms_norm_cpu);
 
 }  // namespace

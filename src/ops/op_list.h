@@ -156,6 +156,11 @@ EMBER_OP(adaptive_avg_pool2d_backward, Tensor(const Tensor&, const Tensor&))
 EMBER_OP(native_layer_norm, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, IntArrayRef, const std::optional<Tensor>&,
                                                                const std::optional<Tensor>&, double))
 EMBER_OP(native_rms_norm, std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, const std::optional<Tensor>&, double))
+// (grad_out, input, normalized_shape, mean, rstd, weight, output_mask: 1 dx | 2 dweight | 4 dbias)
+// -> (dx, dweight, dbias), undefined where not asked. One fused pass; used by layer_norm's
+// backward when no graph of the backward is built (create_graph uses differentiable ops).
+EMBER_OP(native_layer_norm_backward, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, IntArrayRef, const Tensor&,
+                                                                        const Tensor&, const std::optional<Tensor>&, int64_t))
 
 // ---- nn: losses (src/nn/functional/loss.cpp)
 // (nn-loss section: add entries here)

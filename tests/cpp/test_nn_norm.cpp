@@ -147,6 +147,31 @@ TEST(NNNorm, LayerNormGradFloat32MatchesFloat64) {
   EXPECT_TRUE(close_to(g32, ref_of(g64), kFloat32));
 }
 
+TEST(NNNorm, LayerNormFusedBackwardMatchesOpFormula) {
+  // Without create_graph the fused backward kernel runs; with it, the formula in ember ops.
+  for (int variant = 0; variant < 3; ++variant) {
+    Tensor x = gin({37, 3, 130}, 18), w = gin({3, 130}, 19), b = gin({3, 130}, 20);
+    Tensor gout = rnd({37, 3, 130}, kFloat64, 21);
+    std::optional<Tensor> ow = variant != 1 ? std::optional<Tensor>(w) : std::nullopt;
+    std::optional<Tensor> ob = variant != 2 ? std::optional<Tensor>(b) : std::nullopt;
+    variable_list in{x};
+    if (ow) in.push_back(w);
+    if (ob) in.push_back(b);
+    auto fused = autograd::grad({F::layer_norm(x, {3, 130}, ow, ob)}, in, {gout}, true, false);
+    auto ops_ = autograd::grad({F::layer_norm(x, {3, 130}, ow, ob)}, in, {gout}, true, true);
+    ASSERT_EQ(fused.size(), ops_.size());
+    for (size_t i = 0; i < fused.size(); ++i)
+      EXPECT_TRUE(close_to(fused[i], ref_of(ops_[i]), kFloat64)) << "variant " << variant << " grad " << i;
+  }
+  // only the weight's gradient asked for
+  Tensor x = rnd({5, 8}, kFloat64, 22), w = gin({8}, 23);
+  Tensor gw = autograd::grad({F::layer_norm(x, {8}, w).sum()}, {w})[0];
+  Ref xr = ref_rownorm(ref_of(x), 8, nullptr, nullptr, 1e-5);
+  Ref expect{{8}, std::vector<double>(8, 0.0)};
+  for (int64_t i = 0; i < 40; ++i) expect.v[i % 8] += xr.v[i];
+  EXPECT_TRUE(close_to(gw, expect));
+}
+
 // ---------------------------------------------------------------- rms_norm
 TEST(NNNorm, RmsNormForward) {
   for (DType dt : {kFloat32, kFloat64}) {

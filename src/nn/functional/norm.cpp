@@ -64,11 +64,12 @@ Tensor cast_to(const Tensor& t, DType dt) { return !t.defined() || t.dtype() == 
 
 using namespace autograd;
 
-// PyTorch's layer_norm backward (native_layer_norm_backward), with ember ops:
+// PyTorch's layer_norm backward (native_layer_norm_backward):
 //   xhat = (x - mean) * rstd, gx = g * w,
 //   dx = rstd * (gx - mean(gx) - xhat * mean(gx * xhat)), dw = sum(g * xhat), db = sum(g).
-// Under create_graph the statistics are recomputed from x with differentiable ops, so the
-// formula is itself differentiable (double backward); otherwise the saved ones are reused.
+// Without create_graph: the fused op native_layer_norm_backward with the saved statistics.
+// Under create_graph: the same formula in ember ops, statistics recomputed from x with
+// differentiable ops, so the gradient is itself differentiable (double backward).
 std::tuple<Tensor, Tensor, Tensor> layer_norm_ag(const Tensor& x, IntArrayRef normalized_shape,
                                                  const std::optional<Tensor>& weight,
                                                  const std::optional<Tensor>& bias, double eps) {
@@ -79,15 +80,17 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_ag(const Tensor& x, IntArrayRef no
          {saved_input(x), saved_input(w), saved_input(mean), saved_input(rstd)},
          [k, eps](const variable_list& g, LambdaNode& n) -> variable_list {
            Tensor x = n.unpack(0), w = n.unpack(1), go = g[0];
-           auto dims = trailing_dims(x.dim(), k);
-           Tensor mu, rs;
-           if (GradMode::is_enabled()) {
-             mu = x.mean(dims, true);
-             rs = rsqrt(x.var(dims, /*unbiased=*/false, true) + eps);
-           } else {
-             mu = cast_to(stat_view(n.unpack(2), k), x.dtype());
-             rs = cast_to(stat_view(n.unpack(3), k), x.dtype());
+           if (!GradMode::is_enabled()) {  // no graph of the backward: one fused pass
+             int64_t mask = (n.needs_input_grad(0) ? 1 : 0) | (n.needs_input_grad(1) ? 2 : 0) |
+                            (n.needs_input_grad(2) ? 4 : 0);
+             Shape ns(x.sizes().end() - k, x.sizes().end());
+             auto [dx, dw, db] = ops::native_layer_norm_backward()(go, x, ns, n.unpack(2), n.unpack(3),
+                                                                   w.defined() ? std::optional<Tensor>(w) : std::nullopt,
+                                                                   mask);
+             return {dx, dw, db};
            }
+           auto dims = trailing_dims(x.dim(), k);
+           Tensor mu = x.mean(dims, true), rs = rsqrt(x.var(dims, /*unbiased=*/false, true) + eps);
            Tensor xhat = (x - mu) * rs;
            Tensor dx = grad_for(n, 0, [&] {
              Tensor gx = w.defined() ? go * w : go;
