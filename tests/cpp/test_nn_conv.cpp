@@ -85,6 +85,23 @@ TEST(NNConv, Conv2dMatchesReference) {
   }
 }
 
+TEST(NNConv, Conv2dReducedFloatAndEmptyBatch) {
+  Tensor x = rnd({2, 3, 6, 5}, 14), w = rnd({4, 3, 3, 3}, 15), b = rnd({4}, 16);
+  for (DType dt : {kFloat16, kBFloat16}) {
+    Tensor y = F::conv2d(x.to(dt), w.to(dt), b.to(dt), {1, 1}, std::vector<int64_t>{1, 1});
+    EXPECT_EQ(y.dtype(), dt);
+    Ref r = ref_conv2d(x.to(dt), w.to(dt), b.to(dt), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1);
+    EXPECT_TRUE(allclose(y.to(kFloat64), tensor(r.v).view(r.shape), 5e-2, 5e-2));
+  }
+  Tensor e = rnd({0, 3, 6, 5}, 17).requires_grad_();
+  Tensor wg = w.clone().requires_grad_();
+  Tensor y = F::conv2d(e, wg, b);
+  EXPECT_EQ(y.sizes(), (Shape{0, 4, 4, 3}));
+  y.sum().backward();
+  EXPECT_EQ(e.grad().sizes(), e.sizes());
+  EXPECT_EQ(wg.grad().abs().sum().item().to_double(), 0.0);
+}
+
 TEST(NNConv, Conv2dNonContiguousInput) {
   Tensor base = rnd({2, 5, 6, 3}, 4);           // (N, H, W, C)
   Tensor x = base.permute({0, 3, 1, 2});         // (N, C, H, W), channels-last strides

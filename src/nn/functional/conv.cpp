@@ -164,7 +164,8 @@ Tensor conv2d_forward_ag(const Tensor& input, const Tensor& weight, const std::o
          [s = Shape(stride.begin(), stride.end()), p = Shape(padding.begin(), padding.end()),
           d = Shape(dilation.begin(), dilation.end()), groups, in_size = input.sizes(),
           w_size = weight.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
-           Tensor go = g[0];
+           // the incoming gradient is often expanded (from sum()): lay it out once for both kernels
+           Tensor go = (n.needs_input_grad(0) && n.needs_input_grad(1)) ? g[0].contiguous() : g[0];
            return {grad_for(n, 0, [&] { return ops::conv2d_backward_input()(go, n.unpack(1), in_size, s, p, d, groups); }),
                    grad_for(n, 1, [&] { return ops::conv2d_backward_weight()(go, n.unpack(0), w_size, s, p, d, groups); }),
                    grad_for(n, 2, [&] { return go.sum({0, 2, 3}); })};
