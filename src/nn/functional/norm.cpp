@@ -1,7 +1,8 @@
 // Normalisation: layer_norm and rms_norm (fused ops native_layer_norm / native_rms_norm, CPU
 // kernels in src/cpu/norm_kernels.cpp, gradient formulas below), group_norm (layer_norm over
-// [N, G, C/G * spatial] plus a per-channel affine) and batch_norm (composite of
-// differentiable ops; running statistics updated in place under no_grad).
+// [N, G, C/G * spatial] plus a per-channel affine) and batch_norm (training: the fused
+// layer-norm op over each channel's values; running statistics updated in place under no_grad;
+// eval: a composite of differentiable ops with the running statistics).
 // Input checks and messages follow PyTorch.
 #include <limits>
 #include <sstream>
@@ -204,24 +205,28 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& running_mean
   if (training)
     EMBER_CHECK(count > 1, "Expected more than 1 value per channel when training, got input size ", input.sizes());
   Shape cs = channel_shape(input.dim(), c);
-  Tensor mean, var;
   if (use_batch_stats) {
-    mean = input.mean(dims, /*keepdim=*/false);
-    var = input.var(dims, /*unbiased=*/false, /*keepdim=*/false);
+    // Each channel as one row of a [C, count] copy, normalised by the fused layer-norm op
+    // (one pass for the statistics, differentiable through its own backward).
+    Tensor rows = input.transpose(0, 1).reshape({c, count});
+    auto [yr, mean, rstd] = ops::native_layer_norm()(rows, {count}, std::nullopt, std::nullopt, eps);
     if (training && have_running) {
       NoGradGuard no_grad;
       Tensor rm = *running_mean, rv = *running_var;
-      Tensor m = mean.detach(), v = var.detach() * (double(count) / double(count - 1));
-      rm.copy_(rm * (1.0 - momentum) + m * momentum);
-      rv.copy_(rv * (1.0 - momentum) + v * momentum);
+      Tensor var = (rstd.to(kFloat64).pow(-2.0) - eps) * (double(count) / double(count - 1));
+      rm.copy_(rm * (1.0 - momentum) + mean.to(kFloat64) * momentum);
+      rv.copy_(rv * (1.0 - momentum) + var * momentum);
     }
-  } else {
-    mean = running_mean->to(input.dtype());
-    var = running_var->to(input.dtype());
+    Shape tshape(input.sizes().begin(), input.sizes().end());
+    std::swap(tshape[0], tshape[1]);
+    Tensor y = yr.reshape(tshape).transpose(0, 1);
+    if (weight && weight->defined()) y = y * weight->reshape(cs);
+    if (bias && bias->defined()) y = y + bias->reshape(cs);
+    return y.contiguous();
   }
-  Tensor scale = rsqrt(var + eps);
+  Tensor scale = rsqrt(running_var->to(input.dtype()) + eps);
   if (weight && weight->defined()) scale = scale * (*weight);
-  Tensor y = (input - mean.reshape(cs)) * scale.reshape(cs);
+  Tensor y = (input - running_mean->to(input.dtype()).reshape(cs)) * scale.reshape(cs);
   if (bias && bias->defined()) y = y + bias->reshape(cs);
   return y;
 }
