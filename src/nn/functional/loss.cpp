@@ -288,10 +288,10 @@ Tensor kl_div(const Tensor& input, const Tensor& target, const std::string& redu
   if (log_target) {
     loss = target.exp() * (target - input);
   } else {
-    // xlogy(t, t) - t x, with 0 where t == 0 (and a finite gradient there)
-    Tensor pos = target.gt(0.0);
-    Tensor safe = where(pos, target, 1.0);
-    loss = where(pos, target * safe.log(), 0.0) - target * input;
+    // xlogy(t, t) - t x: 0 where t == 0 (with a finite gradient there), nan for t < 0 as PyTorch
+    Tensor nz = target.ne(0.0);
+    Tensor safe = where(nz, target, 1.0);
+    loss = where(nz, target * safe.log(), 0.0) - target * input;
   }
   if (red == -1) {
     Tensor s = loss.sum();
