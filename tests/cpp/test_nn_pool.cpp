@@ -218,3 +218,21 @@ TEST(NNPool, Errors) {
                    "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got [2, 3]");
   EXPECT_THROW_MSG(F::adaptive_avg_pool2d(x, {2, 2, 2}), Error, "adaptive_avg_pool2d: output_size must be 2");
 }
+
+TEST(NNPool, EmptyBatchAndDtypes) {
+  Tensor e = rnd({0, 2, 6, 6}, 9).requires_grad_();
+  Tensor y = F::max_pool2d(e, {2});
+  EXPECT_EQ(y.sizes(), (Shape{0, 2, 3, 3}));
+  y.sum().backward();
+  EXPECT_EQ(e.grad().sizes(), e.sizes());
+  EXPECT_EQ(F::avg_pool2d(e.detach(), {2}).sizes(), (Shape{0, 2, 3, 3}));
+  EXPECT_EQ(F::adaptive_avg_pool2d(e.detach(), {4, 5}).sizes(), (Shape{0, 2, 4, 5}));
+  Tensor x = rnd({1, 2, 6, 6}, 10);
+  for (DType dt : {kFloat16, kBFloat16}) {
+    Tensor r = x.to(dt).to(kFloat64);
+    EXPECT_TRUE(allclose(F::max_pool2d(x.to(dt), {2}).to(kFloat64), F::max_pool2d(r, {2})));
+    EXPECT_TRUE(allclose(F::avg_pool2d(x.to(dt), {2}).to(kFloat64), F::avg_pool2d(r, {2}), 2e-2, 1e-2));
+  }
+  EXPECT_THROW_MSG(F::max_pool2d(x.to(kInt64), {2}), Error, "\"max_pool2d\" not implemented for 'Long'");
+  EXPECT_THROW_MSG(F::avg_pool2d(x.to(kInt64), {2}), Error, "\"avg_pool2d\" not implemented for 'Long'");
+}
