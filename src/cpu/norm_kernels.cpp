@@ -213,7 +213,33 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& grad_ou
   return {need_dx ? reduce::convert(dx, out_dt) : Tensor(), dw, db};
 }
 
+Tensor channel_affine_cpu(const Tensor& input, const Tensor& scale, const Tensor& shift) {
+  const DType out_dt = input.dtype();
+  const DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  Tensor x = reduce::convert(input, cdt, true);
+  Tensor s = reduce::convert(scale, cdt, true), t = reduce::convert(shift, cdt, true);
+  Tensor y = empty(x.sizes(), {.dtype = cdt, .device = x.device()});
+  const int64_t c = x.sizes()[1], planes = x.sizes()[0] * c;
+  const int64_t inner = planes ? x.numel() / planes : 0;
+  visit_dtype<kFloatTypes>(cdt, "channel_affine", [&]<class T>() {
+    const T* px = x.data_ptr<T>();
+    T* py = y.data_ptr<T>();
+    const T* ps = s.data_ptr<T>();
+    const T* pt = t.data_ptr<T>();
+    parallel_for(0, planes, rows_grain(inner), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const T a = ps[p % c], b = pt[p % c];
+        const T* __restrict xr = px + p * inner;
+        T* __restrict yr = py + p * inner;
+        for (int64_t j = 0; j < inner; ++j) yr[j] = xr[j] * a + b;
+      }
+    });
+  });
+  return reduce::convert(y, out_dt);
+}
+
 EMBER_REGISTER_KERNEL(native_layer_norm, CPU, layer_norm_cpu);
+EMBER_REGISTER_KERNEL(channel_affine, CPU, channel_affine_cpu);
 EMBER_REGISTER_KERNEL(native_layer_norm_backward, CPU, layer_norm_backward_cpu);
 EMBER_REGISTER_KERNEL(native_rms_norm, CPU, rms_norm_cpu);
 

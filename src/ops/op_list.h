@@ -161,6 +161,9 @@ EMBER_OP(native_rms_norm, std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef,
 // backward when no graph of the backward is built (create_graph uses differentiable ops).
 EMBER_OP(native_layer_norm_backward, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, IntArrayRef, const Tensor&,
                                                                         const Tensor&, const std::optional<Tensor>&, int64_t))
+// y = x * scale[c] + shift[c] over dim 1 (channels) of (N, C, ...) input, one pass: the affine
+// step of batch_norm / group_norm. scale and shift are 1-D of size C.
+EMBER_OP(channel_affine, Tensor(const Tensor&, const Tensor&, const Tensor&))
 
 // ---- nn: losses (src/nn/functional/loss.cpp)
 // (nn-loss section: add entries here)

@@ -127,13 +127,33 @@ std::tuple<Tensor, Tensor> rms_norm_ag(const Tensor& x, IntArrayRef normalized_s
   return {out, rstd};
 }
 
+// y = x * s[c] + t[c]: dx = g * s[c], ds = sum(g * x), dt = sum(g) over every dim but 1.
+Tensor channel_affine_ag(const Tensor& x, const Tensor& s, const Tensor& t) {
+  Tensor out = below_autograd([&] { return ops::channel_affine()(x, s, t); });
+  record("ChannelAffineBackward", {x, s, t}, {out}, {saved_input(s.requires_grad() ? x : Tensor()), saved_input(s)},
+         [nd = x.dim()](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor s = n.unpack(1), go = g[0];
+           Shape cs(nd, 1);
+           cs[1] = s.numel();
+           std::vector<int64_t> dims{0};
+           for (int64_t d = 2; d < nd; ++d) dims.push_back(d);
+           return {grad_for(n, 0, [&] { return go * s.reshape(cs); }),
+                   grad_for(n, 1, [&] { return (go * n.unpack(0)).sum(dims); }),
+                   grad_for(n, 2, [&] { return go.sum(dims); })};
+         });
+  return out;
+}
+
 EMBER_REGISTER_KERNEL(native_layer_norm, Autograd, layer_norm_ag);
+EMBER_REGISTER_KERNEL(channel_affine, Autograd, channel_affine_ag);
 EMBER_REGISTER_KERNEL(native_rms_norm, Autograd, rms_norm_ag);
 
-Shape channel_shape(int64_t ndim, int64_t c) {
-  Shape s(std::max<int64_t>(ndim, 2), 1);
-  s[1] = c;
-  return s;
+// y * w[c] + b[c] in one pass (either may be absent).
+Tensor affine(const Tensor& y, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, int64_t c) {
+  const bool hw = weight && weight->defined(), hb = bias && bias->defined();
+  if (!hw && !hb) return y;
+  TensorOptions o{.dtype = hw ? weight->dtype() : bias->dtype(), .device = y.device()};
+  return ops::channel_affine()(y, hw ? weight->reshape({c}) : ones({c}, o), hb ? bias->reshape({c}) : zeros({c}, o));
 }
 
 }  // namespace
@@ -177,10 +197,7 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<T
   }
   Tensor xr = input.reshape({n, num_groups, per_group});
   Tensor y = layer_norm(xr, {per_group}, std::nullopt, std::nullopt, eps).reshape(input.sizes());
-  Shape cs = channel_shape(input.dim(), c);
-  if (weight && weight->defined()) y = y * weight->reshape(cs);
-  if (bias && bias->defined()) y = y + bias->reshape(cs);
-  return y;
+  return affine(y, weight, bias, c);
 }
 
 Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& running_mean,
@@ -199,12 +216,9 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& running_mean
   check_numel("running_var", running_var);
   const bool have_running = running_mean && running_mean->defined() && running_var && running_var->defined();
   const bool use_batch_stats = training || !have_running;
-  std::vector<int64_t> dims{0};
-  for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
   const int64_t count = c == 0 ? 0 : input.numel() / c;
   if (training)
     EMBER_CHECK(count > 1, "Expected more than 1 value per channel when training, got input size ", input.sizes());
-  Shape cs = channel_shape(input.dim(), c);
   if (use_batch_stats) {
     // Each channel as one row of a [C, count] copy, normalised by the fused layer-norm op
     // (one pass for the statistics, differentiable through its own backward).
@@ -220,15 +234,14 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& running_mean
     Shape tshape(input.sizes().begin(), input.sizes().end());
     std::swap(tshape[0], tshape[1]);
     Tensor y = yr.reshape(tshape).transpose(0, 1);
-    if (weight && weight->defined()) y = y * weight->reshape(cs);
-    if (bias && bias->defined()) y = y + bias->reshape(cs);
-    return y.contiguous();
+    return (weight && weight->defined()) || (bias && bias->defined()) ? affine(y, weight, bias, c) : y.contiguous();
   }
+  // eval: y = x * scale + shift, scale = w / sqrt(running_var + eps), shift = b - running_mean * scale
   Tensor scale = rsqrt(running_var->to(input.dtype()) + eps);
   if (weight && weight->defined()) scale = scale * (*weight);
-  Tensor y = (input - running_mean->to(input.dtype()).reshape(cs)) * scale.reshape(cs);
-  if (bias && bias->defined()) y = y + bias->reshape(cs);
-  return y;
+  Tensor shift = -(running_mean->to(input.dtype())) * scale;
+  if (bias && bias->defined()) shift = shift + *bias;
+  return ops::channel_affine()(input, scale, shift);
 }
 
 }  // namespace ember::nn::functional
