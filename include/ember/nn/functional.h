@@ -62,7 +62,7 @@ Tensor tanh(const Tensor& x);
 Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
 Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
 Tensor dropout(const Tensor& x, double p = 0.5, bool training = true, Generator* gen = nullptr);
-// Zeroes whole channels (dim 1) of (N, C, H, W) or (C, H, W) input.
+// Zeroes whole channels (dim 1) of (N, C, H, W) input; 3-D input is taken as (N, C, L), as torch 1.13 does.
 Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true, Generator* gen = nullptr);
 Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt);
 Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
