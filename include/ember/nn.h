@@ -8,3 +8,4 @@
 #include "ember/nn/loss.h"
 #include "ember/nn/module.h"
 #include "ember/nn/normalization.h"
+#include "ember/nn/rnn.h"
