@@ -9,3 +9,4 @@
 #include "ember/nn/module.h"
 #include "ember/nn/normalization.h"
 #include "ember/nn/rnn.h"
+#include "ember/nn/transformer.h"
