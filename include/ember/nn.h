@@ -10,3 +10,4 @@
 #include "ember/nn/normalization.h"
 #include "ember/nn/rnn.h"
 #include "ember/nn/transformer.h"
+#include "ember/nn/utils.h"

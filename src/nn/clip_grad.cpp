@@ -1,0 +1,99 @@
+// torch.nn.utils.clip_grad_norm_ / clip_grad_value_ / parameters_to_vector / vector_to_parameters,
+// as in PyTorch 1.13 (torch/nn/utils/clip_grad.py, convert_parameters.py).
+#include <cmath>
+#include <sstream>
+
+#include "ember/autograd/grad_mode.h"
+#include "ember/core/errors.h"
+#include "ember/nn/utils.h"
+#include "ember/ops.h"
+
+namespace ember::nn::utils {
+
+namespace {
+std::vector<Tensor> grads_of(const std::vector<Tensor>& parameters) {
+  std::vector<Tensor> grads;
+  for (const Tensor& p : parameters)
+    if (p.defined() && p.grad().defined()) grads.push_back(p.grad());
+  return grads;
+}
+// Python's str() of a float: 2.0, inf, 1.5.
+std::string py_float(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::isnan(v)) return "nan";
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  std::string s = os.str();
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+}  // namespace
+
+Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
+                       bool error_if_nonfinite) {
+  NoGradGuard no_grad;
+  std::vector<Tensor> grads = grads_of(parameters);
+  if (grads.empty()) return scalar_tensor(0.0);
+  const Device device = grads[0].device();
+  Tensor total_norm;
+  if (std::isinf(norm_type)) {
+    std::vector<Tensor> norms;
+    for (const Tensor& g : grads) norms.push_back(g.detach().abs().max().to(device));
+    total_norm = norms.size() == 1 ? norms[0] : stack(norms).max();
+  } else {
+    std::vector<Tensor> norms;
+    for (const Tensor& g : grads) norms.push_back(g.detach().norm(norm_type).to(device));
+    total_norm = stack(norms).norm(norm_type);
+  }
+  if (error_if_nonfinite) {
+    const double t = total_norm.item<double>();
+    EMBER_CHECK(std::isfinite(t), "The total norm of order ", py_float(norm_type),
+                " for gradients from `parameters` is non-finite, so it cannot be clipped. To disable this error "
+                "and scale the gradients by the non-finite norm anyway, set `error_if_nonfinite=False`");
+  }
+  Tensor clip_coef = Scalar(max_norm) / (total_norm + 1e-6);
+  Tensor clip_coef_clamped = clip_coef.clamp(std::nullopt, Scalar(1.0));
+  for (const Tensor& g : grads) {
+    Tensor gd = g.detach();
+    gd.mul_(clip_coef_clamped.to(g.device()));
+  }
+  return total_norm;
+}
+
+void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value) {
+  NoGradGuard no_grad;
+  for (const Tensor& g : grads_of(parameters)) {
+    Tensor gd = g.detach();
+    gd.clamp_(Scalar(-clip_value), Scalar(clip_value));
+  }
+}
+
+Tensor parameters_to_vector(const std::vector<Tensor>& parameters) {
+  std::vector<Tensor> flat;
+  for (const Tensor& p : parameters) {
+    EMBER_CHECK_TYPE(p.defined(), "parameters_to_vector: expected a defined tensor");
+    flat.push_back(p.reshape({-1}));
+  }
+  if (flat.empty()) return empty({0});
+  return cat(flat);
+}
+
+void vector_to_parameters(const Tensor& vec, const std::vector<Tensor>& parameters) {
+  EMBER_CHECK_TYPE(vec.defined(), "expected torch.Tensor, but got: undefined");
+  EMBER_CHECK_VALUE(vec.dim() == 1, "vector_to_parameters: expected a 1-D vector, got ", vec.dim(), " dims");
+  int64_t total = 0;
+  for (const Tensor& p : parameters) total += p.numel();
+  EMBER_CHECK_VALUE(total == vec.numel(), "vector_to_parameters: the vector has ", vec.numel(),
+                    " elements but the parameters have ", total);
+  NoGradGuard no_grad;
+  int64_t offset = 0;
+  for (const Tensor& p : parameters) {
+    const int64_t n = p.numel();
+    Tensor dst = p.detach();
+    dst.copy_(vec.detach().narrow(0, offset, n).view(p.sizes()));
+    offset += n;
+  }
+}
+
+}  // namespace ember::nn::utils

@@ -1,0 +1,151 @@
+// nn::utils gradient clipping and parameter vectors, against float64 references computed here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ember/ember.h"
+#include "ember/nn/utils.h"
+
+using namespace ember;
+using namespace ember::nn::utils;
+
+namespace {
+
+Tensor param_with_grad(std::vector<double> values, std::vector<double> grad, Shape shape) {
+  Tensor p = tensor(values, {.dtype = kFloat32}).reshape(shape).detach();
+  p.requires_grad_(true);
+  p.mutable_grad() = tensor(grad, {.dtype = kFloat32}).reshape(shape);
+  return p;
+}
+
+struct GradSet {
+  std::vector<std::vector<double>> grads = {{0.5, -1.5, 2.0, 3.0, -0.25, 1.0}, {4.0, -2.0, 0.125}, {-7.0}};
+  std::vector<Tensor> params;
+  GradSet(double scale = 1.0) {
+    std::vector<Shape> shapes = {{2, 3}, {3}, {}};
+    for (size_t i = 0; i < grads.size(); ++i) {
+      for (double& g : grads[i]) g *= scale;
+      params.push_back(param_with_grad(std::vector<double>(grads[i].size(), 1.0), grads[i], shapes[i]));
+    }
+  }
+  double norm(double p) const {
+    double acc = 0;
+    for (auto& g : grads)
+      for (double x : g) acc = std::isinf(p) ? std::max(acc, std::abs(x)) : acc + std::pow(std::abs(x), p);
+    return std::isinf(p) ? acc : std::pow(acc, 1.0 / p);
+  }
+};
+
+void expect_scaled(const GradSet& s, double coef) {
+  for (size_t i = 0; i < s.params.size(); ++i) {
+    auto got = s.params[i].grad().tolist<double>();
+    ASSERT_EQ(got.size(), s.grads[i].size());
+    for (size_t k = 0; k < got.size(); ++k)
+      EXPECT_NEAR(got[k], s.grads[i][k] * coef, 1e-5 * std::max(1.0, std::abs(s.grads[i][k])))
+          << "param " << i << " element " << k;
+  }
+}
+
+}  // namespace
+
+TEST(ClipGrad, NormTwo) {
+  GradSet s;
+  const double total = s.norm(2.0);
+  Tensor t = clip_grad_norm_(s.params, 1.0);
+  EXPECT_EQ(t.dim(), 0);
+  EXPECT_NEAR(t.item<double>(), total, 1e-5 * total);
+  expect_scaled(s, 1.0 / (total + 1e-6));
+  // After clipping, the norm is max_norm.
+  double acc = 0;
+  for (auto& p : s.params)
+    for (double x : p.grad().tolist<double>()) acc += x * x;
+  EXPECT_NEAR(std::sqrt(acc), 1.0, 1e-5);
+}
+
+TEST(ClipGrad, NormInfAndOther) {
+  GradSet s;
+  const double total = s.norm(kInf);
+  EXPECT_DOUBLE_EQ(total, 7.0);
+  Tensor t = clip_grad_norm_(s.params, 2.0, kInf);
+  EXPECT_NEAR(t.item<double>(), 7.0, 1e-6);
+  expect_scaled(s, 2.0 / (7.0 + 1e-6));
+
+  GradSet s3;
+  const double total3 = s3.norm(3.0);
+  Tensor t3 = clip_grad_norm_(s3.params, 0.5, 3.0);
+  EXPECT_NEAR(t3.item<double>(), total3, 1e-5 * total3);
+  expect_scaled(s3, 0.5 / (total3 + 1e-6));
+}
+
+TEST(ClipGrad, SmallNormUntouched) {
+  GradSet s(1e-3);
+  const double total = s.norm(2.0);
+  Tensor t = clip_grad_norm_(s.params, 1.0);
+  EXPECT_NEAR(t.item<double>(), total, 1e-6);
+  expect_scaled(s, 1.0);  // coefficient clamped to 1
+}
+
+TEST(ClipGrad, ParamsWithoutGradAreSkipped) {
+  GradSet s;
+  Tensor no_grad = zeros({4}).requires_grad_(true);
+  std::vector<Tensor> ps = s.params;
+  ps.push_back(no_grad);
+  Tensor t = clip_grad_norm_(ps, 1.0);
+  EXPECT_NEAR(t.item<double>(), s.norm(2.0), 1e-4);
+  EXPECT_FALSE(no_grad.grad().defined());
+  EXPECT_EQ(clip_grad_norm_({}, 1.0).item<double>(), 0.0);
+}
+
+TEST(ClipGrad, NonFiniteError) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<Tensor> ps = {param_with_grad({1, 1}, {1.0, nan}, {2}), param_with_grad({1}, {2.0}, {1})};
+  try {
+    clip_grad_norm_(ps, 1.0, 2.0, /*error_if_nonfinite=*/true);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("The total norm of order 2.0 for gradients from `parameters` is non-finite, "
+                                         "so it cannot be clipped."),
+              std::string::npos)
+        << e.what();
+  }
+  // Nothing was scaled.
+  EXPECT_DOUBLE_EQ(ps[1].grad().tolist<double>()[0], 2.0);
+  std::vector<Tensor> inf_ps = {param_with_grad({1}, {std::numeric_limits<double>::infinity()}, {1})};
+  EXPECT_THROW(clip_grad_norm_(inf_ps, 1.0, kInf, true), Error);
+  // Without the flag, the non-finite norm is returned.
+  Tensor t = clip_grad_norm_(ps, 1.0);
+  EXPECT_TRUE(std::isnan(t.item<double>()));
+}
+
+TEST(ClipGrad, Value) {
+  GradSet s;
+  clip_grad_value_(s.params, 1.25);
+  for (size_t i = 0; i < s.params.size(); ++i) {
+    auto got = s.params[i].grad().tolist<double>();
+    for (size_t k = 0; k < got.size(); ++k)
+      EXPECT_DOUBLE_EQ(got[k], std::clamp(s.grads[i][k], -1.25, 1.25));
+  }
+}
+
+TEST(ParamVector, RoundTrip) {
+  GradSet s;
+  Tensor v = parameters_to_vector(s.params);
+  ASSERT_EQ(v.dim(), 1);
+  EXPECT_EQ(v.numel(), 10);
+  Tensor w = arange(0, 10, 1, {.dtype = kFloat32});
+  vector_to_parameters(w, s.params);
+  EXPECT_EQ(s.params[0].tolist<double>(), (std::vector<double>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(s.params[1].tolist<double>(), (std::vector<double>{6, 7, 8}));
+  EXPECT_EQ(s.params[2].tolist<double>(), (std::vector<double>{9}));
+  EXPECT_EQ(s.params[0].sizes(), (Shape{2, 3}));
+  EXPECT_EQ(parameters_to_vector(s.params).tolist<double>(), w.tolist<double>());
+  EXPECT_TRUE(s.params[0].requires_grad());
+}
+
+TEST(ParamVector, SizeMismatch) {
+  GradSet s;
+  EXPECT_THROW(vector_to_parameters(zeros({9}), s.params), Error);
+  EXPECT_THROW(vector_to_parameters(zeros({11}), s.params), Error);
+  EXPECT_THROW(vector_to_parameters(zeros({2, 5}), s.params), Error);
+}
