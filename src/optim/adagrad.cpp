@@ -29,20 +29,27 @@ Value adagrad_defaults(const AdagradOptions& o) {
                       {"maximize", o.maximize}});
 }
 
-template <class T>
-void adagrad_kernel(int64_t n, T* p, const T* g, T* sum, double clr, double eps_d, double wd_d, bool maximize) {
-  const T neg_clr = T(-clr), eps = T(eps_d), wd = T(wd_d);
-  const bool has_wd = wd_d != 0;
-  parallel_for(0, n, kGrainSize / 8, [&](int64_t b, int64_t e) {
+template <class T, bool WD>
+void adagrad_loop(int64_t n, T* __restrict p, const T* __restrict g, T* __restrict sum, T sign, T wd, T eps,
+                  T neg_clr) {
+  parallel_for(0, n, kGrainSize / 8, [=](int64_t b, int64_t e) {
+#pragma omp simd
     for (int64_t i = b; i < e; ++i) {
-      T gi = maximize ? -g[i] : g[i];
-      if (has_wd) gi = gi + wd * p[i];
+      T gi = g[i] * sign;
+      if constexpr (WD) gi = gi + wd * p[i];
       T si = sum[i] + T(1) * gi * gi;
       sum[i] = si;
       T std_ = std::sqrt(si) + eps;
       p[i] = p[i] + neg_clr * gi / std_;
     }
   });
+}
+
+template <class T>
+void adagrad_kernel(int64_t n, T* p, const T* g, T* sum, double clr, double eps, double wd, bool maximize) {
+  const T sign = maximize ? T(-1) : T(1);
+  if (wd != 0) adagrad_loop<T, true>(n, p, g, sum, sign, T(wd), T(eps), T(-clr));
+  else adagrad_loop<T, false>(n, p, g, sum, sign, T(wd), T(eps), T(-clr));
 }
 
 }  // namespace

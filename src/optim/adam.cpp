@@ -49,7 +49,35 @@ struct AdamStep {
   bool amsgrad, maximize, decoupled;
 };
 
-// One fused pass: the whole single-tensor formula per element.
+// One fused pass: the whole single-tensor formula per element. Flags that change the formula are
+// template parameters so that the loop has no branches and vectorises; maximize and decoupled
+// decay become exact multiplications by -1 and by 1 when off.
+template <class T, bool L2, bool AMS>
+void adam_loop(int64_t n, T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v,
+               T* __restrict vmax, T sign, T decay, T wd, T b1, T b2, T one_m_b1, T one_m_b2, T bc2_sqrt, T eps,
+               T neg_step_size) {
+  parallel_for(0, n, kGrainSize / 8, [=](int64_t b, int64_t e) {
+#pragma omp simd
+    for (int64_t i = b; i < e; ++i) {
+      T gi = g[i] * sign;
+      T pi = p[i] * decay;
+      if constexpr (L2) gi = gi + wd * pi;
+      T mi = m[i] * b1 + one_m_b1 * gi;
+      T vi = v[i] * b2 + one_m_b2 * gi * gi;
+      m[i] = mi;
+      v[i] = vi;
+      T denom_src = vi;
+      if constexpr (AMS) {
+        T mx = vmax[i];
+        denom_src = (vi > mx || vi != vi) ? vi : mx;  // torch.maximum: NaN propagates
+        vmax[i] = denom_src;
+      }
+      T denom = std::sqrt(denom_src) / bc2_sqrt + eps;
+      p[i] = pi + neg_step_size * mi / denom;
+    }
+  });
+}
+
 template <class T>
 void adam_kernel(int64_t n, T* p, const T* g, T* m, T* v, T* vmax, const AdamStep& s, double step) {
   const double bias_correction1 = 1 - std::pow(s.beta1, step);
@@ -57,28 +85,17 @@ void adam_kernel(int64_t n, T* p, const T* g, T* m, T* v, T* vmax, const AdamSte
   const T neg_step_size = T(-(s.lr / bias_correction1));
   const T bc2_sqrt = T(std::sqrt(bias_correction2));
   const T b1 = T(s.beta1), b2 = T(s.beta2), one_m_b1 = T(1 - s.beta1), one_m_b2 = T(1 - s.beta2);
-  const T eps = T(s.eps), wd = T(s.weight_decay), decay = T(1 - s.lr * s.weight_decay);
-  const bool l2 = !s.decoupled && s.weight_decay != 0, dec = s.decoupled;
-  const bool maximize = s.maximize, ams = s.amsgrad;
-  parallel_for(0, n, kGrainSize / 8, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      T gi = maximize ? -g[i] : g[i];
-      T pi = p[i];
-      if (dec) pi = pi * decay;
-      if (l2) gi = gi + wd * pi;
-      T mi = m[i] * b1 + one_m_b1 * gi;
-      T vi = v[i] * b2 + one_m_b2 * gi * gi;
-      m[i] = mi;
-      v[i] = vi;
-      T denom_src = vi;
-      if (ams) {
-        denom_src = std::max(vmax[i], vi);
-        vmax[i] = denom_src;
-      }
-      T denom = std::sqrt(denom_src) / bc2_sqrt + eps;
-      p[i] = pi + neg_step_size * mi / denom;
-    }
-  });
+  const T eps = T(s.eps), wd = T(s.weight_decay);
+  const T decay = s.decoupled ? T(1 - s.lr * s.weight_decay) : T(1), sign = s.maximize ? T(-1) : T(1);
+  const bool l2 = !s.decoupled && s.weight_decay != 0;
+#define EMBER_ADAM_LOOP(L2, AMS) \
+  adam_loop<T, L2, AMS>(n, p, g, m, v, vmax, sign, decay, wd, b1, b2, one_m_b1, one_m_b2, bc2_sqrt, eps, neg_step_size)
+  if (l2) {
+    if (s.amsgrad) EMBER_ADAM_LOOP(true, true); else EMBER_ADAM_LOOP(true, false);
+  } else {
+    if (s.amsgrad) EMBER_ADAM_LOOP(false, true); else EMBER_ADAM_LOOP(false, false);
+  }
+#undef EMBER_ADAM_LOOP
 }
 
 void adam_step(Optimizer& opt, bool decoupled) {

@@ -31,19 +31,18 @@ struct RMSpropStep {
   bool centered, maximize;
 };
 
-template <class T>
-void rmsprop_kernel(int64_t n, T* p, const T* g, T* sq, T* buf, T* gavg, const RMSpropStep& s) {
-  const T alpha = T(s.alpha), one_m_alpha = T(1 - s.alpha), eps = T(s.eps), wd = T(s.weight_decay);
-  const T mom = T(s.momentum), neg_lr = T(-s.lr);
-  const bool has_wd = s.weight_decay != 0, maximize = s.maximize;
-  parallel_for(0, n, kGrainSize / 8, [&](int64_t b, int64_t e) {
+template <class T, bool WD, bool CENTERED, bool MOM>
+void rmsprop_loop(int64_t n, T* __restrict p, const T* __restrict g, T* __restrict sq, T* __restrict buf,
+                  T* __restrict gavg, T sign, T wd, T alpha, T one_m_alpha, T eps, T mom, T neg_lr) {
+  parallel_for(0, n, kGrainSize / 8, [=](int64_t b, int64_t e) {
+#pragma omp simd
     for (int64_t i = b; i < e; ++i) {
-      T gi = maximize ? -g[i] : g[i];
-      if (has_wd) gi = gi + wd * p[i];
+      T gi = g[i] * sign;
+      if constexpr (WD) gi = gi + wd * p[i];
       T si = sq[i] * alpha + one_m_alpha * gi * gi;
       sq[i] = si;
       T avg;
-      if (gavg) {
+      if constexpr (CENTERED) {
         T ga = gavg[i] * alpha + one_m_alpha * gi;
         gavg[i] = ga;
         avg = std::sqrt(si + T(-1) * ga * ga);
@@ -51,7 +50,7 @@ void rmsprop_kernel(int64_t n, T* p, const T* g, T* sq, T* buf, T* gavg, const R
         avg = std::sqrt(si);
       }
       avg = avg + eps;
-      if (buf) {
+      if constexpr (MOM) {
         T bi = buf[i] * mom + T(1) * gi / avg;
         buf[i] = bi;
         p[i] = p[i] + neg_lr * bi;
@@ -60,6 +59,21 @@ void rmsprop_kernel(int64_t n, T* p, const T* g, T* sq, T* buf, T* gavg, const R
       }
     }
   });
+}
+
+template <class T>
+void rmsprop_kernel(int64_t n, T* p, const T* g, T* sq, T* buf, T* gavg, const RMSpropStep& s) {
+  const T alpha = T(s.alpha), one_m_alpha = T(1 - s.alpha), eps = T(s.eps), wd = T(s.weight_decay);
+  const T mom = T(s.momentum), neg_lr = T(-s.lr), sign = s.maximize ? T(-1) : T(1);
+  auto run = [&]<bool WD, bool CENTERED>() {
+    if (buf) rmsprop_loop<T, WD, CENTERED, true>(n, p, g, sq, buf, gavg, sign, wd, alpha, one_m_alpha, eps, mom, neg_lr);
+    else rmsprop_loop<T, WD, CENTERED, false>(n, p, g, sq, buf, gavg, sign, wd, alpha, one_m_alpha, eps, mom, neg_lr);
+  };
+  bool wd_on = s.weight_decay != 0;
+  if (wd_on && gavg) run.template operator()<true, true>();
+  else if (wd_on) run.template operator()<true, false>();
+  else if (gavg) run.template operator()<false, true>();
+  else run.template operator()<false, false>();
 }
 
 }  // namespace

@@ -30,22 +30,40 @@ struct SGDStep {
   bool nesterov, maximize;
 };
 
-// buf == nullptr: no momentum. first: the buffer is created from this step's d_p.
-template <class T> void sgd_kernel(int64_t n, T* p, const T* g, T* buf, bool first, const SGDStep& s) {
-  const T wd = T(s.weight_decay), mom = T(s.momentum), one_m_damp = T(1 - s.dampening), neg_lr = T(-s.lr);
-  const bool has_wd = s.weight_decay != 0, nesterov = s.nesterov, maximize = s.maximize;
-  parallel_for(0, n, kGrainSize / 4, [&](int64_t b, int64_t e) {
+// MOM: a momentum buffer (FIRST: created from this step's d_p). Flags are template parameters so
+// the loop vectorises; maximize is an exact multiplication by -1.
+template <class T, bool WD, bool MOM, bool FIRST, bool NESTEROV>
+void sgd_loop(int64_t n, T* __restrict p, const T* __restrict g, T* __restrict buf, T sign, T wd, T mom,
+              T one_m_damp, T neg_lr) {
+  parallel_for(0, n, kGrainSize / 4, [=](int64_t b, int64_t e) {
+#pragma omp simd
     for (int64_t i = b; i < e; ++i) {
-      T d = maximize ? -g[i] : g[i];
-      if (has_wd) d = d + wd * p[i];
-      if (buf) {
-        T bi = first ? d : buf[i] * mom + one_m_damp * d;
+      T d = g[i] * sign;
+      if constexpr (WD) d = d + wd * p[i];
+      if constexpr (MOM) {
+        T bi;
+        if constexpr (FIRST) bi = d; else bi = buf[i] * mom + one_m_damp * d;
         buf[i] = bi;
-        d = nesterov ? d + mom * bi : bi;
+        if constexpr (NESTEROV) d = d + mom * bi; else d = bi;
       }
       p[i] = p[i] + neg_lr * d;
     }
   });
+}
+
+template <class T> void sgd_kernel(int64_t n, T* p, const T* g, T* buf, bool first, const SGDStep& s) {
+  const T wd = T(s.weight_decay), mom = T(s.momentum), one_m_damp = T(1 - s.dampening), neg_lr = T(-s.lr);
+  const T sign = s.maximize ? T(-1) : T(1);
+  auto run = [&]<bool WD>() {
+    if (!buf) return sgd_loop<T, WD, false, false, false>(n, p, g, buf, sign, wd, mom, one_m_damp, neg_lr);
+    if (first) {
+      if (s.nesterov) return sgd_loop<T, WD, true, true, true>(n, p, g, buf, sign, wd, mom, one_m_damp, neg_lr);
+      return sgd_loop<T, WD, true, true, false>(n, p, g, buf, sign, wd, mom, one_m_damp, neg_lr);
+    }
+    if (s.nesterov) return sgd_loop<T, WD, true, false, true>(n, p, g, buf, sign, wd, mom, one_m_damp, neg_lr);
+    sgd_loop<T, WD, true, false, false>(n, p, g, buf, sign, wd, mom, one_m_damp, neg_lr);
+  };
+  if (s.weight_decay != 0) run.template operator()<true>(); else run.template operator()<false>();
 }
 
 }  // namespace
