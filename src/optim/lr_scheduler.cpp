@@ -33,11 +33,6 @@ std::vector<int64_t> to_ivec(const Value& v) {
   for (const Value& x : v.items_list()) out.push_back(x.to_int());
   return out;
 }
-double py_mod(double a, double b) {  // Python's % on floats (sign of the divisor)
-  double r = std::fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
 int64_t py_mod(int64_t a, int64_t b) {
   int64_t r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
