@@ -3,6 +3,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <string>
 #include <unordered_map>
 
 #include "ember/ops.h"
@@ -318,7 +319,13 @@ class VM {
   // --- containers: depth tracked; a container is sealed once it is inside another one, so
   // nesting is bounded and no cycle can form.
   // Info holds a reference to its container, so no address is reused while we track it.
-  struct Info { int depth = 0; bool sealed = false; Value keep; };
+  struct Info {
+    int depth = 0;
+    bool sealed = false;
+    Value keep;
+    std::unordered_map<std::string, size_t> str_keys;
+    std::unordered_map<int64_t, size_t> int_keys;
+  };
   static const void* ident(const Value& v) {
     if (v.is_dict()) return &v.items();
     if (v.is_list() || v.is_tuple()) return &v.items_list();
@@ -376,7 +383,14 @@ class VM {
       if (!k.is_string() && !k.is_int() && !k.is_bool()) bad(std::string("dict key of type ") + value_kind_name(k.kind()));
       if (ident(v) == ident(dd)) bad("a dict containing itself");
       adopt(dd, v);
-      dd[k] = std::move(v);
+      // Hash index per dict: hostile files with many keys must not make loading quadratic.
+      Info* di = info(dd);
+      auto& items = dd.items();
+      size_t* slot;
+      if (k.is_string()) slot = &di->str_keys.try_emplace(k.to_string(), items.size()).first->second;
+      else slot = &di->int_keys.try_emplace(k.to_int(), items.size()).first->second;
+      if (*slot == items.size()) items.emplace_back(std::move(k), std::move(v));
+      else items[*slot].second = std::move(v);
     }
   }
 

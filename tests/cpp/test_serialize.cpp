@@ -262,6 +262,10 @@ TEST(TorchInterop, EmberWritesTorchReads) {
   f["loss"] = 0.25;
   f["lrs"] = Value::list({1e-3, -2.5e10});
   save(f, path2);
+  nn::Linear lin(3, 2);
+  std::string path3 = d.file("linear.pt");
+  save(to_value(lin.state_dict()), path3);
+  double lin_out = lin.forward(ones({1, 3})).sum().item<double>();
   std::string out = run_python(
       "import torch\n"
       "d = torch.load('" + path + "', weights_only=True)\n"
@@ -272,11 +276,18 @@ TEST(TorchInterop, EmberWritesTorchReads) {
       "print('shared', d['view_base'].storage().data_ptr() == d['view_col'].storage().data_ptr())\n"
       "print('col', d['view_col'].tolist(), d['view_col'].stride(), d['view_col'].storage_offset())\n"
       "print('meta', d['meta'])\n"
+      "sd = torch.load('" + path3 + "', weights_only=True)\n"
+      "lin = torch.nn.Linear(3, 2)\n"
+      "print('linear', lin.load_state_dict(sd), round(float(lin(torch.ones(1, 3)).sum()), 4))\n"
       "print('floats', torch.load('" + path2 + "'))\n");
   EXPECT_EQ(out.substr(0, expected.size()), expected) << out;
   EXPECT_NE(out.find("shared True"), std::string::npos) << out;
   EXPECT_NE(out.find("col [2.0, 6.0, 10.0] (4,) 2"), std::string::npos) << out;
   EXPECT_NE(out.find("meta (1, -7, 's', None, True, [1099511627776])"), std::string::npos) << out;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4f", lin_out);
+  EXPECT_NE(out.find("linear <All keys matched successfully>"), std::string::npos) << out;
+  EXPECT_NEAR(std::stod(out.substr(out.find("successfully> ") + 14)), lin_out, 1e-3) << out;
   EXPECT_NE(out.find("floats {'loss': 0.25, 'lrs': [0.001, -25000000000.0]}"), std::string::npos) << out;
 }
 
@@ -379,6 +390,57 @@ TEST(SerializeHostile, FlippedPickleBytesWithoutCrc) {
     }
   }
   (void)zr0;
+}
+
+TEST(SerializeHostile, RandomMutationsNeverCrash) {
+  Value v = Value::dict();
+  v["a"] = sample(kFloat32, {3, 2});
+  v["view"] = v.at("a").to_tensor().t();
+  v["b"] = Value::list({1, "two", Value::tuple({3.0, int64_t(1) << 50}), Value::dict({{Value(1), Value(true)}})});
+  std::string bytes = save_to_bytes(v);
+  serialize::ZipReader zr(bytes.data(), bytes.size());
+  std::string pkl(zr.read(*zr.find("archive/data.pkl")));
+  std::string data0(zr.read(*zr.find("archive/data/0")));
+  uint64_t state = 12345;
+  auto rnd = [&] { state = state * 6364136223846793005ull + 1442695040888963407ull; return uint32_t(state >> 33); };
+  int ok = 0, errors = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string p = pkl;
+    int edits = 1 + rnd() % 4;
+    for (int e = 0; e < edits; ++e) {
+      size_t at = rnd() % p.size();
+      switch (rnd() % 3) {
+        case 0: p[at] = char(rnd()); break;
+        case 1: p.erase(at, 1 + rnd() % 8); break;
+        default: p.insert(at, 1, char(rnd())); break;
+      }
+      if (p.empty()) p = ".";
+    }
+    try {
+      load_from_bytes(archive_with_pickle(p, {{"0", data0}}));
+      ++ok;
+    } catch (const Error&) {
+      ++errors;
+    }
+  }
+  EXPECT_GT(errors, 0);
+}
+
+TEST(SerializeHostile, ManyDictKeysLoadQuickly) {
+  // 200k distinct keys: a linear search per key would take minutes.
+  std::string pkl = "\x80\x02}("s;
+  for (int i = 0; i < 200000; ++i) {
+    pkl += 'J';
+    for (int b = 0; b < 4; ++b) pkl += char((uint32_t(i) >> (8 * b)) & 0xff);
+    pkl += 'N';
+  }
+  pkl += "u.";
+  Value v = load_from_bytes(archive_with_pickle(pkl));
+  EXPECT_EQ(v.size(), 200000u);
+  // Repeated keys keep the last value, as Python's dict.
+  Value d = load_from_bytes(archive_with_pickle("\x80\x02}(K\x01K\x02K\x01K\x03u."s));
+  EXPECT_EQ(d.size(), 1u);
+  EXPECT_EQ(d.at(1).to_int(), 3);
 }
 
 TEST(SerializeHostile, GlobalOsSystemIsRefused) {
