@@ -5,3 +5,4 @@
 #include "ember/optim/adam.h"
 #include "ember/optim/rmsprop.h"
 #include "ember/optim/adagrad.h"
+#include "ember/optim/lr_scheduler.h"

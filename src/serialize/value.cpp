@@ -1,5 +1,6 @@
 #include "ember/serialize/value.h"
 
+#include <charconv>
 #include <sstream>
 
 #include "ember/ops.h"
@@ -116,13 +117,23 @@ bool same_key(const Value& a, const Value& b) {
 }
 }  // namespace
 
+namespace {
+size_t list_index(const Value& key, size_t n) {
+  int64_t i = key.to_int(), size = int64_t(n);
+  EMBER_CHECK_INDEX(i >= -size && i < size, "list index ", i, " out of range for length ", size);
+  return size_t(i < 0 ? i + size : i);
+}
+}  // namespace
+
 Value& Value::operator[](const Value& key) {
+  if (is_list() || is_tuple()) return items_list()[list_index(key, items_list().size())];
   for (auto& [k, v] : items())
     if (same_key(k, key)) return v;
   items().emplace_back(key, Value());
   return items().back().second;
 }
 const Value& Value::at(const Value& key) const {
+  if (is_list() || is_tuple()) return items_list()[list_index(key, items_list().size())];
   for (const auto& [k, v] : items())
     if (same_key(k, key)) return v;
   throw IndexError(detail::cat("KeyError: ", key.repr()));
@@ -163,7 +174,13 @@ std::string Value::repr() const {
     case Kind::None: return "None";
     case Kind::Bool: return to_bool() ? "True" : "False";
     case Kind::Int: return std::to_string(to_int());
-    case Kind::Double: os << to_double(); return os.str();
+    case Kind::Double: {  // Python's repr: shortest round-trip digits, "1.0" for whole numbers
+      char buf[64];
+      auto res = std::to_chars(buf, buf + sizeof(buf), to_double());
+      std::string s(buf, res.ptr);
+      if (s.find_first_of(".en") == std::string::npos) s += ".0";
+      return s;
+    }
     case Kind::String: return "'" + to_string() + "'";
     case Kind::Tensor: return to_tensor().str();
     case Kind::List:

@@ -67,12 +67,12 @@ class Value {
   const ValueItems& items() const;  // dict
   ValueItems& items();
 
-  // Dict access by key (str or int keys). operator[] inserts None when missing.
+  // Indexing as in Python: a dict by key (str or int; operator[] inserts None when missing), a
+  // list or tuple by position (an IndexError when out of range).
   Value& operator[](const Value& key);
+  const Value& operator[](const Value& key) const { return at(key); }
   const Value& at(const Value& key) const;
   bool contains(const Value& key) const;
-  // List access.
-  const Value& operator[](size_t i) const { return items_list().at(i); }
   size_t size() const;
   void push_back(Value v) { items_list().push_back(std::move(v)); }
 
