@@ -107,6 +107,11 @@ Value load_archive(const char* data, size_t size, const LoadOptions& opts, std::
   }
   EMBER_CHECK(pkl, "invalid checkpoint: no <archive>/data.pkl entry (not a zip-format torch.save file?)");
   std::string root = pkl->name.substr(0, pkl->name.size() - std::strlen("data.pkl"));
+  // Newer torch writes <archive>/byteorder; storages are raw bytes, so only little-endian loads.
+  if (const ZipEntry* bo = zr.find(root + "byteorder")) {
+    EMBER_CHECK(zr.read(*bo) == "little", "load: checkpoint byteorder '", std::string(zr.read(*bo).substr(0, 16)),
+                "' is not supported (only little-endian)");
+  }
   StorageFn storage = [&](const std::string& key, DType dtype, int64_t numel) -> Tensor {
     const ZipEntry* e = zr.find(root + "data/" + key);
     EMBER_CHECK(e, "invalid checkpoint: storage '", key, "' has no entry ", root, "data/", key);

@@ -221,6 +221,9 @@ TEST(Serialize, CheckpointWithLinearStateDict) {
   Tensor w = m.at("model_state_dict").at("weight").to_tensor();
   m = Value();
   EXPECT_TRUE(w.equal(lin.state_dict()[0].second));
+  // Writing into an mmap'd tensor is copy-on-write: the file keeps its contents.
+  w.fill_(42.0);
+  EXPECT_TRUE(load(path) == ckpt);
   // map_location
   Value c = load(path, {.map_location = Device(DeviceType::CPU)});
   EXPECT_TRUE(c == ckpt);
@@ -509,6 +512,17 @@ TEST(SerializeHostile, OverlappingAndCompressedEntries) {
   z[8] = 8;
   z[cd + 10] = 8;
   expect_load_error(z, "compressed");
+  // A big-endian checkpoint (newer torch records the byte order) is refused, not misread.
+  {
+    serialize::ZipWriter zw;
+    zw.add("archive/data.pkl", "\x80\x02K\x01."s);
+    zw.add("archive/byteorder", "big");
+    expect_load_error(zw.finish(), "byteorder");
+    serialize::ZipWriter zl;
+    zl.add("archive/data.pkl", "\x80\x02K\x01."s);
+    zl.add("archive/byteorder", "little");
+    EXPECT_EQ(load_from_bytes(zl.finish()).to_int(), 1);
+  }
   // Not a zip at all.
   expect_load_error(std::string(100, 'x'), "zip");
 }
