@@ -1,3 +1,4 @@
+#include "nn/repr.h"
 #include "ember/nn/activation.h"
 
 #include <sstream>
@@ -5,14 +6,6 @@
 namespace ember::nn {
 
 namespace {
-// Python's repr of a float: 0.01, 1.0, 0.5.
-std::string py_float(double v) {
-  std::ostringstream os;
-  os << v;
-  std::string s = os.str();
-  if (s.find_first_of(".e") == std::string::npos && s.find("inf") == std::string::npos && s.find("nan") == std::string::npos) s += ".0";
-  return s;
-}
 void check_p(double p) {
   EMBER_CHECK_VALUE(p >= 0.0 && p <= 1.0, "dropout probability has to be between 0 and 1, but got ", p);
 }

@@ -5,6 +5,7 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/errors.h"
+#include "nn/repr.h"
 #include "ember/nn/utils.h"
 #include "ember/ops.h"
 
@@ -16,17 +17,6 @@ std::vector<Tensor> grads_of(const std::vector<Tensor>& parameters) {
   for (const Tensor& p : parameters)
     if (p.defined() && p.grad().defined()) grads.push_back(p.grad());
   return grads;
-}
-// Python's str() of a float: 2.0, inf, 1.5.
-std::string py_float(double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (std::isnan(v)) return "nan";
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  std::string s = os.str();
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
 }
 }  // namespace
 

@@ -1,18 +1,14 @@
 #include <cmath>
 
+#include "nn/repr.h"
 #include "ember/nn/conv.h"
 
 namespace ember::nn {
 
 namespace {
-std::string tuple(const std::vector<int64_t>& v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + (v.size() == 1 ? ",)" : ")");
-}
 std::string padding_repr(const functional::Padding& p) {
   if (auto* s = std::get_if<std::string>(&p)) return "padding=" + *s;
-  return "padding=" + tuple(std::get<std::vector<int64_t>>(p));
+  return "padding=" + py_tuple(std::get<std::vector<int64_t>>(p));
 }
 bool nonzero(const functional::Padding& p) {
   if (std::holds_alternative<std::string>(p)) return true;
@@ -55,9 +51,9 @@ Tensor Conv2d::forward(const Tensor& x) {
 
 std::string Conv2d::extra_repr() const {
   std::string s = std::to_string(in_channels) + ", " + std::to_string(out_channels) +
-                  ", kernel_size=" + tuple(kernel_size) + ", stride=" + tuple(options.stride);
+                  ", kernel_size=" + py_tuple(kernel_size) + ", stride=" + py_tuple(options.stride);
   if (nonzero(options.padding)) s += ", " + padding_repr(options.padding);
-  if (options.dilation != std::vector<int64_t>{1, 1}) s += ", dilation=" + tuple(options.dilation);
+  if (options.dilation != std::vector<int64_t>{1, 1}) s += ", dilation=" + py_tuple(options.dilation);
   if (options.groups != 1) s += ", groups=" + std::to_string(options.groups);
   if (!options.bias) s += ", bias=False";
   return s;
@@ -82,9 +78,9 @@ Tensor Conv1d::forward(const Tensor& x) {
 
 std::string Conv1d::extra_repr() const {
   std::string s = std::to_string(in_channels) + ", " + std::to_string(out_channels) +
-                  ", kernel_size=" + tuple({kernel_size}) + ", stride=" + tuple({options.stride});
+                  ", kernel_size=" + py_tuple({kernel_size}) + ", stride=" + py_tuple({options.stride});
   if (nonzero(options.padding)) s += ", " + padding_repr(options.padding);
-  if (options.dilation != 1) s += ", dilation=" + tuple({options.dilation});
+  if (options.dilation != 1) s += ", dilation=" + py_tuple({options.dilation});
   if (options.groups != 1) s += ", groups=" + std::to_string(options.groups);
   if (!options.bias) s += ", bias=False";
   return s;
@@ -92,7 +88,7 @@ std::string Conv1d::extra_repr() const {
 
 // Pooling sizes print as one int when both are equal, as PyTorch prints sizes given as ints.
 std::string int_or_tuple(const std::vector<int64_t>& v) {
-  return v.size() == 2 && v[0] == v[1] ? std::to_string(v[0]) : tuple(v);
+  return v.size() == 2 && v[0] == v[1] ? std::to_string(v[0]) : py_tuple(v);
 }
 std::string MaxPool2d::extra_repr() const {
   return "kernel_size=" + int_or_tuple(kernel_size) + ", stride=" + int_or_tuple(stride) + ", padding=" +
@@ -102,6 +98,6 @@ std::string AvgPool2d::extra_repr() const {
   return "kernel_size=" + int_or_tuple(kernel_size) + ", stride=" + int_or_tuple(stride) + ", padding=" +
          int_or_tuple(padding);
 }
-std::string AdaptiveAvgPool2d::extra_repr() const { return "output_size=" + tuple(output_size); }
+std::string AdaptiveAvgPool2d::extra_repr() const { return "output_size=" + py_tuple(output_size); }
 
 }  // namespace ember::nn

@@ -1,3 +1,4 @@
+#include "nn/repr.h"
 #include "ember/nn/normalization.h"
 
 #include <sstream>
@@ -5,18 +6,6 @@
 namespace ember::nn {
 
 namespace {
-std::string py_float(double v) {
-  std::ostringstream os;
-  os << v;
-  std::string s = os.str();
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
-}
-std::string tuple(const std::vector<int64_t>& v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + (v.size() == 1 ? ",)" : ")");
-}
 std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
 }  // namespace
 
@@ -81,7 +70,7 @@ LayerNorm::LayerNorm(std::vector<int64_t> shape, double eps, bool affine, bool w
 }
 Tensor LayerNorm::forward(const Tensor& x) { return functional::layer_norm(x, normalized_shape, opt(weight), opt(bias), eps); }
 std::string LayerNorm::extra_repr() const {
-  return tuple(normalized_shape) + ", eps=" + py_float(eps) + ", elementwise_affine=" + (weight.defined() ? "True" : "False");
+  return py_tuple(normalized_shape) + ", eps=" + py_float(eps) + ", elementwise_affine=" + (weight.defined() ? "True" : "False");
 }
 
 RMSNorm::RMSNorm(std::vector<int64_t> shape, std::optional<double> eps, bool affine) : normalized_shape(std::move(shape)), eps(eps) {
@@ -92,7 +81,7 @@ RMSNorm::RMSNorm(std::vector<int64_t> shape, std::optional<double> eps, bool aff
 }
 Tensor RMSNorm::forward(const Tensor& x) { return functional::rms_norm(x, normalized_shape, opt(weight), eps); }
 std::string RMSNorm::extra_repr() const {
-  return tuple(normalized_shape) + ", eps=" + (eps ? py_float(*eps) : std::string("None")) +
+  return py_tuple(normalized_shape) + ", eps=" + (eps ? py_float(*eps) : std::string("None")) +
          ", elementwise_affine=" + (weight.defined() ? "True" : "False");
 }
 
