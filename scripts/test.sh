@@ -8,4 +8,4 @@ start=$(date +%s)
 scripts/build.sh
 echo "build: $(( $(date +%s) - start )) s"
 cd build
-ctest --output-on-failure -j2
+ctest --output-on-failure -j2 | tee ctest.log

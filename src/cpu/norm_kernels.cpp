@@ -67,7 +67,9 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(const Tensor& input, IntArrayR
   Tensor x = reduce::convert(input, cdt, /*contig=*/true);
   Tensor w = weight && weight->defined() ? reduce::convert(*weight, cdt, true) : Tensor();
   Tensor b = bias && bias->defined() ? reduce::convert(*bias, cdt, true) : Tensor();
-  auto [m, n] = split_rows(x, normalized_shape);
+  // Not a structured binding: clang 14 (the fuzz build) can't capture those in lambdas.
+  const auto rows = split_rows(x, normalized_shape);
+  const int64_t m = rows.first, n = rows.second;
   Tensor y = empty(x.sizes(), {.dtype = cdt, .device = x.device()});
   Shape ss = stat_shape(x, normalized_shape);
   Tensor mean = empty(ss, {.dtype = cdt, .device = x.device()});
@@ -111,7 +113,9 @@ std::tuple<Tensor, Tensor> rms_norm_cpu(const Tensor& input, IntArrayRef normali
   const DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
   Tensor x = reduce::convert(input, cdt, /*contig=*/true);
   Tensor w = weight && weight->defined() ? reduce::convert(*weight, cdt, true) : Tensor();
-  auto [m, n] = split_rows(x, normalized_shape);
+  // Not a structured binding: clang 14 (the fuzz build) can't capture those in lambdas.
+  const auto rows = split_rows(x, normalized_shape);
+  const int64_t m = rows.first, n = rows.second;
   Tensor y = empty(x.sizes(), {.dtype = cdt, .device = x.device()});
   Tensor rstd = empty(stat_shape(x, normalized_shape), {.dtype = cdt, .device = x.device()});
   visit_dtype<kFloatTypes>(cdt, "native_rms_norm", [&]<class T>() {
@@ -150,7 +154,9 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& grad_ou
   Tensor x = reduce::convert(input, cdt, true), g = reduce::convert(grad_out, cdt, true);
   Tensor mu = reduce::convert(mean, cdt, true), rs = reduce::convert(rstd, cdt, true);
   Tensor w = weight && weight->defined() ? reduce::convert(*weight, cdt, true) : Tensor();
-  auto [m, n] = split_rows(x, normalized_shape);
+  // Not a structured binding: clang 14 (the fuzz build) can't capture those in lambdas.
+  const auto rows = split_rows(x, normalized_shape);
+  const int64_t m = rows.first, n = rows.second;
   const bool need_dx = mask & 1, need_dw = mask & 2, need_db = mask & 4;
   Tensor dx = need_dx ? empty(x.sizes(), {.dtype = cdt, .device = x.device()}) : Tensor();
   const int64_t nblocks = std::max<int64_t>(1, std::min<int64_t>(m, 2 * int64_t(omp_get_max_threads())));

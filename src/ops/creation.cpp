@@ -75,7 +75,7 @@ Tensor tensor(const TensorInit& values, TensorOptions opts) {
 
 template <class T> Tensor tensor(const std::vector<T>& values, TensorOptions opts) {
   NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
-  Tensor src = from_blob(const_cast<T*>(values.data()), {int64_t(values.size())}, {.dtype = dtype_of<T>});
+  Tensor src = from_blob(const_cast<T*>(values.data()), {int64_t(values.size())}, TensorOptions{.dtype = dtype_of<T>});
   Tensor out = empty({int64_t(values.size())}, {.dtype = opts.dtype_or(dtype_of<T>), .device = opts.device_or()});
   copy_(out, src);
   return out;

@@ -34,7 +34,9 @@ struct Json {
   bool b = false;
   std::string text;  // number literal, or string value
   std::vector<Json> arr;
-  std::vector<std::pair<std::string, Json>> obj;
+  // Object members as parallel vectors: a vector of pair<string, Json> would need Json complete.
+  std::vector<std::string> keys;
+  std::vector<Json> values;
 };
 
 class JsonParser {
@@ -85,7 +87,8 @@ class JsonParser {
         expect(':');
         skip_ws();
         Json child = parse_value(depth + 1);
-        v.obj.emplace_back(std::move(key), std::move(child));
+        v.keys.push_back(std::move(key));
+        v.values.push_back(std::move(child));
         skip_ws();
         if (peek() == ',') { ++i_; continue; }
         expect('}');
@@ -323,10 +326,14 @@ Parsed parse_header(const std::string& header, uint64_t n, uint64_t file_size) {
   Json root = JsonParser(header).parse_document();
   ST_CHECK(root.kind == Json::Object, "invalid header: expected a JSON object");
   const uint64_t buffer_len = file_size - out.data_start;
-  for (auto& [key, val] : root.obj) {
+  for (size_t member = 0; member < root.keys.size(); ++member) {
+    const std::string& key = root.keys[member];
+    const Json& val = root.values[member];
     if (key == "__metadata__") {
       ST_CHECK(val.kind == Json::Object, "__metadata__ must be an object of strings");
-      for (auto& [mk, mv] : val.obj) {
+      for (size_t j = 0; j < val.keys.size(); ++j) {
+        const std::string& mk = val.keys[j];
+        const Json& mv = val.values[j];
         ST_CHECK(mv.kind == Json::String, "__metadata__ value for \"", mk, "\" must be a string");
         out.metadata.emplace_back(mk, mv.text);
       }
@@ -334,7 +341,9 @@ Parsed parse_header(const std::string& header, uint64_t n, uint64_t file_size) {
     }
     ST_CHECK(val.kind == Json::Object, "tensor \"", key, "\": expected an object");
     const Json *dt = nullptr, *shape = nullptr, *offs = nullptr;
-    for (auto& [fk, fv] : val.obj) {
+    for (size_t j = 0; j < val.keys.size(); ++j) {
+      const std::string& fk = val.keys[j];
+      const Json& fv = val.values[j];
       if (fk == "dtype") dt = &fv;
       else if (fk == "shape") shape = &fv;
       else if (fk == "data_offsets") offs = &fv;

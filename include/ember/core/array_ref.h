@@ -17,10 +17,14 @@ template <class T> class ArrayRef {
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}
   // Safe for the usual use, a braced list passed straight to a call: the list lives until the
   // end of the full expression. Don't keep an ArrayRef to a braced list in a variable.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
   constexpr ArrayRef(std::initializer_list<T> l) : data_(l.begin()), size_(l.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
   template <size_t N> constexpr ArrayRef(const T (&a)[N]) : data_(a), size_(N) {}
 
   constexpr const T* begin() const { return data_; }

@@ -135,7 +135,8 @@ Shape own(IntArrayRef v) { return Shape(v.begin(), v.end()); }
 
 std::tuple<Tensor, Tensor> max_pool2d_ag(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p,
                                          IntArrayRef d, bool ceil_mode) {
-  auto [out, idx] = below_autograd([&] { return ops::max_pool2d_with_indices()(input, k, s, p, d, ceil_mode); });
+  auto out_idx = below_autograd([&] { return ops::max_pool2d_with_indices()(input, k, s, p, d, ceil_mode); });
+  Tensor out = std::get<0>(out_idx), idx = std::get<1>(out_idx);  // captured below: no structured binding (clang 14)
   record("MaxPool2DWithIndicesBackward0", {input}, {out}, {saved_input(input)},
          [idx](const variable_list& g, LambdaNode& n) -> variable_list {
            return {grad_for(n, 0, [&] { return ops::max_pool2d_backward()(g[0], n.unpack(0), idx); })};

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, instrumented library with ASan/UBSan) and runs each for a
+# bounded time from the seed corpus in fuzz/corpus/. Usage: scripts/fuzz.sh [seconds per target]
+# A crash, leak or sanitizer report fails the script (libFuzzer exits non-zero).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-30}"
+scripts/setup.sh --fuzz
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_FUZZ=ON \
+  -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_BENCH=OFF >/dev/null
+ninja -C build-fuzz fuzz_load_pt fuzz_load_safetensors
+for target in fuzz_load_pt fuzz_load_safetensors; do
+  corpus="fuzz/corpus/${target#fuzz_}"
+  work="$(mktemp -d)"
+  cp "$corpus"/* "$work"/ 2>/dev/null || true
+  echo "fuzz: $target for ${seconds}s"
+  ASAN_OPTIONS=detect_leaks=1 ./build-fuzz/"$target" -max_total_time="$seconds" -rss_limit_mb=2048 \
+    -max_len=65536 -print_final_stats=1 "$work" 2>&1 | tail -n 12
+  rm -rf "$work"
+done
+echo "fuzz: no crashes"
