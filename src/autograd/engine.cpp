@@ -135,8 +135,6 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& ro
     variable_list outputs;
     if (any) outputs = n->apply(std::move(grads));
     if (!keep_graph) n->release_variables();
-    if (any)
-      for (const auto& [id, hook] : n->post_hooks()) hook(outputs, variable_list{});
     const auto& edges = n->next_edges();
     EMBER_CHECK(outputs.empty() || outputs.size() == edges.size(), "Function ", n->name(),
                 " returned an incorrect number of gradients (expected ", edges.size(), ", got ", outputs.size(), ")");

@@ -44,8 +44,6 @@ variable_list AutogradContext::get_saved_variables() const {
   return out;
 }
 
-void AutogradContext::mark_dirty(const variable_list&) {}
-
 void AutogradContext::mark_non_differentiable(const variable_list& tensors) {
   for (const auto& t : tensors) non_differentiable_.push_back(t.impl());
 }

@@ -46,10 +46,6 @@ int Node::add_pre_hook(uint32_t index, TensorHook hook) {
 void Node::remove_pre_hook(int id) {
   std::erase_if(pre_hooks_, [id](const auto& h) { return std::get<0>(h) == id; });
 }
-int Node::add_post_hook(std::function<void(const variable_list&, const variable_list&)> hook) {
-  post_hooks_.emplace_back(next_hook_id_, std::move(hook));
-  return next_hook_id_++;
-}
 
 // ---- SavedVariable
 

@@ -58,7 +58,7 @@ Tensor linspace_cpu(const Scalar& start, const Scalar& end, int64_t steps, Tenso
 }
 
 // Fills self (any layout) by generating into a contiguous buffer and copying when needed.
-template <class Gen> Tensor& random_fill(Tensor& self, const char* name, uint32_t types, Gen&& gen_value) {
+template <class Gen> Tensor& random_fill(Tensor& self, const char* name, Gen&& gen_value) {
   if (self.numel() == 0) return self;
   Tensor dst = self.is_contiguous() ? self : empty(self.sizes(), {.dtype = self.dtype()});
   visit_dtype<kAllTypes>(self.dtype(), name, [&]<class T>() {
@@ -78,7 +78,7 @@ Tensor& uniform_cpu(Tensor& self, double from, double to, Generator* gen) {
   std::lock_guard lock(g.mutex());
   auto& eng = g.engine();
   double range = to - from;
-  return random_fill(self, "uniform_", kAllTypes, [&]<class T>() -> T {
+  return random_fill(self, "uniform_", [&]<class T>() -> T {
     double u = double(eng() >> 11) * 0x1.0p-53;
     double v = from + u * range;
     if constexpr (std::is_same_v<T, float>) {  // keep float results inside [from, to)
@@ -97,7 +97,7 @@ Tensor& normal_cpu(Tensor& self, double mean, double std, Generator* gen) {
   auto& eng = g.engine();
   bool have_spare = false;
   double spare = 0;
-  return random_fill(self, "normal_", kAllTypes, [&]<class T>() -> T {
+  return random_fill(self, "normal_", [&]<class T>() -> T {
     // Box-Muller: two uniforms give two independent normals.
     if (have_spare) { have_spare = false; return from_double<T>(mean + std * spare); }
     double u1 = (double(eng() >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]: log(u1) is finite
@@ -114,7 +114,7 @@ Tensor& random_cpu(Tensor& self, int64_t from, int64_t to, Generator* gen) {
   std::lock_guard lock(g.mutex());
   auto& eng = g.engine();
   uint64_t range = uint64_t(to - from);
-  return random_fill(self, "random_", kAllTypes, [&]<class T>() -> T {
+  return random_fill(self, "random_", [&]<class T>() -> T {
     // Rejection sampling keeps every value equally likely.
     uint64_t limit = UINT64_MAX - UINT64_MAX % range, r;
     do { r = eng(); } while (r >= limit);
@@ -128,7 +128,7 @@ Tensor& bernoulli_cpu(Tensor& self, double p, Generator* gen) {
   Generator& g = pick(gen);
   std::lock_guard lock(g.mutex());
   auto& eng = g.engine();
-  return random_fill(self, "bernoulli_", kAllTypes, [&]<class T>() -> T {
+  return random_fill(self, "bernoulli_", [&]<class T>() -> T {
     bool hit = double(eng() >> 11) * 0x1.0p-53 < p;
     if constexpr (std::is_same_v<T, bool>) return hit;
     else return from_double<T>(hit ? 1.0 : 0.0);

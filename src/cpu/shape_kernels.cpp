@@ -96,17 +96,29 @@ Tensor cat_cpu(TensorList tensors, int64_t dim) {
 
 // ---------------------------------------------------------------- repeat
 
-// The result viewed as [r0, s0, r1, s1, ...] receives the input viewed as [1, s0, 1, s1, ...]
-// expanded along the r dims: one broadcast copy_ (PyTorch's approach).
-Tensor repeat_generic(const Tensor& self, IntArrayRef repeats) {
-  int64_t nd = int64_t(repeats.size());
-  int64_t pad = nd - self.dim();
+// repeat's geometry: self's sizes left-padded with 1s to len(repeats), and the output tensor.
+struct RepeatPlan {
+  Shape padded;
+  Tensor out;
+};
+RepeatPlan plan_repeat(const Tensor& self, IntArrayRef repeats) {
+  int64_t nd = int64_t(repeats.size()), pad = nd - self.dim();
   Shape padded(nd), out_shape(nd);
   for (int64_t i = 0; i < nd; ++i) {
     padded[i] = i < pad ? 1 : self.size(i - pad);
     out_shape[i] = padded[i] * repeats[i];
   }
-  Tensor out = empty(out_shape, {.dtype = self.dtype(), .device = self.device()});
+  return {padded, empty(out_shape, {.dtype = self.dtype(), .device = self.device()})};
+}
+
+
+// The result viewed as [r0, s0, r1, s1, ...] receives the input viewed as [1, s0, 1, s1, ...]
+// expanded along the r dims: one broadcast copy_ (PyTorch's approach).
+Tensor repeat_generic(const Tensor& self, IntArrayRef repeats) {
+  int64_t nd = int64_t(repeats.size());
+  RepeatPlan plan = plan_repeat(self, repeats);  // not a structured binding: lambdas capture these (clang 14)
+  const Shape& padded = plan.padded;
+  Tensor& out = plan.out;
   if (out.numel() == 0) return out;
   Shape ostr = out.strides();
   Shape v_sizes, v_strides, x_sizes;
@@ -128,13 +140,9 @@ Tensor repeat_generic(const Tensor& self, IntArrayRef repeats) {
 // dim first (each step copies already-finished contiguous blocks).
 Tensor repeat_cpu(const Tensor& self, IntArrayRef repeats) {
   int64_t nd = int64_t(repeats.size());
-  int64_t pad = nd - self.dim();
-  Shape padded(nd), out_shape(nd);
-  for (int64_t i = 0; i < nd; ++i) {
-    padded[i] = i < pad ? 1 : self.size(i - pad);
-    out_shape[i] = padded[i] * repeats[i];
-  }
-  Tensor out = empty(out_shape, {.dtype = self.dtype(), .device = self.device()});
+  RepeatPlan plan = plan_repeat(self, repeats);  // not a structured binding: lambdas capture these (clang 14)
+  const Shape& padded = plan.padded;
+  Tensor& out = plan.out;
   if (out.numel() == 0) return out;
   if (nd == 0) { copy_(out, self); return out; }
   const int64_t es = self.element_size();
@@ -149,7 +157,7 @@ Tensor repeat_cpu(const Tensor& self, IntArrayRef repeats) {
   for (int64_t d = nd - 1; d >= 0; --d) {
     // Bytes in one complete slab along dim d (one index of d): size of dims > d in out.
     int64_t slab = es;
-    for (int64_t k = d + 1; k < nd; ++k) slab *= out_shape[k];
+    for (int64_t k = d + 1; k < nd; ++k) slab *= out.sizes()[k];
     const int64_t filled = padded[d] * slab;  // the filled run along d
     if (repeats[d] == 1 || filled == 0) continue;
     // Outer indices: dims < d range over the corner (padded sizes) only.

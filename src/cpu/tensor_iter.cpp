@@ -87,9 +87,7 @@ TensorIter::TensorIter(std::vector<Tensor> outputs, std::vector<Tensor> inputs, 
   if (cfg.compute_dtype) {
     common = *cfg.compute_dtype;
   } else {
-    std::vector<Tensor> participants = inputs;
-    if (cfg.promote_from_outputs) for (auto& o : outputs) participants.push_back(o);
-    common = compute_result_type(participants);
+    common = compute_result_type(inputs);
     if (cfg.int_to_float && !is_floating(common)) common = default_dtype();
   }
   DType result_dtype = cfg.output_dtype ? *cfg.output_dtype : common;

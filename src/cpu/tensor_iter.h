@@ -30,7 +30,6 @@ struct IterConfig {
   bool int_to_float = false;            // integral/bool inputs compute in the default float
   bool cast_inputs = true;              // false: inputs keep their dtypes (copy, where's cond)
   bool upcast_reduced_float = true;     // float16/bfloat16 compute in float32
-  bool promote_from_outputs = false;    // defined outputs take part in promotion (unused by most)
 };
 
 class TensorIter {

@@ -49,7 +49,6 @@ class AutogradContext {
  public:
   void save_for_backward(const variable_list& tensors);
   variable_list get_saved_variables() const;
-  void mark_dirty(const variable_list& tensors);
   void mark_non_differentiable(const variable_list& tensors);
   bool needs_input_grad(size_t i) const;
   // Arbitrary non-tensor values to carry to backward.

@@ -65,11 +65,6 @@ class Node : public std::enable_shared_from_this<Node> {
   // retain_grad's hooks run after every other hook on the same gradient, as in PyTorch.
   int add_retains_grad_hook(uint32_t index, TensorHook hook) { return add_hook_to(retains_grad_hooks_, index, std::move(hook)); }
   const std::vector<std::tuple<int, uint32_t, TensorHook>>& retains_grad_hooks() const { return retains_grad_hooks_; }
-  // Callbacks after the node ran (retain_grad, post-accumulate hooks use their own paths).
-  int add_post_hook(std::function<void(const variable_list& grad_inputs, const variable_list& grad_outputs)> hook);
-  const std::vector<std::pair<int, std::function<void(const variable_list&, const variable_list&)>>>& post_hooks() const {
-    return post_hooks_;
-  }
 
  protected:
   std::vector<Edge> next_edges_;
@@ -81,7 +76,6 @@ class Node : public std::enable_shared_from_this<Node> {
     list.emplace_back(next_hook_id_, index, std::move(hook));
     return next_hook_id_++;
   }
-  std::vector<std::pair<int, std::function<void(const variable_list&, const variable_list&)>>> post_hooks_;
   int next_hook_id_ = 0;
 };
 
