@@ -41,6 +41,21 @@ Tensor randint(int64_t high, IntArrayRef size, TensorOptions opts = {}, Generato
 Tensor randperm(int64_t n, TensorOptions opts = {}, Generator* gen = nullptr);
 Tensor normal(double mean, double std, IntArrayRef size, TensorOptions opts = {}, Generator* gen = nullptr);
 Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);
+// torch.multinomial: num_samples category indices (int64) drawn from each row of probs, a 1-D
+// (n categories -> shape {num_samples}) or 2-D (rows of distributions -> {rows, num_samples})
+// floating-point tensor of non-negative, finite weights that need not sum to 1. With
+// replacement, draws are independent (inverse CDF on a float64 cumulative sum); without, a
+// row's draws are distinct and come in the order of successive draws that each remove the
+// chosen category (exponential keys, Efraimidis-Spirakis). Zero-weight categories are never
+// drawn. Rows are independent; the randomness comes from gen (or default_generator()), so
+// the same seed gives the same draws. Errors as torch: "prob_dist must be 1 or 2 dim",
+// "multinomial only supports floating-point dtypes for input, got: Long", "cannot sample
+// n_sample <= 0 samples", "cannot sample n_sample > prob_dist.size(-1) samples without
+// replacement", "probability tensor contains either `inf`, `nan` or element < 0", "invalid
+// multinomial distribution (sum of probabilities <= 0)" (a row sums to 0) and, without
+// replacement, "invalid multinomial distribution (with replacement=False, not enough
+// non-negative category to sample)" (fewer non-zero weights than num_samples).
+// Not differentiable.
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false,
                    Generator* gen = nullptr);
 // In-place random fills (the Tensor methods uniform_, normal_, ... forward here).

@@ -217,6 +217,8 @@ class Tensor {
   Tensor& normal_(double mean = 0.0, double std = 1.0, Generator* gen = nullptr);
   Tensor& random_(int64_t from, int64_t to, Generator* gen = nullptr);
   Tensor& bernoulli_(double p = 0.5, Generator* gen = nullptr);
+  // int64 indices drawn from the rows of self (weights); see ember::multinomial in ops.h.
+  Tensor multinomial(int64_t num_samples, bool replacement = false, Generator* gen = nullptr) const;
 
   // --- reductions ---
   Tensor sum(std::optional<DType> dtype = std::nullopt) const;

@@ -1,7 +1,9 @@
-// CPU kernels for arange, linspace and the random fills. Random fills are serial: one
-// generator stream, so the same seed gives the same numbers whatever the thread count.
+// CPU kernels for arange, linspace, the random fills, randperm and multinomial. Random ops are
+// serial: one generator stream, so the same seed gives the same numbers whatever the thread count.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <vector>
 
 #include "cpu/tensor_iter.h"
 #include "ember/ops.h"
@@ -153,6 +155,71 @@ Tensor randperm_cpu(int64_t n, TensorOptions opts, Generator* gen) {
   return dt == kInt64 ? idx : idx.to(dt);
 }
 
+// torch.multinomial. Every row is checked before anything is drawn; then the generator is
+// locked once and rows are sampled in order, so a seed fixes all draws.
+Tensor multinomial_cpu(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {
+  int64_t rows = probs.dim() == 2 ? probs.size(0) : 1, cats = probs.size(-1);
+  std::vector<double> w(static_cast<size_t>(rows * cats));
+  Tensor c = probs.contiguous();
+  visit_dtype<kFloatTypes | kReducedFloatTypes>(c.dtype(), "multinomial", [&]<class T>() {
+    const T* p = c.data_ptr<T>();
+    for (size_t i = 0; i < w.size(); ++i) w[i] = double(p[i]);
+  });
+  for (double x : w)  // NaN fails both comparisons
+    EMBER_CHECK(x >= 0 && x < INFINITY, "probability tensor contains either `inf`, `nan` or element < 0");
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* row = w.data() + r * cats;
+    double total = 0;
+    int64_t positive = 0;
+    for (int64_t k = 0; k < cats; ++k) { total += row[k]; positive += row[k] > 0; }
+    EMBER_CHECK(total > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
+    EMBER_CHECK(replacement || positive >= num_samples,
+                "invalid multinomial distribution (with replacement=False, not enough non-negative category to sample)");
+  }
+  Tensor out = empty(probs.dim() == 2 ? Shape{rows, num_samples} : Shape{num_samples}, {.dtype = kInt64});
+  int64_t* o = out.data_ptr<int64_t>();
+  Generator& g = pick(gen);
+  std::lock_guard lock(g.mutex());
+  auto& eng = g.engine();
+  std::vector<double> cdf(static_cast<size_t>(cats)), key(static_cast<size_t>(cats));
+  std::vector<int64_t> idx;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* row = w.data() + r * cats;
+    int64_t* orow = o + r * num_samples;
+    if (replacement) {
+      // Inverse CDF: the first category whose cumulative weight exceeds u * total. A zero
+      // weight repeats the previous cumulative value, so it is never the first to exceed it.
+      double acc = 0;
+      int64_t last = 0;  // the last category with a positive weight
+      for (int64_t k = 0; k < cats; ++k) { acc += row[k]; cdf[size_t(k)] = acc; if (row[k] > 0) last = k; }
+      double total = acc;
+      for (int64_t s = 0; s < num_samples; ++s) {
+        double u = double(eng() >> 11) * 0x1.0p-53 * total;  // [0, total)
+        int64_t k = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
+        orow[s] = std::min(k, last);  // u rounded up to total: the last positive category
+      }
+    } else {
+      // Exponential keys: category k gets E_k / w_k with E_k ~ Exp(1); sorting the keys
+      // ascending gives the order of successive draws without replacement. Compared as
+      // log(E_k) - log(w_k) so tiny weights cannot overflow. Zero weights take no part.
+      idx.clear();
+      for (int64_t k = 0; k < cats; ++k) {
+        if (!(row[k] > 0)) continue;
+        double u = (double(eng() >> 11) + 0.5) * 0x1.0p-53;  // (0, 1)
+        key[size_t(k)] = std::log(-std::log(u)) - std::log(row[k]);
+        idx.push_back(k);
+      }
+      auto by_key = [&](int64_t a, int64_t b) {
+        double ka = key[size_t(a)], kb = key[size_t(b)];
+        return ka < kb || (ka == kb && a < b);
+      };
+      std::partial_sort(idx.begin(), idx.begin() + num_samples, idx.end(), by_key);
+      std::copy(idx.begin(), idx.begin() + num_samples, orow);
+    }
+  }
+  return out;
+}
+
 EMBER_REGISTER_KERNEL(arange, CPU, arange_cpu);
 EMBER_REGISTER_KERNEL(linspace, CPU, linspace_cpu);
 EMBER_REGISTER_KERNEL(uniform_, CPU, uniform_cpu);
@@ -160,6 +227,7 @@ EMBER_REGISTER_KERNEL(normal_, CPU, normal_cpu);
 EMBER_REGISTER_KERNEL(random_, CPU, random_cpu);
 EMBER_REGISTER_KERNEL(bernoulli_, CPU, bernoulli_cpu);
 EMBER_REGISTER_KERNEL(randperm, CPU, randperm_cpu);
+EMBER_REGISTER_KERNEL(multinomial, CPU, multinomial_cpu);
 
 }  // namespace
 }  // namespace ember::cpu

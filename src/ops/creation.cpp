@@ -199,36 +199,14 @@ Tensor bernoulli(const Tensor& p, Generator* gen) {
   return lt(u, p).to(p.dtype());
 }
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {
-  NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
+  NoGradGuard no_grad;  // sampling is not differentiable
   EMBER_CHECK(probs.dim() == 1 || probs.dim() == 2, "prob_dist must be 1 or 2 dim");
+  EMBER_CHECK(is_floating(probs.dtype()), "multinomial only supports floating-point dtypes for input, got: ",
+              scalar_type_name(probs.dtype()));
   EMBER_CHECK(num_samples > 0, "cannot sample n_sample <= 0 samples");
-  Tensor p2 = probs.dim() == 1 ? probs.unsqueeze(0) : probs;
-  int64_t rows = p2.size(0), cats = p2.size(1);
-  EMBER_CHECK(replacement || num_samples <= cats,
+  EMBER_CHECK(replacement || num_samples <= probs.size(-1),
               "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
-  std::vector<double> w = p2.to(kFloat64).tolist<double>();
-  Tensor out = empty({rows, num_samples}, {.dtype = kInt64});
-  int64_t* o = out.data_ptr<int64_t>();
-  Generator& g = gen ? *gen : default_generator();
-  for (int64_t r = 0; r < rows; ++r) {
-    std::vector<double> row(w.begin() + r * cats, w.begin() + (r + 1) * cats);
-    for (double x : row)
-      EMBER_CHECK(std::isfinite(x) && x >= 0, "probability tensor contains either `inf`, `nan` or element < 0");
-    for (int64_t s = 0; s < num_samples; ++s) {
-      double total = 0;
-      for (double x : row) total += x;
-      EMBER_CHECK(total > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
-      double u = g.next_double() * total, acc = 0;
-      int64_t pick = cats - 1;
-      for (int64_t c = 0; c < cats; ++c) {
-        acc += row[c];
-        if (u < acc && row[c] > 0) { pick = c; break; }
-      }
-      o[r * num_samples + s] = pick;
-      if (!replacement) row[pick] = 0;
-    }
-  }
-  return probs.dim() == 1 ? out.squeeze(0) : out;
+  return ops::multinomial()(probs, num_samples, replacement, gen);
 }
 
 Tensor zeros_like(const Tensor& like, TensorOptions opts) {

@@ -39,6 +39,7 @@ EMBER_OP(normal_, Tensor&(Tensor&, double, double, Generator*))
 EMBER_OP(random_, Tensor&(Tensor&, int64_t, int64_t, Generator*))
 EMBER_OP(bernoulli_, Tensor&(Tensor&, double, Generator*))
 EMBER_OP(randperm, Tensor(int64_t, TensorOptions, Generator*))
+EMBER_OP(multinomial, Tensor(const Tensor&, int64_t, bool, Generator*))
 
 // ---- views (shape.cpp; device-agnostic kernels registered for CompositeBackend)
 EMBER_OP(as_strided, Tensor(const Tensor&, IntArrayRef, IntArrayRef, OptInt))

@@ -209,6 +209,7 @@ Tensor& Tensor::uniform_(double a, double b, Generator* g) { return ember::unifo
 Tensor& Tensor::normal_(double m, double s, Generator* g) { return ember::normal_(*this, m, s, g); }
 Tensor& Tensor::random_(int64_t a, int64_t b, Generator* g) { return ember::random_(*this, a, b, g); }
 Tensor& Tensor::bernoulli_(double p, Generator* g) { return ember::bernoulli_(*this, p, g); }
+Tensor Tensor::multinomial(int64_t n, bool r, Generator* g) const { return ember::multinomial(*this, n, r, g); }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
 
