@@ -6,10 +6,22 @@
 
 namespace ember {
 
+namespace {
+thread_local Generator* thread_default_generator = nullptr;
+}
+
 Generator& default_generator() {
+  if (thread_default_generator) return *thread_default_generator;
   static Generator gen;
   return gen;
 }
+
+ThreadDefaultGeneratorGuard::ThreadDefaultGeneratorGuard(Generator* generator)
+    : previous_(thread_default_generator) {
+  thread_default_generator = generator;
+}
+
+ThreadDefaultGeneratorGuard::~ThreadDefaultGeneratorGuard() { thread_default_generator = previous_; }
 
 void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
 

@@ -30,7 +30,23 @@ class Generator {
   mutable std::mutex mu_;
 };
 
+// The default generator: the process-wide one, or on a thread inside a
+// ThreadDefaultGeneratorGuard, that guard's generator (a DataLoader worker's own stream).
 Generator& default_generator();
+
+// While alive, default_generator() on this thread returns `generator` (PyTorch seeds each
+// DataLoader worker process's global generator; ember's workers are threads, so the override is
+// per thread). Not copyable; nests.
+class ThreadDefaultGeneratorGuard {
+ public:
+  explicit ThreadDefaultGeneratorGuard(Generator* generator);
+  ~ThreadDefaultGeneratorGuard();
+  ThreadDefaultGeneratorGuard(const ThreadDefaultGeneratorGuard&) = delete;
+  ThreadDefaultGeneratorGuard& operator=(const ThreadDefaultGeneratorGuard&) = delete;
+
+ private:
+  Generator* previous_;
+};
 // Seeds the default generator (and, later, every device's).
 void manual_seed(uint64_t seed);
 
