@@ -3,7 +3,7 @@
 # when everything is already there. Usage: scripts/setup.sh [--bench | --fuzz]  (--bench adds PyTorch
 # for the side-by-side benchmarks, --fuzz clang and libFuzzer).
 set -euo pipefail
-pkgs=(build-essential cmake ninja-build ccache libopenblas-openmp-dev libgtest-dev libgmock-dev)
+pkgs=(build-essential cmake ninja-build ccache libopenblas-openmp-dev libgtest-dev libgmock-dev zlib1g-dev dataset-fashion-mnist)
 if [[ "${1:-}" == "--bench" ]]; then pkgs+=(python3-torch); fi
 if [[ "${1:-}" == "--fuzz" ]]; then pkgs+=(clang libclang-rt-14-dev libomp-14-dev); fi
 missing=()
