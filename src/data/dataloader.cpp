@@ -74,6 +74,7 @@ struct Task {
   int64_t number = 0;            // position in the pass: results come back in this order
   std::vector<int64_t> indices;  // map-style: the samples of this batch
   uint64_t generation = 0;
+  uint64_t base_seed = 0;        // of the pass: the worker's generator restarts at base_seed + id
 };
 
 struct Result {
@@ -136,7 +137,7 @@ struct DataLoader::WorkerPool {
              std::function<void(int)> init_fn)
       : plan_(std::move(plan)), init_fn_(std::move(init_fn)), queues_(size_t(num_workers)) {
     for (int id = 0; id < num_workers; ++id)
-      threads_.emplace_back([this, id, num_workers, base_seed] { run(id, num_workers, base_seed + uint64_t(id)); });
+      threads_.emplace_back([this, id, num_workers, base_seed] { run(id, num_workers, base_seed); });
   }
 
   ~WorkerPool() {
@@ -182,14 +183,14 @@ struct DataLoader::WorkerPool {
   }
 
  private:
-  void run(int id, int num_workers, uint64_t seed) {
+  void run(int id, int num_workers, uint64_t base_seed) {
     // One intra-op thread per worker: the workers themselves are the parallelism, and OpenMP
     // teams started from several threads would oversubscribe the cores.
     omp_set_num_threads(1);
-    WorkerInfo info{id, num_workers, seed,
+    WorkerInfo info{id, num_workers, base_seed + uint64_t(id),
                     plan_->dataset ? static_cast<const void*>(plan_->dataset.get()) : plan_->iterable.get()};
     current_worker_info = &info;
-    Generator generator(seed);
+    Generator generator(info.seed);
     ThreadDefaultGeneratorGuard generator_guard(&generator);
     std::exception_ptr init_error;
     if (init_fn_) {
@@ -200,7 +201,7 @@ struct DataLoader::WorkerPool {
       }
     }
     std::unique_ptr<SampleIterator> stream;
-    uint64_t stream_generation = 0;
+    uint64_t stream_generation = 0, seeded_generation = 0;
     bool stream_ended = false;
     int64_t produced = 0;
     while (true) {
@@ -211,6 +212,14 @@ struct DataLoader::WorkerPool {
         if (stopping_) return;
         task = std::move(queues_[size_t(id)].front());
         queues_[size_t(id)].pop_front();
+      }
+      if (seeded_generation != task.generation) {
+        // Unlike PyTorch's persistent workers, every pass reseeds (base_seed of the pass + id):
+        // an epoch's random transforms then depend only on the state when it starts, so a run
+        // resumed from a checkpoint repeats them exactly.
+        seeded_generation = task.generation;
+        info.seed = task.base_seed + uint64_t(id);
+        generator.manual_seed(info.seed);
       }
       Result r;
       r.worker = id;
@@ -264,8 +273,9 @@ struct DataLoader::WorkerPool {
 class DataLoaderPass {
  public:
   DataLoaderPass(std::shared_ptr<const FetchPlan> plan, std::vector<std::vector<int64_t>> batches,
-                 std::shared_ptr<DataLoader::WorkerPool> pool, int prefetch_factor, double timeout)
-      : plan_(std::move(plan)), batches_(std::move(batches)), pool_(std::move(pool)), timeout_(timeout) {
+                 std::shared_ptr<DataLoader::WorkerPool> pool, int prefetch_factor, double timeout, uint64_t base_seed)
+      : plan_(std::move(plan)), batches_(std::move(batches)), pool_(std::move(pool)), timeout_(timeout),
+        base_seed_(base_seed) {
     if (!pool_) {
       if (plan_->iterable) stream_ = plan_->iterable->iter();
       return;
@@ -335,6 +345,7 @@ class DataLoaderPass {
       Task t;
       t.number = sent_++;
       t.generation = generation_;
+      t.base_seed = base_seed_;
       if (plan_->dataset) t.indices = batches_[size_t(t.number)];
       pool_->submit(w, std::move(t));
       return;
@@ -345,7 +356,7 @@ class DataLoaderPass {
   std::vector<std::vector<int64_t>> batches_;
   std::shared_ptr<DataLoader::WorkerPool> pool_;
   double timeout_;
-  uint64_t generation_ = 0;
+  uint64_t generation_ = 0, base_seed_ = 0;
   int64_t sent_ = 0, received_ = 0;
   int next_worker_ = 0;
   std::vector<bool> active_;
@@ -467,7 +478,8 @@ DataLoaderIterator DataLoader::iter() {
     }
   }
   return DataLoaderIterator(std::make_shared<DataLoaderPass>(plan, std::move(batches), std::move(pool),
-                                                             options_.prefetch_factor.value_or(2), options_.timeout));
+                                                             options_.prefetch_factor.value_or(2), options_.timeout,
+                                                             base_seed));
 }
 
 DataLoaderIterator::RangeIterator DataLoader::begin() {

@@ -522,6 +522,19 @@ TEST(DataLoader, PersistentWorkersAcrossPasses) {
     it.next();
   }
   EXPECT_EQ(labels_of(loader), iota_vec(12));
+  // Persistent workers are reseeded every pass: the second pass draws what a fresh pool would.
+  struct Noise : Dataset {
+    int64_t size() const override { return 6; }
+    Value get(int64_t) const override { return Value::tuple({rand({2}), 0}); }
+  };
+  auto noise = std::make_shared<Noise>();
+  DataLoader kept(noise, {.batch_size = 2, .num_workers = 2, .persistent_workers = true,
+                          .generator = std::make_shared<Generator>(4)});
+  DataLoader fresh(noise, {.batch_size = 2, .num_workers = 2, .generator = std::make_shared<Generator>(4)});
+  for (int pass = 0; pass < 2; ++pass) {
+    auto a = kept.iter(), b = fresh.iter();
+    while (auto x = a.next()) EXPECT_TRUE((*x)[0].to_tensor().equal((*b.next())[0].to_tensor())) << "pass " << pass;
+  }
   auto rds = std::make_shared<Range>(0, 6);
   DataLoader stream(rds, {.batch_size = 2, .num_workers = 2, .persistent_workers = true});
   for (int epoch = 0; epoch < 2; ++epoch) {

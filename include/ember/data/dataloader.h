@@ -12,8 +12,10 @@
 // a batch a worker builds is handed over by pointer. Each worker runs with one intra-op thread
 // (as PyTorch sets torch.set_num_threads(1) in its workers) and its own default generator,
 // seeded base_seed + worker_id with base_seed drawn from `generator` (or the global generator)
-// when the pass starts, so random transforms are reproducible. Batch i goes to worker
-// i % num_workers and batches come back in order, whatever order the workers finish in.
+// when the pass starts, so random transforms are reproducible (persistent workers are reseeded
+// every pass too, unlike PyTorch's, so a resumed run repeats an epoch's randomness exactly).
+// Batch i goes to worker i % num_workers and batches come back in order, whatever order the
+// workers finish in.
 #include <chrono>
 #include <cstdint>
 #include <exception>
