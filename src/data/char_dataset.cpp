@@ -1,10 +1,10 @@
 // Character-level language modelling (minGPT's CharDataset): characters are Unicode code points,
 // so the text is decoded from UTF-8 strictly, with the byte offset of any malformed sequence.
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <vector>
 
+#include "core/utf8.h"
 #include "ember/core/errors.h"
 #include "ember/data/datasets.h"
 #include "ember/ops.h"
@@ -23,25 +23,6 @@ std::string code_point_name(char32_t c) {
   std::string hex;
   for (uint32_t v = uint32_t(c); v || hex.size() < 4; v >>= 4) hex.insert(hex.begin(), digits[v & 15]);
   return "U+" + hex;
-}
-
-void append_utf8(std::string& out, char32_t c) {
-  const auto u = uint32_t(c);
-  if (u < 0x80) {
-    out += char(u);
-  } else if (u < 0x800) {
-    out += char(0xC0 | (u >> 6));
-    out += char(0x80 | (u & 0x3F));
-  } else if (u < 0x10000) {
-    out += char(0xE0 | (u >> 12));
-    out += char(0x80 | ((u >> 6) & 0x3F));
-    out += char(0x80 | (u & 0x3F));
-  } else {
-    out += char(0xF0 | (u >> 18));
-    out += char(0x80 | ((u >> 12) & 0x3F));
-    out += char(0x80 | ((u >> 6) & 0x3F));
-    out += char(0x80 | (u & 0x3F));
-  }
 }
 
 [[noreturn]] void utf8_error(const std::string& source, size_t offset, const std::string& why) {
@@ -81,12 +62,6 @@ std::vector<char32_t> decode_utf8(const std::string& text, const std::string& so
   return out;
 }
 
-Tensor int64_tensor(const std::vector<int64_t>& v) {
-  Tensor t = empty({int64_t(v.size())}, {.dtype = kInt64});
-  if (!v.empty()) std::memcpy(t.data_ptr<int64_t>(), v.data(), v.size() * sizeof(int64_t));
-  return t;
-}
-
 }  // namespace
 
 CharDataset::CharDataset(const std::filesystem::path& file, int64_t block_size) {
@@ -111,7 +86,7 @@ void CharDataset::build(const std::string& utf8_text, int64_t block_size, const 
   for (size_t i = 0; i < chars.size(); ++i)
     ids[i] = std::lower_bound(itos_.begin(), itos_.end(), chars[i]) - itos_.begin();
   block_size_ = block_size;
-  ids_ = int64_tensor(ids);
+  ids_ = tensor(ids, {.dtype = kInt64});
 }
 
 int64_t CharDataset::size() const { return ids_.size(0) - block_size_; }
@@ -137,7 +112,7 @@ Tensor CharDataset::encode(const std::string& utf8_text) const {
     }
     ids[i] = it - itos_.begin();
   }
-  return int64_tensor(ids);
+  return tensor(ids, {.dtype = kInt64});
 }
 
 std::string CharDataset::decode(const Tensor& ids) const {

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "core/utf8.h"
 #include "ember/core/errors.h"
 #include "ember/ops.h"
 #include "ember/serialize/serialize.h"
@@ -145,23 +146,6 @@ class JsonParser {
     }
     return s_.substr(start, i_ - start);
   }
-  static void put_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += char(cp);
-    } else if (cp < 0x800) {
-      out += char(0xC0 | (cp >> 6));
-      out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += char(0xE0 | (cp >> 12));
-      out += char(0x80 | ((cp >> 6) & 0x3F));
-      out += char(0x80 | (cp & 0x3F));
-    } else {
-      out += char(0xF0 | (cp >> 18));
-      out += char(0x80 | ((cp >> 12) & 0x3F));
-      out += char(0x80 | ((cp >> 6) & 0x3F));
-      out += char(0x80 | (cp & 0x3F));
-    }
-  }
   uint32_t hex4() {
     if (i_ + 4 > s_.size()) fail("truncated \\u escape");
     uint32_t v = 0;
@@ -207,7 +191,7 @@ class JsonParser {
             } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
               fail("lone surrogate");
             }
-            put_utf8(out, cp);
+            append_utf8(out, char32_t(cp));
             break;
           }
           default: fail("bad escape");
