@@ -10,6 +10,7 @@
 #include <cxxabi.h>
 #include <omp.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <iostream>
@@ -371,13 +372,13 @@ int64_t DataLoaderIterator::batches_remaining() const { return pass_->remaining(
 DataLoader::DataLoader(DatasetPtr dataset, DataLoaderOptions options)
     : dataset_(std::move(dataset)), options_(std::move(options)) {
   EMBER_CHECK_VALUE(dataset_ != nullptr, "DataLoader: dataset is null");
-  validate();
+  configure();
 }
 
 DataLoader::DataLoader(IterableDatasetPtr dataset, DataLoaderOptions options)
     : iterable_(std::move(dataset)), options_(std::move(options)) {
   EMBER_CHECK_VALUE(iterable_ != nullptr, "DataLoader: dataset is null");
-  validate();
+  configure();
 }
 
 DataLoader::~DataLoader() {
@@ -385,7 +386,7 @@ DataLoader::~DataLoader() {
   persistent_pool_.reset();
 }
 
-void DataLoader::validate() {
+void DataLoader::configure() {
   const DataLoaderOptions& o = options_;
   EMBER_CHECK_VALUE(o.num_workers >= 0,
                     "num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.");

@@ -49,11 +49,6 @@ Value TensorDataset::get(int64_t index) const {
   return Value::tuple(std::move(row));
 }
 
-std::vector<Value> TensorDataset::get_many(std::span<const int64_t> indices) const {
-  for (int64_t i : indices) wrap_index(i, size(), "TensorDataset");
-  return Dataset::get_many(indices);
-}
-
 // ---- Subset ----
 
 Subset::Subset(DatasetPtr dataset, std::vector<int64_t> indices)

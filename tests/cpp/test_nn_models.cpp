@@ -1,6 +1,7 @@
 // The seeds' models, built from ember's modules: structure, parameter counts, printing (compared
 // with torch 1.13's output), training steps and state_dict round trips.
 #include "ember/nn.h"
+#include "train/models.h"
 #include "test_utils.h"
 
 using namespace ember;
@@ -9,22 +10,8 @@ namespace F = ember::nn::functional;
 
 namespace {
 
-// The seeds' SimpleCNN for MNIST.
-struct SimpleCNN : nn::Module {
-  explicit SimpleCNN(int64_t num_classes = 10)
-      : conv_layers(nn::make<nn::Conv2d>(1, 32, 3, nn::Conv2dOptions{.padding = std::vector<int64_t>{1, 1}}),
-                    nn::make<nn::BatchNorm2d>(32), nn::make<nn::ReLU>(), nn::make<nn::MaxPool2d>(2, 2),
-                    nn::make<nn::Conv2d>(32, 64, 3, nn::Conv2dOptions{.padding = std::vector<int64_t>{1, 1}}),
-                    nn::make<nn::BatchNorm2d>(64), nn::make<nn::ReLU>(), nn::make<nn::MaxPool2d>(2, 2)),
-        fc_layers(nn::make<nn::Flatten>(), nn::make<nn::Linear>(64 * 7 * 7, 128), nn::make<nn::ReLU>(),
-                  nn::make<nn::Dropout>(0.5), nn::make<nn::Linear>(128, num_classes)) {
-    register_module("conv_layers", &conv_layers);
-    register_module("fc_layers", &fc_layers);
-  }
-  Tensor forward(const Tensor& x) override { return fc_layers(conv_layers(x)); }
-  std::string name() const override { return "SimpleCNN"; }
-  nn::Sequential conv_layers, fc_layers;
-};
+// The seeds' SimpleCNN for MNIST, as the training demo defines it.
+using train_demo::SimpleCNN;
 
 }  // namespace
 

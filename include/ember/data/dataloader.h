@@ -16,14 +16,12 @@
 // every pass too, unlike PyTorch's, so a resumed run repeats an epoch's randomness exactly).
 // Batch i goes to worker i % num_workers and batches come back in order, whatever order the
 // workers finish in.
-#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "ember/data/collate.h"
@@ -131,7 +129,7 @@ class DataLoader {
   struct WorkerPool;  // implementation detail
 
  private:
-  void validate();
+  void configure();  // checks the options (PyTorch's messages) and builds the samplers
   DatasetPtr dataset_;
   IterableDatasetPtr iterable_;
   DataLoaderOptions options_;

@@ -19,7 +19,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "ember/core/generator.h"
@@ -67,7 +66,6 @@ class TensorDataset : public Dataset {
   explicit TensorDataset(std::vector<Tensor> tensors);
   int64_t size() const override;
   Value get(int64_t index) const override;
-  std::vector<Value> get_many(std::span<const int64_t> indices) const override;
   std::string name() const override { return "TensorDataset"; }
   const std::vector<Tensor>& tensors() const { return tensors_; }
 
