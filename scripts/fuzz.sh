@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-30}"
 scripts/setup.sh --fuzz
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_FUZZ=ON \
-  -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_BENCH=OFF >/dev/null
+  -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_BENCH=OFF -DEMBER_PYTHON=OFF -DEMBER_BUILD_EXAMPLES=OFF >/dev/null
 ninja -C build-fuzz fuzz_load_pt fuzz_load_safetensors
 for target in fuzz_load_pt fuzz_load_safetensors; do
   corpus="fuzz/corpus/${target#fuzz_}"

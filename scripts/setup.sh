@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs what building and testing ember needs, from Debian's packages. Idempotent and quick
-# when everything is already there. Usage: scripts/setup.sh [--bench | --fuzz]  (--bench adds PyTorch
+# Installs what building and testing ember needs: Debian's packages, then a virtual environment
+# .venv (from /usr/bin/python3 with the system site-packages, so Debian's NumPy and, with --bench,
+# PyTorch are visible) holding nanobind, scikit-build-core and pytest from PyPI. Idempotent and
+# quick when everything is already there. Usage: scripts/setup.sh [--bench | --fuzz]  (--bench adds PyTorch
 # and torchvision for the side-by-side benchmarks, --fuzz clang and libFuzzer).
 set -euo pipefail
-pkgs=(build-essential cmake ninja-build ccache libopenblas-openmp-dev libgtest-dev libgmock-dev zlib1g-dev dataset-fashion-mnist)
+pkgs=(build-essential cmake ninja-build ccache libopenblas-openmp-dev libgtest-dev libgmock-dev zlib1g-dev dataset-fashion-mnist
+      python3-dev python3-venv python3-numpy)
 if [[ "${1:-}" == "--bench" ]]; then pkgs+=(python3-torch python3-torchvision); fi
 if [[ "${1:-}" == "--fuzz" ]]; then pkgs+=(clang libclang-rt-14-dev libomp-14-dev); fi
 missing=()
@@ -15,4 +18,14 @@ if ((${#missing[@]})); then
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The Python side: nanobind builds ember._C; pytest runs tests/python.
+venv="$(dirname "$0")/../.venv"
+if [[ ! -x "$venv/bin/python" ]]; then
+  /usr/bin/python3 -m venv --system-site-packages "$venv"
+fi
+if ! "$venv/bin/python" -c "import nanobind, pytest, scikit_build_core" >/dev/null 2>&1; then
+  echo "setup: installing nanobind, scikit-build-core and pytest into .venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "nanobind>=2.0" "scikit-build-core>=0.10" "pytest>=7"
 fi

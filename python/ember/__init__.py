@@ -1,0 +1,30 @@
+"""ember: a deep learning framework in C++ with PyTorch's API.
+
+    import ember as torch
+    from ember import nn
+
+runs ordinary PyTorch programs. The tensors, ops, autograd, modules, optimizers and data loading
+are ember's C++ library (ember._C, built with nanobind); this package is the thin Python layer
+that gives them torch's names.
+"""
+import pkgutil as _pkgutil
+
+# A development build keeps _C in build/python/ember (PYTHONPATH=python:build/python): extend
+# this package's path so that directory's files are part of it.
+__path__ = _pkgutil.extend_path(__path__, __name__)
+
+from . import _C  # noqa: E402
+from ._size import Size  # noqa: E402
+
+_C._set_size_type(Size)
+
+from ._C import *  # noqa: E402,F401,F403
+from ._C import Tensor, dtype, device, Generator, default_generator  # noqa: E402,F401
+
+__version__ = "0.1.0"
+
+from ._tensor_py import *  # noqa: E402,F401,F403  (Python-level pieces of the Tensor API)
+from . import autograd  # noqa: E402,F401
+from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: E402,F401
+from . import nn, optim, utils  # noqa: E402,F401
+from .serialization import save, load  # noqa: E402,F401

@@ -1,0 +1,2 @@
+"""Python-level parts of the Tensor API (placeholder)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""ember.autograd (placeholder until the autograd bindings land)."""
+from . import grad_mode  # noqa: F401

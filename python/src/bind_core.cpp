@@ -1,0 +1,201 @@
+// dtype objects, ember.device, ember.Size, Generator, seeding, threads, and the mapping of
+// ember's C++ exceptions onto Python's (RuntimeError, IndexError, ValueError, TypeError).
+#include <array>
+#include <string>
+
+#include "bind.h"
+
+namespace ember::python {
+namespace {
+
+std::array<nb::object, kNumDTypes> g_dtype_objects;
+nb::object g_size_type;  // ember.Size, handed over by ember/_size.py
+
+bool is_tensor_object(PyObject* o) { return nb::isinstance<Tensor>(nb::handle(o)); }
+
+}  // namespace
+
+nb::handle dtype_object(DType t) { return g_dtype_objects[int(t)]; }
+
+nb::object size_object(IntArrayRef sizes) {
+  if (!g_size_type.is_valid()) throw std::runtime_error("ember.Size is not registered (import ember first)");
+  auto* type = reinterpret_cast<PyTypeObject*>(g_size_type.ptr());
+  // A tuple subclass with no extra state: allocate and fill it like a tuple (as torch.Size).
+  PyObject* t = type->tp_alloc(type, Py_ssize_t(sizes.size()));
+  if (!t) throw nb::python_error();
+  for (size_t i = 0; i < sizes.size(); ++i) PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(sizes[i]));
+  return nb::steal(t);
+}
+
+bool scalar_from_python(PyObject* o, bool convert, Scalar& out) {
+  if (PyBool_Check(o)) { out = Scalar(o == Py_True); return true; }
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) {  // beyond int64: torch keeps it as a float only when it must; we refuse
+      return false;
+    }
+    out = Scalar(int64_t(v));
+    return true;
+  }
+  if (PyFloat_Check(o)) { out = Scalar(PyFloat_AS_DOUBLE(o)); return true; }
+  if (!convert || is_tensor_object(o)) return false;
+  // NumPy scalars: integers have __index__, floats __float__.
+  if (PyIndex_Check(o)) {
+    long long v = PyLong_AsLongLong(o);
+    if (v == -1 && PyErr_Occurred()) { PyErr_Clear(); return false; }
+    out = Scalar(int64_t(v));
+    return true;
+  }
+  if (PyNumber_Check(o) && Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float) {
+    double d = PyFloat_AsDouble(o);
+    if (d == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return false; }
+    out = Scalar(d);
+    return true;
+  }
+  return false;
+}
+
+PyObject* scalar_to_python(const Scalar& s) {
+  if (s.is_bool()) return PyBool_FromLong(s.to_bool());
+  if (s.is_integral()) return PyLong_FromLongLong(s.to_int());
+  return PyFloat_FromDouble(s.to_double());
+}
+
+void bind_core(nb::module_& m) {
+  // ---- exceptions: ember's classes -> Python's, most derived first
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const ember::IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const ember::ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const ember::TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const ember::NotImplementedError& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    } catch (const ember::Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+
+  // ---- dtypes
+  nb::class_<PyDType>(m, "dtype")
+      .def_prop_ro("is_floating_point", [](const PyDType& d) { return is_floating(d.value); })
+      .def_prop_ro("is_signed", [](const PyDType& d) {
+        return d.value != kBool && d.value != kUInt8;
+      })
+      .def_prop_ro("is_complex", [](const PyDType&) { return false; })
+      .def_prop_ro("itemsize", [](const PyDType& d) { return element_size(d.value); })
+      .def("__repr__", [](const PyDType& d) { return std::string("ember.") + dtype_name(d.value); })
+      // Pickles by name, so a pickled dtype comes back as the same singleton.
+      .def("__reduce__", [](const PyDType& d) { return std::string(dtype_name(d.value)); })
+      .def("__hash__", [](const PyDType& d) { return int(d.value); })
+      .def("__eq__", [](const PyDType& a, nb::handle b) {
+        return nb::isinstance<PyDType>(b) && nb::inst_ptr<PyDType>(b)->value == a.value;
+      })
+      .def("__ne__", [](const PyDType& a, nb::handle b) {
+        return !(nb::isinstance<PyDType>(b) && nb::inst_ptr<PyDType>(b)->value == a.value);
+      });
+  const std::pair<DType, std::vector<const char*>> dtype_names[] = {
+      {kBool, {"bool"}},
+      {kUInt8, {"uint8"}},
+      {kInt8, {"int8"}},
+      {kInt16, {"int16", "short"}},
+      {kInt32, {"int32", "int"}},
+      {kInt64, {"int64", "long"}},
+      {kFloat16, {"float16", "half"}},
+      {kBFloat16, {"bfloat16"}},
+      {kFloat32, {"float32", "float"}},
+      {kFloat64, {"float64", "double"}},
+  };
+  for (const auto& [t, names] : dtype_names) {
+    g_dtype_objects[int(t)] = nb::cast(PyDType{t});
+    for (const char* name : names) m.attr(name) = g_dtype_objects[int(t)];
+  }
+  m.def("promote_types", [](DType a, DType b) { return promote_types(a, b); });
+  m.def("get_default_dtype", [] { return default_dtype(); });
+  m.def("set_default_dtype", [](DType t) {
+    EMBER_CHECK_TYPE(t == kFloat32 || t == kFloat64 || t == kFloat16 || t == kBFloat16,
+                     "only floating-point types are supported as the default type");
+    set_default_dtype(t);
+  });
+  m.def("_set_size_type", [](nb::object type) { g_size_type = type; });
+
+  // ---- devices
+  nb::class_<Device>(m, "device")
+      .def(nb::init_implicit<const std::string&>(), nb::arg("type"))
+      .def("__init__", [](Device* self, const std::string& type, int index) {
+        Device d(type);
+        EMBER_CHECK(!d.has_index(), "type (string) must not include an index because index was passed "
+                                    "explicitly: ", type);
+        new (self) Device(d.type, int16_t(index));
+      }, nb::arg("type"), nb::arg("index"))
+      .def_prop_ro("type", [](const Device& d) { return std::string(device_type_name(d.type)); })
+      .def_prop_ro("index", [](const Device& d) -> std::optional<int> {
+        if (!d.has_index()) return std::nullopt;
+        return d.index;
+      })
+      .def("__str__", &Device::str)
+      .def("__repr__", [](const Device& d) {
+        std::string s = std::string("device(type='") + device_type_name(d.type) + "'";
+        if (d.has_index()) s += ", index=" + std::to_string(d.index);
+        return s + ")";
+      })
+      .def("__eq__", [](const Device& a, nb::handle b) {
+        Device* d = nullptr;
+        return nb::try_cast<Device*>(b, d, false) && d && *d == a;
+      })
+      .def("__hash__", [](const Device& d) { return int(d.type) * 65536 + d.index; })
+      .def("__reduce__", [](const Device& d) {
+        return nb::make_tuple(nb::type<Device>(), nb::make_tuple(d.str()));
+      });
+
+  // ---- random numbers
+  nb::class_<Generator>(m, "Generator")
+      .def("__init__", [](Generator* self, Device device) {
+        EMBER_CHECK(device.is_cpu(), "Generator: only 'cpu' generators exist in this build, got device ",
+                    device.str());
+        new (self) Generator();
+      }, nb::arg("device") = Device(DeviceType::CPU))
+      .def("manual_seed", [](Generator& g, nb::int_ seed) -> Generator& {
+        // Negative seeds wrap to uint64 as torch's do.
+        g.manual_seed(uint64_t(PyLong_AsUnsignedLongLongMask(seed.ptr())));
+        return g;
+      }, nb::arg("seed"), nb::rv_policy::reference)
+      .def("initial_seed", &Generator::initial_seed)
+      .def("seed", [](Generator& g) {
+        uint64_t s = std::random_device{}() * 0x9E3779B97F4A7C15ULL ^ std::random_device{}();
+        g.manual_seed(s);
+        return s;
+      })
+      .def("get_state", [](const Generator& g) {
+        std::string s = g.get_state();
+        Tensor t = empty({int64_t(s.size())}, {.dtype = kUInt8});
+        std::memcpy(t.data_ptr(), s.data(), s.size());
+        return t;
+      })
+      .def("set_state", [](Generator& g, const Tensor& state) {
+        EMBER_CHECK_TYPE(state.dtype() == kUInt8 && state.dim() == 1,
+                         "Generator.set_state: expected a 1-D ember.uint8 tensor (from get_state()), got ",
+                         dtype_name(state.dtype()), " of ", state.dim(), " dims");
+        Tensor c = state.contiguous();
+        g.set_state(std::string(static_cast<const char*>(c.data_ptr()), size_t(c.numel())));
+      }, nb::arg("new_state"))
+      .def_prop_ro("device", [](const Generator&) { return Device(DeviceType::CPU); });
+  m.attr("default_generator") = nb::cast(&default_generator(), nb::rv_policy::reference);
+  m.def("manual_seed", [](nb::int_ seed) -> Generator& {
+    manual_seed(uint64_t(PyLong_AsUnsignedLongLongMask(seed.ptr())));
+    return default_generator();
+  }, nb::arg("seed"), nb::rv_policy::reference);
+
+  // ---- threads
+  m.def("set_num_threads", [](int n) {
+    EMBER_CHECK_VALUE(n > 0, "set_num_threads expects a positive integer, got ", n);
+    set_num_threads(n);
+  }, nb::arg("n"));
+  m.def("get_num_threads", &get_num_threads);
+}
+
+}  // namespace ember::python

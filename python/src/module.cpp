@@ -1,0 +1,21 @@
+// ember._C: the extension module behind `import ember`. Each bind_* lives in its own file
+// (bind.h lists them) so touching one part rebuilds one translation unit.
+#include "bind.h"
+
+NB_MODULE(_C, m) {
+  using namespace ember::python;
+  // The dtype singletons and the Size type live as long as the process, by design.
+  nb::set_leak_warnings(false);
+  m.doc() = "ember's C++ core (nanobind bindings); use the `ember` package, not this module.";
+  bind_core(m);
+  // Tensors take arbitrary attributes and weak references, as torch's do (hooks, caches and
+  // user code rely on both).
+  nb::class_<ember::Tensor> cls(m, "Tensor", nb::dynamic_attr(), nb::is_weak_referenceable());
+  bind_tensor(m, cls);
+  bind_ops(m, cls);
+  bind_autograd(m, cls);
+  bind_nn(m);
+  bind_optim(m);
+  bind_serialize(m);
+  bind_data(m);
+}
