@@ -222,15 +222,257 @@ Tensor from_numpy(nb::handle array) {
   return tensor_from_ndarray(nb::cast<nb::ndarray<>>(array), "from_numpy");
 }
 
+namespace {
+
+// ---- Tensor.to(...) / conversions ------------------------------------------------------------
+
+// Parses torch's forms: to(dtype), to(device[, dtype]), to(tensor), to(dtype=..., device=...),
+// plus non_blocking / copy / memory_format keywords.
+Tensor tensor_to(const Tensor& self, const nb::args& args, const nb::kwargs& kwargs) {
+  std::optional<DType> dtype;
+  std::optional<Device> device;
+  bool copy = false;
+  for (nb::handle a : args) {
+    if (nb::isinstance<PyDType>(a)) {
+      dtype = nb::inst_ptr<PyDType>(a)->value;
+    } else if (nb::isinstance<Tensor>(a)) {
+      dtype = tensor_of(a).dtype();
+      device = tensor_of(a).device();
+    } else if (nb::isinstance<Device>(a)) {
+      device = *nb::inst_ptr<Device>(a);
+    } else if (PyUnicode_Check(a.ptr())) {
+      device = Device(nb::cast<std::string>(a));
+    } else if (PyBool_Check(a.ptr())) {
+      // to(dtype, non_blocking, copy) positional booleans: ignored / copy.
+    } else {
+      throw ember::TypeError(detail::cat("to() received an invalid combination of arguments - got an argument of type ",
+                                         Py_TYPE(a.ptr())->tp_name,
+                                         "; expected a dtype, a device (or device string) or a Tensor"));
+    }
+  }
+  for (auto [k, v] : kwargs) {
+    std::string key = nb::cast<std::string>(k);
+    if (key == "dtype") {
+      if (!v.is_none()) dtype = nb::cast<DType>(v);
+    } else if (key == "device") {
+      if (!v.is_none()) device = nb::isinstance<Device>(v) ? *nb::inst_ptr<Device>(v) : Device(nb::cast<std::string>(v));
+    } else if (key == "copy") {
+      copy = nb::cast<bool>(v);
+    } else if (key == "non_blocking" || key == "memory_format") {
+    } else {
+      throw ember::TypeError(detail::cat("to() got an unexpected keyword argument '", key, "'"));
+    }
+  }
+  Device dev = device ? *device : self.device();
+  DType dt = dtype ? *dtype : self.dtype();
+  return self.to(dev, dt, copy);
+}
+
+nb::object tolist_rec(const char* data, DType t, IntArrayRef sizes, size_t dim, int64_t offset, IntArrayRef strides) {
+  if (dim == sizes.size()) {
+    const char* p = data + offset * element_size(t);
+    switch (t) {
+      case kBool: return nb::bool_(*reinterpret_cast<const bool*>(p));
+      case kInt64: return nb::int_(*reinterpret_cast<const int64_t*>(p));
+      default: return nb::float_(*reinterpret_cast<const double*>(p));
+    }
+  }
+  nb::list out;
+  for (int64_t i = 0; i < sizes[dim]; ++i) out.append(tolist_rec(data, t, sizes, dim + 1, offset + i * strides[dim], strides));
+  return std::move(out);
+}
+
+nb::object tensor_tolist(const Tensor& self) {
+  DType t = self.dtype() == kBool ? kBool : is_floating(self.dtype()) ? kFloat64 : kInt64;
+  Tensor c = self.detach().to(Device(DeviceType::CPU), t).contiguous();
+  Shape strides = contiguous_strides(c.sizes());
+  return tolist_rec(static_cast<const char*>(c.data_ptr()), t, c.sizes(), 0, 0, strides);
+}
+
+void check_one_element(const Tensor& t, const char* what) {
+  EMBER_CHECK_VALUE(t.numel() == 1, "only one element tensors can be converted to Python scalars");
+  (void)what;
+}
+
+// ---- NumPy and DLPack export -------------------------------------------------------------------
+
+template <class... Framework>
+nb::ndarray<Framework...> as_ndarray(const Tensor& self, const char* what) {
+  EMBER_CHECK(self.device().is_cpu(), "can't convert ", self.device().str(),
+              " device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.");
+  if constexpr (sizeof...(Framework) > 0) {  // NumPy: torch's extra checks
+    EMBER_CHECK(!self.requires_grad(),
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
+    EMBER_CHECK_TYPE(self.dtype() != kBFloat16, "Got unsupported ScalarType BFloat16");
+  }
+  auto* keep = new Tensor(self.detach());
+  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  std::vector<size_t> shape(self.sizes().begin(), self.sizes().end());
+  std::vector<int64_t> strides(self.strides().begin(), self.strides().end());
+  return nb::ndarray<Framework...>(keep->data_ptr(), shape.size(), shape.data(), owner, strides.data(),
+                                dlpack_dtype(self.dtype()), nb::device::cpu::value, 0);
+}
+
+Tensor legacy_construct(const nb::args& args, DType dtype) {
+  if (args.size() == 0) return empty({0}, {.dtype = dtype});
+  if (args.size() == 1 && nb::isinstance<Tensor>(args[0])) return tensor_of(args[0]);
+  if (args.size() == 1 && !PyIndex_Check(args[0].ptr())) return tensor_from_data(args[0], dtype, std::nullopt, false);
+  return zeros(sizes_from_args(args, "Tensor"), {.dtype = dtype});
+}
+
+}  // namespace
+
+Tensor from_dlpack(nb::handle obj) {
+  if (nb::isinstance<Tensor>(obj)) return tensor_of(obj);
+  return tensor_from_ndarray(nb::cast<nb::ndarray<>>(obj), "from_dlpack");
+}
+
 void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
+  // ---- construction
   m.def("tensor", &tensor_from_data, nb::arg("data"), nb::kw_only(), nb::arg("dtype") = nb::none(),
         nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
+  m.def("as_tensor", [](nb::handle data, std::optional<DType> dtype, std::optional<Device> device) {
+    // Shares memory when no conversion is needed, as torch.as_tensor does.
+    Tensor t;
+    if (nb::isinstance<Tensor>(data)) t = tensor_of(data);
+    else if (is_numpy_array(data)) t = from_numpy(data);
+    else return tensor_from_data(data, dtype, device, false);
+    if (dtype && *dtype != t.dtype()) t = t.to(*dtype);
+    if (device && *device != t.device()) t = t.to(*device);
+    return t;
+  }, nb::arg("data"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
   m.def("from_numpy", &from_numpy, nb::arg("ndarray"));
-  cls.def("__repr__", &Tensor::str);
+  m.def("from_dlpack", &from_dlpack, nb::arg("ext_tensor"));
+  m.def("to_dlpack", [](const Tensor& t) { return nb::cast(as_ndarray<>(t, "to_dlpack")); },
+        nb::arg("tensor"));
+  m.def("_legacy_new", &legacy_construct, nb::arg("args"), nb::arg("dtype"));
+  // torch.Tensor(x) aliases a tensor, torch.Tensor(2, 3) makes a float tensor of that size,
+  // torch.Tensor([1, 2]) copies data as float. nn.Parameter calls Tensor.__init__(self, data).
+  cls.def("__init__", [](Tensor* self, const nb::args& args) {
+    new (self) Tensor(legacy_construct(args, default_dtype()));
+  });
+
+  // ---- metadata
   cls.def_prop_ro("shape", [](const Tensor& t) { return size_object(t.sizes()); });
+  cls.def("size", [](const Tensor& t, std::optional<int64_t> dim) -> nb::object {
+    if (dim) return nb::int_(t.size(*dim));
+    return size_object(t.sizes());
+  }, nb::arg("dim") = nb::none());
+  cls.def("stride", [](const Tensor& t, std::optional<int64_t> dim) -> nb::object {
+    if (dim) return nb::int_(t.stride(*dim));
+    return nb::cast(IntArrayRef(t.strides()));
+  }, nb::arg("dim") = nb::none());
   cls.def_prop_ro("dtype", [](const Tensor& t) { return t.dtype(); });
   cls.def_prop_ro("device", [](const Tensor& t) { return t.device(); });
-  (void)dlpack_dtype;
+  cls.def_prop_ro("ndim", &Tensor::dim);
+  cls.def("dim", &Tensor::dim);
+  cls.def("ndimension", &Tensor::dim);
+  cls.def("numel", &Tensor::numel);
+  cls.def("nelement", &Tensor::numel);
+  cls.def("storage_offset", &Tensor::storage_offset);
+  cls.def("is_contiguous", [](const Tensor& t, nb::handle) { return t.is_contiguous(); },
+          nb::arg("memory_format") = nb::none());
+  cls.def("is_floating_point", &Tensor::is_floating_point);
+  cls.def("is_complex", [](const Tensor&) { return false; });
+  cls.def_prop_ro("is_signed", [](const Tensor& t) { return t.dtype() != kBool && t.dtype() != kUInt8; });
+  cls.def("element_size", &Tensor::element_size);
+  cls.def_prop_ro("itemsize", &Tensor::element_size);
+  cls.def_prop_ro("nbytes", &Tensor::nbytes);
+  cls.def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); });
+  cls.def_prop_ro("is_cuda", &Tensor::is_cuda);
+  cls.def_prop_ro("is_cpu", &Tensor::is_cpu);
+  cls.def_prop_ro("is_sparse", [](const Tensor&) { return false; });
+  cls.def_prop_ro("is_quantized", [](const Tensor&) { return false; });
+  cls.def_prop_ro("is_meta", [](const Tensor&) { return false; });
+  cls.def_prop_ro("T", &Tensor::T);
+  cls.def_prop_ro("mT", &Tensor::mT);
+
+  // ---- conversion
+  cls.def("to", &tensor_to);
+  cls.def("cpu", [](const Tensor& t) { return t.cpu(); });
+  cls.def("cuda", [](const Tensor& t, nb::handle device, bool) {
+    Device d = device.is_none() ? Device(DeviceType::CUDA)
+               : PyLong_Check(device.ptr()) ? Device(DeviceType::CUDA, int16_t(nb::cast<int>(device)))
+                                            : nb::cast<Device>(device);
+    return t.to(d);
+  }, nb::arg("device") = nb::none(), nb::arg("non_blocking") = false);
+  const std::pair<const char*, DType> casts[] = {
+      {"float", kFloat32}, {"double", kFloat64}, {"half", kFloat16}, {"bfloat16", kBFloat16},
+      {"long", kInt64},    {"int", kInt32},      {"short", kInt16},  {"char", kInt8},
+      {"byte", kUInt8},    {"bool", kBool}};
+  for (auto [name, dt] : casts) {
+    cls.def(name, [dt](const Tensor& t, nb::handle) { return t.to(dt); }, nb::arg("memory_format") = nb::none());
+  }
+  cls.def("type", [](const Tensor& t, nb::handle dtype) -> nb::object {
+    if (dtype.is_none()) {
+      static const char* names[] = {"BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor",
+                                    "LongTensor", "HalfTensor", "BFloat16Tensor", "FloatTensor", "DoubleTensor"};
+      return nb::str((std::string("ember.") + names[int(t.dtype())]).c_str());
+    }
+    return nb::cast(t.to(nb::cast<DType>(dtype)));
+  }, nb::arg("dtype") = nb::none());
+  cls.def("type_as", [](const Tensor& t, const Tensor& o) { return t.to(o.dtype()); });
+  cls.def("pin_memory", [](const Tensor& t) { return t; });
+  cls.def("is_pinned", [](const Tensor&) { return false; });
+  cls.def("share_memory_", [](nb::handle self) { return self; });
+  cls.def("is_shared", [](const Tensor&) { return false; });
+  cls.def("item", [](const Tensor& t) { return t.item(); });
+  cls.def("tolist", &tensor_tolist);
+  cls.def("numpy", [](const Tensor& t, bool force) {
+    if (force) return as_ndarray<nb::numpy>(t.detach(), "numpy");
+    return as_ndarray<nb::numpy>(t, "numpy");
+  }, nb::arg("force") = false);
+  cls.def("__array__", [](const Tensor& t, nb::handle dtype) {
+    nb::object arr = nb::cast(as_ndarray<nb::numpy>(t, "__array__"));
+    if (!dtype.is_none()) return arr.attr("astype")(dtype);
+    return arr;
+  }, nb::arg("dtype") = nb::none());
+  cls.attr("__array_priority__") = 1000;  // NumPy defers `ndarray + tensor` to our __radd__
+  cls.def("__dlpack__", [](const Tensor& t, nb::handle) {
+    // A framework-less nanobind ndarray converts to a DLPack capsule.
+    return nb::cast(as_ndarray<>(t, "__dlpack__"));
+  }, nb::arg("stream") = nb::none());
+  cls.def("__dlpack_device__", [](const Tensor& t) {
+    return nb::make_tuple(t.device().is_cpu() ? 1 : 2, t.device().has_index() ? t.device().index : 0);
+  });
+
+  // ---- Python protocols
+  cls.def("__repr__", &Tensor::str);
+  cls.def("__str__", &Tensor::str);
+  cls.def("__format__", [](nb::handle self, nb::handle spec) -> nb::object {
+    const Tensor& t = tensor_of(self);
+    if (t.dim() == 0) return nb::steal(PyObject_Format(nb::cast(t.item()).ptr(), spec.ptr()));
+    return nb::steal(PyObject_Format(nb::str(t.str().c_str()).ptr(), spec.ptr()));
+  });
+  cls.def("__hash__", [](nb::handle self) { return reinterpret_cast<intptr_t>(self.ptr()) >> 4; });
+  cls.def("__len__", [](const Tensor& t) {
+    EMBER_CHECK_TYPE(t.dim() > 0, "len() of a 0-d tensor");
+    return t.size(0);
+  });
+  cls.def("__iter__", [](const Tensor& t) {
+    EMBER_CHECK_TYPE(t.dim() > 0, "iteration over a 0-d tensor");
+    return nb::iter(nb::cast(t.unbind(0)));
+  });
+  cls.def("__bool__", [](const Tensor& t) {
+    EMBER_CHECK(t.numel() != 0, "Boolean value of Tensor with no values is ambiguous");
+    EMBER_CHECK(t.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
+    return t.item().to_bool();
+  });
+  cls.def("__float__", [](const Tensor& t) { check_one_element(t, "float"); return t.item().to_double(); });
+  cls.def("__int__", [](const Tensor& t) { check_one_element(t, "int"); return t.item().to_int(); });
+  cls.def("__index__", [](const Tensor& t) {
+    EMBER_CHECK_TYPE(t.numel() == 1 && !is_floating(t.dtype()) && t.dtype() != kBool,
+                     "only integer tensors of a single element can be converted to an index");
+    return t.item().to_int();
+  });
+  cls.def("__contains__", [](const Tensor& t, nb::handle element) {
+    if (nb::isinstance<Tensor>(element)) return eq(t, tensor_of(element)).any().item().to_bool();
+    Scalar s;
+    EMBER_CHECK_TYPE(scalar_from_python(element.ptr(), true, s),
+                     "Tensor.__contains__ only supports Tensor or scalar, but you passed in a ",
+                     Py_TYPE(element.ptr())->tp_name);
+    return eq(t, s).any().item().to_bool();
+  });
 }
 
 }  // namespace ember::python

@@ -12,6 +12,7 @@ NB_MODULE(_C, m) {
   // user code rely on both).
   nb::class_<ember::Tensor> cls(m, "Tensor", nb::dynamic_attr(), nb::is_weak_referenceable());
   bind_tensor(m, cls);
+  bind_indexing(cls);
   bind_ops(m, cls);
   bind_autograd(m, cls);
   bind_nn(m);
