@@ -1,2 +1,158 @@
-"""Python-level parts of the Tensor API (placeholder)."""
-__all__ = []
+"""Python-level pieces of the Tensor API: the legacy typed constructors (FloatTensor, ...),
+pickling and deepcopy of tensors, and small module-level helpers torch has (is_tensor, numel,
+typename, get_rng_state, ...)."""
+import copy as _copy
+
+from . import _C
+from ._C import Tensor
+
+__all__ = [
+    "is_tensor", "is_storage", "is_floating_point", "numel", "typename", "get_rng_state", "set_rng_state",
+    "seed", "initial_seed", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "strided", "contiguous_format",
+    "preserve_format", "channels_last", "layout", "memory_format",
+]
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_storage(obj):
+    return False
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def numel(input):
+    return input.numel()
+
+
+def typename(obj):
+    if isinstance(obj, Tensor):
+        return obj.type()
+    return type(obj).__module__ + "." + type(obj).__qualname__
+
+
+def get_rng_state():
+    return _C.default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    _C.default_generator.set_state(new_state)
+
+
+def seed():
+    return _C.default_generator.seed()
+
+
+def initial_seed():
+    return _C.default_generator.initial_seed()
+
+
+class _LegacyTensorType(type):
+    """torch.FloatTensor & co: calling makes a tensor of that dtype; isinstance checks the dtype."""
+
+    def __call__(cls, *args, **kwargs):
+        if kwargs:
+            raise TypeError(f"{cls.__name__}() takes no keyword arguments")
+        return _C._legacy_new(args, cls._dtype)
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype == cls._dtype
+
+
+def _legacy(name, dtype):
+    return _LegacyTensorType(name, (), {"_dtype": dtype, "__module__": "ember"})
+
+
+FloatTensor = _legacy("FloatTensor", _C.float32)
+DoubleTensor = _legacy("DoubleTensor", _C.float64)
+HalfTensor = _legacy("HalfTensor", _C.float16)
+BFloat16Tensor = _legacy("BFloat16Tensor", _C.bfloat16)
+LongTensor = _legacy("LongTensor", _C.int64)
+IntTensor = _legacy("IntTensor", _C.int32)
+ShortTensor = _legacy("ShortTensor", _C.int16)
+CharTensor = _legacy("CharTensor", _C.int8)
+ByteTensor = _legacy("ByteTensor", _C.uint8)
+BoolTensor = _legacy("BoolTensor", _C.bool)
+
+
+class layout:
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "ember." + self._name
+
+
+class memory_format(layout):
+    pass
+
+
+strided = layout("strided")
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+
+
+# ---- pickling and copying ------------------------------------------------------------------
+
+def _rebuild_tensor(array, dtype, requires_grad):
+    t = _C.from_numpy(array).to(dtype, copy=True)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _tensor_reduce_ex(self, protocol):
+    # Through NumPy (bfloat16 via float32); the dtype is restored on load. Pickle is what
+    # copy.deepcopy of containers and multiprocessing use; checkpoints use ember.save.
+    data = self.detach()
+    if data.dtype == _C.bfloat16:
+        data = data.float()
+    state = (_rebuild_tensor, (data.numpy().copy(), self.dtype, self.requires_grad))
+    extra = getattr(self, "__dict__", None)
+    if extra:
+        return state + (dict(extra),)
+    return state
+
+
+def _tensor_deepcopy(self, memo):
+    if not self.is_leaf:
+        raise RuntimeError(
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment")
+    key = id(self)
+    if key in memo:
+        return memo[key]
+    with _no_grad():
+        new = self.clone()
+    if type(self) is not Tensor:  # subclasses (nn.Parameter) rebuild themselves around the copy
+        new = type(self).__new__(type(self))
+        Tensor.__init__(new, self.detach().clone())
+    if self.requires_grad:
+        new.requires_grad_(True)
+    if self.grad is not None:
+        new.grad = _copy.deepcopy(self.grad, memo)
+    for k, v in getattr(self, "__dict__", {}).items():
+        setattr(new, k, _copy.deepcopy(v, memo))
+    memo[key] = new
+    return new
+
+
+def _no_grad():
+    from .autograd.grad_mode import no_grad
+    return no_grad()
+
+
+def _tensor_setstate(self, state):
+    for k, v in state.items():
+        setattr(self, k, v)
+
+
+Tensor.__reduce_ex__ = _tensor_reduce_ex
+Tensor.__deepcopy__ = _tensor_deepcopy
+Tensor.__setstate__ = _tensor_setstate
+Tensor.__module__ = "ember"

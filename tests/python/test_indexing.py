@@ -1,0 +1,92 @@
+"""x[...] and x[...] = v against NumPy's results (the same rules for these forms) and torch's."""
+import numpy as np
+import pytest
+
+import ember
+
+BASE = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+
+INDEXES = [
+    1, -1, (1, 2), (slice(None), 1), slice(1, None), (slice(None), slice(None, None, 2)),
+    (Ellipsis, -1), (Ellipsis, slice(1, 3)), (1, Ellipsis, 2), (None,), (slice(None), None, None, slice(None)),
+    (None, 1, None, 2), (0, slice(None, None, 3), 1), ([0, 1],), ([1, 0, 1], [2, 0, 1]), (slice(None), [0, 2]),
+    (slice(None), [0, 2], slice(1, 3)), (slice(None), [0, 2], slice(None), [1, 4]), (0, [[0, 1], [2, 1]]),
+    (Ellipsis, [4, 0]), (slice(None), 1, [0, 3]), (None, [1], Ellipsis), (slice(2, 0), ), (slice(-100, 100),),
+    ([], ), (slice(None), np.array([2, 1])),
+]
+
+
+@pytest.mark.parametrize("index", INDEXES, ids=[repr(i) for i in INDEXES])
+def test_getitem_matches_numpy(index):
+    x = ember.tensor(BASE)
+    expected = BASE[index]
+    got = x[index]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got.numpy(), expected)
+
+
+def test_boolean_masks():
+    x = ember.tensor(BASE)
+    mask = BASE > 100
+    np.testing.assert_array_equal(x[ember.from_numpy(mask)].numpy(), BASE[mask])
+    row_mask = np.array([True, False])
+    np.testing.assert_array_equal(x[ember.from_numpy(row_mask)].numpy(), BASE[row_mask])
+    m2 = BASE[0, :, :, 0] > 30
+    np.testing.assert_array_equal(x[1, ember.from_numpy(m2)].numpy(), BASE[1, m2])
+    assert x[True].shape == (1, 2, 3, 4, 5) and x[False].shape == (0, 2, 3, 4, 5)
+    with pytest.raises(IndexError, match="The shape of the mask"):
+        x[ember.from_numpy(np.array([True, False, True]))]
+
+
+def test_basic_indexing_gives_views():
+    x = ember.tensor(BASE.copy())
+    v = x[1, :, ::2]
+    assert v.data_ptr() != 0 and v.storage_offset() == 60
+    v[0, 0, 0] = -5.0
+    assert x[1, 0, 0, 0].item() == -5.0
+    assert x[...] is not x and x[...].data_ptr() == x.data_ptr()
+
+
+def test_setitem_forms():
+    ref = BASE.copy()
+    x = ember.tensor(ref)
+    for index, value in [((0, 1), 7.0), ((Ellipsis, 0), -1.0), ((slice(None), [0, 2], 1), 3.0),
+                         (([1, 0], [2, 1]), 9.0), ((1,), np.float32(2.5))]:
+        ref[index] = value
+        x[index] = value
+    mask = ref > 50
+    ref[mask] = 0
+    x[ember.from_numpy(mask)] = 0
+    ref[0, 0] = np.arange(20, dtype=np.float32).reshape(4, 5)
+    x[0, 0] = ember.tensor(np.arange(20, dtype=np.float32).reshape(4, 5))
+    ref[1, :, 0, 0] = [1, 2, 3]
+    x[1, :, 0, 0] = [1, 2, 3]
+    ref[:, 1] = ref[:, 1, 0:1, :]  # broadcast
+    x[:, 1] = x[:, 1, 0:1, :]
+    np.testing.assert_array_equal(x.numpy(), ref)
+
+
+def test_index_errors_name_the_problem():
+    x = ember.tensor(BASE)
+    with pytest.raises(IndexError, match="too many indices for tensor of dimension 4"):
+        x[0, 0, 0, 0, 0]
+    with pytest.raises(IndexError, match="out of range|out of bounds"):
+        x[5]
+    with pytest.raises(IndexError, match="only integers, slices"):
+        x["a"]
+    with pytest.raises(IndexError, match="tensors used as indices must be long"):
+        x[ember.tensor([0.0])]
+    with pytest.raises(IndexError, match="single ellipsis"):
+        x[..., ...]
+    with pytest.raises(ValueError, match="step must be greater than zero"):
+        x[::-1]
+    with pytest.raises(IndexError, match="invalid index of a 0-dim tensor"):
+        ember.tensor(1.0)[0]
+
+
+@pytest.mark.parametrize("index", INDEXES[:20], ids=[repr(i) for i in INDEXES[:20]])
+def test_getitem_matches_torch(torch_ref, index):
+    got = ember.tensor(BASE)[index]
+    want = torch_ref.tensor(BASE)[index]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
