@@ -56,6 +56,7 @@ void bind_nn(nb::module_& m);                                // nn.functional, n
 void bind_optim(nb::module_& m);
 void bind_serialize(nb::module_& m);                         // Value <-> Python, save/load
 void bind_data(nb::module_& m);
+void bind_vision(nb::module_& m);                            // ember.vision: datasets and transforms
 
 }  // namespace ember::python
 

@@ -19,4 +19,5 @@ NB_MODULE(_C, m) {
   bind_optim(m);
   bind_serialize(m);
   bind_data(m);
+  bind_vision(m);
 }

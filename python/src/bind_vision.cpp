@@ -1,0 +1,6 @@
+// Placeholder until this part of the binding is written.
+#include "bind.h"
+
+namespace ember::python {
+void bind_vision(nb::module_& m) {}
+}  // namespace ember::python
