@@ -345,7 +345,8 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def("from_dlpack", &from_dlpack, nb::arg("ext_tensor"));
   m.def("to_dlpack", [](const Tensor& t) { return nb::cast(as_ndarray<>(t, "to_dlpack")); },
         nb::arg("tensor"));
-  m.def("_legacy_new", &legacy_construct, nb::arg("args"), nb::arg("dtype"));
+  m.def("_legacy_new", [](nb::tuple args, DType dtype) { return legacy_construct(nb::borrow<nb::args>(args), dtype); },
+        nb::arg("args"), nb::arg("dtype"));
   // torch.Tensor(x) aliases a tensor, torch.Tensor(2, 3) makes a float tensor of that size,
   // torch.Tensor([1, 2]) copies data as float. nn.Parameter calls Tensor.__init__(self, data).
   cls.def("__init__", [](Tensor* self, const nb::args& args) {
