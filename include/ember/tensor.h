@@ -310,6 +310,9 @@ class Tensor {
   // A tensor sharing data with this one but cut from the graph.
   Tensor detach() const;
   Tensor& detach_();
+  // Makes this tensor use new_data's data in place (torch's set_data, `p.data = t`): every
+  // handle to this tensor sees it; its grad, history and hooks stay.
+  void set_data(const Tensor& new_data);
   // hook(grad) runs when this tensor's gradient is computed; a defined return value replaces it.
   autograd::RemovableHandle register_hook(std::function<Tensor(const Tensor&)> hook) const;
 

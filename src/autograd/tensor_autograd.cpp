@@ -159,6 +159,19 @@ Tensor Tensor::detach() const {
   return Tensor(std::move(impl));
 }
 
+void Tensor::set_data(const Tensor& new_data) {
+  EMBER_CHECK(new_data.defined(), "set_data: the new data is an undefined tensor");
+  EMBER_CHECK(!requires_grad() || is_floating(new_data.dtype()),
+              "data set to a tensor that requires gradients must be floating point or complex dtype");
+  AutogradMeta* m = get_meta(*this);
+  // A cached AccumulateGrad expects gradients of the old shape/dtype/device; a new graph must
+  // get a fresh one (an old graph still holding the previous one keeps working).
+  if (m && (new_data.dtype() != dtype() || new_data.device() != device() ||
+            !(IntArrayRef(new_data.sizes()) == IntArrayRef(sizes()))))
+    m->grad_accumulator.reset();
+  impl_->set_data_from(*new_data.impl());
+}
+
 Tensor& Tensor::detach_() {
   EMBER_CHECK(!impl_->is_view() || !requires_grad(),
               "Can't detach views in-place. Use detach() instead.");

@@ -31,6 +31,14 @@ void TensorImpl::set_geometry(Shape sizes, Shape strides, int64_t offset) {
   refresh();
 }
 
+void TensorImpl::set_data_from(const TensorImpl& src) {
+  storage_ = src.storage_;
+  dtype_ = src.dtype_;
+  wrapped_number_ = false;
+  view_base_ = nullptr;  // the new data is not a window of this impl's old base
+  set_geometry(src.sizes_, src.strides_, src.offset_);
+}
+
 void TensorImpl::refresh() {
   numel_ = shape_numel(sizes_);
   // Contiguous: row-major, ignoring strides of size-1 dims (as PyTorch does).

@@ -45,6 +45,10 @@ class TensorImpl {
 
   // Re-point this impl at a new window (used by in-place view ops such as squeeze_ / t_).
   void set_geometry(Shape sizes, Shape strides, int64_t offset);
+  // Re-point this impl at src's data (storage, dtype, geometry), keeping its own version counter
+  // and autograd state: Tensor::set_data (Python's `p.data = t`), so every holder of this impl
+  // (an optimizer, a module) sees the new data.
+  void set_data_from(const TensorImpl& src);
 
   const std::shared_ptr<VersionCounter>& version_counter() const { return version_; }
   void share_version_counter(std::shared_ptr<VersionCounter> vc) { version_ = std::move(vc); }
