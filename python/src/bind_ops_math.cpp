@@ -1,0 +1,352 @@
+// Elementwise math as ember.<op>(input, other) and Tensor.<op>(other), with the in-place
+// Tensor.<op>_ forms. `other` may be a tensor or a Python number; numbers take part in type
+// promotion as torch's wrapped numbers do (int tensor + 2.5 -> float32).
+#include <cmath>
+#include <type_traits>
+
+#include "bind_ops.h"
+
+namespace ember::python {
+namespace {
+
+using Self = nb::handle_t<Tensor>;
+
+// A Python number as a 0-dim wrapped-number tensor, for C++ ops that only take tensors.
+inline const Tensor& as_tensor(const Tensor& t, const Tensor&) { return t; }
+inline Tensor as_tensor(const Scalar& s, const Tensor& like) { return wrapped_scalar(s, like.device()); }
+
+// name(input, other) for a tensor and for a number `other`, as function and method, and
+// Tensor.<name>_(other) through assign_inplace when inplace_name is given.
+template <class F>
+void def_binary(nb::module_& m, TensorClass& cls, const char* name, F f, const char* inplace_name = nullptr) {
+  // Ops torch defines for tensors only (maximum, logical_and, ...) are lambdas taking a Tensor.
+  constexpr bool scalar_other = std::is_invocable_v<F, const Tensor&, const Scalar&>;
+  def_both(m, cls, name, [f](const Tensor& a, const Tensor& b) { return f(a, b); }, nb::arg("other"));
+  if constexpr (scalar_other) def_both(m, cls, name, [f](const Tensor& a, const Scalar& b) { return f(a, b); }, nb::arg("other"));
+  if (!inplace_name) return;
+  cls.def(inplace_name, [f, inplace_name](Self self, const Tensor& b) {
+    assign_inplace(tensor_of(self), f(tensor_of(self), b), inplace_name);
+    return nb::borrow(self);
+  }, nb::arg("other"));
+  if constexpr (scalar_other) {
+    cls.def(inplace_name, [f, inplace_name](Self self, const Scalar& b) {
+      assign_inplace(tensor_of(self), f(tensor_of(self), b), inplace_name);
+      return nb::borrow(self);
+    }, nb::arg("other"));
+  }
+}
+
+// clamp's bounds: numbers, tensors, or None each; a tensor bound turns the other into one too.
+Tensor clamp_any(const Tensor& self, nb::handle lo, nb::handle hi) {
+  bool tensors = nb::isinstance<Tensor>(lo) || nb::isinstance<Tensor>(hi);
+  auto scalar = [](nb::handle h, const char* which) -> std::optional<Scalar> {
+    if (h.is_none()) return std::nullopt;
+    Scalar s;
+    EMBER_CHECK_TYPE(scalar_from_python(h.ptr(), true, s), "clamp(): argument '", which,
+                     "' must be a Number or a Tensor, not ", Py_TYPE(h.ptr())->tp_name);
+    return s;
+  };
+  if (!tensors) return clamp(self, scalar(lo, "min"), scalar(hi, "max"));
+  auto tensor = [&](nb::handle h, const char* which) -> std::optional<Tensor> {
+    if (h.is_none()) return std::nullopt;
+    if (nb::isinstance<Tensor>(h)) return tensor_of(h);
+    return wrapped_scalar(*scalar(h, which), self.device());
+  };
+  return clamp(self, tensor(lo, "min"), tensor(hi, "max"));
+}
+
+// torch.where(condition, input, other) with numbers allowed on either side.
+Tensor where_any(const Tensor& cond, nb::handle a, nb::handle b) {
+  bool ta = nb::isinstance<Tensor>(a), tb = nb::isinstance<Tensor>(b);
+  auto number = [](nb::handle h, const char* which) {
+    Scalar s;
+    EMBER_CHECK_TYPE(scalar_from_python(h.ptr(), true, s), "where(): argument '", which,
+                     "' must be a Tensor or a Number, not ", Py_TYPE(h.ptr())->tp_name);
+    return s;
+  };
+  if (ta && tb) return where(cond, tensor_of(a), tensor_of(b));
+  if (ta) return where(cond, tensor_of(a), number(b, "other"));
+  if (tb) return where(cond, number(a, "input"), tensor_of(b));
+  return where(cond, number(a, "input"), number(b, "other"));
+}
+
+Tensor round_decimals(const Tensor& self, int64_t decimals) {
+  if (decimals == 0) return round(self);
+  double scale = std::pow(10.0, double(decimals));
+  return div(round(mul(self, Scalar(scale))), Scalar(scale));
+}
+
+}  // namespace
+
+void bind_ops_math(nb::module_& m, TensorClass& cls) {
+  // ---- arithmetic with alpha / rounding_mode
+  auto add_t = [](const Tensor& a, const Tensor& b, const Scalar& alpha) { return add(a, b, alpha); };
+  auto add_s = [](const Tensor& a, const Scalar& b, const Scalar& alpha) { return add(a, b, alpha); };
+  auto sub_t = [](const Tensor& a, const Tensor& b, const Scalar& alpha) { return sub(a, b, alpha); };
+  auto sub_s = [](const Tensor& a, const Scalar& b, const Scalar& alpha) { return sub(a, b, alpha); };
+  for (const char* name : {"add"}) {
+    def_both(m, cls, name, add_t, nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+    def_both(m, cls, name, add_s, nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+  }
+  for (const char* name : {"sub", "subtract"}) {
+    def_both(m, cls, name, sub_t, nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+    def_both(m, cls, name, sub_s, nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+  }
+  cls.def("add_", [](Self self, const Tensor& b, const Scalar& alpha) {
+    tensor_of(self).add_(b, alpha);
+    return nb::borrow(self);
+  }, nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+  cls.def("add_", [](Self self, const Scalar& b, const Scalar& alpha) {
+    tensor_of(self).add_(b, alpha);
+    return nb::borrow(self);
+  }, nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+  for (const char* name : {"sub_", "subtract_"}) {
+    cls.def(name, [](Self self, const Tensor& b, const Scalar& alpha) {
+      tensor_of(self).sub_(b, alpha);
+      return nb::borrow(self);
+    }, nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+    cls.def(name, [](Self self, const Scalar& b, const Scalar& alpha) {
+      tensor_of(self).sub_(b, alpha);
+      return nb::borrow(self);
+    }, nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+  }
+  m.def("rsub", [](const Tensor& a, const Tensor& b, const Scalar& alpha) { return sub(b, a, alpha); },
+        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+  m.def("rsub", [](const Tensor& a, const Scalar& b, const Scalar& alpha) { return rsub(a, b, alpha); },
+        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+
+  for (const char* name : {"mul", "multiply"}) {
+    def_both(m, cls, name, [](const Tensor& a, const Tensor& b) { return mul(a, b); }, nb::arg("other"));
+    def_both(m, cls, name, [](const Tensor& a, const Scalar& b) { return mul(a, b); }, nb::arg("other"));
+  }
+  for (const char* name : {"mul_", "multiply_"}) {
+    cls.def(name, [](Self self, const Tensor& b) { tensor_of(self).mul_(b); return nb::borrow(self); }, nb::arg("other"));
+    cls.def(name, [](Self self, const Scalar& b) { tensor_of(self).mul_(b); return nb::borrow(self); }, nb::arg("other"));
+  }
+  using OptStr = std::optional<std::string>;
+  for (const char* name : {"div", "divide"}) {
+    def_both(m, cls, name, [](const Tensor& a, const Tensor& b, OptStr r) { return div(a, b, r); }, nb::arg("other"),
+             nb::kw_only(), nb::arg("rounding_mode") = nb::none());
+    def_both(m, cls, name, [](const Tensor& a, const Scalar& b, OptStr r) { return div(a, b, r); }, nb::arg("other"),
+             nb::kw_only(), nb::arg("rounding_mode") = nb::none());
+  }
+  for (const char* name : {"div_", "divide_"}) {
+    cls.def(name, [](Self self, const Tensor& b, OptStr r) {
+      tensor_of(self).div_(b, r);
+      return nb::borrow(self);
+    }, nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
+    cls.def(name, [](Self self, const Scalar& b, OptStr r) {
+      tensor_of(self).div_(b, r);
+      return nb::borrow(self);
+    }, nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
+  }
+  def_binary(m, cls, "true_divide", [](const Tensor& a, const auto& b) { return div(a, b); }, "true_divide_");
+  def_binary(m, cls, "floor_divide", [](const Tensor& a, const auto& b) { return floor_divide(a, b); },
+             "floor_divide_");
+  def_binary(m, cls, "remainder", [](const Tensor& a, const auto& b) { return remainder(a, b); }, "remainder_");
+  def_binary(m, cls, "fmod", [](const Tensor& a, const auto& b) { return fmod(a, b); }, "fmod_");
+
+  // pow(exponent): tensor or number exponent; torch.pow(number, tensor) too.
+  def_both(m, cls, "pow", [](const Tensor& a, const Tensor& b) { return pow(a, b); }, nb::arg("exponent"));
+  def_both(m, cls, "pow", [](const Tensor& a, const Scalar& b) { return pow(a, b); }, nb::arg("exponent"));
+  m.def("pow", [](const Scalar& a, const Tensor& b) { return pow(a, b); }, nb::arg("self"), nb::arg("exponent"));
+  cls.def("pow_", [](Self self, const Tensor& b) { tensor_of(self).pow_(b); return nb::borrow(self); },
+          nb::arg("exponent"));
+  cls.def("pow_", [](Self self, const Scalar& b) { tensor_of(self).pow_(b); return nb::borrow(self); },
+          nb::arg("exponent"));
+  def_both(m, cls, "float_power", [](const Tensor& a, const Tensor& b) { return pow(a.to(kFloat64), b.to(kFloat64)); },
+           nb::arg("exponent"));
+  def_both(m, cls, "float_power", [](const Tensor& a, const Scalar& b) { return pow(a.to(kFloat64), b); },
+           nb::arg("exponent"));
+
+  // Tensor-only binary ops (torch.maximum(x, 2) is a TypeError in torch too).
+  def_binary(m, cls, "maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); });
+  def_binary(m, cls, "minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); });
+  def_binary(m, cls, "fmax", [](const Tensor& a, const Tensor& b) {
+    // fmax ignores NaN: take the other operand where one is NaN.
+    return where(isnan(a), b, where(isnan(b), a, maximum(a, b)));
+  });
+  def_binary(m, cls, "fmin", [](const Tensor& a, const Tensor& b) {
+    return where(isnan(a), b, where(isnan(b), a, minimum(a, b)));
+  });
+  def_binary(m, cls, "atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, "atan2_");
+  def_binary(m, cls, "arctan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, "arctan2_");
+  def_binary(m, cls, "hypot", [](const Tensor& a, const Tensor& b) { return sqrt(add(mul(a, a), mul(b, b))); },
+             "hypot_");
+  def_binary(m, cls, "logical_and", [](const Tensor& a, const Tensor& b) { return logical_and(a, b); },
+             "logical_and_");
+  def_binary(m, cls, "logical_or", [](const Tensor& a, const Tensor& b) { return logical_or(a, b); },
+             "logical_or_");
+  def_binary(m, cls, "logical_xor", [](const Tensor& a, const Tensor& b) { return logical_xor(a, b); },
+             "logical_xor_");
+  def_binary(m, cls, "bitwise_and", [](const Tensor& a, const auto& b) { return bitwise_and(a, b); }, "bitwise_and_");
+  def_binary(m, cls, "bitwise_or", [](const Tensor& a, const auto& b) { return bitwise_or(a, b); }, "bitwise_or_");
+  def_binary(m, cls, "bitwise_xor", [](const Tensor& a, const auto& b) { return bitwise_xor(a, b); }, "bitwise_xor_");
+  def_binary(m, cls, "bitwise_left_shift", [](const Tensor& a, const auto& b) {
+    return bitwise_left_shift(a, as_tensor(b, a));
+  }, "bitwise_left_shift_");
+  def_binary(m, cls, "bitwise_right_shift", [](const Tensor& a, const auto& b) {
+    return bitwise_right_shift(a, as_tensor(b, a));
+  }, "bitwise_right_shift_");
+
+  // ---- comparisons (bool results) and their aliases
+  def_binary(m, cls, "eq", [](const Tensor& a, const auto& b) { return eq(a, b); });
+  def_binary(m, cls, "ne", [](const Tensor& a, const auto& b) { return ne(a, b); });
+  def_binary(m, cls, "not_equal", [](const Tensor& a, const auto& b) { return ne(a, b); });
+  def_binary(m, cls, "lt", [](const Tensor& a, const auto& b) { return lt(a, b); });
+  def_binary(m, cls, "less", [](const Tensor& a, const auto& b) { return lt(a, b); });
+  def_binary(m, cls, "le", [](const Tensor& a, const auto& b) { return le(a, b); });
+  def_binary(m, cls, "less_equal", [](const Tensor& a, const auto& b) { return le(a, b); });
+  def_binary(m, cls, "gt", [](const Tensor& a, const auto& b) { return gt(a, b); });
+  def_binary(m, cls, "greater", [](const Tensor& a, const auto& b) { return gt(a, b); });
+  def_binary(m, cls, "ge", [](const Tensor& a, const auto& b) { return ge(a, b); });
+  def_binary(m, cls, "greater_equal", [](const Tensor& a, const auto& b) { return ge(a, b); });
+  def_both(m, cls, "equal", [](const Tensor& a, const Tensor& b) { return equal(a, b); }, nb::arg("other"));
+  def_both(m, cls, "allclose", [](const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+    return allclose(a, b, rtol, atol, equal_nan);
+  }, nb::arg("other"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8, nb::arg("equal_nan") = false);
+  def_both(m, cls, "isclose", [](const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+    return isclose(a, b, rtol, atol, equal_nan);
+  }, nb::arg("other"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8, nb::arg("equal_nan") = false);
+
+  // ---- clamp / lerp / where / nan_to_num
+  for (const char* name : {"clamp", "clip"}) {
+    def_both(m, cls, name, &clamp_any, nb::arg("min") = nb::none(), nb::arg("max") = nb::none());
+  }
+  for (const char* name : {"clamp_", "clip_"}) {
+    cls.def(name, [name](Self self, nb::handle lo, nb::handle hi) {
+      Tensor& t = tensor_of(self);
+      Scalar l, h;
+      bool lo_num = lo.is_none() || scalar_from_python(lo.ptr(), true, l);
+      bool hi_num = hi.is_none() || scalar_from_python(hi.ptr(), true, h);
+      if (lo_num && hi_num) {  // numbers: the C++ in-place form
+        t.clamp_(lo.is_none() ? std::nullopt : std::optional<Scalar>(l),
+                 hi.is_none() ? std::nullopt : std::optional<Scalar>(h));
+      } else {
+        assign_inplace(t, clamp_any(t, lo, hi), name);
+      }
+      return nb::borrow(self);
+    }, nb::arg("min") = nb::none(), nb::arg("max") = nb::none());
+  }
+  def_both(m, cls, "clamp_min", [](const Tensor& a, nb::handle lo) { return clamp_any(a, lo, nb::none()); },
+           nb::arg("min"));
+  def_both(m, cls, "clamp_max", [](const Tensor& a, nb::handle hi) { return clamp_any(a, nb::none(), hi); },
+           nb::arg("max"));
+  cls.def("clamp_min_", [](Self self, nb::handle lo) {
+    assign_inplace(tensor_of(self), clamp_any(tensor_of(self), lo, nb::none()), "clamp_min_");
+    return nb::borrow(self);
+  }, nb::arg("min"));
+  cls.def("clamp_max_", [](Self self, nb::handle hi) {
+    assign_inplace(tensor_of(self), clamp_any(tensor_of(self), nb::none(), hi), "clamp_max_");
+    return nb::borrow(self);
+  }, nb::arg("max"));
+  def_both(m, cls, "lerp", [](const Tensor& a, const Tensor& end, const Scalar& w) { return lerp(a, end, w); },
+           nb::arg("end"), nb::arg("weight"));
+  def_both(m, cls, "lerp", [](const Tensor& a, const Tensor& end, const Tensor& w) { return lerp(a, end, w); },
+           nb::arg("end"), nb::arg("weight"));
+  cls.def("lerp_", [](Self self, const Tensor& end, const Scalar& w) {
+    assign_inplace(tensor_of(self), lerp(tensor_of(self), end, w), "lerp_");
+    return nb::borrow(self);
+  }, nb::arg("end"), nb::arg("weight"));
+  cls.def("lerp_", [](Self self, const Tensor& end, const Tensor& w) {
+    assign_inplace(tensor_of(self), lerp(tensor_of(self), end, w), "lerp_");
+    return nb::borrow(self);
+  }, nb::arg("end"), nb::arg("weight"));
+  m.def("where", &where_any, nb::arg("condition"), nb::arg("input"), nb::arg("other"));
+  m.def("where", [](const Tensor& cond) { return tensor_tuple(nonzero(cond).unbind(1)); }, nb::arg("condition"));
+  cls.def("where", [](const Tensor& self, const Tensor& cond, nb::handle other) {
+    return where_any(cond, nb::cast(self), other);
+  }, nb::arg("condition"), nb::arg("other"));
+  using OptD = std::optional<double>;
+  def_both(m, cls, "nan_to_num", [](const Tensor& a, OptD nan, OptD pinf, OptD ninf) {
+    return nan_to_num(a, nan ? nan : 0.0, pinf, ninf);
+  }, nb::arg("nan") = 0.0, nb::arg("posinf") = nb::none(), nb::arg("neginf") = nb::none());
+  cls.def("nan_to_num_", [](Self self, OptD nan, OptD pinf, OptD ninf) {
+    assign_inplace(tensor_of(self), nan_to_num(tensor_of(self), nan ? nan : 0.0, pinf, ninf), "nan_to_num_");
+    return nb::borrow(self);
+  }, nb::arg("nan") = 0.0, nb::arg("posinf") = nb::none(), nb::arg("neginf") = nb::none());
+  // addcmul / addcdiv: input + value * t1 * t2 (or / t2), used by hand-written optimizers.
+  def_both(m, cls, "addcmul", [](const Tensor& a, const Tensor& t1, const Tensor& t2, const Scalar& v) {
+    return add(a, mul(t1, t2), v);
+  }, nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1);
+  def_both(m, cls, "addcdiv", [](const Tensor& a, const Tensor& t1, const Tensor& t2, const Scalar& v) {
+    return add(a, div(t1, t2), v);
+  }, nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1);
+  cls.def("addcmul_", [](Self self, const Tensor& t1, const Tensor& t2, const Scalar& v) {
+    tensor_of(self).add_(mul(t1, t2), v);
+    return nb::borrow(self);
+  }, nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1);
+  cls.def("addcdiv_", [](Self self, const Tensor& t1, const Tensor& t2, const Scalar& v) {
+    tensor_of(self).add_(div(t1, t2), v);
+    return nb::borrow(self);
+  }, nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1);
+
+  // ---- unary ops: ember.exp(x), x.exp(), x.exp_() and ember.exp_(x)
+#define EMBER_UNARY(name, fn)                                                        \
+  def_both(m, cls, name, [](const Tensor& a) { return fn(a); });                     \
+  cls.def(name "_", [](Self self) { fn##_(tensor_of(self)); return nb::borrow(self); }); \
+  m.def(name "_", [](Self self) { fn##_(tensor_of(self)); return nb::borrow(self); }, nb::arg("input"));
+  EMBER_UNARY("neg", neg) EMBER_UNARY("negative", neg) EMBER_UNARY("abs", abs) EMBER_UNARY("absolute", abs)
+  EMBER_UNARY("sign", sign) EMBER_UNARY("sgn", sign) EMBER_UNARY("reciprocal", reciprocal)
+  EMBER_UNARY("exp", exp) EMBER_UNARY("exp2", exp2) EMBER_UNARY("log", log) EMBER_UNARY("log1p", log1p)
+  EMBER_UNARY("expm1", expm1) EMBER_UNARY("log2", log2) EMBER_UNARY("log10", log10) EMBER_UNARY("sqrt", sqrt)
+  EMBER_UNARY("rsqrt", rsqrt) EMBER_UNARY("square", square) EMBER_UNARY("sin", sin) EMBER_UNARY("cos", cos)
+  EMBER_UNARY("tan", tan) EMBER_UNARY("asin", asin) EMBER_UNARY("arcsin", asin) EMBER_UNARY("acos", acos)
+  EMBER_UNARY("arccos", acos) EMBER_UNARY("atan", atan) EMBER_UNARY("arctan", atan) EMBER_UNARY("sinh", sinh)
+  EMBER_UNARY("cosh", cosh) EMBER_UNARY("tanh", tanh) EMBER_UNARY("sigmoid", sigmoid) EMBER_UNARY("relu", relu)
+  EMBER_UNARY("silu", silu) EMBER_UNARY("erf", erf) EMBER_UNARY("floor", floor) EMBER_UNARY("ceil", ceil)
+  EMBER_UNARY("trunc", trunc) EMBER_UNARY("fix", trunc) EMBER_UNARY("frac", frac)
+#undef EMBER_UNARY
+  def_both(m, cls, "round", [](const Tensor& a, int64_t d) { return round_decimals(a, d); }, nb::kw_only(),
+           nb::arg("decimals") = 0);
+  cls.def("round_", [](Self self, int64_t d) {
+    assign_inplace(tensor_of(self), round_decimals(tensor_of(self), d), "round_");
+    return nb::borrow(self);
+  }, nb::kw_only(), nb::arg("decimals") = 0);
+  def_both(m, cls, "positive", [](Self self) {
+    EMBER_CHECK_TYPE(tensor_of(self).dtype() != kBool,
+                     "The `+` operator, on a bool tensor is not supported.");
+    return nb::borrow(self);
+  });
+  def_both(m, cls, "logical_not", [](const Tensor& a) { return logical_not(a); });
+  cls.def("logical_not_", [](Self self) {
+    assign_inplace(tensor_of(self), logical_not(tensor_of(self)), "logical_not_");
+    return nb::borrow(self);
+  });
+  def_both(m, cls, "bitwise_not", [](const Tensor& a) { return bitwise_not(a); });
+  cls.def("bitwise_not_", [](Self self) {
+    assign_inplace(tensor_of(self), bitwise_not(tensor_of(self)), "bitwise_not_");
+    return nb::borrow(self);
+  });
+  def_both(m, cls, "isnan", [](const Tensor& a) { return isnan(a); });
+  def_both(m, cls, "isinf", [](const Tensor& a) { return isinf(a); });
+  def_both(m, cls, "isfinite", [](const Tensor& a) { return isfinite(a); });
+  def_both(m, cls, "isposinf", [](const Tensor& a) { return logical_and(isinf(a), gt(a, Scalar(0))); });
+  def_both(m, cls, "isneginf", [](const Tensor& a) { return logical_and(isinf(a), lt(a, Scalar(0))); });
+  def_both(m, cls, "isreal", [](const Tensor& a) { return ones_like(a, {.dtype = kBool}); });
+  def_both(m, cls, "signbit", [](const Tensor& a) {
+    // Negative numbers and -0.0 (1/-0 is -inf), as torch.signbit.
+    if (!is_floating(a.dtype())) return lt(a, Scalar(0));
+    return logical_or(lt(a, Scalar(0)), logical_and(eq(a, Scalar(0)), lt(reciprocal(a), Scalar(0))));
+  });
+  m.def("gelu", [](const Tensor& a, const std::string& approximate) { return gelu(a, approximate); },
+        nb::arg("input"), nb::kw_only(), nb::arg("approximate") = "none");
+  m.def("leaky_relu", [](const Tensor& a, const Scalar& slope) { return leaky_relu(a, slope); }, nb::arg("input"),
+        nb::arg("negative_slope") = 0.01);
+
+  // ---- fills and copies in place
+  cls.def("fill_", [](Self self, const Scalar& v) { tensor_of(self).fill_(v); return nb::borrow(self); },
+          nb::arg("value"));
+  cls.def("fill_", [](Self self, const Tensor& v) { tensor_of(self).fill_(v); return nb::borrow(self); },
+          nb::arg("value"));
+  m.def("fill_", [](Self self, const Scalar& v) { tensor_of(self).fill_(v); return nb::borrow(self); },
+        nb::arg("input"), nb::arg("value"));
+  cls.def("zero_", [](Self self) { tensor_of(self).zero_(); return nb::borrow(self); });
+  m.def("zero_", [](Self self) { tensor_of(self).zero_(); return nb::borrow(self); }, nb::arg("input"));
+  cls.def("copy_", [](Self self, const Tensor& src, bool) {
+    tensor_of(self).copy_(src);
+    return nb::borrow(self);
+  }, nb::arg("src"), nb::arg("non_blocking") = false);
+}
+
+}  // namespace ember::python

@@ -1,0 +1,254 @@
+// Reductions, scans, sorting and searching with torch's Python signatures: dim= as an int or a
+// tuple, keepdim=, dtype=, and torch.return_types namedtuples ((values, indices)) where torch
+// returns them.
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "bind_ops.h"
+
+namespace ember::python {
+namespace {
+
+std::vector<int64_t> all_dims(const Tensor& a) {
+  std::vector<int64_t> d(size_t(a.dim()));
+  std::iota(d.begin(), d.end(), 0);
+  return d;
+}
+
+// dim=None (or ()) means every dim; keepdim then keeps them all as size 1.
+std::vector<int64_t> reduce_dims(const Tensor& a, nb::handle dim, const char* op) {
+  auto d = dims_arg(dim, op);
+  if (!d || d->empty()) return all_dims(a);
+  return *d;
+}
+
+Tensor sum_any(const Tensor& a, nb::handle dim, bool keepdim, std::optional<DType> dtype) {
+  if (dim.is_none() && !keepdim) return sum(a, dtype);
+  return sum(a, reduce_dims(a, dim, "sum"), keepdim, dtype);
+}
+
+Tensor mean_any(const Tensor& a, nb::handle dim, bool keepdim, std::optional<DType> dtype) {
+  if (dim.is_none() && !keepdim) return mean(a, dtype);
+  return mean(a, reduce_dims(a, dim, "mean"), keepdim, dtype);
+}
+
+// var/std with torch's two spellings: unbiased=bool (also positional: x.var(False)) or
+// correction=int (the divisor is N - correction).
+Tensor var_any(const Tensor& a, nb::handle dim, std::optional<bool> unbiased, bool keepdim, nb::handle correction,
+               bool take_sqrt) {
+  const char* op = take_sqrt ? "std" : "var";
+  if (PyBool_Check(dim.ptr())) {  // var(unbiased) overload
+    unbiased = dim.ptr() == Py_True;
+    dim = nb::none();
+  }
+  double c = unbiased.value_or(true) ? 1.0 : 0.0;
+  if (!correction.is_none()) {
+    EMBER_CHECK_TYPE(!unbiased, op, "(): cannot specify both unbiased and correction");
+    c = nb::cast<double>(correction);
+  }
+  bool all = dim.is_none();
+  std::vector<int64_t> dims = reduce_dims(a, dim, op);
+  if (c == 0.0 || c == 1.0) {
+    bool ub = c == 1.0;
+    if (all && !keepdim) return take_sqrt ? std(a, ub) : var(a, ub);
+    return take_sqrt ? std(a, dims, ub, keepdim) : var(a, dims, ub, keepdim);
+  }
+  // Other corrections: rescale the population variance by N / (N - c).
+  Tensor v = var(a, dims, false, keepdim);
+  double n = double(a.numel()) / double(std::max<int64_t>(v.numel(), 1));
+  v = mul(v, Scalar(n / std::max(n - c, 0.0)));
+  return take_sqrt ? sqrt(v) : v;
+}
+
+Tensor norm_any(const Tensor& a, nb::handle p, nb::handle dim, bool keepdim, std::optional<DType> dtype) {
+  Scalar pv = 2;
+  if (PyUnicode_Check(p.ptr())) {
+    std::string s = nb::cast<std::string>(p);
+    EMBER_CHECK(s == "fro", "norm(): p='", s, "' is not supported by ember (only numbers and 'fro')");
+  } else if (!p.is_none()) {
+    EMBER_CHECK_TYPE(scalar_from_python(p.ptr(), true, pv), "norm(): argument 'p' must be a number or 'fro', not ",
+                     Py_TYPE(p.ptr())->tp_name);
+  }
+  Tensor x = dtype ? a.to(*dtype) : a;
+  if (dim.is_none() && !keepdim) return norm(x, pv);
+  return norm(x, pv, reduce_dims(x, dim, "norm"), keepdim);
+}
+
+// any/all over several dims: one dim at a time, the last first so the indices stay valid.
+Tensor any_all(const Tensor& a, nb::handle dim, bool keepdim, bool is_any) {
+  if (dim.is_none() && !keepdim) return is_any ? any(a) : all(a);
+  std::vector<int64_t> dims = reduce_dims(a, dim, is_any ? "any" : "all");
+  for (auto& d : dims) if (d < 0) d += a.dim();
+  std::sort(dims.rbegin(), dims.rend());
+  Tensor out = a;
+  if (dims.empty()) return is_any ? ne(a, Scalar(0)) : ne(a, Scalar(0));
+  for (int64_t d : dims) out = is_any ? any(out, d, keepdim) : all(out, d, keepdim);
+  return out;
+}
+
+// k-th smallest along dim, through a sort (k is 1-based).
+nb::object kth(const Tensor& a, int64_t k, int64_t dim, bool keepdim, const char* name) {
+  Tensor x = a.dim() == 0 ? a.reshape({1}) : a;
+  int64_t d = dim < 0 ? dim + x.dim() : dim;
+  EMBER_CHECK_INDEX(d >= 0 && d < x.dim(), name, ": Dimension out of range (expected to be in range of [",
+                    -x.dim(), ", ", x.dim() - 1, "], but got ", dim, ")");
+  EMBER_CHECK_INDEX(k >= 1 && k <= x.size(d), name, "(): selected number k out of range for dimension ", d);
+  auto [values, indices] = sort(x, d, false, true);
+  Tensor v = values.select(d, k - 1), i = indices.select(d, k - 1);
+  if (keepdim && a.dim() > 0) v = v.unsqueeze(d), i = i.unsqueeze(d);
+  return return_pair(name, v, i);
+}
+
+Tensor nonzero_any(const Tensor& a) { return nonzero(a); }
+
+}  // namespace
+
+void bind_ops_reduce(nb::module_& m, TensorClass& cls) {
+  using OptDT = std::optional<DType>;
+  def_both(m, cls, "sum", &sum_any, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
+           nb::arg("dtype") = nb::none());
+  def_both(m, cls, "mean", &mean_any, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
+           nb::arg("dtype") = nb::none());
+  def_both(m, cls, "nansum", [](const Tensor& a, nb::handle dim, bool keepdim, OptDT dtype) {
+    return sum_any(where(isnan(a), zeros_like(a), a), dim, keepdim, dtype);
+  }, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(), nb::arg("dtype") = nb::none());
+  def_both(m, cls, "prod", [](const Tensor& a, std::optional<int64_t> dim, bool keepdim, OptDT dtype) {
+    if (!dim) return prod(a, dtype);
+    return prod(a, *dim, keepdim, dtype);
+  }, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(), nb::arg("dtype") = nb::none());
+
+  // max/min: full reduction, (values, indices) along a dim, or elementwise against a tensor.
+  def_both(m, cls, "max", [](const Tensor& a) { return max(a); });
+  def_both(m, cls, "max", [](const Tensor& a, int64_t dim, bool keepdim) {
+    auto [v, i] = max(a, dim, keepdim);
+    return return_pair("max", v, i);
+  }, nb::arg("dim"), nb::arg("keepdim") = false);
+  def_both(m, cls, "max", [](const Tensor& a, const Tensor& b) { return maximum(a, b); }, nb::arg("other"));
+  def_both(m, cls, "min", [](const Tensor& a) { return min(a); });
+  def_both(m, cls, "min", [](const Tensor& a, int64_t dim, bool keepdim) {
+    auto [v, i] = min(a, dim, keepdim);
+    return return_pair("min", v, i);
+  }, nb::arg("dim"), nb::arg("keepdim") = false);
+  def_both(m, cls, "min", [](const Tensor& a, const Tensor& b) { return minimum(a, b); }, nb::arg("other"));
+  def_both(m, cls, "amax", [](const Tensor& a, nb::handle dim, bool keepdim) {
+    auto d = dims_arg(dim, "amax");
+    return amax(a, d ? IntArrayRef(*d) : IntArrayRef(), keepdim);
+  }, nb::arg("dim") = nb::tuple(), nb::arg("keepdim") = false);
+  def_both(m, cls, "amin", [](const Tensor& a, nb::handle dim, bool keepdim) {
+    auto d = dims_arg(dim, "amin");
+    return amin(a, d ? IntArrayRef(*d) : IntArrayRef(), keepdim);
+  }, nb::arg("dim") = nb::tuple(), nb::arg("keepdim") = false);
+  def_both(m, cls, "aminmax", [](const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
+    std::vector<int64_t> d;
+    if (dim) d.push_back(*dim);
+    return return_pair("aminmax", amin(a, d, keepdim), amax(a, d, keepdim));
+  }, nb::kw_only(), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
+  def_both(m, cls, "argmax", [](const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
+    return argmax(a, dim, keepdim);
+  }, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
+  def_both(m, cls, "argmin", [](const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
+    return argmin(a, dim, keepdim);
+  }, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
+
+  // ---- statistics
+  def_both(m, cls, "var", [](const Tensor& a, nb::handle dim, std::optional<bool> ub, bool keepdim, nb::handle c) {
+    return var_any(a, dim, ub, keepdim, c, false);
+  }, nb::arg("dim") = nb::none(), nb::arg("unbiased") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
+           nb::arg("correction") = nb::none());
+  def_both(m, cls, "std", [](const Tensor& a, nb::handle dim, std::optional<bool> ub, bool keepdim, nb::handle c) {
+    return var_any(a, dim, ub, keepdim, c, true);
+  }, nb::arg("dim") = nb::none(), nb::arg("unbiased") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
+           nb::arg("correction") = nb::none());
+  m.def("var_mean", [](const Tensor& a, nb::handle dim, std::optional<bool> ub, bool keepdim, nb::handle c) {
+    nb::handle mdim = PyBool_Check(dim.ptr()) ? nb::handle(nb::none()) : dim;
+    return nb::make_tuple(var_any(a, dim, ub, keepdim, c, false), mean_any(a, mdim, keepdim, std::nullopt));
+  }, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("unbiased") = nb::none(), nb::arg("keepdim") = false,
+        nb::kw_only(), nb::arg("correction") = nb::none());
+  m.def("std_mean", [](const Tensor& a, nb::handle dim, std::optional<bool> ub, bool keepdim, nb::handle c) {
+    nb::handle mdim = PyBool_Check(dim.ptr()) ? nb::handle(nb::none()) : dim;
+    return nb::make_tuple(var_any(a, dim, ub, keepdim, c, true), mean_any(a, mdim, keepdim, std::nullopt));
+  }, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("unbiased") = nb::none(), nb::arg("keepdim") = false,
+        nb::kw_only(), nb::arg("correction") = nb::none());
+  def_both(m, cls, "norm", &norm_any, nb::arg("p") = "fro", nb::arg("dim") = nb::none(), nb::arg("keepdim") = false,
+           nb::arg("dtype") = nb::none());
+  def_both(m, cls, "logsumexp", [](const Tensor& a, nb::handle dim, bool keepdim) {
+    return logsumexp(a, reduce_dims(a, dim, "logsumexp"), keepdim);
+  }, nb::arg("dim"), nb::arg("keepdim") = false);
+  def_both(m, cls, "any", [](const Tensor& a, nb::handle dim, bool keepdim) { return any_all(a, dim, keepdim, true); },
+           nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
+  def_both(m, cls, "all", [](const Tensor& a, nb::handle dim, bool keepdim) { return any_all(a, dim, keepdim, false); },
+           nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
+  def_both(m, cls, "count_nonzero", [](const Tensor& a, nb::handle dim) {
+    auto d = dims_arg(dim, "count_nonzero");
+    return count_nonzero(a, d ? IntArrayRef(*d) : IntArrayRef());
+  }, nb::arg("dim") = nb::none());
+  def_both(m, cls, "median", [](const Tensor& a) {
+    EMBER_CHECK(a.numel() > 0, "median() input tensor cannot be empty");
+    // The lower of the two middle values for an even count, as torch.
+    Tensor sorted = std::get<0>(sort(a.reshape({-1}), 0, false, false));
+    return sorted.select(0, (a.numel() - 1) / 2);
+  });
+  def_both(m, cls, "median", [](const Tensor& a, int64_t dim, bool keepdim) {
+    int64_t n = a.dim() == 0 ? 1 : a.size(dim);
+    return kth(a, (n - 1) / 2 + 1, dim, keepdim, "median");
+  }, nb::arg("dim"), nb::arg("keepdim") = false);
+  def_both(m, cls, "kthvalue", [](const Tensor& a, int64_t k, int64_t dim, bool keepdim) {
+    return kth(a, k, dim, keepdim, "kthvalue");
+  }, nb::arg("k"), nb::arg("dim") = -1, nb::arg("keepdim") = false);
+
+  // ---- scans and normalisations
+  def_both(m, cls, "cumsum", [](const Tensor& a, int64_t dim, OptDT dtype) { return cumsum(a, dim, dtype); },
+           nb::arg("dim"), nb::kw_only(), nb::arg("dtype") = nb::none());
+  def_both(m, cls, "cumprod", [](const Tensor& a, int64_t dim, OptDT dtype) { return cumprod(a, dim, dtype); },
+           nb::arg("dim"), nb::kw_only(), nb::arg("dtype") = nb::none());
+  def_both(m, cls, "softmax", [](const Tensor& a, int64_t dim, OptDT dtype) { return softmax(a, dim, dtype); },
+           nb::arg("dim"), nb::arg("dtype") = nb::none());
+  def_both(m, cls, "log_softmax", [](const Tensor& a, int64_t dim, OptDT dtype) {
+    return log_softmax(a, dim, dtype);
+  }, nb::arg("dim"), nb::arg("dtype") = nb::none());
+  def_both(m, cls, "diff", [](const Tensor& a, int64_t n, int64_t dim) {
+    Tensor out = a;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t len = out.size(dim);
+      if (len == 0) break;
+      out = out.dtype() == kBool ? logical_xor(out.narrow(dim, 1, len - 1), out.narrow(dim, 0, len - 1))
+                                 : sub(out.narrow(dim, 1, len - 1), out.narrow(dim, 0, len - 1));
+    }
+    return out;
+  }, nb::arg("n") = 1, nb::arg("dim") = -1);
+
+  // ---- sorting and searching
+  def_both(m, cls, "sort", [](const Tensor& a, int64_t dim, bool descending, bool stable) {
+    auto [v, i] = sort(a, dim, descending, stable);
+    return return_pair("sort", v, i);
+  }, nb::arg("dim") = -1, nb::arg("descending") = false, nb::arg("stable") = false);
+  def_both(m, cls, "argsort", [](const Tensor& a, int64_t dim, bool descending, bool stable) {
+    return argsort(a, dim, descending, stable);
+  }, nb::arg("dim") = -1, nb::arg("descending") = false, nb::arg("stable") = false);
+  def_both(m, cls, "msort", [](const Tensor& a) { return std::get<0>(sort(a, 0, false, false)); });
+  def_both(m, cls, "topk", [](const Tensor& a, int64_t k, int64_t dim, bool largest, bool sorted) {
+    auto [v, i] = topk(a, k, dim, largest, sorted);
+    return return_pair("topk", v, i);
+  }, nb::arg("k"), nb::arg("dim") = -1, nb::arg("largest") = true, nb::arg("sorted") = true);
+  def_both(m, cls, "unique", [](const Tensor& a, bool sorted, bool inverse, bool counts,
+                                std::optional<int64_t> dim) -> nb::object {
+    auto [values, inv, cnt] = unique(a, sorted, inverse, counts, dim);
+    if (!inverse && !counts) return nb::cast(values);
+    if (inverse && counts) return nb::make_tuple(values, inv, cnt);
+    return nb::make_tuple(values, inverse ? inv : cnt);
+  }, nb::arg("sorted") = true, nb::arg("return_inverse") = false, nb::arg("return_counts") = false,
+           nb::arg("dim") = nb::none());
+  def_both(m, cls, "bincount", [](const Tensor& a, std::optional<Tensor> weights, int64_t minlength) {
+    return bincount(a, weights, minlength);
+  }, nb::arg("weights") = nb::none(), nb::arg("minlength") = 0);
+  def_both(m, cls, "nonzero", [](const Tensor& a, bool as_tuple) -> nb::object {
+    Tensor nz = nonzero_any(a);
+    if (!as_tuple) return nb::cast(nz);
+    if (a.dim() == 0) return tensor_tuple({nz.reshape({-1})});  // torch: one index tensor for a 0-dim input
+    return tensor_tuple(nz.unbind(1));
+  }, nb::kw_only(), nb::arg("as_tuple") = false);
+  def_both(m, cls, "argwhere", [](const Tensor& a) { return nonzero(a); });
+}
+
+}  // namespace ember::python
