@@ -1,0 +1,66 @@
+"""torchvision.transforms.functional for ember: the deterministic kernels under the transforms.
+Inputs as for the transform classes (tensors; PIL images and NumPy arrays are converted)."""
+from ember._C import _vision
+
+from .transforms import (InterpolationMode, ToTensor, _fill_value, _image_tensor, _interpolation_name,
+                         _size_list)
+
+__all__ = ["to_tensor", "normalize", "resize", "center_crop", "crop", "hflip", "vflip", "affine", "rotate"]
+
+_to_tensor = ToTensor()
+
+
+def to_tensor(pic):
+    return _to_tensor(pic)
+
+
+def normalize(tensor, mean, std, inplace=False):
+    return _vision.Normalize([float(m) for m in mean], [float(s) for s in std], bool(inplace))(tensor)
+
+
+def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=None):
+    if max_size is not None or antialias:
+        raise NotImplementedError("resize: max_size and antialias=True are not supported by ember")
+    return _vision.Resize(_size_list(size, "resize"), _interpolation_name(interpolation, "resize"))(
+        _image_tensor(img, "resize"))
+
+
+def center_crop(img, output_size):
+    return _vision.CenterCrop(_size_list(output_size, "center_crop"))(_image_tensor(img, "center_crop"))
+
+
+def crop(img, top, left, height, width):
+    """The window rows top..top+height, columns left..left+width (a view; no padding)."""
+    return _image_tensor(img, "crop")[..., top:top + height, left:left + width]
+
+
+def hflip(img):
+    return _image_tensor(img, "hflip").flip(-1)
+
+
+def vflip(img):
+    return _image_tensor(img, "vflip").flip(-2)
+
+
+def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.NEAREST, fill=None, center=None):
+    """torchvision's F.affine: angle and shear in degrees (shear: a number or [x] / [x, y] with
+    y = 0), translate in pixels (integers), about the image centre."""
+    if center is not None:
+        raise NotImplementedError("affine: center is not supported by ember")
+    if not isinstance(shear, (list, tuple)):
+        shear = [shear, 0.0]
+    elif len(shear) == 1:
+        shear = [shear[0], 0.0]
+    if len(translate) != 2 or len(shear) != 2:
+        raise ValueError(f"affine: translate and shear should have 2 values, got {translate!r} and {shear!r}")
+    return _vision.affine(_image_tensor(img, "affine"), float(angle), (float(translate[0]), float(translate[1])),
+                          float(scale), (float(shear[0]), float(shear[1])),
+                          _interpolation_name(interpolation, "affine"), _fill_value(fill, "affine"))
+
+
+def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=None):
+    """Counter-clockwise by `angle` degrees about the centre (torchvision's F.rotate)."""
+    if expand or center is not None:
+        raise NotImplementedError("rotate: expand and center are not supported by ember")
+    # F.rotate turns the opposite way to F.affine's angle.
+    return affine(img, -angle, [0, 0], 1.0, [0.0, 0.0], interpolation, fill)
