@@ -1,0 +1,315 @@
+"""ember.optim.Optimizer: torch's optimizer base class.
+
+param_groups is a plain list of dicts (edit g['lr'] and the next step uses it), state maps each
+parameter to its dict, and state_dict()/load_state_dict() use torch's layout, so checkpoints move
+between ember and torch. Subclass it and write step() with self.param_groups and self.state, as in
+torch. The built-in optimizers (SGD, Adam, ...) derive from _CppOptimizer below: their update runs
+in ember's C++ library (include/ember/optim/), which also keeps their per-parameter state.
+"""
+import copy
+from collections import defaultdict
+from collections.abc import Iterable, MutableMapping
+from itertools import chain
+
+from .. import _C
+from .._C import Tensor
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Singleton marking an option a param group must give (SGD's lr)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(obj):
+    if isinstance(obj, Tensor):
+        return "ember.Tensor"
+    t = type(obj)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _enable_grad():
+    from ..autograd.grad_mode import enable_grad
+    return enable_grad()
+
+
+class Optimizer:
+    r"""Base class for all optimizers.
+
+    Args:
+        params: an iterable of tensors, or of dicts (param groups: 'params' plus per-group options).
+        defaults: the options a group takes when it does not give its own.
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors "
+                            "or dicts, but got " + _typename(params))
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.defaults.setdefault("differentiable", False)
+
+    def __repr__(self):
+        s = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            s += "\nParameter Group {0}\n".format(i)
+            for key in sorted(group.keys()):
+                if key != "params":
+                    s += "    {0}: {1}\n".format(key, group[key])
+        return s + ")"
+
+    def add_param_group(self, param_group):
+        """Adds a group (a dict with 'params' and optional options; missing ones come from
+        defaults), e.g. to train layers that were frozen so far."""
+        if not isinstance(param_group, dict):
+            raise TypeError("param group must be a dict")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the "
+                            "ordering of tensors in sets will change between runs. Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(param))
+            if not self.defaults.get("differentiable", None) and not (param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required optimization parameter " + name)
+            param_group.setdefault(name, default)
+        params = param_group["params"]
+        if len(params) != len({id(p) for p in params}):
+            import warnings
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this "
+                          "will cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none: bool = True):
+        """Resets the gradients of every parameter: to None (default, as torch 2), or to zeros."""
+        _C._zero_grad(self.param_groups, bool(set_to_none))
+
+    def step(self, closure=None):
+        raise NotImplementedError
+
+    # -- state_dict ------------------------------------------------------------------------------
+    def _pack_groups(self):
+        mapping, groups, start = {}, [], 0
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            for i, p in enumerate(g["params"], start):
+                mapping.setdefault(id(p), i)
+            packed["params"] = [mapping[id(p)] for p in g["params"]]
+            start += len(packed["params"])
+            groups.append(packed)
+        return mapping, groups
+
+    def state_dict(self):
+        """{'state': {index: per-parameter state}, 'param_groups': [options + 'params': indices]}:
+        torch's layout. State tensors are shared with the optimizer, as in torch."""
+        mapping, groups = self._pack_groups()
+        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def _check_loadable(self, state_dict):
+        saved_groups = state_dict["param_groups"]
+        if len(self.param_groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(self.param_groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        return saved_groups
+
+    def load_state_dict(self, state_dict):
+        """Loads a state_dict() (ember's or torch's): saved parameter indices map onto this
+        optimizer's parameters in order; state tensors are copied and cast to each parameter's
+        floating dtype (except 'step')."""
+        state_dict = copy.deepcopy(state_dict)
+        saved_groups = self._check_loadable(state_dict)
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in self.param_groups)))
+
+        def cast(param, value, key=None):
+            if isinstance(value, Tensor):
+                if key != "step":
+                    if param.is_floating_point():
+                        value = value.to(param.dtype)
+                    value = value.to(param.device)
+                return value
+            if isinstance(value, dict):
+                return {k: cast(param, v, key=k) for k, v in value.items()}
+            if isinstance(value, Iterable) and not isinstance(value, str):
+                return type(value)(cast(param, v) for v in value)
+            return value
+
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                state[id_map[k]] = cast(id_map[k], v)
+            else:
+                state[k] = v
+        groups = []
+        for g, ng in zip(self.param_groups, saved_groups):
+            ng["params"] = g["params"]
+            groups.append(ng)
+        self.__setstate__({"state": state, "param_groups": groups})
+
+
+class _StateEntry(dict):
+    """One parameter's state from a C++ optimizer: a dict sharing the C++ tensors, whose edits
+    (st['step'] = ...) are written back."""
+
+    def __init__(self, cpp, param, items):
+        super().__init__(items)
+        self._cpp, self._param = cpp, param
+
+    def _push(self):
+        self._cpp.state_set(self._param, dict(self))
+
+    def __setitem__(self, k, v):
+        super().__setitem__(k, v)
+        self._push()
+
+    def __delitem__(self, k):
+        super().__delitem__(k)
+        self._push()
+
+    def update(self, *a, **kw):
+        super().update(*a, **kw)
+        self._push()
+
+    def pop(self, *a):
+        out = super().pop(*a)
+        self._push()
+        return out
+
+    def setdefault(self, k, v=None):
+        out = super().setdefault(k, v)
+        self._push()
+        return out
+
+    def clear(self):
+        super().clear()
+        self._push()
+
+
+class _CppState(MutableMapping):
+    """optimizer.state of a built-in optimizer: parameter -> its state dict, read from C++."""
+
+    def __init__(self, opt):
+        self._opt = opt
+
+    def _params(self):
+        seen, out = set(), []
+        for g in self._opt.param_groups:
+            for p in g["params"]:
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    out.append(p)
+        return out
+
+    def __getitem__(self, p):
+        if not isinstance(p, Tensor):
+            raise KeyError(p)
+        d = self._opt._cpp.state_get(p)
+        return _StateEntry(self._opt._cpp, p, d or {})
+
+    def __setitem__(self, p, value):
+        if not isinstance(p, Tensor):
+            raise TypeError("optimizer.state of a built-in optimizer is keyed by parameters")
+        self._opt._cpp.state_set(p, dict(value))
+
+    def __delitem__(self, p):
+        if p not in self:
+            raise KeyError(p)
+        self._opt._cpp.state_del(p)
+
+    def __contains__(self, p):
+        return isinstance(p, Tensor) and self._opt._cpp.state_get(p) is not None
+
+    def __iter__(self):
+        params = self._params()
+        return iter([p for p, has in zip(params, self._opt._cpp.state_mask(params)) if has])
+
+    def __len__(self):
+        return sum(self._opt._cpp.state_mask(self._params()))
+
+    def clear(self):
+        self._opt._cpp.state_clear()
+
+    def __repr__(self):
+        return repr(dict(self.items()))
+
+
+class _CppOptimizer(Optimizer):
+    """A built-in optimizer: the Python groups are the API, the C++ optimizer does the update
+    (synced from the groups before every step, GIL released) and keeps the state."""
+
+    _kind = None  # "sgd", "adam", ...: the C++ class _C._make_optimizer builds
+
+    def __init__(self, params, defaults):
+        super().__init__(params, defaults)
+        self._cpp = _C._make_optimizer(self._kind, self.param_groups, defaults)
+        self.state = _CppState(self)
+
+    def add_param_group(self, param_group):
+        super().add_param_group(param_group)
+        if "_cpp" in self.__dict__:
+            self._cpp.sync(self.param_groups)  # Adagrad creates its state for the new group here
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient. closure (optional) re-evaluates the
+        model with grad enabled and returns the loss, which step returns."""
+        loss = None
+        if closure is not None:
+            with _enable_grad():
+                loss = closure()
+        self._cpp.step(self.param_groups)
+        return loss
+
+    def state_dict(self):
+        _, groups = self._pack_groups()
+        return {"state": self._cpp.state_dict_state(self.param_groups), "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        saved_groups = self._check_loadable(state_dict)
+        # The C++ optimizer maps indices to parameters, copies and casts the state tensors.
+        self._cpp.load_state_dict(self.param_groups, state_dict)
+        groups = []
+        for g, saved in zip(self.param_groups, saved_groups):
+            ng = copy.deepcopy({k: v for k, v in saved.items() if k != "params"})
+            ng["params"] = g["params"]
+            groups.append(ng)
+        self.param_groups = groups
+
+    def __getstate__(self):
+        raise TypeError(f"cannot pickle {type(self).__name__}: save its state_dict() instead")
+
+    def __setstate__(self, state):
+        Optimizer.__setstate__(self, state)
