@@ -1,1 +1,11 @@
-"""ember.nn (placeholder)."""
+"""ember.nn (torch.nn): Module, Parameter, the layers, functional, init and utils.
+
+Module is pure Python with torch's semantics (subclass it as in PyTorch); the layers' forward
+calls ember's C++ functional ops; RNN/LSTM/GRU, MultiheadAttention and TransformerEncoderLayer
+wrap the C++ modules (see ember/nn/modules/_cpp.py).
+"""
+from .parameter import Parameter, UninitializedParameter  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules.module import register_module_forward_hook, register_module_forward_pre_hook  # noqa: F401
+from . import functional, init, utils  # noqa: F401
+from . import modules  # noqa: F401

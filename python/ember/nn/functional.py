@@ -1,0 +1,343 @@
+"""ember.nn.functional (torch.nn.functional): stateless layers, activations and losses.
+
+Each function forwards to the C++ op in ember._C._nn (include/ember/nn/functional.h) and adds
+what torch's Python signature has beyond it: the legacy `size_average`/`reduce` arguments,
+`inplace=` variants, `return_indices`, implicit softmax dims.
+"""
+import warnings
+
+from .. import _C
+from .._C import _nn as _F
+
+__all__ = [
+    "linear", "bilinear", "conv1d", "conv2d", "max_pool1d", "max_pool2d", "max_pool2d_with_indices", "avg_pool1d",
+    "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "pad", "layer_norm", "rms_norm", "group_norm",
+    "batch_norm", "normalize", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "gelu", "silu", "elu", "elu_",
+    "softplus", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish", "mish", "logsigmoid",
+    "softsign", "tanhshrink", "softmax", "softmin", "log_softmax", "dropout", "dropout2d", "embedding", "one_hot",
+    "scaled_dot_product_attention", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
+    "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity",
+]
+
+
+# ---- legacy reduction arguments --------------------------------------------------------------
+
+def _legacy_reduction(size_average, reduce, reduction="mean"):
+    """torch's mapping of the deprecated (size_average, reduce) pair onto `reduction`."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction='{}' instead.".format(
+        _legacy_string(size_average, reduce)))
+    return _legacy_string(size_average, reduce)
+
+
+def _legacy_string(size_average, reduce):
+    if size_average is None:
+        size_average = True
+    if reduce is None:
+        reduce = True
+    if size_average and reduce:
+        return "mean"
+    if reduce:
+        return "sum"
+    return "none"
+
+
+def _inplace(input, result):
+    """The in-place form of an activation: write `result` into `input` (autograd records the copy)."""
+    return input.copy_(result)
+
+
+# ---- linear and convolution ------------------------------------------------------------------
+
+linear = _F.linear
+
+
+def bilinear(input1, input2, weight, bias=None):
+    # y_k = x1^T W_k x2 + b_k, as one einsum over the batch
+    out = _C.einsum("...i,kij,...j->...k", input1, weight, input2)
+    return out + bias if bias is not None else out
+
+
+conv1d = _F.conv1d
+conv2d = _F.conv2d
+
+
+# ---- pooling ---------------------------------------------------------------------------------
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if stride is not None and not isinstance(stride, int) and len(stride) == 0:
+        stride = None
+    if return_indices:
+        return _F.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _F.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return _F.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    if divisor_override is not None:
+        raise NotImplementedError("ember: avg_pool2d(divisor_override=...) is not supported")
+    if stride is not None and not isinstance(stride, int) and len(stride) == 0:
+        stride = None
+    return _F.avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+def _single(v):
+    return v[0] if isinstance(v, (tuple, list)) else v
+
+
+# 1-d pooling is the 2-d kernel over a height-1 image.
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    stride = _single(kernel_size if stride is None else stride)
+    out = max_pool2d(input.unsqueeze(-2), (1, _single(kernel_size)), (1, stride), (0, _single(padding)),
+                     (1, _single(dilation)), ceil_mode, return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    stride = _single(kernel_size if stride is None else stride)
+    return _F.avg_pool2d(input.unsqueeze(-2), (1, _single(kernel_size)), (1, stride), (0, _single(padding)),
+                         ceil_mode, count_include_pad).squeeze(-2)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    if isinstance(output_size, (tuple, list)):
+        # None keeps that dimension's input size
+        output_size = tuple(input.shape[-2 + i] if s is None else s for i, s in enumerate(output_size))
+    return _F.adaptive_avg_pool2d(input, output_size)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _F.adaptive_avg_pool2d(input.unsqueeze(-2), (1, _single(output_size))).squeeze(-2)
+
+
+def pad(input, pad, mode="constant", value=None):
+    return _F.pad(input, pad, mode, 0.0 if value is None else value)
+
+
+# ---- normalisation ---------------------------------------------------------------------------
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    return _F.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    return _F.rms_norm(input, normalized_shape, weight, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    return _F.group_norm(input, num_groups, weight, bias, eps)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    return _F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    n1 = x1.norm(2, dim).clamp_min(eps)
+    n2 = x2.norm(2, dim).clamp_min(eps)
+    return (x1 * x2).sum(dim) / (n1 * n2)
+
+
+# ---- activations -----------------------------------------------------------------------------
+
+def relu(input, inplace=False):
+    return _inplace(input, _F.relu(input)) if inplace else _F.relu(input)
+
+
+def relu_(input):
+    return _inplace(input, _F.relu(input))
+
+
+def relu6(input, inplace=False):
+    return _inplace(input, _F.relu6(input)) if inplace else _F.relu6(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    out = _F.leaky_relu(input, negative_slope)
+    return _inplace(input, out) if inplace else out
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, True)
+
+
+def gelu(input, approximate="none"):
+    return _F.gelu(input, approximate)
+
+
+def silu(input, inplace=False):
+    return _inplace(input, _F.silu(input)) if inplace else _F.silu(input)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    out = _F.elu(input, alpha)
+    return _inplace(input, out) if inplace else out
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, True)
+
+
+def softplus(input, beta=1, threshold=20):
+    return _F.softplus(input, beta, threshold)
+
+
+def sigmoid(input):
+    return _F.sigmoid(input)
+
+
+def tanh(input):
+    return _F.tanh(input)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    out = input.clamp(min_val, max_val)
+    return _inplace(input, out) if inplace else out
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, True)
+
+
+def hardsigmoid(input, inplace=False):
+    out = (input + 3.0).clamp(0.0, 6.0) / 6.0
+    return _inplace(input, out) if inplace else out
+
+
+def hardswish(input, inplace=False):
+    out = input * (input + 3.0).clamp(0.0, 6.0) / 6.0
+    return _inplace(input, out) if inplace else out
+
+
+def mish(input, inplace=False):
+    out = input * _F.tanh(_F.softplus(input))
+    return _inplace(input, out) if inplace else out
+
+
+def logsigmoid(input):
+    return -_F.softplus(-input)
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    return input - _F.tanh(input)
+
+
+def _get_softmax_dim(name, ndim, stacklevel=3):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
+                  "Change the call to include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
+    return _F.softmax(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
+    return _F.softmax(-input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return _F.log_softmax(input, dim, dtype)
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    out = _F.dropout(input, p, training)
+    return _inplace(input, out) if inplace and training else out
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    out = _F.dropout2d(input, p, training)
+    return _inplace(input, out) if inplace and training else out
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("ember: embedding(max_norm / scale_grad_by_freq / sparse) is not supported")
+    if padding_idx is not None:
+        if padding_idx > 0 and padding_idx >= weight.size(0):
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    return _F.embedding(input, weight, padding_idx)
+
+
+one_hot = _F.one_hot
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+    return _F.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
+
+
+# ---- losses ----------------------------------------------------------------------------------
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _F.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _F.nll_loss(input, target, weight, ignore_index, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _F.mse_loss(input, target, _legacy_reduction(size_average, reduce, reduction))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _F.l1_loss(input, target, _legacy_reduction(size_average, reduce, reduction))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    return _F.smooth_l1_loss(input, target, _legacy_reduction(size_average, reduce, reduction), beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    return _F.huber_loss(input, target, reduction, delta)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    return _F.binary_cross_entropy(input, target, weight, _legacy_reduction(size_average, reduce, reduction))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    return _F.binary_cross_entropy_with_logits(input, target, weight,
+                                               _legacy_reduction(size_average, reduce, reduction), pos_weight)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    return _F.kl_div(input, target, _legacy_reduction(size_average, reduce, reduction), log_target)

@@ -1,0 +1,91 @@
+"""ember.nn.init (torch.nn.init): in-place initialisers that run under no_grad and return the
+tensor they were given. All of them are the C++ functions in include/ember/nn/functional.h
+(namespace nn::init), so a C++ model and a Python one draw the same numbers from the same seed."""
+import warnings
+
+from .._C import _nn as _I
+
+__all__ = [
+    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
+    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
+    "uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
+    "orthogonal",
+]
+
+calculate_gain = _I.calculate_gain
+_calculate_fan_in_and_fan_out = _I._calculate_fan_in_and_fan_out
+
+
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    return _I.uniform_(tensor, a, b, generator)
+
+
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    return _I.normal_(tensor, mean, std, generator)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    return _I.trunc_normal_(tensor, mean, std, a, b, generator)
+
+
+def constant_(tensor, val):
+    return _I.constant_(tensor, val)
+
+
+def ones_(tensor):
+    return _I.ones_(tensor)
+
+
+def zeros_(tensor):
+    return _I.zeros_(tensor)
+
+
+def eye_(tensor):
+    return _I.eye_(tensor)
+
+
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    return _I.xavier_uniform_(tensor, gain, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    return _I.xavier_normal_(tensor, gain, generator)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    return _I.kaiming_uniform_(tensor, a, mode, nonlinearity, generator)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    return _I.kaiming_normal_(tensor, a, mode, nonlinearity, generator)
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    return _I.orthogonal_(tensor, gain, generator)
+
+
+def _deprecated(new):
+    def old(*args, **kwargs):
+        warnings.warn(f"nn.init.{new.__name__[:-1]} is now deprecated in favor of nn.init.{new.__name__}.",
+                      stacklevel=2)
+        return new(*args, **kwargs)
+    old.__name__ = new.__name__[:-1]
+    return old
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)

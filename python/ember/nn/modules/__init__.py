@@ -1,0 +1,17 @@
+"""The layers of ember.nn (torch.nn's module set)."""
+from .module import Module  # noqa: F401
+from .linear import Identity, Linear, LazyLinear, Bilinear, Flatten, Unflatten  # noqa: F401
+from .conv import Conv1d, Conv2d  # noqa: F401
+from .pooling import MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d  # noqa: F401
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm, RMSNorm  # noqa: F401
+from .activation import (ReLU, ReLU6, LeakyReLU, GELU, SiLU, ELU, Softplus, Sigmoid, Tanh, Softmax,  # noqa: F401
+                         Softmin, LogSoftmax, Hardtanh, Hardsigmoid, Hardswish, Mish, LogSigmoid, Softsign,
+                         Tanhshrink, PReLU)
+from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
+from .sparse import Embedding  # noqa: F401
+from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, SmoothL1Loss, HuberLoss, BCELoss,  # noqa: F401
+                   BCEWithLogitsLoss, KLDivLoss)
+from .container import Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
+from .rnn import RNNBase, RNN, LSTM, GRU  # noqa: F401
+from .transformer import MultiheadAttention, TransformerEncoderLayer, TransformerEncoder  # noqa: F401
+from ._cpp import CppModule  # noqa: F401
