@@ -140,7 +140,6 @@ autograd::TensorHook python_tensor_hook(nb::object fn) {
 struct FunctionCtx {
   autograd::AutogradContext* cpp = nullptr;  // the node's context; null once the node is gone
   std::vector<bool> needs_input_grad;
-  bool materialize_grads = true;
   bool in_forward = false;
   nb::object to_save;  // tuple given to save_for_backward, turned into SavedVariables by apply_custom
 };
@@ -212,8 +211,10 @@ variable_list call_python_backward(FunctionState& st, const variable_list& grads
 }
 
 // Function.apply(*args, **kwargs): runs cls.forward(ctx, ...) through apply_custom, so the
-// outputs get a node of ember's graph whose backward calls cls.backward.
-nb::object function_apply(nb::handle cls, nb::args args, nb::kwargs kwargs) {
+// outputs get a node of ember's graph whose backward calls cls.backward. With
+// `setup_context` (torch 2's style), forward(*args) runs without ctx and
+// cls.setup_context(ctx, args, output) fills the ctx.
+nb::object function_apply(nb::handle cls, bool setup_context, nb::args args, nb::kwargs kwargs) {
   auto st = std::make_shared<FunctionState>();
   st->cls = nb::borrow(cls);
   st->ctx = nb::cast(FunctionCtx{});
@@ -234,10 +235,11 @@ nb::object function_apply(nb::handle cls, nb::args args, nb::kwargs kwargs) {
     ctx.cpp = c;
     ctx.in_forward = true;
     nb::list fargs;
-    fargs.append(st->ctx);
+    if (!setup_context) fargs.append(st->ctx);
     for (nb::handle a : args) fargs.append(a);
     try {
       result = cls.attr("forward")(*nb::tuple(fargs), **kwargs);
+      if (setup_context) cls.attr("setup_context")(st->ctx, args, result);
     } catch (...) {
       ctx.in_forward = false;
       throw;
@@ -374,11 +376,10 @@ void bind_autograd(nb::module_& m, nb::class_<Tensor>& cls) {
                                     "ctx.mark_dirty: ember's custom Functions do not support in-place forwards yet; "
                                     "return a new tensor from forward instead");
       })
-      .def("set_materialize_grads", [](FunctionCtx& c, bool value) {
+      .def("set_materialize_grads", [](FunctionCtx&, bool value) {
         // ember always hands backward zeros for outputs that got no gradient (torch's default).
         EMBER_CHECK(value, "ctx.set_materialize_grads(False) is not supported by ember: backward always "
                            "receives zero-filled gradients for unused outputs");
-        c.materialize_grads = value;
       });
   m.def("_function_apply", &function_apply);
 

@@ -475,6 +475,30 @@ def test_function_unused_output_gets_zeros_and_non_differentiable_output():
     assert x.grad.tolist() == [2.0, 2.0]
 
 
+def test_function_with_setup_context():
+    class Mul(Function):
+        @staticmethod
+        def forward(x, k):
+            return x * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, k = inputs
+            ctx.k = k
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return g * ctx.k, None
+
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = Mul.apply(x, 4.0)
+    assert y.tolist() == [4.0, 8.0] and y.grad_fn.saved_tensors[0].tolist() == [4.0, 8.0]
+    y.sum().backward()
+    assert x.grad.tolist() == [4.0, 4.0]
+
+
 def test_function_errors():
     class WrongType(Function):
         @staticmethod

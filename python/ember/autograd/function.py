@@ -49,9 +49,16 @@ class Function:
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """torch 2's alternative to a ctx argument of forward: override it, write forward(*args)
+        without ctx, and save what backward needs here (inputs is the tuple of arguments)."""
+        raise NotImplementedError("setup_context is not overridden")
+
     @classmethod
     def apply(cls, *args, **kwargs):
-        return _C._function_apply(cls, *args, **kwargs)
+        uses_setup_context = cls.setup_context is not Function.setup_context
+        return _C._function_apply(cls, uses_setup_context, *args, **kwargs)
 
 
 def once_differentiable(fn):
