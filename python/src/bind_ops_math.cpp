@@ -171,7 +171,11 @@ void bind_ops_math(nb::module_& m, TensorClass& cls) {
   });
   def_binary(m, cls, "atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, "atan2_");
   def_binary(m, cls, "arctan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, "arctan2_");
-  def_binary(m, cls, "hypot", [](const Tensor& a, const Tensor& b) { return sqrt(add(mul(a, a), mul(b, b))); },
+  def_binary(m, cls, "hypot", [](const Tensor& a, const Tensor& b) {
+    DType t = result_type(a, b);
+    EMBER_CHECK(is_floating(t), "\"hypot\" not implemented for '", scalar_type_name(t), "'");
+    return sqrt(add(mul(a, a), mul(b, b)));
+  },
              "hypot_");
   def_binary(m, cls, "logical_and", [](const Tensor& a, const Tensor& b) { return logical_and(a, b); },
              "logical_and_");
@@ -299,10 +303,12 @@ void bind_ops_math(nb::module_& m, TensorClass& cls) {
 #undef EMBER_UNARY
   def_both(m, cls, "round", [](const Tensor& a, int64_t d) { return round_decimals(a, d); }, nb::kw_only(),
            nb::arg("decimals") = 0);
-  cls.def("round_", [](Self self, int64_t d) {
+  auto round_inplace = [](Self self, int64_t d) {
     assign_inplace(tensor_of(self), round_decimals(tensor_of(self), d), "round_");
     return nb::borrow(self);
-  }, nb::kw_only(), nb::arg("decimals") = 0);
+  };
+  cls.def("round_", round_inplace, nb::kw_only(), nb::arg("decimals") = 0);
+  m.def("round_", round_inplace, nb::arg("input"), nb::kw_only(), nb::arg("decimals") = 0);
   def_both(m, cls, "positive", [](Self self) {
     EMBER_CHECK_TYPE(tensor_of(self).dtype() != kBool,
                      "The `+` operator, on a bool tensor is not supported.");
