@@ -44,7 +44,10 @@ def vflip(img):
 
 def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.NEAREST, fill=None, center=None):
     """torchvision's F.affine: angle and shear in degrees (shear: a number or [x] / [x, y] with
-    y = 0), translate in pixels (integers), about the image centre."""
+    y = 0), translate in pixels (integers), about the image centre. fill=None means 0 here; with
+    bilinear interpolation torchvision's fill=None differs at the border (it blends with zero
+    padding without masking), so ember matches torchvision called with fill=0, which is what
+    RandomAffine and RandomRotation use."""
     if center is not None:
         raise NotImplementedError("affine: center is not supported by ember")
     if not isinstance(shear, (list, tuple)):
