@@ -53,7 +53,7 @@ def default_collate(batch):
     """Merges a list of samples into a batch: tensors are stacked on a new first dimension,
     NumPy arrays and Python numbers become tensors (floats float64, ints int64, bools bool),
     strings stay a list, dicts/namedtuples/lists/tuples are collated field by field (a tuple
-    becomes a list)."""
+    becomes a list). As in torch, strings inside containers come back as the tuple zip makes."""
     elem = batch[0]
     if isinstance(elem, _C.Tensor):
         return _C.stack(list(batch), 0)
@@ -78,16 +78,16 @@ def default_collate(batch):
         except TypeError:
             return {k: default_collate([d[k] for d in batch]) for k in elem}
     if _is_namedtuple(elem):
-        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+        return type(elem)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if not all(len(e) == size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
         transposed = list(zip(*batch))
         if isinstance(elem, tuple):
-            return [default_collate(list(s)) for s in transposed]
+            return [default_collate(s) for s in transposed]
         try:
-            return type(elem)([default_collate(list(s)) for s in transposed])
+            return type(elem)([default_collate(s) for s in transposed])
         except TypeError:
-            return [default_collate(list(s)) for s in transposed]
+            return [default_collate(s) for s in transposed]
     raise TypeError(_ERR.format(type(elem)))
