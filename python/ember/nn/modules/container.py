@@ -260,7 +260,7 @@ def _param_line(k, p):
     if isinstance(p, Tensor):
         size_str = "x".join(str(size) for size in p.size())
         kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-        return f"  ({k}): {kind} containing: [{p.type()} of size {size_str}]"
+        return f"  ({k}): {kind} containing: [{p.dtype} of size {size_str}]"
     return f"  ({k}): Object of type: {type(p).__name__}"
 
 
