@@ -1,1 +1,2 @@
-"""ember.utils."""
+"""ember.utils: data loading (ember.utils.data) and gradient checkpointing (ember.utils.checkpoint)."""
+from . import checkpoint, data  # noqa: F401
