@@ -126,16 +126,18 @@ variable_list checkpoint(const std::function<variable_list(const variable_list&)
       outs = fn(detached);
     }
     gen.set_state(current);
-    variable_list diff_outs, diff_grads, diff_inputs;
+    variable_list diff_outs, diff_grads;
     for (size_t i = 0; i < outs.size(); ++i)
       if (outs[i].requires_grad()) { diff_outs.push_back(outs[i]); diff_grads.push_back(grads[i]); }
     std::vector<size_t> where;
     for (size_t i = 0; i < detached.size(); ++i)
-      if (detached[i].requires_grad()) { diff_inputs.push_back(detached[i]); where.push_back(i); }
+      if (detached[i].requires_grad()) where.push_back(i);
     variable_list result(detached.size());
-    if (diff_outs.empty() || diff_inputs.empty()) return result;
-    variable_list g = grad(diff_outs, diff_inputs, diff_grads, false, GradMode::is_enabled(), true);
-    for (size_t k = 0; k < where.size(); ++k) result[where[k]] = g[k];
+    if (diff_outs.empty()) return result;
+    // A full backward through the recomputation (not grad() w.r.t. the inputs): tensors fn
+    // captures, such as a module's parameters, get their .grad as without checkpointing.
+    ember::autograd::backward(diff_outs, diff_grads, false, GradMode::is_enabled());
+    for (size_t k = 0; k < where.size(); ++k) result[where[k]] = detached[where[k]].grad();
     return result;
   };
   return apply_custom("CheckpointFunction", forward, backward, inputs);

@@ -273,6 +273,20 @@ TEST(Autograd, CheckpointGivesIdenticalGradients) {
   EXPECT_TRUE(b.grad().equal(gb));
 }
 
+TEST(Autograd, CheckpointGivesCapturedParametersTheirGradients) {
+  Tensor w = randn({4}, {.dtype = kFloat64}).requires_grad_();
+  auto block = [&w](const variable_list& in) -> variable_list { return {(in[0] * w).tanh()}; };
+  Tensor x = randn({3, 4}, {.dtype = kFloat64}).requires_grad_();
+  block({x})[0].sum().backward();
+  Tensor gw = w.grad().clone(), gx = x.grad().clone();
+  w.set_grad(Tensor());
+  x.set_grad(Tensor());
+  autograd::checkpoint(block, {x})[0].sum().backward();
+  ASSERT_TRUE(w.grad().defined());
+  EXPECT_TRUE(w.grad().allclose(gw));
+  EXPECT_TRUE(x.grad().allclose(gx));
+}
+
 TEST(Autograd, LongChainDoesNotOverflowTheStack) {
   Tensor x = tensor(1.0, {.requires_grad = true});
   Tensor y = x;
