@@ -578,3 +578,14 @@ def test_tiny_training_loop_decreases_loss():
                 p.sub_(0.5 * p.grad)
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0]
+
+
+def test_data_parallel_wraps_module_on_one_device():
+    model = nn.Linear(3, 2)
+    dp = nn.DataParallel(model, device_ids=[0, 1])
+    assert dp.module is model
+    assert list(dp.state_dict().keys()) == ["module.weight", "module.bias"]
+    x = ember.randn(4, 3)
+    assert np.array_equal(dp(x).detach().numpy(), model(x).detach().numpy())
+    with pytest.raises(RuntimeError, match="process group"):
+        nn.parallel.DistributedDataParallel(model)

@@ -7,5 +7,6 @@ wrap the C++ modules (see ember/nn/modules/_cpp.py).
 from .parameter import Parameter, UninitializedParameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules.module import register_module_forward_hook, register_module_forward_pre_hook  # noqa: F401
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, utils, parallel  # noqa: F401
+from .parallel import DataParallel  # noqa: F401
 from . import modules  # noqa: F401
