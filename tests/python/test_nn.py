@@ -589,3 +589,24 @@ def test_data_parallel_wraps_module_on_one_device():
     assert np.array_equal(dp(x).detach().numpy(), model(x).detach().numpy())
     with pytest.raises(RuntimeError, match="process group"):
         nn.parallel.DistributedDataParallel(model)
+
+
+def test_full_backward_hook_sees_module_gradients():
+    lin = nn.Linear(3, 2)
+    calls = []
+    handle = lin.register_full_backward_hook(lambda m, gi, go: calls.append((m, gi, go)))
+    x = ember.randn(4, 3, requires_grad=True)
+    y = lin(x)
+    (y * 3).sum().backward()
+    assert len(calls) == 1
+    m, gi, go = calls[0]
+    assert m is lin and len(gi) == 1 and len(go) == 1
+    assert np.allclose(go[0].numpy(), 3.0)
+    assert np.allclose(gi[0].numpy(), 3.0 * lin.weight.detach().numpy().sum(0, keepdims=True).repeat(4, 0),
+                       atol=1e-5)
+    # inputs that need no gradient: the hook still runs, with grad_input None
+    lin(ember.randn(4, 3)).sum().backward()
+    assert len(calls) == 2 and calls[1][1] == (None,)
+    handle.remove()
+    lin(x).sum().backward()
+    assert len(calls) == 2

@@ -301,13 +301,16 @@ class Module:
 
     def _call_impl(self, *args, **kwargs):
         if not (self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
-                or _global_forward_pre_hooks):
+                or _global_forward_pre_hooks or self._backward_hooks):
             return self.forward(*args, **kwargs)
         for hook in itertools.chain(_global_forward_pre_hooks.values(), self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
-        result = self.forward(*args, **kwargs)
+        if self._backward_hooks and _C.is_grad_enabled():
+            result = self._forward_with_backward_hooks(args, kwargs)
+        else:
+            result = self.forward(*args, **kwargs)
         for hook in itertools.chain(_global_forward_hooks.values(), self._forward_hooks.values()):
             hook_result = hook(self, args, result)
             if hook_result is not None:
@@ -327,10 +330,53 @@ class Module:
         return handle
 
     def register_full_backward_hook(self, hook):
-        raise NotImplementedError("ember: Module.register_full_backward_hook is not supported yet; "
-                                  "use Tensor.register_hook on the module's output instead")
+        """hook(module, grad_input, grad_output) runs once the gradients with respect to the
+        module's tensor inputs have been computed. Its return value is ignored (ember does not
+        support replacing grad_input)."""
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
 
     register_backward_hook = register_full_backward_hook
+
+    def _forward_with_backward_hooks(self, args, kwargs):
+        # Each tensor input is passed through a fresh view whose gradient is exactly this module's
+        # contribution (the role of torch's BackwardHookFunction); outputs' hooks record
+        # grad_output, which autograd computes before any input gradient.
+        state = {"grad_input": [None] * len(args), "pending": 0}
+        outputs_box = []
+        grad_output = {}
+
+        def fire():
+            outs = outputs_box[0]
+            go = tuple(grad_output.get(i) for i in range(len(outs)))
+            for hook in list(self._backward_hooks.values()):
+                hook(self, tuple(state["grad_input"]), go)
+
+        new_args = list(args)
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor) and a.requires_grad:
+                v = a.view_as(a)
+                new_args[i] = v
+                state["pending"] += 1
+
+                def input_hook(g, i=i):
+                    state["grad_input"][i] = g
+                    state["pending"] -= 1
+                    if state["pending"] == 0:
+                        fire()
+                v.register_hook(input_hook)
+        result = self.forward(*new_args, **kwargs)
+        outs = list(result) if isinstance(result, (tuple, list)) else [result]
+        outputs_box.append(outs)
+        waiting = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+        for i in waiting:
+            def output_hook(g, i=i):
+                grad_output[i] = g
+                if state["pending"] == 0 and len(grad_output) == len(waiting):
+                    fire()  # no input needs a gradient: torch fires once grad_output is known
+            outs[i].register_hook(output_hook)
+        return result
 
     def _register_state_dict_hook(self, hook):
         handle = RemovableHandle(self._state_dict_hooks)
