@@ -156,3 +156,16 @@ Tensor.__reduce_ex__ = _tensor_reduce_ex
 Tensor.__deepcopy__ = _tensor_deepcopy
 Tensor.__setstate__ = _tensor_setstate
 Tensor.__module__ = "ember"
+
+
+# ---- ember.return_types: print as torch's structseqs do ---------------------------------------
+
+def _structseq_repr(self):
+    fields = ",\n".join(f"{k}={v!r}" for k, v in zip(self._fields, self))
+    return f"ember.return_types.{type(self).__name__}(\n{fields})"
+
+
+for _name in dir(_C.return_types):
+    _t = getattr(_C.return_types, _name)
+    if isinstance(_t, type) and issubclass(_t, tuple):
+        _t.__repr__ = _structseq_repr

@@ -94,10 +94,10 @@ void bind_core(nb::module_& m) {
       .def("__hash__", [](const PyDType& d) { return int(d.value); })
       .def("__eq__", [](const PyDType& a, nb::handle b) {
         return nb::isinstance<PyDType>(b) && nb::inst_ptr<PyDType>(b)->value == a.value;
-      })
+      }, nb::arg("other").none())
       .def("__ne__", [](const PyDType& a, nb::handle b) {
         return !(nb::isinstance<PyDType>(b) && nb::inst_ptr<PyDType>(b)->value == a.value);
-      });
+      }, nb::arg("other").none());
   const std::pair<DType, std::vector<const char*>> dtype_names[] = {
       {kBool, {"bool"}},
       {kUInt8, {"uint8"}},
@@ -146,7 +146,7 @@ void bind_core(nb::module_& m) {
       .def("__eq__", [](const Device& a, nb::handle b) {
         Device* d = nullptr;
         return nb::try_cast<Device*>(b, d, false) && d && *d == a;
-      })
+      }, nb::arg("other").none())
       .def("__hash__", [](const Device& d) { return int(d.type) * 65536 + d.index; })
       .def("__reduce__", [](const Device& d) {
         return nb::make_tuple(nb::type<Device>(), nb::make_tuple(d.str()));

@@ -316,7 +316,9 @@ nb::ndarray<Framework...> as_ndarray(const Tensor& self, const char* what) {
 Tensor legacy_construct(const nb::args& args, DType dtype) {
   if (args.size() == 0) return empty({0}, {.dtype = dtype});
   if (args.size() == 1 && nb::isinstance<Tensor>(args[0])) return tensor_of(args[0]);
-  if (args.size() == 1 && !PyIndex_Check(args[0].ptr())) return tensor_from_data(args[0], dtype, std::nullopt, false);
+  // (NumPy arrays have __index__, so they are checked before the size form.)
+  if (args.size() == 1 && (is_numpy_array(args[0]) || !PyIndex_Check(args[0].ptr())))
+    return tensor_from_data(args[0], dtype, std::nullopt, false);
   return zeros(sizes_from_args(args, "Tensor"), {.dtype = dtype});
 }
 

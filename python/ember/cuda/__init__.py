@@ -52,3 +52,6 @@ def max_memory_reserved(device=None):
 
 def reset_peak_memory_stats(device=None):
     pass
+
+
+from . import amp  # noqa: E402,F401
