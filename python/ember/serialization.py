@@ -5,9 +5,19 @@ this module only accepts torch's argument forms (paths or file objects, map_loca
 
 What can be saved is what torch.load(weights_only=True) reads back: None, bool, int, float, str,
 tensors (an nn.Parameter is saved as its tensor), and lists, tuples and dicts of those
-(OrderedDict keeps its order; ember.Size and namedtuples become tuples). Loading never runs code.
+(OrderedDict keeps its order; ember.Size and namedtuples become tuples). Loading such a file
+never runs code.
+
+Anything else (a whole nn.Module, an object of a user's class: `torch.save(model, "model.pth")`)
+is saved as torch saves it, by pickling the object: the same zip layout with an
+`ember_pickle` marker entry, tensors pickled by value. Loading it unpickles (it can run code, as
+torch.load with weights_only=False does), so `weights_only=True` refuses such a file.
 """
+import io
 import os
+import pickle
+import tempfile
+import zipfile
 
 from . import _C
 
@@ -23,13 +33,72 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     """Saves obj to f, a path (written atomically: a temporary file renamed over the target) or
     a binary file object with write(). pickle_module/pickle_protocol are accepted for torch
     compatibility; the file is always torch's zip format with a protocol 2 pickle."""
-    if _is_path(f):
-        _C._save_to_path(obj, os.fsdecode(f))
-    elif hasattr(f, "write"):
-        f.write(_C._save_to_bytes(obj))
-    else:
+    if not _is_path(f) and not hasattr(f, "write"):
         raise TypeError("ember.save: f must be a path (str or os.PathLike) or a binary file object "
                         f"with write(), got {type(f).__name__}")
+    try:
+        if _is_path(f):
+            _C._save_to_path(obj, os.fsdecode(f))
+        else:
+            f.write(_C._save_to_bytes(obj))
+        return
+    except TypeError as e:
+        if "cannot save an object of type" not in str(e) or "nested more than" in str(e):
+            raise
+        value_error = e
+    try:
+        data = _pickled_archive(obj, pickle_protocol)
+    except (pickle.PicklingError, AttributeError, TypeError) as e:
+        raise TypeError(f"{value_error}; pickling the whole object failed too: {e}") from e
+    if _is_path(f):
+        _write_atomically(os.fsdecode(f), data)
+    else:
+        f.write(data)
+
+
+_PICKLE_MARKER = "archive/ember_pickle"
+
+
+def _pickled_archive(obj, protocol):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", pickle.dumps(obj, protocol=max(2, protocol)))
+        z.writestr("archive/version", "3\n")
+        z.writestr(_PICKLE_MARKER, "1\n")
+    return buf.getvalue()
+
+
+def _write_atomically(path, data):
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ember-save-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _pickled_object(data, weights_only):
+    """The object of an archive ember.save pickled, or None for an ordinary checkpoint."""
+    if not data.startswith(b"PK"):
+        return None
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            if _PICKLE_MARKER not in z.namelist():
+                return None
+            if weights_only:
+                raise pickle.UnpicklingError(
+                    "Weights only load failed: this file holds a pickled Python object (saved with "
+                    "ember.save(obj) of a module or class instance); load it with weights_only=False "
+                    "if you trust its source")
+            return (pickle.loads(z.read("archive/data.pkl")),)
+    except zipfile.BadZipFile:
+        return None
 
 
 def _device_for(map_location):
@@ -67,11 +136,21 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=False, mmap=N
     loaded (as weights_only=True): a pickle referring to other classes or functions is refused."""
     device = _device_for(map_location)
     if _is_path(f):
-        obj = _C._load_from_path(os.fsdecode(f), device, bool(mmap))
+        path = os.fsdecode(f)
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as z:
+                pickled = _PICKLE_MARKER in z.namelist()
+            if pickled:
+                with open(path, "rb") as fh:
+                    return _pickled_object(fh.read(), weights_only)[0]
+        obj = _C._load_from_path(path, device, bool(mmap))
     elif hasattr(f, "read"):
         data = f.read()
         if isinstance(data, str):
             raise TypeError("ember.load: the file object must be opened in binary mode ('rb')")
+        pickled = _pickled_object(bytes(data), weights_only)
+        if pickled is not None:
+            return pickled[0]
         obj = _C._load_from_bytes(bytes(data), device)
     else:
         raise TypeError("ember.load: f must be a path (str or os.PathLike) or a binary file object "

@@ -176,12 +176,7 @@ NEEDS_FASHION_MNIST = {"000_mnist_train", "003_dataloader", "003_mnist_project"}
 
 # Examples that cannot pass yet, each with exactly what is missing (strict: a fix makes it XPASS,
 # which fails, so the mark is removed together with the gap).
-XFAIL = {
-    "002_save_load": "ember.save(model) of a whole nn.Module (torch pickles it; weights_only=False load) is "
-                     "missing: TypeError: ember.save: cannot save an object of type __main__.GPT2Model",
-    "003_dataloader": "ember.FloatTensor(ndarray) / ember.LongTensor(ndarray) treat the array as a size: "
-                      "RuntimeError: empty: Trying to create tensor with negative dimension -1: [-1]",
-}
+XFAIL = {}
 
 
 def _params():

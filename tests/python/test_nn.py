@@ -610,3 +610,17 @@ def test_full_backward_hook_sees_module_gradients():
     handle.remove()
     lin(x).sum().backward()
     assert len(calls) == 2
+
+
+def test_model_with_cpp_backed_layers_pickles():
+    import pickle
+
+    from ember import nn
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.MultiheadAttention(4, 2, batch_first=True))
+    model.eval()
+    back = pickle.loads(pickle.dumps(model))
+    assert repr(back) == repr(model) and not back.training
+    x = ember.randn(1, 3, 4)
+    h = back[0](x)
+    assert ember.allclose(back[1](h, h, h)[0], model[1](model[0](x), model[0](x), model[0](x))[0])

@@ -98,8 +98,11 @@ def test_unsupported_type_names_it(tmp_path):
     with pytest.raises(TypeError, match="Thing"):
         ember.save({"a": [1, Thing()]}, tmp_path / "bad.pt")
     assert not (tmp_path / "bad.pt").exists()  # nothing half-written
-    with pytest.raises(TypeError, match="set"):
-        ember.save({1, 2}, io.BytesIO())
+    # Objects outside the checkpoint types but picklable are pickled, as torch.save does.
+    buf = io.BytesIO()
+    ember.save({1, 2}, buf)
+    buf.seek(0)
+    assert ember.load(buf) == {1, 2}
 
 
 def test_recursive_container_is_an_error_not_a_crash():
@@ -212,3 +215,25 @@ def test_torch_file_with_arbitrary_object_is_refused(tmp_path):
     torch.save({"fn": collections.Counter(a=1)}, tmp_path / "obj.pt")
     with pytest.raises(Exception):
         ember.load(tmp_path / "obj.pt")
+
+
+def test_whole_module_save_and_load(tmp_path):
+    """torch.save(model) pickles the object; ember does the same, and weights_only refuses it."""
+    import pickle as _pickle
+    from ember import nn
+
+    model = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+    path = tmp_path / "model.pth"
+    ember.save(model, path)
+    loaded = ember.load(path)
+    assert isinstance(loaded, nn.Sequential) and repr(loaded) == repr(model)
+    x = ember.ones(1, 3)
+    assert ember.equal(loaded(x), model(x))
+    with pytest.raises(_pickle.UnpicklingError, match="Weights only load failed"):
+        ember.load(path, weights_only=True)
+    import io
+    buf = io.BytesIO()
+    ember.save({"model": model, "step": 3}, buf)
+    buf.seek(0)
+    back = ember.load(buf)
+    assert back["step"] == 3 and ember.equal(back["model"][0].weight, model[0].weight)

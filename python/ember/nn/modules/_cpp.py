@@ -82,8 +82,28 @@ class CppModule(Module):
         return new
 
     def __reduce_ex__(self, protocol):
-        raise TypeError(f"ember: {self._get_name()} is backed by a C++ module and cannot be pickled; "
-                        "save its state_dict() instead")
+        # Pickled as "call the constructor again, then copy the tensors in" (what deepcopy does),
+        # so ember.save(model) of a model holding C++-backed layers works.
+        params = [(p.detach(), p.requires_grad) for _, p in self.named_parameters()]
+        buffers = [b.detach() for _, b in self.named_buffers()]
+        extra = {k: v for k, v in self.__dict__.items() if not k.startswith("_") and k != "training"}
+        return (_rebuild_cpp_module, (type(self), self._init_args, params, buffers, self.training, extra))
+
+
+def _rebuild_cpp_module(cls, init_args, params, buffers, training, extra):
+    args, kwargs = init_args
+    new = cls(*args, **kwargs)
+    with _no_grad():
+        for (_, theirs), (mine, requires_grad) in zip(new.named_parameters(), params):
+            theirs.copy_(mine)
+            theirs.requires_grad_(requires_grad)
+        for (_, theirs), mine in zip(new.named_buffers(), buffers):
+            theirs.copy_(mine)
+    new.train(training)
+    for k, v in extra.items():
+        if k not in new.__dict__:
+            new.__dict__[k] = v
+    return new
 
 
 class _CppChild(CppModule):
