@@ -39,7 +39,15 @@ bool scalar_from_python(PyObject* o, bool convert, Scalar& out) {
     return true;
   }
   if (PyFloat_Check(o)) { out = Scalar(PyFloat_AS_DOUBLE(o)); return true; }
-  if (!convert || is_tensor_object(o)) return false;
+  if (!convert) return false;
+  if (is_tensor_object(o)) {
+    // A 0-dim tensor stands for a number where one is expected (torch.full((2,), t), arange(t)),
+    // as in torch; only reached after every Tensor overload was tried.
+    const Tensor& t = tensor_of(o);
+    if (t.dim() != 0) return false;
+    out = t.item();
+    return true;
+  }
   // NumPy scalars: integers have __index__, floats __float__.
   if (PyIndex_Check(o)) {
     long long v = PyLong_AsLongLong(o);
