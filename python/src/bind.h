@@ -50,6 +50,7 @@ inline Tensor& tensor_of(nb::handle h) { return *nb::inst_ptr<Tensor>(h); }
 void bind_core(nb::module_& m);                              // dtype, device, Size, Generator, errors
 void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls);   // Tensor basics, numpy, DLPack
 void bind_indexing(nb::class_<Tensor>& cls);                 // x[...] and x[...] = v
+void bind_numpy_operators(nb::class_<Tensor>& cls);          // ndarray <op> tensor (after bind_ops)
 void bind_ops(nb::module_& m, nb::class_<Tensor>& cls);      // math ops as functions and methods
 void bind_autograd(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_nn(nb::module_& m);                                // nn.functional, nn.init, C++ modules

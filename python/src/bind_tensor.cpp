@@ -479,3 +479,30 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
 }
 
 }  // namespace ember::python
+
+namespace ember::python {
+
+// `ndarray <op> tensor`: NumPy defers to the tensor (__array_priority__), whose reflected
+// operator sees the array; it is wrapped without a copy and the result is a tensor, as in torch.
+// Bound after the ops' own overloads, so numbers never reach these.
+void bind_numpy_operators(nb::class_<Tensor>& cls) {
+  using Fn = Tensor (*)(const Tensor&, const Tensor&);
+  const std::pair<const char*, Fn> reflected[] = {
+      {"__radd__", [](const Tensor& l, const Tensor& r) { return add(l, r); }},
+      {"__rsub__", [](const Tensor& l, const Tensor& r) { return sub(l, r); }},
+      {"__rmul__", [](const Tensor& l, const Tensor& r) { return mul(l, r); }},
+      {"__rtruediv__", [](const Tensor& l, const Tensor& r) { return div(l, r); }},
+      {"__rfloordiv__", [](const Tensor& l, const Tensor& r) { return floor_divide(l, r); }},
+      {"__rmod__", [](const Tensor& l, const Tensor& r) { return remainder(l, r); }},
+      {"__rpow__", [](const Tensor& l, const Tensor& r) { return pow(l, r); }},
+      {"__rmatmul__", [](const Tensor& l, const Tensor& r) { return matmul(l, r); }},
+  };
+  for (auto [name, fn] : reflected) {
+    cls.def(name, [fn](const Tensor& self, nb::handle other) -> nb::object {
+      if (!is_numpy_array(other)) return nb::borrow(Py_NotImplemented);
+      return nb::cast(fn(from_numpy(other), self));
+    }, nb::is_operator());
+  }
+}
+
+}  // namespace ember::python

@@ -14,6 +14,7 @@ NB_MODULE(_C, m) {
   bind_tensor(m, cls);
   bind_indexing(cls);
   bind_ops(m, cls);
+  bind_numpy_operators(cls);
   bind_autograd(m, cls);
   bind_nn(m);
   bind_optim(m);

@@ -230,3 +230,22 @@ def test_threads():
     ember.set_num_threads(n)
     with pytest.raises(ValueError):
         ember.set_num_threads(0)
+
+
+def test_numpy_array_on_the_left_gives_a_tensor():
+    a = np.arange(3.0, dtype=np.float32)
+    t = ember.tensor([1.0, 2.0, 3.0])
+    for result, expected in [(a + t, a + 1 + np.arange(3)), (a - t, a - [1, 2, 3]), (a * t, a * [1, 2, 3]),
+                             (a / t, a / [1, 2, 3]), (a ** t, a ** [1, 2, 3])]:
+        assert isinstance(result, ember.Tensor)
+        np.testing.assert_allclose(result.numpy(), np.asarray(expected, dtype=np.float32))
+    m = np.eye(3, dtype=np.float32)
+    assert isinstance(m @ ember.ones(3, 2), ember.Tensor)
+
+
+def test_zero_dim_tensor_where_a_number_is_expected():
+    n = ember.tensor(3)
+    assert ember.arange(n).tolist() == [0, 1, 2]
+    assert ember.full((2,), ember.tensor(1.5)).tolist() == [1.5, 1.5]
+    with pytest.raises(TypeError):
+        ember.full((2,), ember.tensor([1.0, 2.0]))
