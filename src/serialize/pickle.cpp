@@ -420,7 +420,7 @@ class VM {
         return Value::dict();
       case Global::RebuildParameter:
         if (a.size() != 3 || !a[0].is_tensor()) bad("_rebuild_parameter: bad arguments");
-        return a[0];
+        return with_requires_grad(a[0], a[1]);
       case Global::RebuildTensorV2: return rebuild_tensor(a);
       case Global::Storage: bad("calling a storage type");
     }
@@ -468,7 +468,17 @@ class VM {
       bad("_rebuild_tensor_v2: storage offset out of bounds");
     }
     auto impl = std::make_shared<TensorImpl>(storage.impl()->storage(), storage.dtype(), sizes, strides, offset);
-    return Value(Tensor(std::move(impl)));
+    return with_requires_grad(Value(Tensor(std::move(impl))), a[4]);
+  }
+
+  // torch records requires_grad with each tensor (and nn.Parameter); a saved leaf that required
+  // grad loads as one again. Integer tensors cannot require grad, so the flag is ignored there.
+  static Value with_requires_grad(const Value& tensor, const Value& flag) {
+    if (flag.is_bool() && flag.to_bool()) {
+      Tensor t = tensor.to_tensor();
+      if (t.is_floating_point() && !t.requires_grad()) t.requires_grad_(true);
+    }
+    return tensor;
   }
 
   Value persistent_load(const Item& pid) {

@@ -403,13 +403,18 @@ def test_load_state_dict_messages_equal_torch():
 
 def test_default_init_distribution_matches_torch():
     # Same scheme (kaiming_uniform(a=sqrt(5)) and the fan-in bias bound): compare the bounds.
+    # The largest |value| is a bound only for uniform inits; Embedding's N(0, 1) is compared by
+    # its spread alone (the max of 1000 normal draws varies by 30% between seeds). torch is
+    # seeded so the comparison is the same every run.
+    torch.manual_seed(0)
     for expr in ["nn.Linear(50, 40)", "nn.Conv2d(6, 8, 5)", "nn.LSTM(10, 20)", "nn.Embedding(100, 10)"]:
         tmod, emod = make_pair(expr)
         for (tn, tp), (en, ep) in zip(tmod.named_parameters(), emod.named_parameters()):
             tv, ev = as_np(tp), as_np(ep)
             if tv.size < 200:  # too few samples for a stable spread
                 continue
-            assert abs(np.abs(ev).max() - np.abs(tv).max()) < 0.15 * np.abs(tv).max() + 1e-6, en
+            if "Embedding" not in expr:
+                assert abs(np.abs(ev).max() - np.abs(tv).max()) < 0.15 * np.abs(tv).max() + 1e-6, en
             assert abs(ev.std() - tv.std()) < 0.2 * tv.std() + 1e-6, en
 
 

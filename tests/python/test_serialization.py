@@ -204,7 +204,8 @@ def test_ember_loads_torch_file(tmp_path):
     np.testing.assert_array_equal(out["model"]["bias"].numpy(), [0.5, 0.5])
     assert out["half"].dtype == ember.float16
     np.testing.assert_array_equal(out["t"].numpy(), np.arange(6).reshape(2, 3).T)
-    np.testing.assert_array_equal(out["param"].numpy(), [1.0, 1.0])
+    assert out["param"].requires_grad  # a saved nn.Parameter loads as a leaf that requires grad, as in torch
+    np.testing.assert_array_equal(out["param"].detach().numpy(), [1.0, 1.0])
     # and through a file object
     buf = io.BytesIO(pathlib.Path(tmp_path / "t.pt").read_bytes())
     assert ember.load(buf)["step"] == 10
@@ -237,3 +238,12 @@ def test_whole_module_save_and_load(tmp_path):
     buf.seek(0)
     back = ember.load(buf)
     assert back["step"] == 3 and ember.equal(back["model"][0].weight, model[0].weight)
+
+
+def test_torch_parameter_keeps_requires_grad(tmp_path, torch_ref):
+    path = tmp_path / "p.pt"
+    torch_ref.save({"w": torch_ref.nn.Parameter(torch_ref.ones(2)), "t": torch_ref.ones(2, requires_grad=True),
+                    "plain": torch_ref.ones(2)}, path)
+    back = ember.load(path)
+    assert back["w"].requires_grad and back["t"].requires_grad and not back["plain"].requires_grad
+    assert back["w"].is_leaf
