@@ -110,7 +110,15 @@ def _device_for(map_location):
         target = map_location.get("cpu")
         return None if target is None else _C.device(str(target) if not isinstance(target, _C.device) else target)
     if isinstance(map_location, (str, _C.device)):
-        return _C.device(map_location) if isinstance(map_location, str) else map_location
+        device = _C.device(map_location) if isinstance(map_location, str) else map_location
+        if device.type == "cuda":
+            from . import cuda
+            if not cuda.is_available():
+                raise RuntimeError(
+                    "Attempting to deserialize object on a CUDA device but ember.cuda.is_available() is False. "
+                    "If you are running on a CPU-only machine, please use ember.load with "
+                    "map_location=ember.device('cpu') to map your storages to the CPU.")
+        return device
     raise TypeError("ember.load: map_location should be a str, an ember.device, a dict or a callable, "
                     f"got {type(map_location).__name__}")
 

@@ -247,3 +247,11 @@ def test_torch_parameter_keeps_requires_grad(tmp_path, torch_ref):
     back = ember.load(path)
     assert back["w"].requires_grad and back["t"].requires_grad and not back["plain"].requires_grad
     assert back["w"].is_leaf
+
+
+def test_map_location_cuda_without_gpu_says_so(tmp_path):
+    path = tmp_path / "t.pt"
+    ember.save({"a": ember.ones(1)}, path)
+    with pytest.raises(RuntimeError, match="CUDA device but ember.cuda.is_available\\(\\) is False"):
+        ember.load(path, map_location="cuda")
+    assert ember.load(path, map_location="cpu")["a"].tolist() == [1.0]
