@@ -5,7 +5,8 @@ with the ratio ember/torch (below 1: ember is faster).
 
     PYTHONPATH=python:build/python .venv/bin/python bench/compare_python.py [--quick] [--only NAME]
 
-Workloads: a small op (1-element add), a 16x16 matmul+relu+sum+backward loop, the seeds' MLP train
+Workloads: a small op (1-element add), a 16x16 matmul+relu+sum+backward loop, a 16M-element add,
+1024 and 4096 sgemm, softmax and layer_norm over 4096x1024, the seeds' MLP train
 step (batch 128, AdamW), the seeds' SimpleCNN train step (batch 64, Adam), a small GPT train step
 (d_model 128, 4 layers, 4 heads, T=128, batch 8, AdamW) and a DataLoader epoch over 60000x784
 tensors with shuffle (batch 128).
@@ -38,6 +39,28 @@ def tiny_backward(T):
         y = (x @ w).relu().sum()
         y.backward()
     return step
+
+
+def add_16m(T):
+    a, b = T.randn(16 * 1024 * 1024), T.randn(16 * 1024 * 1024)
+    return lambda: a + b
+
+
+def sgemm(n):
+    def make(T):
+        a, b = T.randn(n, n), T.randn(n, n)
+        return lambda: a @ b
+    return make
+
+
+def softmax_rows(T):
+    x = T.randn(4096, 1024)
+    return lambda: T.softmax(x, dim=1)
+
+
+def layer_norm_rows(T):
+    x, w, b = T.randn(4096, 1024), T.ones(1024), T.zeros(1024)
+    return lambda: T.nn.functional.layer_norm(x, (1024,), w, b)
 
 
 def mlp_step(T):
@@ -142,6 +165,11 @@ def dataloader_epoch(T):
 WORKLOADS = [
     ("small op: 1-element add", small_add, 20000, "us"),
     ("16x16 matmul+relu+sum+backward", tiny_backward, 2000, "us"),
+    ("add, 16M float32 elements", add_16m, 20, "ms"),
+    ("sgemm 1024x1024", sgemm(1024), 20, "ms"),
+    ("sgemm 4096x4096", sgemm(4096), 2, "ms"),
+    ("softmax 4096x1024, dim 1", softmax_rows, 20, "ms"),
+    ("layer_norm 4096x1024", layer_norm_rows, 20, "ms"),
     ("MLP train step (batch 128, AdamW)", mlp_step, 50, "ms"),
     ("SimpleCNN train step (batch 64, Adam)", cnn_step, 5, "ms"),
     ("GPT train step (d128, 4 layers, T=128, batch 8, AdamW)", gpt_step, 3, "ms"),
