@@ -129,9 +129,9 @@ def _tensor_deepcopy(self, memo):
         return memo[key]
     with _no_grad():
         new = self.clone()
-    if type(self) is not Tensor:  # subclasses (nn.Parameter) rebuild themselves around the copy
-        new = type(self).__new__(type(self))
-        Tensor.__init__(new, self.detach().clone())
+    if type(self) is not Tensor:  # a subclass without its own __deepcopy__ wraps the copy
+        data, new = new, type(self).__new__(type(self))
+        Tensor.__init__(new, data)
     if self.requires_grad:
         new.requires_grad_(True)
     if self.grad is not None:

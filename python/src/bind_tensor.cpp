@@ -11,17 +11,10 @@ namespace ember::python {
 
 std::vector<int64_t> sizes_from_args(const nb::args& args, const char* what) {
   std::vector<int64_t> out;
-  if (args.size() == 1 && (PyTuple_Check(args[0].ptr()) || PyList_Check(args[0].ptr()))) {
-    nb::handle seq = args[0];
-    for (nb::handle h : seq) {
-      EMBER_CHECK_TYPE(PyIndex_Check(h.ptr()) && !PyBool_Check(h.ptr()), what,
-                       "(): argument 'size' must be a tuple of ints, but found element of type ",
-                       Py_TYPE(h.ptr())->tp_name);
-      out.push_back(PyLong_AsLongLong(h.ptr()));
-    }
-    return out;
-  }
-  for (nb::handle h : args) {
+  // f((2, 3)) / f([2, 3]) / f(x.shape) name the sizes in one sequence; f(2, 3) spells them out.
+  bool one_sequence = args.size() == 1 && (PyTuple_Check(args[0].ptr()) || PyList_Check(args[0].ptr()));
+  nb::handle items = one_sequence ? nb::handle(args[0]) : nb::handle(args);
+  for (nb::handle h : items) {
     EMBER_CHECK_TYPE(PyIndex_Check(h.ptr()) && !PyBool_Check(h.ptr()), what,
                      "(): argument 'size' must be a tuple of ints, but found element of type ",
                      Py_TYPE(h.ptr())->tp_name);
@@ -190,13 +183,11 @@ Tensor tensor_from_ndarray(const nb::ndarray<>& a, const char* what) {
 Tensor tensor_from_data(nb::handle data, std::optional<DType> dtype, std::optional<Device> device,
                         bool requires_grad) {
   Tensor out;
-  if (nb::isinstance<Tensor>(data)) {
-    out = tensor_of(data).detach().clone();
-    if (dtype) out = out.to(*dtype);
-  } else if (is_numpy_array(data)) {
-    nb::ndarray<> a = nb::cast<nb::ndarray<>>(data);
-    out = tensor_from_ndarray(a, "tensor").clone();
-    if (dtype) out = out.to(*dtype);
+  if (nb::isinstance<Tensor>(data) || is_numpy_array(data)) {
+    // A copy, converted on the way when a dtype is given (one pass either way).
+    Tensor src = nb::isinstance<Tensor>(data) ? tensor_of(data).detach()
+                                              : tensor_from_ndarray(nb::cast<nb::ndarray<>>(data), "tensor");
+    out = src.to(dtype ? *dtype : src.dtype(), /*copy=*/true);
   } else {
     DataWalk w;
     infer_shape(data.ptr(), w);
@@ -289,9 +280,8 @@ nb::object tensor_tolist(const Tensor& self) {
   return tolist_rec(static_cast<const char*>(c.data_ptr()), t, c.sizes(), 0, 0, strides);
 }
 
-void check_one_element(const Tensor& t, const char* what) {
+void check_one_element(const Tensor& t) {
   EMBER_CHECK_VALUE(t.numel() == 1, "only one element tensors can be converted to Python scalars");
-  (void)what;
 }
 
 // ---- NumPy and DLPack export -------------------------------------------------------------------
@@ -461,8 +451,8 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
     EMBER_CHECK(t.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
     return t.item().to_bool();
   });
-  cls.def("__float__", [](const Tensor& t) { check_one_element(t, "float"); return t.item().to_double(); });
-  cls.def("__int__", [](const Tensor& t) { check_one_element(t, "int"); return t.item().to_int(); });
+  cls.def("__float__", [](const Tensor& t) { check_one_element(t); return t.item().to_double(); });
+  cls.def("__int__", [](const Tensor& t) { check_one_element(t); return t.item().to_int(); });
   cls.def("__index__", [](const Tensor& t) {
     EMBER_CHECK_TYPE(t.numel() == 1 && !is_floating(t.dtype()) && t.dtype() != kBool,
                      "only integer tensors of a single element can be converted to an index");

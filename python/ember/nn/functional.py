@@ -44,7 +44,8 @@ def _legacy_string(size_average, reduce):
 
 
 def _inplace(input, result):
-    """The in-place form of an activation: write `result` into `input` (autograd records the copy)."""
+    """The in-place form of an activation C++ has no in-place op for: write `result` into `input`
+    (autograd records the copy). relu and silu use their own in-place ops instead."""
     return input.copy_(result)
 
 
@@ -154,11 +155,11 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 # ---- activations -----------------------------------------------------------------------------
 
 def relu(input, inplace=False):
-    return _inplace(input, _F.relu(input)) if inplace else _F.relu(input)
+    return input.relu_() if inplace else _F.relu(input)
 
 
 def relu_(input):
-    return _inplace(input, _F.relu(input))
+    return input.relu_()
 
 
 def relu6(input, inplace=False):
@@ -179,7 +180,7 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    return _inplace(input, _F.silu(input)) if inplace else _F.silu(input)
+    return input.silu_() if inplace else _F.silu(input)
 
 
 def elu(input, alpha=1.0, inplace=False):
