@@ -103,6 +103,18 @@ std::pair<double, double> opt_betas(const nb::dict& o, std::pair<double, double>
   return {nb::cast<double>(b[0]), nb::cast<double>(b[1])};
 }
 
+// Adam and AdamW take the same options (distinct types only for their different defaults).
+template <class Options> Options adam_options(const nb::dict& d) {
+  Options o;
+  o.lr = opt_double(d, "lr", o.lr);
+  o.betas = opt_betas(d, o.betas);
+  o.eps = opt_double(d, "eps", o.eps);
+  o.weight_decay = opt_double(d, "weight_decay", o.weight_decay);
+  o.amsgrad = opt_bool(d, "amsgrad", false);
+  o.maximize = opt_bool(d, "maximize", false);
+  return o;
+}
+
 // A C++ optimizer of the named kind over the Python groups, hyper-parameters from `defaults`
 // (the Python class validated them with torch's messages; the C++ constructor checks again).
 std::unique_ptr<Optimizer> make_optimizer(const std::string& kind, nb::list py_groups, nb::dict d) {
@@ -120,26 +132,8 @@ std::unique_ptr<Optimizer> make_optimizer(const std::string& kind, nb::list py_g
     o.maximize = opt_bool(d, "maximize", false);
     return std::make_unique<optim::SGD>(std::move(groups), o);
   }
-  if (kind == "adam") {
-    optim::AdamOptions o;
-    o.lr = opt_double(d, "lr", o.lr);
-    o.betas = opt_betas(d, o.betas);
-    o.eps = opt_double(d, "eps", o.eps);
-    o.weight_decay = opt_double(d, "weight_decay", o.weight_decay);
-    o.amsgrad = opt_bool(d, "amsgrad", false);
-    o.maximize = opt_bool(d, "maximize", false);
-    return std::make_unique<optim::Adam>(std::move(groups), o);
-  }
-  if (kind == "adamw") {
-    optim::AdamWOptions o;
-    o.lr = opt_double(d, "lr", o.lr);
-    o.betas = opt_betas(d, o.betas);
-    o.eps = opt_double(d, "eps", o.eps);
-    o.weight_decay = opt_double(d, "weight_decay", o.weight_decay);
-    o.amsgrad = opt_bool(d, "amsgrad", false);
-    o.maximize = opt_bool(d, "maximize", false);
-    return std::make_unique<optim::AdamW>(std::move(groups), o);
-  }
+  if (kind == "adam") return std::make_unique<optim::Adam>(std::move(groups), adam_options<optim::AdamOptions>(d));
+  if (kind == "adamw") return std::make_unique<optim::AdamW>(std::move(groups), adam_options<optim::AdamWOptions>(d));
   if (kind == "rmsprop") {
     optim::RMSpropOptions o;
     o.lr = opt_double(d, "lr", o.lr);

@@ -1,10 +1,9 @@
 """Conv1d and Conv2d (torch's _ConvNd attributes, initialisation, padding modes and repr)."""
-import math
 
 from ... import _C
 from .. import functional as F
-from .. import init
 from ..parameter import Parameter
+from .linear import _reset_fan_in_uniform
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d"]
@@ -71,12 +70,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        _reset_fan_in_uniform(self.weight, self.bias)
 
     def extra_repr(self):
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

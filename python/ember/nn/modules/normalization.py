@@ -10,6 +10,23 @@ from .module import Module
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "RMSNorm"]
 
 
+def _register_affine(module, shape, weight, bias, device, dtype):
+    """The scale/shift pair every norm layer has: `weight` and `bias` Parameters of `shape` when
+    enabled (filled by reset_parameters), else registered as None, as torch does."""
+    for name, enabled in (("weight", weight), ("bias", bias)):
+        if enabled:
+            setattr(module, name, Parameter(_C.empty(shape, device=device, dtype=dtype)))
+        else:
+            module.register_parameter(name, None)
+
+
+def _reset_affine(weight, bias):
+    if weight is not None:
+        init.ones_(weight)
+    if bias is not None:
+        init.zeros_(bias)
+
+
 class _NormBase(Module):
     _version = 2
 
@@ -21,12 +38,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(_C.empty(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(_C.empty(num_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, num_features, affine, affine, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _C.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", _C.ones(num_features, device=device, dtype=dtype))
@@ -45,9 +57,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        _reset_affine(self.weight, self.bias)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
@@ -108,22 +118,12 @@ class LayerNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_C.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_C.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, self.normalized_shape, elementwise_affine, elementwise_affine and bias, device,
+                         dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self.weight, self.bias)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -141,18 +141,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(_C.empty(num_channels, device=device, dtype=dtype))
-            self.bias = Parameter(_C.empty(num_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, num_channels, affine, affine, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        _reset_affine(self.weight, self.bias)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

@@ -26,6 +26,15 @@ __all__ = ["DataLoader", "get_worker_info", "WorkerInfo"]
 _POLL_INTERVAL = 1.0
 
 
+def _drain(q):
+    """Empties a queue without blocking."""
+    try:
+        while True:
+            q.get_nowait()
+    except queue.Empty:
+        pass
+
+
 class WorkerInfo:
     """What get_worker_info() returns inside a worker: id, num_workers, seed, dataset."""
 
@@ -274,11 +283,7 @@ class _ThreadedIter(_BaseIter):
     def _reset(self):
         """A new pass of a persistent loader: drop queued work of the old pass, reseed."""
         for q in self._index_queues:
-            try:
-                while True:
-                    q.get_nowait()
-            except queue.Empty:
-                pass
+            _drain(q)
         self._reset_sampler()
         self._start_pass()
 
@@ -353,11 +358,7 @@ class _ThreadedIter(_BaseIter):
             return
         self._shutdown = True
         for q in self._index_queues:
-            try:
-                while True:
-                    q.get_nowait()
-            except queue.Empty:
-                pass
+            _drain(q)
             q.put(None)
         current = threading.current_thread()
         for t in self._workers:
