@@ -2,12 +2,12 @@
 # Installs what building and testing ember needs: Debian's packages, then a virtual environment
 # .venv (from /usr/bin/python3 with the system site-packages, so Debian's NumPy and, with --bench,
 # PyTorch are visible) holding nanobind, scikit-build-core and pytest from PyPI. Idempotent and
-# quick when everything is already there. Usage: scripts/setup.sh [--bench | --fuzz]  (--bench adds PyTorch
-# and torchvision for the side-by-side benchmarks, --fuzz clang and libFuzzer).
+# quick when everything is already there. Usage: scripts/setup.sh [--bench | --fuzz]  (--bench adds PyTorch,
+# torchvision and libtorch's headers for the side-by-side benchmarks, --fuzz clang and libFuzzer).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache libopenblas-openmp-dev libgtest-dev libgmock-dev zlib1g-dev dataset-fashion-mnist
       python3-dev python3-venv python3-numpy)
-if [[ "${1:-}" == "--bench" ]]; then pkgs+=(python3-torch python3-torchvision); fi
+if [[ "${1:-}" == "--bench" ]]; then pkgs+=(python3-torch python3-torchvision libtorch-dev); fi
 if [[ "${1:-}" == "--fuzz" ]]; then pkgs+=(clang libclang-rt-14-dev libomp-14-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do

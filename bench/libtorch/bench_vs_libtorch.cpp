@@ -1,0 +1,230 @@
+// bench_vs_libtorch: ember's C++ API against PyTorch's C++ API (libtorch, Debian's libtorch-dev
+// 1.13), side by side in one process. Each workload is built twice from the same description,
+// once per library; timed runs alternate (ember, torch, ember, torch, ...) so both see the same
+// machine state, and each side's median per call is reported with the ratio ember/torch.
+//
+//   bench_vs_libtorch [--threads N] [--repeats R] [--only TEXT]
+//
+// This is the C++ half of issue 8's table (small-op dispatch from C++ is only measurable here);
+// bench/compare_python.py is the Python half.
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ember/ember.h"
+#include "ember/nn.h"
+#include "ember/optim.h"
+
+namespace {
+
+using Step = std::function<void()>;
+
+struct Workload {
+  const char* name;
+  int calls;         // calls per timed run
+  const char* unit;  // "us" or "ms" per call
+  std::function<Step()> ember_side, torch_side;
+};
+
+double seconds_per_call(const Step& step, int calls) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) step();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / calls;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// ---- the workloads, once per library. Sizes follow issue 8.
+
+namespace E = ember;
+namespace Tch = torch;
+
+Step ember_small_add() {
+  auto a = E::ones({1}), b = E::ones({1});
+  return [=] { E::Tensor c = E::add(a, b); };
+}
+Step torch_small_add() {
+  auto a = Tch::ones({1}), b = Tch::ones({1});
+  return [=] { Tch::Tensor c = Tch::add(a, b); };
+}
+
+Step ember_tiny_backward() {
+  auto x = E::randn({16, 16}).requires_grad_(), w = E::randn({16, 16});
+  return [=] { E::matmul(x, w).relu().sum().backward(); };
+}
+Step torch_tiny_backward() {
+  auto x = Tch::randn({16, 16}).requires_grad_(), w = Tch::randn({16, 16});
+  return [=] { Tch::matmul(x, w).relu().sum().backward(); };
+}
+
+Step ember_add_16m() {
+  auto a = E::randn({16 << 20}), b = E::randn({16 << 20});
+  return [=] { E::Tensor c = a + b; };
+}
+Step torch_add_16m() {
+  auto a = Tch::randn({16 << 20}), b = Tch::randn({16 << 20});
+  return [=] { Tch::Tensor c = a + b; };
+}
+
+std::function<Step()> ember_sgemm(int64_t n) {
+  return [n] {
+    auto a = E::randn({n, n}), b = E::randn({n, n});
+    return Step([=] { E::Tensor c = E::matmul(a, b); });
+  };
+}
+std::function<Step()> torch_sgemm(int64_t n) {
+  return [n] {
+    auto a = Tch::randn({n, n}), b = Tch::randn({n, n});
+    return Step([=] { Tch::Tensor c = Tch::matmul(a, b); });
+  };
+}
+
+Step ember_softmax() {
+  auto x = E::randn({4096, 1024});
+  return [=] { E::Tensor y = E::softmax(x, 1); };
+}
+Step torch_softmax() {
+  auto x = Tch::randn({4096, 1024});
+  return [=] { Tch::Tensor y = Tch::softmax(x, 1); };
+}
+
+Step ember_layer_norm() {
+  auto x = E::randn({4096, 1024}), w = E::ones({1024}), b = E::zeros({1024});
+  return [=] { E::Tensor y = E::nn::functional::layer_norm(x, {1024}, w, b); };
+}
+Step torch_layer_norm() {
+  auto x = Tch::randn({4096, 1024}), w = Tch::ones({1024}), b = Tch::zeros({1024});
+  return [=] { Tch::Tensor y = Tch::layer_norm(x, {1024}, w, b); };
+}
+
+// The seeds' MLP: Flatten, Linear(784,256), ReLU, Dropout(0.1), Linear(256,10); AdamW.
+Step ember_mlp_step() {
+  namespace nn = E::nn;
+  auto model = std::make_shared<nn::Sequential>(nn::make<nn::Flatten>(), nn::make<nn::Linear>(784, 256),
+                                                nn::make<nn::ReLU>(), nn::make<nn::Dropout>(0.1),
+                                                nn::make<nn::Linear>(256, 10));
+  auto opt = std::make_shared<E::optim::AdamW>(model->parameters(), E::optim::AdamWOptions{.lr = 1e-3, .weight_decay = 1e-4});
+  auto x = E::randn({128, 1, 28, 28}), y = E::randint(0, 10, {128});
+  return [=] {
+    opt->zero_grad();
+    auto loss = nn::functional::cross_entropy(model->forward(x), y);
+    loss.backward();
+    opt->step();
+  };
+}
+Step torch_mlp_step() {
+  namespace nn = Tch::nn;
+  auto model = nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Dropout(0.1), nn::Linear(256, 10));
+  auto opt = std::make_shared<Tch::optim::AdamW>(model->parameters(),
+                                                 Tch::optim::AdamWOptions(1e-3).weight_decay(1e-4));
+  auto x = Tch::randn({128, 1, 28, 28}), y = Tch::randint(0, 10, {128});
+  return [=]() mutable {
+    opt->zero_grad();
+    auto loss = Tch::nn::functional::cross_entropy(model->forward(x), y);
+    loss.backward();
+    opt->step();
+  };
+}
+
+// The seeds' SimpleCNN (two conv-bn-relu-pool stages, two Linear layers); Adam, batch 64.
+Step ember_cnn_step() {
+  namespace nn = E::nn;
+  auto model = std::make_shared<nn::Sequential>(
+      nn::make<nn::Conv2d>(1, 32, 3, nn::Conv2dOptions{.padding = std::vector<int64_t>{1, 1}}),
+      nn::make<nn::BatchNorm2d>(32), nn::make<nn::ReLU>(), nn::make<nn::MaxPool2d>(std::vector<int64_t>{2, 2}),
+      nn::make<nn::Conv2d>(32, 64, 3, nn::Conv2dOptions{.padding = std::vector<int64_t>{1, 1}}),
+      nn::make<nn::BatchNorm2d>(64), nn::make<nn::ReLU>(), nn::make<nn::MaxPool2d>(std::vector<int64_t>{2, 2}),
+      nn::make<nn::Flatten>(), nn::make<nn::Linear>(64 * 7 * 7, 128), nn::make<nn::ReLU>(), nn::make<nn::Dropout>(0.5),
+      nn::make<nn::Linear>(128, 10));
+  auto opt = std::make_shared<E::optim::Adam>(model->parameters(), E::optim::AdamOptions{.lr = 1e-3});
+  auto x = E::randn({64, 1, 28, 28}), y = E::randint(0, 10, {64});
+  return [=] {
+    opt->zero_grad();
+    auto loss = nn::functional::cross_entropy(model->forward(x), y);
+    loss.backward();
+    opt->step();
+  };
+}
+Step torch_cnn_step() {
+  namespace nn = Tch::nn;
+  auto model = nn::Sequential(
+      nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)), nn::BatchNorm2d(32), nn::ReLU(), nn::MaxPool2d(2),
+      nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)), nn::BatchNorm2d(64), nn::ReLU(), nn::MaxPool2d(2),
+      nn::Flatten(), nn::Linear(64 * 7 * 7, 128), nn::ReLU(), nn::Dropout(0.5), nn::Linear(128, 10));
+  auto opt = std::make_shared<Tch::optim::Adam>(model->parameters(), Tch::optim::AdamOptions(1e-3));
+  auto x = Tch::randn({64, 1, 28, 28}), y = Tch::randint(0, 10, {64});
+  return [=]() mutable {
+    opt->zero_grad();
+    auto loss = Tch::nn::functional::cross_entropy(model->forward(x), y);
+    loss.backward();
+    opt->step();
+  };
+}
+
+std::vector<Workload> workloads() {
+  return {
+      {"small op: 1-element add", 20000, "us", ember_small_add, torch_small_add},
+      {"16x16 matmul+relu+sum+backward", 2000, "us", ember_tiny_backward, torch_tiny_backward},
+      {"add, 16M float32 elements", 20, "ms", ember_add_16m, torch_add_16m},
+      {"sgemm 1024x1024", 20, "ms", ember_sgemm(1024), torch_sgemm(1024)},
+      {"sgemm 4096x4096", 2, "ms", ember_sgemm(4096), torch_sgemm(4096)},
+      {"softmax 4096x1024, dim 1", 20, "ms", ember_softmax, torch_softmax},
+      {"layer_norm 4096x1024", 20, "ms", ember_layer_norm, torch_layer_norm},
+      {"MLP train step (batch 128, AdamW)", 50, "ms", ember_mlp_step, torch_mlp_step},
+      {"SimpleCNN train step (batch 64, Adam)", 5, "ms", ember_cnn_step, torch_cnn_step},
+  };
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2, repeats = 7;
+  const char* only = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: %s [--threads N] [--repeats R] [--only TEXT]\n", argv[0]);
+      return 2;
+    }
+  }
+  E::set_num_threads(threads);
+  Tch::set_num_threads(threads);
+  std::printf("# ember vs libtorch %s from C++, %d threads, median of %d interleaved runs\n", TORCH_VERSION, threads,
+              repeats);
+  std::printf("%-44s %12s %12s %7s\n", "workload", "ember", "torch", "ratio");
+  double log_sum = 0;
+  int n = 0;
+  for (const auto& w : workloads()) {
+    if (only && !std::strstr(w.name, only)) continue;
+    E::manual_seed(0);
+    Tch::manual_seed(0);
+    Step e = w.ember_side(), t = w.torch_side();
+    for (int i = 0; i < std::max(1, w.calls / 10); ++i) e(), t();  // warm-up: caches, optimizer state
+    std::vector<double> te, tt;
+    for (int r = 0; r < repeats; ++r) {
+      te.push_back(seconds_per_call(e, w.calls));
+      tt.push_back(seconds_per_call(t, w.calls));
+    }
+    double scale = std::strcmp(w.unit, "us") == 0 ? 1e6 : 1e3;
+    double me = median(te) * scale, mt = median(tt) * scale, ratio = me / mt;
+    log_sum += std::log(ratio);
+    ++n;
+    std::printf("%-44s %9.2f %s %9.2f %s %7.2f\n", w.name, me, w.unit, mt, w.unit, ratio);
+    std::fflush(stdout);
+  }
+  if (n) std::printf("%-44s %12s %12s %7.2f\n", "geometric mean of ratios", "", "", std::exp(log_sum / n));
+  return 0;
+}
