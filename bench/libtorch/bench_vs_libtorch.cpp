@@ -3,7 +3,10 @@
 // once per library; timed runs alternate (ember, torch, ember, torch, ...) so both see the same
 // machine state, and each side's median per call is reported with the ratio ember/torch.
 //
-//   bench_vs_libtorch [--threads N] [--repeats R] [--only TEXT]
+//   bench_vs_libtorch [--threads N] [--repeats R] [--only TEXT] [--profile ember|torch]
+//
+// --profile SIDE runs only that side's steps, for perf record / callgrind; with ember it also
+// prints the self time of each dispatched op (ember's op observers), largest first.
 //
 // This is the C++ half of issue 8's table (small-op dispatch from C++ is only measurable here);
 // bench/compare_python.py is the Python half.
@@ -16,15 +19,20 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ember/ember.h"
 #include "ember/nn.h"
 #include "ember/optim.h"
+#include "ember/dispatch/op.h"
 
 namespace {
 
+namespace E = ember;
+namespace Tch = torch;
 using Step = std::function<void()>;
 
 struct Workload {
@@ -40,6 +48,43 @@ double seconds_per_call(const Step& step, int calls) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / calls;
 }
 
+// Self time per dispatched op on the calling thread (nested ops' time is their own, not the
+// caller's): a stack of open ops, each accumulating the time its children took.
+struct OpTimes {
+  struct Open { const char* name; std::chrono::steady_clock::time_point start; double child_s = 0; };
+  std::vector<Open> stack;
+  std::map<std::string, std::pair<double, long>> self;  // name -> (seconds, calls)
+  std::thread::id owner = std::this_thread::get_id();
+
+  E::OpObserver observer() {
+    return {[this](const char* n) {
+              if (std::this_thread::get_id() == owner) stack.push_back({n, std::chrono::steady_clock::now()});
+            },
+            [this](const char*) {
+              if (std::this_thread::get_id() != owner || stack.empty()) return;
+              Open o = stack.back();
+              stack.pop_back();
+              double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - o.start).count();
+              auto& [sec, calls] = self[o.name];
+              sec += total - o.child_s;
+              ++calls;
+              if (!stack.empty()) stack.back().child_s += total;
+            }};
+  }
+  void print(double wall_s) const {
+    std::vector<std::pair<std::string, std::pair<double, long>>> rows(self.begin(), self.end());
+    std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.second.first > b.second.first; });
+    double ops = 0;
+    for (auto& r : rows) ops += r.second.first;
+    std::printf("%-36s %10s %8s %8s\n", "op (self time)", "ms", "%wall", "calls");
+    for (size_t i = 0; i < rows.size() && i < 25; ++i)
+      std::printf("%-36s %10.2f %7.1f%% %8ld\n", rows[i].first.c_str(), rows[i].second.first * 1e3,
+                  100 * rows[i].second.first / wall_s, rows[i].second.second);
+    std::printf("%-36s %10.2f %7.1f%%\n", "all ops", ops * 1e3, 100 * ops / wall_s);
+    std::printf("%-36s %10.2f\n", "wall", wall_s * 1e3);
+  }
+};
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -47,8 +92,6 @@ double median(std::vector<double> v) {
 
 // ---- the workloads, once per library. Sizes follow issue 8.
 
-namespace E = ember;
-namespace Tch = torch;
 
 Step ember_small_add() {
   auto a = E::ones({1}), b = E::ones({1});
@@ -191,12 +234,14 @@ std::vector<Workload> workloads() {
 int main(int argc, char** argv) {
   int threads = 2, repeats = 7;
   const char* only = nullptr;
+  std::string profile;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!std::strcmp(argv[i], "--profile") && i + 1 < argc) profile = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--threads N] [--repeats R] [--only TEXT]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--threads N] [--repeats R] [--only TEXT] [--profile ember|torch]\n", argv[0]);
       return 2;
     }
   }
@@ -211,6 +256,20 @@ int main(int argc, char** argv) {
     if (only && !std::strstr(w.name, only)) continue;
     E::manual_seed(0);
     Tch::manual_seed(0);
+    if (!profile.empty()) {
+      Step s = profile == "torch" ? w.torch_side() : w.ember_side();
+      for (int i = 0; i < std::max(1, w.calls / 10); ++i) s();
+      OpTimes times;
+      int id = profile == "ember" ? E::add_op_observer(times.observer()) : -1;
+      double wall = 0;
+      for (int r = 0; r < repeats; ++r) wall += seconds_per_call(s, w.calls) * w.calls;
+      if (id >= 0) {
+        E::remove_op_observer(id);
+        std::printf("%s, %d runs of %d calls\n", w.name, repeats, w.calls);
+        times.print(wall);
+      }
+      continue;
+    }
     Step e = w.ember_side(), t = w.torch_side();
     for (int i = 0; i < std::max(1, w.calls / 10); ++i) e(), t();  // warm-up: caches, optimizer state
     std::vector<double> te, tt;

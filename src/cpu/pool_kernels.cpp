@@ -4,10 +4,13 @@
 // is independent: planes are split across threads. Indices are flat positions in the plane,
 // as PyTorch's. Window rules (padding, ceil_mode, count_include_pad, adaptive start/end) follow
 // PyTorch's CPU kernels.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "core/parallel.h"
@@ -35,6 +38,76 @@ template <class F> void for_planes(int64_t planes, int64_t per_plane, const F& f
 
 bool reduced(const Tensor& t) { return is_reduced_float(t.dtype()); }
 
+// One plane of a 2x2, stride-2 max pool whose windows all lie inside the plane. The first tap
+// starts the window (a -inf there keeps its index, as PyTorch's -inf start does); a later tap
+// wins when larger or NaN (NaN propagates); bt is the winner's offset from the first tap. Selects,
+// not branches: on random data a branch mispredicts half the time. GCC does not vectorise the
+// stride-2 taps, so float has an AVX-512 body where the CPU has it.
+template <class T>
+void max_pool_2x2_plane(const T* __restrict xp, T* __restrict yp, int64_t* __restrict ip, const int64_t W,
+                        const int64_t OH, const int64_t OW) {
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const T* r0 = xp + 2 * oh * W;
+    const T* r1 = r0 + W;
+    const int64_t j0 = 2 * oh * W;
+    T* y = yp + oh * OW;
+    int64_t* ix = ip + oh * OW;
+    int64_t ow = 0;
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<T, float>) {
+      const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+      const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+      const __m512i off1 = _mm512_set1_epi32(1), off2 = _mm512_set1_epi32(int(W)), off3 = _mm512_set1_epi32(int(W + 1));
+      const __m512i lane2 = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+      // 16 outputs per step; the last step of a row masks its loads and stores (rows of 14 or 7).
+      for (; ow < OW && W < (int64_t(1) << 30); ow += 16) {
+        const int64_t n = std::min<int64_t>(16, OW - ow);
+        const __mmask16 mo = __mmask16((1u << n) - 1);
+        const __mmask16 ma = __mmask16((1u << std::min<int64_t>(16, 2 * n)) - 1);
+        const __mmask16 mb = __mmask16((1u << std::max<int64_t>(0, 2 * n - 16)) - 1);
+        const __m512 a0 = _mm512_maskz_loadu_ps(ma, r0 + 2 * ow), a1 = _mm512_maskz_loadu_ps(mb, r0 + 2 * ow + 16);
+        const __m512 b0 = _mm512_maskz_loadu_ps(ma, r1 + 2 * ow), b1 = _mm512_maskz_loadu_ps(mb, r1 + 2 * ow + 16);
+        const __m512 v0 = _mm512_permutex2var_ps(a0, even, a1), v1 = _mm512_permutex2var_ps(a0, odd, a1);
+        const __m512 v2 = _mm512_permutex2var_ps(b0, even, b1), v3 = _mm512_permutex2var_ps(b0, odd, b1);
+        __m512 bv = v0;
+        __m512i bt = _mm512_setzero_si512();
+        auto take = [&](__m512 v, __m512i off) {
+          const __mmask16 t = _mm512_cmp_ps_mask(v, bv, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+          bv = _mm512_mask_blend_ps(t, bv, v);
+          bt = _mm512_mask_blend_epi32(t, bt, off);
+        };
+        take(v1, off1);
+        take(v2, off2);
+        take(v3, off3);
+        _mm512_mask_storeu_ps(y + ow, mo, bv);
+        const __m512i base = _mm512_add_epi64(_mm512_set1_epi64(j0 + 2 * ow), lane2);
+        const __m512i lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(bt));
+        const __m512i hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(bt, 1));
+        _mm512_mask_storeu_epi64(ix + ow, __mmask8(mo), _mm512_add_epi64(base, lo));
+        _mm512_mask_storeu_epi64(ix + ow + 8, __mmask8(mo >> 8),
+                                 _mm512_add_epi64(_mm512_add_epi64(base, _mm512_set1_epi64(16)), hi));
+      }
+    }
+#endif
+    for (; ow < OW; ++ow) {
+      const T v0 = r0[2 * ow], v1 = r0[2 * ow + 1], v2 = r1[2 * ow], v3 = r1[2 * ow + 1];
+      T bv = v0;
+      int64_t bt = 0;
+      const bool t1 = (v1 > bv) | (v1 != v1);
+      bv = t1 ? v1 : bv;
+      bt = t1 ? 1 : bt;
+      const bool t2 = (v2 > bv) | (v2 != v2);
+      bv = t2 ? v2 : bv;
+      bt = t2 ? W : bt;
+      const bool t3 = (v3 > bv) | (v3 != v3);
+      bv = t3 ? v3 : bv;
+      bt = t3 ? W + 1 : bt;
+      y[ow] = bv;
+      ix[ow] = j0 + 2 * ow + bt;
+    }
+  }
+}
+
 std::tuple<Tensor, Tensor> max_pool2d_cpu(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p,
                                           IntArrayRef d, bool ceil_mode) {
   if (reduced(input)) {
@@ -52,6 +125,25 @@ std::tuple<Tensor, Tensor> max_pool2d_cpu(const Tensor& input, IntArrayRef k, In
     const T* X = static_cast<const T*>(x.data_ptr());
     T* Y = static_cast<T*>(out.data_ptr());
     int64_t* I = static_cast<int64_t*>(idx.data_ptr());
+    // Geometry in locals: the stores to the int64 index plane may alias IntArrayRef's and the
+    // vectors' int64 data, so reading them inside the loop would reload them on every tap.
+    const int64_t KH = k[0], KW = k[1], SH = s[0], SW = s[1], PH = p[0], PW = p[1], DH = d[0], DW = d[1];
+    // Every window inside the plane (no padding, no ceil_mode overhang): no clipping needed.
+    const bool interior = PH == 0 && PW == 0 && (OH - 1) * SH + (KH - 1) * DH < H && (OW - 1) * SW + (KW - 1) * DW < W;
+    // as PyTorch: start at -inf, take a larger value or a NaN (so NaN propagates). Branch-free:
+    // on random data a branch here mispredicts half the time.
+    auto take = [](T v, int64_t j, T& bv, int64_t& best) {
+      const bool t = (v > bv) | (v != v);
+      bv = t ? v : bv;
+      best = t ? j : best;
+    };
+    if (interior && KH == 2 && KW == 2 && SH == 2 && SW == 2 && DH == 1 && DW == 1) {
+      // The CNN case (MaxPool2d(2)): two input rows per output row, four taps, in PyTorch's order.
+      for_planes(N * C, OH * OW * 4, [&](int64_t pl) {
+        max_pool_2x2_plane(X + pl * H * W, Y + pl * OH * OW, I + pl * OH * OW, W, OH, OW);
+      });
+      return;
+    }
     // The clipped tap range of every output row and column, the same for all planes.
     std::vector<int64_t> kh0(OH), kh1(OH), kw0(OW), kw1(OW);
     auto clip = [](int64_t start, int64_t K, int64_t dil, int64_t n, int64_t& lo, int64_t& hi) {
@@ -60,29 +152,22 @@ std::tuple<Tensor, Tensor> max_pool2d_cpu(const Tensor& input, IntArrayRef k, In
       while (lo < hi && start + lo * dil < 0) ++lo;
       while (hi > lo && start + (hi - 1) * dil >= n) --hi;
     };
-    for (int64_t oh = 0; oh < OH; ++oh) clip(oh * s[0] - p[0], k[0], d[0], H, kh0[oh], kh1[oh]);
-    for (int64_t ow = 0; ow < OW; ++ow) clip(ow * s[1] - p[1], k[1], d[1], W, kw0[ow], kw1[ow]);
-    for_planes(N * C, OH * OW * k[0] * k[1], [&](int64_t pl) {
+    for (int64_t oh = 0; oh < OH; ++oh) clip(oh * SH - PH, KH, DH, H, kh0[oh], kh1[oh]);
+    for (int64_t ow = 0; ow < OW; ++ow) clip(ow * SW - PW, KW, DW, W, kw0[ow], kw1[ow]);
+    const int64_t *KH0 = kh0.data(), *KH1 = kh1.data(), *KW0 = kw0.data(), *KW1 = kw1.data();
+    for_planes(N * C, OH * OW * KH * KW, [&](int64_t pl) {
       const T* xp = X + pl * H * W;
       T* yp = Y + pl * OH * OW;
       int64_t* ip = I + pl * OH * OW;
       for (int64_t oh = 0; oh < OH; ++oh) {
-        const int64_t h0 = oh * s[0] - p[0];
+        const int64_t h0 = oh * SH - PH, a0 = KH0[oh], a1 = KH1[oh];
         for (int64_t ow = 0; ow < OW; ++ow) {
-          const int64_t w0 = ow * s[1] - p[1];
-          // as PyTorch: start at -inf, take a larger value or a NaN (so NaN propagates)
-          int64_t best = (h0 + kh0[oh] * d[0]) * W + (w0 + kw0[ow] * d[1]);
+          const int64_t w0 = ow * SW - PW, b0 = KW0[ow], b1 = KW1[ow];
+          int64_t best = (h0 + a0 * DH) * W + (w0 + b0 * DW);
           T bv = -std::numeric_limits<T>::infinity();
-          for (int64_t a = kh0[oh]; a < kh1[oh]; ++a) {
-            const T* row = xp + (h0 + a * d[0]) * W + w0;
-            for (int64_t b = kw0[ow]; b < kw1[ow]; ++b) {
-              // branch-free select: on random data a branch here mispredicts half the time
-              const T v = row[b * d[1]];
-              const bool take = (v > bv) | (v != v);
-              const int64_t j = (h0 + a * d[0]) * W + w0 + b * d[1];
-              bv = take ? v : bv;
-              best = take ? j : best;
-            }
+          for (int64_t a = a0; a < a1; ++a) {
+            const int64_t rowj = (h0 + a * DH) * W + w0;
+            for (int64_t b = b0; b < b1; ++b) take(xp[rowj + b * DW], rowj + b * DW, bv, best);
           }
           yp[oh * OW + ow] = bv;
           ip[oh * OW + ow] = best;

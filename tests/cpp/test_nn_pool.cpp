@@ -29,7 +29,8 @@ struct PoolRef {
   Ref out, idx;
 };
 
-// Max pool over (N, C, H, W) in double: padding never wins (-inf), first maximum, NaN propagates.
+// Max pool over (N, C, H, W) in double: padding never wins (-inf), first maximum, NaN propagates
+// (as PyTorch's CPU kernel, a later NaN in the window replaces an earlier one).
 PoolRef ref_max_pool(const Tensor& x, Shape k, Shape s, Shape p, Shape d, bool ceil_mode) {
   Ref X = ref_of(x.to(kFloat64));
   int64_t N = X.shape[0], C = X.shape[1], H = X.shape[2], W = X.shape[3];
@@ -46,7 +47,6 @@ PoolRef ref_max_pool(const Tensor& x, Shape k, Shape s, Shape p, Shape d, bool c
             if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
             double v = X.v[pl * H * W + ih * W + iw];
             if (bi < 0 || v > best || std::isnan(v)) {
-              if (bi >= 0 && std::isnan(best)) continue;
               best = v;
               bi = ih * W + iw;
             }
@@ -147,6 +147,25 @@ TEST(NNPool, MaxPoolNanAndIndices) {
   EXPECT_EQ(v[2], 5.0);  // the first maximum wins a tie
   EXPECT_TRUE(std::isnan(v[3]));
   EXPECT_EQ(idx.tolist<int64_t>(), (std::vector<int64_t>{1, 5, 3, 5}));
+}
+
+// MaxPool2d(2) has its own kernel (a vector body of 16 outputs, masked at the end of a row):
+// widths below, at and across 16 outputs, odd sizes (the last row/column is dropped), ties,
+// NaN and -inf against the reference.
+TEST(NNPool, MaxPool2x2FastPathMatchesReference) {
+  for (DType dt : {kFloat32, kFloat64})
+    for (int64_t w : {2, 5, 14, 28, 32, 33, 40, 70}) {
+      SCOPED_TRACE(::testing::Message() << dtype_name(dt) << " width " << w);
+      Tensor x = rnd({2, 3, 6, w}, uint64_t(w), dt).round();  // rounding makes ties common
+      auto flat = x.view({-1});
+      flat.index_put_({tensor(std::vector<int64_t>{3, 17, 40})}, tensor(std::vector<double>{NAN, NAN, NAN}).to(dt));
+      flat.index_put_({tensor(std::vector<int64_t>{0, 1, 5})},
+                      tensor(std::vector<double>{-INFINITY, -INFINITY, -INFINITY}).to(dt));
+      auto [y, idx] = F::max_pool2d_with_indices(x, {2, 2}, {2, 2});
+      PoolRef r = ref_max_pool(x, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false);
+      EXPECT_TRUE(close_to(y, r.out));
+      EXPECT_TRUE(close_to(idx, r.idx, kFloat64));
+    }
 }
 
 TEST(NNPool, AvgPoolMatchesReference) {
