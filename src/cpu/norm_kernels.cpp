@@ -1,4 +1,5 @@
-// CPU kernels for the fused normalisation ops (native_layer_norm, native_rms_norm).
+// CPU kernels for the fused normalisation ops (native_layer_norm, native_rms_norm,
+// native_batch_norm and the backwards).
 // The input is viewed as [M, N] rows (N = product of normalized_shape). Each row:
 //   1. mean: lane-parallel sum in the compute type, flushed into a double every block;
 //   2. variance: sum of squared deviations from that mean (second pass over a row that is
@@ -33,6 +34,25 @@ template <class T, class F> double row_sum(const T* __restrict x, int64_t n, F f
     for (; i + K <= b1; i += K)
       for (int k = 0; k < K; ++k) s[k] += f(x[i + k]);
     for (; i < b1; ++i) s[0] += f(x[i]);
+    for (int w = K / 2; w >= 1; w /= 2)
+      for (int k = 0; k < w; ++k) s[k] += s[k + w];
+    total += double(s[0]);
+  }
+  return total;
+}
+
+// Sum of x[i] * y[i] over the row, lanes and flushes as row_sum.
+template <class T> double row_dot(const T* __restrict x, const T* __restrict y, int64_t n) {
+  constexpr int K = 2 * 64 / sizeof(T);
+  double total = 0;
+  for (int64_t b0 = 0; b0 < n; b0 += kFlush) {
+    const int64_t b1 = std::min(n, b0 + kFlush);
+    T s[K];
+    for (int k = 0; k < K; ++k) s[k] = T(0);
+    int64_t i = b0;
+    for (; i + K <= b1; i += K)
+      for (int k = 0; k < K; ++k) s[k] += x[i + k] * y[i + k];
+    for (; i < b1; ++i) s[0] += x[i] * y[i];
     for (int w = K / 2; w >= 1; w /= 2)
       for (int k = 0; k < w; ++k) s[k] += s[k + w];
     total += double(s[0]);
@@ -189,22 +209,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& grad_ou
           else for (int64_t j = 0; j < n; ++j) gx[j] = gr[j];
           double sg = row_sum(gx, n, [](T v) { return v; });
           // sum(gx * xh) = a * sum(gx * x) + c * sum(gx)
-          double sgx = 0;
-          {
-            constexpr int K = 2 * 64 / sizeof(T);
-            for (int64_t q0 = 0; q0 < n; q0 += kFlush) {
-              const int64_t q1 = std::min(n, q0 + kFlush);
-              T s[K];
-              for (int k = 0; k < K; ++k) s[k] = T(0);
-              int64_t i = q0;
-              for (; i + K <= q1; i += K)
-                for (int k = 0; k < K; ++k) s[k] += gx[i + k] * xr[i + k];
-              for (; i < q1; ++i) s[0] += gx[i] * xr[i];
-              for (int wdt = K / 2; wdt >= 1; wdt /= 2)
-                for (int k = 0; k < wdt; ++k) s[k] += s[k + wdt];
-              sgx += double(s[0]);
-            }
-          }
+          const double sgx = row_dot(gx, xr, n);
           const double sxh = double(a) * sgx + double(c) * sg;
           const T k1 = T(double(a) * sg / double(n)), k2 = T(double(a) * sxh / double(n));
           T* __restrict dr = pdx + r * n;
@@ -244,10 +249,176 @@ Tensor channel_affine_cpu(const Tensor& input, const Tensor& scale, const Tensor
   return reduce::convert(y, out_dt);
 }
 
+// ---- batch norm. The input is viewed as [N, C, S] (S = product of the dims after 1): a channel
+// is N planes of S contiguous values, reduced with row_sum / row_dot (mean first, then squared
+// deviations from it, as layer norm). Channels are split across threads. (N, C) input (S = 1)
+// has strided channels: rows are walked instead, summing into per-channel accumulators for the
+// thread's block of channels.
+struct BnGeom {
+  int64_t n, c, s;
+  int64_t count() const { return n * s; }
+};
+BnGeom bn_geom(const Tensor& x) {
+  const int64_t n = x.sizes()[0], c = x.sizes()[1];
+  int64_t s = 1;
+  for (int64_t d = 2; d < x.dim(); ++d) s *= x.sizes()[d];
+  return {n, c, s};
+}
+int64_t bn_grain(const BnGeom& g) { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, 2 * g.count())); }
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_cpu(const Tensor& input, const std::optional<Tensor>& weight,
+                                                  const std::optional<Tensor>& bias, double eps) {
+  const DType out_dt = input.dtype();
+  const DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  Tensor x = reduce::convert(input, cdt, /*contig=*/true);
+  Tensor w = weight && weight->defined() ? reduce::convert(*weight, cdt, true) : Tensor();
+  Tensor b = bias && bias->defined() ? reduce::convert(*bias, cdt, true) : Tensor();
+  const BnGeom geo = bn_geom(x);
+  Tensor y = empty(x.sizes(), {.dtype = cdt, .device = x.device()});
+  Tensor mean = empty({geo.c}, {.dtype = cdt, .device = x.device()});
+  Tensor invstd = empty({geo.c}, {.dtype = cdt, .device = x.device()});
+  visit_dtype<kFloatTypes>(cdt, "native_batch_norm", [&]<class T>() {
+    const T* px = x.data_ptr<T>();
+    T* py = y.data_ptr<T>();
+    T* pm = mean.data_ptr<T>();
+    T* pr = invstd.data_ptr<T>();
+    const T* pw = w.defined() ? w.data_ptr<T>() : nullptr;
+    const T* pb = b.defined() ? b.data_ptr<T>() : nullptr;
+    const int64_t N = geo.n, C = geo.c, S = geo.s;
+    const double M = double(geo.count());
+    // y = x * A + B with A = invstd * w, B = b - mean * invstd * w
+    auto finish = [&](int64_t c, double mu, double var, T& A, T& B) {
+      const double rs = 1.0 / std::sqrt(var + eps), wc = pw ? double(pw[c]) : 1.0, bc = pb ? double(pb[c]) : 0.0;
+      pm[c] = T(mu);
+      pr[c] = T(rs);
+      A = T(rs * wc);
+      B = T(bc - mu * rs * wc);
+    };
+    parallel_for(0, C, bn_grain(geo), [&](int64_t c0, int64_t c1) {
+      if (S > 1) {
+        for (int64_t c = c0; c < c1; ++c) {
+          double sum = 0, sq = 0;
+          for (int64_t i = 0; i < N; ++i) sum += row_sum(px + (i * C + c) * S, S, [](T v) { return v; });
+          const double mu = M > 0 ? sum / M : std::nan("");
+          const T mt = T(mu);
+          for (int64_t i = 0; i < N; ++i)
+            sq += row_sum(px + (i * C + c) * S, S, [mt](T v) { T d = v - mt; return d * d; });
+          T A, B;
+          finish(c, mu, M > 0 ? sq / M : std::nan(""), A, B);
+          for (int64_t i = 0; i < N; ++i) {
+            const T* __restrict xr = px + (i * C + c) * S;
+            T* __restrict yr = py + (i * C + c) * S;
+            for (int64_t j = 0; j < S; ++j) yr[j] = xr[j] * A + B;
+          }
+        }
+        return;
+      }
+      const int64_t nc = c1 - c0;
+      std::vector<double> sum(nc, 0.0), sq(nc, 0.0);
+      std::vector<T> A(nc), B(nc), mt(nc);
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t k = 0; k < nc; ++k) sum[k] += double(px[i * C + c0 + k]);
+      for (int64_t k = 0; k < nc; ++k) mt[k] = T(M > 0 ? sum[k] / M : std::nan(""));
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t k = 0; k < nc; ++k) {
+          const double d = double(px[i * C + c0 + k] - mt[k]);
+          sq[k] += d * d;
+        }
+      for (int64_t k = 0; k < nc; ++k)
+        finish(c0 + k, M > 0 ? sum[k] / M : std::nan(""), M > 0 ? sq[k] / M : std::nan(""), A[k], B[k]);
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t k = 0; k < nc; ++k) py[i * C + c0 + k] = px[i * C + c0 + k] * A[k] + B[k];
+    });
+  });
+  return {reduce::convert(y, out_dt), mean, invstd};
+}
+
+// Per channel (M values, xh = (x - mean) * invstd, sg = sum(g), sxh = sum(g * xh)):
+//   dx = w * invstd * (g - sg / M - xh * sxh / M) = k0 * g + k1 * x + k2,
+//   dweight = sxh, dbias = sg.
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_cpu(const Tensor& grad_out, const Tensor& input,
+                                                           const std::optional<Tensor>& weight, const Tensor& save_mean,
+                                                           const Tensor& save_invstd, int64_t mask) {
+  const DType out_dt = input.dtype();
+  const DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  Tensor x = reduce::convert(input, cdt, true), g = reduce::convert(grad_out, cdt, true);
+  Tensor mu = reduce::convert(save_mean, cdt, true), rs = reduce::convert(save_invstd, cdt, true);
+  Tensor w = weight && weight->defined() ? reduce::convert(*weight, cdt, true) : Tensor();
+  const BnGeom geo = bn_geom(x);
+  const bool need_dx = mask & 1, need_dw = mask & 2, need_db = mask & 4;
+  Tensor dx = need_dx ? empty(x.sizes(), {.dtype = cdt, .device = x.device()}) : Tensor();
+  Tensor dw = empty({geo.c}, {.dtype = cdt, .device = x.device()});
+  Tensor db = empty({geo.c}, {.dtype = cdt, .device = x.device()});
+  visit_dtype<kFloatTypes>(cdt, "native_batch_norm_backward", [&]<class T>() {
+    const T* px = x.data_ptr<T>();
+    const T* pg = g.data_ptr<T>();
+    const T* pm = mu.data_ptr<T>();
+    const T* pr = rs.data_ptr<T>();
+    const T* pw = w.defined() ? w.data_ptr<T>() : nullptr;
+    T* pdx = need_dx ? dx.data_ptr<T>() : nullptr;
+    T* pdw = dw.data_ptr<T>();
+    T* pdb = db.data_ptr<T>();
+    const int64_t N = geo.n, C = geo.c, S = geo.s;
+    const double M = double(geo.count());
+    // From the channel's sums: dweight, dbias and dx's coefficients.
+    auto finish = [&](int64_t c, double sg, double sgx, T& k0, T& k1, T& k2) {
+      const double r = double(pr[c]), m = double(pm[c]), wc = pw ? double(pw[c]) : 1.0;
+      const double sxh = r * (sgx - m * sg);
+      pdw[c] = T(sxh);
+      pdb[c] = T(sg);
+      const double a1 = -wc * r * r * sxh / M;
+      k0 = T(wc * r);
+      k1 = T(a1);
+      k2 = T(-wc * r * sg / M - a1 * m);
+    };
+    parallel_for(0, C, bn_grain(geo), [&](int64_t c0, int64_t c1) {
+      if (S > 1) {
+        for (int64_t c = c0; c < c1; ++c) {
+          double sg = 0, sgx = 0;
+          for (int64_t i = 0; i < N; ++i) {
+            const T* gr = pg + (i * C + c) * S;
+            sg += row_sum(gr, S, [](T v) { return v; });
+            sgx += row_dot(gr, px + (i * C + c) * S, S);
+          }
+          T k0, k1, k2;
+          finish(c, sg, sgx, k0, k1, k2);
+          if (!pdx) continue;
+          for (int64_t i = 0; i < N; ++i) {
+            const T* __restrict gr = pg + (i * C + c) * S;
+            const T* __restrict xr = px + (i * C + c) * S;
+            T* __restrict dr = pdx + (i * C + c) * S;
+            for (int64_t j = 0; j < S; ++j) dr[j] = k0 * gr[j] + k1 * xr[j] + k2;
+          }
+        }
+        return;
+      }
+      const int64_t nc = c1 - c0;
+      std::vector<double> sg(nc, 0.0), sgx(nc, 0.0);
+      std::vector<T> k0(nc), k1(nc), k2(nc);
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t k = 0; k < nc; ++k) {
+          const double gv = double(pg[i * C + c0 + k]);
+          sg[k] += gv;
+          sgx[k] += gv * double(px[i * C + c0 + k]);
+        }
+      for (int64_t k = 0; k < nc; ++k) finish(c0 + k, sg[k], sgx[k], k0[k], k1[k], k2[k]);
+      if (!pdx) return;
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t k = 0; k < nc; ++k)
+          pdx[i * C + c0 + k] = k0[k] * pg[i * C + c0 + k] + k1[k] * px[i * C + c0 + k] + k2[k];
+    });
+  });
+  const DType pdt = weight && weight->defined() ? weight->dtype() : out_dt;
+  return {need_dx ? reduce::convert(dx, out_dt) : Tensor(), need_dw ? reduce::convert(dw, pdt) : Tensor(),
+          need_db ? reduce::convert(db, pdt) : Tensor()};
+}
+
 EMBER_REGISTER_KERNEL(native_layer_norm, CPU, layer_norm_cpu);
 EMBER_REGISTER_KERNEL(channel_affine, CPU, channel_affine_cpu);
 EMBER_REGISTER_KERNEL(native_layer_norm_backward, CPU, layer_norm_backward_cpu);
 EMBER_REGISTER_KERNEL(native_rms_norm, CPU, rms_norm_cpu);
+EMBER_REGISTER_KERNEL(native_batch_norm, CPU, batch_norm_cpu);
+EMBER_REGISTER_KERNEL(native_batch_norm_backward, CPU, batch_norm_backward_cpu);
 
 }  // namespace
 }  // namespace ember::cpu

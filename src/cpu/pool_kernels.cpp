@@ -4,6 +4,8 @@
 // is independent: planes are split across threads. Indices are flat positions in the plane,
 // as PyTorch's. Window rules (padding, ceil_mode, count_include_pad, adaptive start/end) follow
 // PyTorch's CPU kernels.
+// GCC 12 warns inside its own masked-load intrinsics (their undefined pass-through operand).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
 #include <algorithm>

@@ -162,6 +162,16 @@ EMBER_OP(native_rms_norm, std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef,
 // backward when no graph of the backward is built (create_graph uses differentiable ops).
 EMBER_OP(native_layer_norm_backward, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, IntArrayRef, const Tensor&,
                                                                         const Tensor&, const std::optional<Tensor>&, int64_t))
+// Batch norm with batch statistics (training, or no running stats) over every dim but 1 of
+// (N, C, ...) input, weight and bias applied in the same pass. Returns (out, save_mean,
+// save_invstd), one entry per channel, float32 for float32/float16/bfloat16 input (as PyTorch).
+EMBER_OP(native_batch_norm, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const std::optional<Tensor>&,
+                                                               const std::optional<Tensor>&, double))
+// (grad_out, input, weight, save_mean, save_invstd, output_mask: 1 dx | 2 dweight | 4 dbias)
+// -> (dx, dweight, dbias), undefined where not asked: two passes per channel.
+EMBER_OP(native_batch_norm_backward, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&,
+                                                                        const std::optional<Tensor>&, const Tensor&,
+                                                                        const Tensor&, int64_t))
 // y = x * scale[c] + shift[c] over dim 1 (channels) of (N, C, ...) input, one pass: the affine
 // step of batch_norm / group_norm. scale and shift are 1-D of size C.
 EMBER_OP(channel_affine, Tensor(const Tensor&, const Tensor&, const Tensor&))

@@ -312,6 +312,33 @@ TEST(NNNorm, BatchNormWithoutRunningStatsAndNonContiguous) {
                        kFloat32));
 }
 
+// The fused kernel has two layouts ((N, C, S) planes and (N, C) rows) and output masks: both
+// layouts, with and without weight/bias, against the numerical gradient; bfloat16 input
+// computes in float32: the float32 result of the same (rounded) input, to bfloat16 precision.
+TEST(NNNorm, BatchNormFusedKernelLayouts) {
+  for (Shape shape : {Shape{5, 3}, Shape{4, 3, 5}, Shape{2, 3, 2, 3}}) {
+    SCOPED_TRACE(::testing::Message() << "rank " << shape.size());
+    Tensor x = gin(shape, 80), w = gin({3}, 81), b = gin({3}, 82);
+    auto affine = [](const variable_list& in) {
+      return F::batch_norm(in[0], std::nullopt, std::nullopt, in[1], in[2], true);
+    };
+    auto plain = [](const variable_list& in) {
+      return F::batch_norm(in[0], std::nullopt, std::nullopt, std::nullopt, std::nullopt, true);
+    };
+    EXPECT_TRUE(gradcheck(affine, {x, w, b}));
+    EXPECT_TRUE(gradcheck(plain, {x}));
+    auto [mu, var] = channel_stats(x.detach().reshape({shape[0], 3, -1}));
+    Tensor y = F::batch_norm(x.detach(), std::nullopt, std::nullopt, w.detach(), b.detach(), true);
+    EXPECT_TRUE(close_to(y.reshape({shape[0], 3, -1}), ref_bn(x.detach().reshape({shape[0], 3, -1}), mu, var,
+                                                             w.tolist<double>(), b.tolist<double>(), 1e-5)));
+    Tensor xb = x.detach().to(kBFloat16);
+    Tensor yf = F::batch_norm(xb.to(kFloat32), std::nullopt, std::nullopt, std::nullopt, std::nullopt, true);
+    Tensor yb = F::batch_norm(xb, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true);
+    EXPECT_EQ(yb.dtype(), kBFloat16);
+    EXPECT_TRUE(close_to(yb, ref_of(yf.to(kFloat64)), kBFloat16));
+  }
+}
+
 TEST(NNNorm, BatchNormGradAndErrors) {
   Tensor x = gin({3, 2, 2}, 70), w = gin({2}, 71), b = gin({2}, 72);
   auto train = [](const variable_list& in) {

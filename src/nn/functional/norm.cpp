@@ -1,7 +1,7 @@
 // Normalisation: layer_norm and rms_norm (fused ops native_layer_norm / native_rms_norm, CPU
 // kernels in src/cpu/norm_kernels.cpp, gradient formulas below), group_norm (layer_norm over
 // [N, G, C/G * spatial] plus a per-channel affine) and batch_norm (training: the fused
-// layer-norm op over each channel's values; running statistics updated in place under no_grad;
+// native_batch_norm op; running statistics updated in place under no_grad;
 // eval: a composite of differentiable ops with the running statistics).
 // Input checks and messages follow PyTorch.
 #include <limits>
@@ -104,6 +104,42 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_ag(const Tensor& x, IntArrayRef no
   return {out, mean, rstd};
 }
 
+// PyTorch's batch_norm backward with batch statistics, per channel over every dim but 1:
+//   xhat = (x - mean) * invstd, gx = g * w[c],
+//   dx = invstd * (gx - mean(gx) - xhat * mean(gx * xhat)), dw = sum(g * xhat), db = sum(g).
+// The fused op without create_graph; under it the same formula in differentiable ember ops.
+std::tuple<Tensor, Tensor, Tensor> batch_norm_ag(const Tensor& x, const std::optional<Tensor>& weight,
+                                                 const std::optional<Tensor>& bias, double eps) {
+  auto [out, mean, invstd] = below_autograd([&] { return ops::native_batch_norm()(x, weight, bias, eps); });
+  Tensor w = weight ? *weight : Tensor(), b = bias ? *bias : Tensor();
+  record("NativeBatchNormBackward0", {x, w, b}, {out},
+         {saved_input(x), saved_input(w), saved_input(mean), saved_input(invstd)},
+         [eps](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor x = n.unpack(0), w = n.unpack(1), go = g[0];
+           if (!GradMode::is_enabled()) {  // no graph of the backward: the fused op
+             int64_t mask = (n.needs_input_grad(0) ? 1 : 0) | (n.needs_input_grad(1) ? 2 : 0) |
+                            (n.needs_input_grad(2) ? 4 : 0);
+             auto [dx, dw, db] = ops::native_batch_norm_backward()(
+                 go, x, w.defined() ? std::optional<Tensor>(w) : std::nullopt, n.unpack(2), n.unpack(3), mask);
+             return {dx, dw, db};
+           }
+           std::vector<int64_t> dims{0};
+           for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+           Shape cs(x.dim(), 1);
+           cs[1] = x.sizes()[1];
+           Tensor mu = x.mean(dims, true), rs = rsqrt(x.var(dims, /*unbiased=*/false, true) + eps);
+           Tensor xhat = (x - mu) * rs;
+           Tensor dx = grad_for(n, 0, [&] {
+             Tensor gx = w.defined() ? go * w.reshape(cs) : go;
+             return rs * (gx - gx.mean(dims, true) - xhat * (gx * xhat).mean(dims, true));
+           });
+           Tensor dw = grad_for(n, 1, [&] { return (go * xhat).sum(dims); });
+           Tensor db = grad_for(n, 2, [&] { return go.sum(dims); });
+           return {dx, dw, db};
+         });
+  return {out, mean, invstd};
+}
+
 // y = x * r * w with r = rsqrt(mean(x^2) + eps):
 //   dx = r * (gw - x * r^2 * mean(gw * x)), gw = g * w;  dw = sum(g * x * r).
 std::tuple<Tensor, Tensor> rms_norm_ag(const Tensor& x, IntArrayRef normalized_shape,
@@ -147,6 +183,7 @@ Tensor channel_affine_ag(const Tensor& x, const Tensor& s, const Tensor& t) {
 EMBER_REGISTER_KERNEL(native_layer_norm, Autograd, layer_norm_ag);
 EMBER_REGISTER_KERNEL(channel_affine, Autograd, channel_affine_ag);
 EMBER_REGISTER_KERNEL(native_rms_norm, Autograd, rms_norm_ag);
+EMBER_REGISTER_KERNEL(native_batch_norm, Autograd, batch_norm_ag);
 
 // y * w[c] + b[c] in one pass (either may be absent).
 Tensor affine(const Tensor& y, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, int64_t c) {
@@ -220,21 +257,16 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& running_mean
   if (training)
     EMBER_CHECK(count > 1, "Expected more than 1 value per channel when training, got input size ", input.sizes());
   if (use_batch_stats) {
-    // Each channel as one row of a [C, count] copy, normalised by the fused layer-norm op
-    // (one pass for the statistics, differentiable through its own backward).
-    Tensor rows = input.transpose(0, 1).reshape({c, count});
-    auto [yr, mean, rstd] = ops::native_layer_norm()(rows, {count}, std::nullopt, std::nullopt, eps);
+    // One fused op: statistics, normalisation and the affine step in two passes over the input.
+    auto [y, mean, invstd] = ops::native_batch_norm()(input, weight, bias, eps);
     if (training && have_running) {
       NoGradGuard no_grad;
       Tensor rm = *running_mean, rv = *running_var;
-      Tensor var = (rstd.to(kFloat64).pow(-2.0) - eps) * (double(count) / double(count - 1));
+      Tensor var = (invstd.to(kFloat64).pow(-2.0) - eps) * (double(count) / double(count - 1));
       rm.copy_(rm * (1.0 - momentum) + mean.to(kFloat64) * momentum);
       rv.copy_(rv * (1.0 - momentum) + var * momentum);
     }
-    Shape tshape(input.sizes().begin(), input.sizes().end());
-    std::swap(tshape[0], tshape[1]);
-    Tensor y = yr.reshape(tshape).transpose(0, 1);
-    return (weight && weight->defined()) || (bias && bias->defined()) ? affine(y, weight, bias, c) : y.contiguous();
+    return y;
   }
   // eval: y = x * scale + shift, scale = w / sqrt(running_var + eps), shift = b - running_mean * scale
   Tensor scale = rsqrt(running_var->to(input.dtype()) + eps);
