@@ -1,7 +1,8 @@
 // CPU kernels for mm, bmm, addmm and dot. Arguments arrive checked by src/ops/linalg.cpp.
 //
-// float32/float64 GEMM goes to OpenBLAS. A matrix whose strides BLAS can describe (row-major
-// or column-major with a leading dimension) is passed as it is, with the transpose flag and
+// float32/float64 GEMM goes to cpu::gemm (oneDNN's sgemm for float32, OpenBLAS for float64:
+// src/cpu/gemm.h). A matrix whose strides BLAS can describe (row-major or column-major with a
+// leading dimension) is passed as it is, with the transpose flag and
 // leading dimension set, so t() and sliced views cost no copy; anything else (an expanded
 // row, a doubly strided slice) is copied to a contiguous buffer first. Integer types use a
 // plain i-k-j loop accumulating in 64 bits (wrapping as PyTorch does); float16/bfloat16 run
@@ -18,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/gemm.h"
 #include "cpu/tensor_iter.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -78,18 +80,6 @@ Mat blas_ready(const Tensor& t, int64_t rows, int64_t cols, BlasLayout& layout) 
   return m;
 }
 
-template <class T>
-void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
-               const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
-  auto tr = [](bool t) { return t ? CblasTrans : CblasNoTrans; };
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, tr(ta), tr(tb), blasint(M), blasint(N), blasint(K), alpha, A, blasint(lda), B,
-                blasint(ldb), beta, C, blasint(ldc));
-  else
-    cblas_dgemm(CblasRowMajor, tr(ta), tr(tb), blasint(M), blasint(N), blasint(K), alpha, A, blasint(lda), B,
-                blasint(ldb), beta, C, blasint(ldc));
-}
-
 // C[i] = alpha * A[i] @ B[i] + beta * C[i] for i < batch; C contiguous (batch, M, N); K > 0.
 template <class T>
 void gemm_blas(int64_t batch, int64_t M, int64_t N, int64_t K, T alpha, const Tensor& a, const Tensor& b,
@@ -100,7 +90,7 @@ void gemm_blas(int64_t batch, int64_t M, int64_t N, int64_t K, T alpha, const Te
   const T* A = reinterpret_cast<const T*>(ma.data);
   const T* B = reinterpret_cast<const T*>(mb.data);
   auto one = [&](int64_t i) {
-    blas_gemm<T>(la.trans, lb.trans, M, N, K, alpha, A + i * ma.bs, la.ld, B + i * mb.bs, lb.ld, beta,
+    gemm(la.trans, lb.trans, M, N, K, alpha, A + i * ma.bs, la.ld, B + i * mb.bs, lb.ld, beta,
                  C + i * M * N, N);
   };
   int64_t work = M * N * K;

@@ -13,7 +13,6 @@
 // single-threaded BLAS call per GEMM (OpenBLAS's OpenMP build runs single-threaded inside a
 // parallel region); a batch of one runs inline and lets BLAS thread the GEMM. The weight
 // gradient is accumulated per thread and summed at the end.
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "cpu/dtype_dispatch.h"
+#include "cpu/gemm.h"
 #include "core/parallel.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -53,13 +53,7 @@ ConvGeom geom_of(IntArrayRef in, IntArrayRef wt, IntArrayRef stride, IntArrayRef
 template <class T>
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
           T beta, T* C, int64_t ldc) {
-  auto tr = [](bool t) { return t ? CblasTrans : CblasNoTrans; };
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, tr(ta), tr(tb), blasint(M), blasint(N), blasint(K), 1.0f, A, blasint(lda), B,
-                blasint(ldb), beta, C, blasint(ldc));
-  else
-    cblas_dgemm(CblasRowMajor, tr(ta), tr(tb), blasint(M), blasint(N), blasint(K), 1.0, A, blasint(lda), B,
-                blasint(ldb), beta, C, blasint(ldc));
+  cpu::gemm(ta, tb, M, N, K, T(1), A, lda, B, ldb, beta, C, ldc);
 }
 
 // x: Cg planes of H x W; col: (Cg*KH*KW) x (OH*OW).

@@ -1,0 +1,17 @@
+#pragma once
+// The one place ember calls a GEMM library: C = alpha * op(A) @ op(B) + beta * C, row-major,
+// op = transpose when ta / tb. float32 goes to oneDNN's sgemm where the build found oneDNN
+// (EMBER_HAVE_DNNL): on this AVX-512 machine it is 10-40% faster than OpenBLAS at every shape
+// ember's workloads use (docs/PERFORMANCE.md); float64, and float32 without oneDNN, go to
+// OpenBLAS. Both run on the same libgomp pool as ember's loops; called inside a parallel region
+// either runs single-threaded. With beta == 0, C's old contents (NaN included) are ignored.
+#include <cstdint>
+
+namespace ember::cpu {
+
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
+          const double* B, int64_t ldb, double beta, double* C, int64_t ldc);
+
+}  // namespace ember::cpu
