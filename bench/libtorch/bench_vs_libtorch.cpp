@@ -215,6 +215,113 @@ Step torch_cnn_step() {
   };
 }
 
+// The small GPT of bench/compare_python.py: d_model 128, 4 layers, 4 heads, T=128, batch 8,
+// vocab 256, pre-norm blocks with a causal mask, GELU MLP; AdamW lr 3e-4.
+constexpr int64_t kVocab = 256, kD = 128, kLayers = 4, kHeads = 4, kBlock = 128, kBatch = 8;
+
+struct EmberBlock : E::nn::Module {
+  std::shared_ptr<E::nn::LayerNorm> ln1 = std::make_shared<E::nn::LayerNorm>(kD), ln2 = std::make_shared<E::nn::LayerNorm>(kD);
+  std::shared_ptr<E::nn::Linear> qkv = std::make_shared<E::nn::Linear>(kD, 3 * kD), proj = std::make_shared<E::nn::Linear>(kD, kD);
+  std::shared_ptr<E::nn::Linear> fc = std::make_shared<E::nn::Linear>(kD, 4 * kD), out = std::make_shared<E::nn::Linear>(4 * kD, kD);
+  E::Tensor mask;
+  EmberBlock() {
+    register_module("ln1", ln1), register_module("ln2", ln2), register_module("qkv", qkv);
+    register_module("proj", proj), register_module("fc", fc), register_module("out", out);
+    mask = register_buffer("mask", E::ones({kBlock, kBlock}).tril().view({1, 1, kBlock, kBlock}));
+  }
+  E::Tensor forward(const E::Tensor& x) override {
+    const int64_t B = x.sizes()[0], L = x.sizes()[1], C = x.sizes()[2];
+    auto parts = qkv->forward(ln1->forward(x)).split(kD, 2);
+    auto heads = [&](const E::Tensor& t) { return t.view({B, L, kHeads, C / kHeads}).transpose(1, 2); };
+    E::Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
+    E::Tensor att = E::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(C / kHeads)));
+    att = att.masked_fill(mask.eq(0), -INFINITY);
+    att = E::softmax(att, -1);
+    E::Tensor y = E::matmul(att, v).transpose(1, 2).contiguous().view({B, L, C});
+    E::Tensor h = x + proj->forward(y);
+    return h + out->forward(E::nn::functional::gelu(fc->forward(ln2->forward(h))));
+  }
+};
+
+Step ember_gpt_step() {
+  namespace nn = E::nn;
+  struct Gpt : nn::Module {
+    std::shared_ptr<nn::Embedding> tok = std::make_shared<nn::Embedding>(kVocab, kD), pos = std::make_shared<nn::Embedding>(kBlock, kD);
+    std::vector<std::shared_ptr<EmberBlock>> blocks;
+    std::shared_ptr<nn::LayerNorm> ln = std::make_shared<nn::LayerNorm>(kD);
+    std::shared_ptr<nn::Linear> head = std::make_shared<nn::Linear>(kD, kVocab, false);
+    Gpt() {
+      register_module("tok", tok), register_module("pos", pos);
+      for (int i = 0; i < kLayers; ++i) blocks.push_back(std::make_shared<EmberBlock>()), register_module("b" + std::to_string(i), blocks.back());
+      register_module("ln", ln), register_module("head", head);
+    }
+    E::Tensor loss(const E::Tensor& idx, const E::Tensor& tgt) {
+      E::Tensor x = tok->forward(idx) + pos->forward(E::arange(idx.sizes()[1], {.dtype = E::kInt64}));
+      for (auto& b : blocks) x = b->forward(x);
+      return nn::functional::cross_entropy(head->forward(ln->forward(x)).view({-1, kVocab}), tgt.view({-1}));
+    }
+  };
+  auto model = std::make_shared<Gpt>();
+  auto opt = std::make_shared<E::optim::AdamW>(model->parameters(), E::optim::AdamWOptions{.lr = 3e-4});
+  auto idx = E::randint(0, kVocab, {kBatch, kBlock}), tgt = E::randint(0, kVocab, {kBatch, kBlock});
+  return [=] {
+    opt->zero_grad();
+    model->loss(idx, tgt).backward();
+    opt->step();
+  };
+}
+
+struct TorchBlockImpl : Tch::nn::Module {
+  Tch::nn::LayerNorm ln1{Tch::nn::LayerNormOptions({kD})}, ln2{Tch::nn::LayerNormOptions({kD})};
+  Tch::nn::Linear qkv{kD, 3 * kD}, proj{kD, kD}, fc{kD, 4 * kD}, out{4 * kD, kD};
+  Tch::Tensor mask;
+  TorchBlockImpl() {
+    register_module("ln1", ln1), register_module("ln2", ln2), register_module("qkv", qkv);
+    register_module("proj", proj), register_module("fc", fc), register_module("out", out);
+    mask = register_buffer("mask", Tch::ones({kBlock, kBlock}).tril().view({1, 1, kBlock, kBlock}));
+  }
+  Tch::Tensor forward(const Tch::Tensor& x) {
+    const int64_t B = x.size(0), L = x.size(1), C = x.size(2);
+    auto parts = qkv->forward(ln1->forward(x)).split(kD, 2);
+    auto heads = [&](const Tch::Tensor& t) { return t.view({B, L, kHeads, C / kHeads}).transpose(1, 2); };
+    Tch::Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
+    Tch::Tensor att = Tch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(C / kHeads)));
+    att = att.masked_fill(mask.eq(0), -INFINITY);
+    att = Tch::softmax(att, -1);
+    Tch::Tensor y = Tch::matmul(att, v).transpose(1, 2).contiguous().view({B, L, C});
+    Tch::Tensor h = x + proj->forward(y);
+    return h + out->forward(Tch::gelu(fc->forward(ln2->forward(h))));
+  }
+};
+TORCH_MODULE(TorchBlock);
+
+Step torch_gpt_step() {
+  struct Gpt : Tch::nn::Module {
+    Tch::nn::Embedding tok{kVocab, kD}, pos{kBlock, kD};
+    std::vector<TorchBlock> blocks;
+    Tch::nn::LayerNorm ln{Tch::nn::LayerNormOptions({kD})};
+    Tch::nn::Linear head{Tch::nn::LinearOptions(kD, kVocab).bias(false)};
+    Gpt() {
+      register_module("tok", tok), register_module("pos", pos);
+      for (int i = 0; i < kLayers; ++i) blocks.emplace_back(), register_module("b" + std::to_string(i), blocks.back());
+      register_module("ln", ln), register_module("head", head);
+    }
+    Tch::Tensor loss(const Tch::Tensor& idx, const Tch::Tensor& tgt) {
+      Tch::Tensor x = tok->forward(idx) + pos->forward(Tch::arange(idx.size(1)));
+      for (auto& b : blocks) x = b->forward(x);
+      return Tch::nn::functional::cross_entropy(head->forward(ln->forward(x)).view({-1, kVocab}), tgt.view({-1}));
+    }
+  };
+  auto model = std::make_shared<Gpt>();
+  auto opt = std::make_shared<Tch::optim::AdamW>(model->parameters(), Tch::optim::AdamWOptions(3e-4));
+  auto idx = Tch::randint(0, kVocab, {kBatch, kBlock}), tgt = Tch::randint(0, kVocab, {kBatch, kBlock});
+  return [=] {
+    opt->zero_grad();
+    model->loss(idx, tgt).backward();
+    opt->step();
+  };
+}
+
 std::vector<Workload> workloads() {
   return {
       {"small op: 1-element add", 20000, "us", ember_small_add, torch_small_add},
@@ -226,6 +333,7 @@ std::vector<Workload> workloads() {
       {"layer_norm 4096x1024", 20, "ms", ember_layer_norm, torch_layer_norm},
       {"MLP train step (batch 128, AdamW)", 50, "ms", ember_mlp_step, torch_mlp_step},
       {"SimpleCNN train step (batch 64, Adam)", 5, "ms", ember_cnn_step, torch_cnn_step},
+      {"GPT train step (d128, 4 layers, T=128, b8, AdamW)", 3, "ms", ember_gpt_step, torch_gpt_step},
   };
 }
 

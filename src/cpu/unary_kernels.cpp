@@ -167,6 +167,39 @@ Tensor gelu_cpu(const Tensor& a, const std::string& approximate) {
   return it.output();
 }
 
+// g * gelu'(x), PyTorch's GeluBackward formulas (src/ops/unary.cpp has them as ember ops):
+//   none: Phi(x) + x * phi(x);  tanh: 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2).
+Tensor gelu_backward_cpu(const Tensor& grad, const Tensor& x, const std::string& approximate) {
+  bool tanh_form = approximate == "tanh";
+  Tensor out;
+  TensorIter it = TensorIter::binary_op(out, grad, x, {.op_name = "gelu_backward"});
+  visit_dtype<kFloatTypes>(it.compute_dtype(), "GeluBackwardKernelImpl", [&]<class T>() {
+    if (tanh_form) {
+      const T k = T(0.7978845608028654), c = T(0.044715);
+      cpu_kernel(it, [k, c](T g, T v) -> T {
+        T t;
+        if constexpr (is_f32<T>) t = tanh_f32(k * (v + c * v * v * v));
+        else t = std::tanh(k * (v + c * v * v * v));
+        return g * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * k * (T(1) + T(3) * c * v * v));
+      });
+    } else {
+      const T alpha = T(0.70710678118654752440), beta = T(0.39894228040143267794);  // 1/sqrt(2), 1/sqrt(2 pi)
+      cpu_kernel(it, [alpha, beta](T g, T v) -> T {
+        T cdf, pdf;
+        if constexpr (is_f32<T>) {
+          cdf = 0.5f * (1.0f + erf_f32(v * alpha));
+          pdf = beta * exp_f32(-0.5f * v * v);
+        } else {
+          cdf = 0.5 * (1.0 + std::erf(v * alpha));
+          pdf = beta * std::exp(-0.5 * v * v);
+        }
+        return g * (cdf + v * pdf);
+      });
+    }
+  });
+  return it.output();
+}
+
 Tensor leaky_relu_cpu(const Tensor& a, const Scalar& negative_slope) {
   Tensor out;
   TensorIter it = TensorIter::unary_op(out, a, {.op_name = "leaky_relu"});
@@ -240,6 +273,7 @@ Tensor bitwise_not_cpu(const Tensor& a) {
 }
 
 EMBER_REGISTER_KERNEL(gelu, CPU, gelu_cpu);
+EMBER_REGISTER_KERNEL(gelu_backward, CPU, gelu_backward_cpu);
 EMBER_REGISTER_KERNEL(leaky_relu, CPU, leaky_relu_cpu);
 EMBER_REGISTER_KERNEL(nan_to_num, CPU, nan_to_num_cpu);
 EMBER_REGISTER_KERNEL(isnan, CPU, isnan_cpu);

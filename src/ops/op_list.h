@@ -78,6 +78,9 @@ EMBER_OP(clamp_tensor, Tensor(const Tensor&, const std::optional<Tensor>&, const
 EMBER_OP(lerp, Tensor(const Tensor&, const Tensor&, const Tensor&))
 EMBER_OP(nan_to_num, Tensor(const Tensor&, std::optional<double>, std::optional<double>, std::optional<double>))
 EMBER_OP(gelu, Tensor(const Tensor&, const std::string&))
+// (grad_out, input, approximate) -> grad_in, one pass: gelu's backward when no graph of the
+// backward is built (create_graph composes it from differentiable ops, src/ops/unary.cpp).
+EMBER_OP(gelu_backward, Tensor(const Tensor&, const Tensor&, const std::string&))
 EMBER_OP(leaky_relu, Tensor(const Tensor&, const Scalar&))
 EMBER_OP(logical_not, Tensor(const Tensor&))
 EMBER_OP(bitwise_not, Tensor(const Tensor&))

@@ -188,7 +188,11 @@ Tensor gelu_autograd(const Tensor& a, const std::string& approximate) {
   Tensor out = below_autograd([&] { return ops::gelu()(a, approximate); });
   record("GeluBackward0", {a}, {out}, {saved_input(a)},
          [approximate](const variable_list& g, LambdaNode& n) -> variable_list {
-           return {grad_for(n, 0, [&] { return gelu_grad(g[0], n.unpack(0), approximate); })};
+           return {grad_for(n, 0, [&] {
+             // one fused pass unless the backward itself must be differentiable
+             return GradMode::is_enabled() ? gelu_grad(g[0], n.unpack(0), approximate)
+                                           : ops::gelu_backward()(g[0], n.unpack(0), approximate);
+           })};
          });
   return out;
 }
