@@ -241,6 +241,10 @@ TEST(NNConv, LinearMatchesReference) {
   }
   Tensor x = rnd({3, 5}, 63).requires_grad_(), w = rnd({2, 5}, 64).requires_grad_(), b = rnd({2}, 65).requires_grad_();
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::linear(v[0], v[1], v[2]); }, {x, w, b}));
+  // (..., in) input folds to rows with the bias in the GEMM: contiguous and transposed input
+  Tensor x3 = rnd({2, 5, 3}, 66).transpose(1, 2).requires_grad_();
+  EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::linear(v[0], v[1], v[2]); }, {x3, w, b}));
+  EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::linear(v[0].contiguous(), v[1], v[2]); }, {x3, w, b}));
 }
 
 // ---- pad
