@@ -2,6 +2,9 @@
 // Arguments arrive checked (and padding made symmetric) by src/nn/functional/conv.cpp; input
 // is batched (N, C, H, W) and weight (O, C / groups, KH, KW).
 //
+// float32 with groups == 1 and at least 8 input channels goes to oneDNN's convolution first
+// (src/cpu/conv_dnnl.h); everything else, and everything without oneDNN, runs here.
+//
 // Method: im2col + GEMM per sample and group. For sample n and group g the columns matrix
 // col (Cg*KH*KW x OH*OW) holds, row by row, the input pixel each kernel tap sees at each output
 // position (0 in the padding); then
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "cpu/dtype_dispatch.h"
+#include "cpu/conv_dnnl.h"
 #include "cpu/gemm.h"
 #include "core/parallel.h"
 #include "ember/ops.h"
@@ -159,6 +163,7 @@ Tensor conv2d_forward_cpu(const Tensor& input, const Tensor& weight, const std::
     return conv2d_forward_cpu(input.to(kFloat32), weight.to(kFloat32), b32, stride, padding, dilation, groups)
         .to(input.dtype());
   }
+  if (Tensor r = dnnl_conv::forward(input, weight, bias, stride, padding, dilation, groups); r.defined()) return r;
   const ConvGeom g = geom_of(input.sizes(), weight.sizes(), stride, padding, dilation, groups);
   Tensor out = empty({g.N, g.O, g.OH, g.OW}, input.options());
   if (out.numel() == 0) return out;
@@ -201,6 +206,9 @@ Tensor conv2d_backward_input_cpu(const Tensor& grad_out, const Tensor& weight, I
     return conv2d_backward_input_cpu(grad_out.to(kFloat32), weight.to(kFloat32), input_size, stride, padding,
                                      dilation, groups)
         .to(grad_out.dtype());
+  if (Tensor r = dnnl_conv::backward_input(grad_out, weight, input_size, stride, padding, dilation, groups);
+      r.defined())
+    return r;
   ConvGeom g = geom_of(input_size, weight.sizes(), stride, padding, dilation, groups);
   g.OH = grad_out.sizes()[2];
   g.OW = grad_out.sizes()[3];
@@ -238,6 +246,9 @@ Tensor conv2d_backward_weight_cpu(const Tensor& grad_out, const Tensor& input, I
     return conv2d_backward_weight_cpu(grad_out.to(kFloat32), input.to(kFloat32), weight_size, stride, padding,
                                       dilation, groups)
         .to(grad_out.dtype());
+  if (Tensor r = dnnl_conv::backward_weight(grad_out, input, weight_size, stride, padding, dilation, groups);
+      r.defined())
+    return r;
   ConvGeom g = geom_of(input.sizes(), weight_size, stride, padding, dilation, groups);
   g.OH = grad_out.sizes()[2];
   g.OW = grad_out.sizes()[3];

@@ -1,0 +1,291 @@
+// oneDNN convolution for ember's conv2d ops: see conv_dnnl.h.
+//
+// Every primitive is created with format_tag::any, so oneDNN picks its blocked layouts
+// (nChw16c, OIhw16i16o); ember's tensors stay plain NCHW / OIHW and are reordered in and out
+// on each call. Primitive descriptors, primitives and their reorders are created once per
+// shape (JIT compilation costs milliseconds) and cached; buffers for the blocked copies and
+// the scratchpad come from ember's allocator per call, so concurrent calls share nothing
+// mutable. The primitives thread over the same libgomp pool as everything else.
+#include "cpu/conv_dnnl.h"
+
+#include "ember/ops.h"
+
+#if EMBER_HAVE_DNNL
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace ember::cpu::dnnl_conv {
+
+#if !EMBER_HAVE_DNNL
+
+Tensor forward(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef, IntArrayRef,
+               int64_t) {
+  return {};
+}
+Tensor backward_input(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, int64_t) {
+  return {};
+}
+Tensor backward_weight(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, int64_t) {
+  return {};
+}
+
+#else
+
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+using Tag = memory::format_tag;
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// oneDNN's input channel limit below which ember's own kernel is as fast or faster.
+constexpr int64_t kMinChannels = 8;
+
+bool covered(DType dtype, int64_t in_channels, int64_t groups, IntArrayRef in_sizes, IntArrayRef w_sizes) {
+  if (dtype != kFloat32 || groups != 1 || in_channels < kMinChannels) return false;
+  for (int64_t s : in_sizes)
+    if (s == 0) return false;
+  for (int64_t s : w_sizes)
+    if (s == 0) return false;
+  return true;
+}
+
+// The convolution's shapes in oneDNN's terms (dilation counted from 0, as oneDNN does).
+struct Geometry {
+  Dims src, wei, dst, stride, dilate, pad;
+  bool bias = false;
+  std::vector<int64_t> key(int kind) const {
+    std::vector<int64_t> k{kind, bias};
+    for (const Dims* d : {&src, &wei, &dst, &stride, &dilate, &pad}) k.insert(k.end(), d->begin(), d->end());
+    return k;
+  }
+};
+
+Geometry geometry(IntArrayRef in, IntArrayRef w, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                  bool bias) {
+  Geometry g;
+  g.src = {in[0], in[1], in[2], in[3]};
+  g.wei = {w[0], w[1], w[2], w[3]};
+  const int64_t oh = (in[2] + 2 * padding[0] - dilation[0] * (w[2] - 1) - 1) / stride[0] + 1;
+  const int64_t ow = (in[3] + 2 * padding[1] - dilation[1] * (w[3] - 1) - 1) / stride[1] + 1;
+  g.dst = {in[0], w[0], oh, ow};
+  g.stride = {stride[0], stride[1]};
+  g.dilate = {dilation[0] - 1, dilation[1] - 1};
+  g.pad = {padding[0], padding[1]};
+  g.bias = bias;
+  return g;
+}
+
+memory::desc any(const Dims& d) { return memory::desc(d, memory::data_type::f32, Tag::any); }
+memory::desc plain(const Dims& d, Tag t) { return memory::desc(d, memory::data_type::f32, t); }
+
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// A plain tensor's data and the layout the primitive wants it in: the reorder between them
+// exists only when the two differ.
+struct Port {
+  memory::desc plain_md, want;
+  std::optional<dnnl::reorder> to_want, from_want;
+  Port(const memory::desc& p, const memory::desc& w, bool input) : plain_md(p), want(w) {
+    if (p == w) return;
+    if (input) to_want = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), p, cpu_engine(), w));
+    else from_want = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), w, cpu_engine(), p));
+  }
+};
+
+struct Entry {
+  dnnl::primitive prim;
+  memory::desc scratch;
+  std::vector<Port> ports;  // in argument order of the kind (see the three callers)
+};
+
+// Per call: buffers for blocked copies and the scratchpad, and the stream.
+struct Call {
+  dnnl::stream stream{cpu_engine()};
+  std::vector<Tensor> keep;  // owns the buffers until the call is done
+  memory buffer(const memory::desc& md) {
+    Tensor t = empty({std::max<int64_t>(1, int64_t(md.get_size()))}, {.dtype = kUInt8});
+    keep.push_back(t);
+    return memory(md, cpu_engine(), t.data_ptr());
+  }
+  // Memory in the primitive's layout holding the plain tensor t's values.
+  memory in(const Port& p, const Tensor& t) {
+    memory user(p.plain_md, cpu_engine(), t.data_ptr());
+    if (!p.to_want) return user;
+    memory m = buffer(p.want);
+    p.to_want->execute(stream, user, m);
+    return m;
+  }
+  // Memory in the primitive's layout that out() later copies into the plain tensor t.
+  memory out_target(const Port& p, const Tensor& t) {
+    return p.from_want ? buffer(p.want) : memory(p.plain_md, cpu_engine(), t.data_ptr());
+  }
+  void out(const Port& p, const memory& produced, const Tensor& t) {
+    if (!p.from_want) return;
+    memory user(p.plain_md, cpu_engine(), t.data_ptr()), src = produced;  // execute takes non-const refs
+    p.from_want->execute(stream, src, user);
+  }
+};
+
+std::mutex cache_mu;
+std::map<std::vector<int64_t>, std::shared_ptr<Entry>>& cache() {
+  static auto* c = new std::map<std::vector<int64_t>, std::shared_ptr<Entry>>;
+  return *c;
+}
+
+enum Kind { kForward = 0, kBackwardInput = 1, kBackwardWeight = 2 };
+
+dnnl::convolution_forward::primitive_desc forward_pd(const Geometry& g) {
+  memory::desc bias = g.bias ? plain({g.wei[0]}, Tag::x) : memory::desc();
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                    any(g.src), any(g.wei), bias, any(g.dst), g.stride, g.dilate, g.pad, g.pad);
+  return dnnl::convolution_forward::primitive_desc(d, user_scratchpad(), cpu_engine());
+}
+
+// The cached primitive for (kind, geometry), created on first use; null when oneDNN declines.
+std::shared_ptr<Entry> entry(Kind kind, const Geometry& g) {
+  auto key = g.key(kind);
+  {
+    std::lock_guard lock(cache_mu);
+    auto it = cache().find(key);
+    if (it != cache().end()) return it->second;
+  }
+  std::shared_ptr<Entry> e;
+  try {
+    e = std::make_shared<Entry>();
+    const memory::desc src = plain(g.src, Tag::nchw), wei = plain(g.wei, Tag::oihw), dst = plain(g.dst, Tag::nchw);
+    if (kind == kForward) {
+      auto pd = forward_pd(g);
+      e->prim = dnnl::convolution_forward(pd);
+      e->scratch = pd.scratchpad_desc();
+      e->ports = {Port(src, pd.src_desc(), true), Port(wei, pd.weights_desc(), true), Port(dst, pd.dst_desc(), false)};
+    } else if (kind == kBackwardInput) {
+      Geometry fg = g;
+      fg.bias = false;
+      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any(g.src), any(g.wei),
+                                              any(g.dst), g.stride, g.dilate, g.pad, g.pad);
+      dnnl::convolution_backward_data::primitive_desc pd(d, user_scratchpad(), cpu_engine(), forward_pd(fg));
+      e->prim = dnnl::convolution_backward_data(pd);
+      e->scratch = pd.scratchpad_desc();
+      e->ports = {Port(dst, pd.diff_dst_desc(), true), Port(wei, pd.weights_desc(), true),
+                  Port(src, pd.diff_src_desc(), false)};
+    } else {
+      Geometry fg = g;
+      fg.bias = false;
+      dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any(g.src), any(g.wei),
+                                                 memory::desc(), any(g.dst), g.stride, g.dilate, g.pad, g.pad);
+      dnnl::convolution_backward_weights::primitive_desc pd(d, user_scratchpad(), cpu_engine(), forward_pd(fg));
+      e->prim = dnnl::convolution_backward_weights(pd);
+      e->scratch = pd.scratchpad_desc();
+      e->ports = {Port(src, pd.src_desc(), true), Port(dst, pd.diff_dst_desc(), true),
+                  Port(wei, pd.diff_weights_desc(), false)};
+    }
+  } catch (const dnnl::error&) {
+    e = nullptr;  // not supported for these shapes: the caller's kernel runs
+  }
+  std::lock_guard lock(cache_mu);
+  if (cache().size() > 256) cache().clear();  // a bound for programs that see many shapes
+  cache().emplace(key, e);
+  return e;
+}
+
+void run(const Entry& e, Call& call, std::unordered_map<int, memory> args) {
+  if (e.scratch.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, call.buffer(e.scratch));
+  e.prim.execute(call.stream, args);
+}
+
+template <class F> Tensor guarded(const char* op, F f) {
+  try {
+    return f();
+  } catch (const dnnl::error& err) {
+    throw Error(detail::cat(op, ": oneDNN failed: ", err.what()));
+  }
+}
+
+}  // namespace
+
+Tensor forward(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  if (!covered(input.dtype(), input.sizes()[1], groups, input.sizes(), weight.sizes()) ||
+      weight.dtype() != kFloat32 || (bias && bias->defined() && bias->dtype() != kFloat32))
+    return {};
+  const bool has_bias = bias && bias->defined();
+  const Geometry g = geometry(input.sizes(), weight.sizes(), stride, padding, dilation, has_bias);
+  auto e = entry(kForward, g);
+  if (!e) return {};
+  return guarded("conv2d", [&] {
+    Tensor x = input.contiguous(), w = weight.contiguous(), b = has_bias ? bias->contiguous() : Tensor();
+    Tensor out = empty({g.dst[0], g.dst[1], g.dst[2], g.dst[3]}, input.options());
+    Call call;
+    memory dst = call.out_target(e->ports[2], out);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, call.in(e->ports[0], x)},
+                                         {DNNL_ARG_WEIGHTS, call.in(e->ports[1], w)},
+                                         {DNNL_ARG_DST, dst}};
+    if (has_bias) args.emplace(DNNL_ARG_BIAS, memory(plain({g.wei[0]}, Tag::x), cpu_engine(), b.data_ptr()));
+    run(*e, call, std::move(args));
+    call.out(e->ports[2], dst, out);
+    call.stream.wait();
+    return out;
+  });
+}
+
+Tensor backward_input(const Tensor& grad_out, const Tensor& weight, IntArrayRef input_size, IntArrayRef stride,
+                      IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  if (!covered(grad_out.dtype(), input_size[1], groups, input_size, weight.sizes()) || weight.dtype() != kFloat32)
+    return {};
+  const Geometry g = geometry(input_size, weight.sizes(), stride, padding, dilation, false);
+  if (IntArrayRef(grad_out.sizes()) != IntArrayRef(g.dst)) return {};
+  auto e = entry(kBackwardInput, g);
+  if (!e) return {};
+  return guarded("conv2d_backward_input", [&] {
+    Tensor gy = grad_out.contiguous(), w = weight.contiguous();
+    Tensor dx = empty(input_size, grad_out.options());
+    Call call;
+    memory dsrc = call.out_target(e->ports[2], dx);
+    run(*e, call, {{DNNL_ARG_DIFF_DST, call.in(e->ports[0], gy)}, {DNNL_ARG_WEIGHTS, call.in(e->ports[1], w)},
+                   {DNNL_ARG_DIFF_SRC, dsrc}});
+    call.out(e->ports[2], dsrc, dx);
+    call.stream.wait();
+    return dx;
+  });
+}
+
+Tensor backward_weight(const Tensor& grad_out, const Tensor& input, IntArrayRef weight_size, IntArrayRef stride,
+                       IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  if (!covered(input.dtype(), input.sizes()[1], groups, input.sizes(), weight_size) || grad_out.dtype() != kFloat32)
+    return {};
+  const Geometry g = geometry(input.sizes(), weight_size, stride, padding, dilation, false);
+  if (IntArrayRef(grad_out.sizes()) != IntArrayRef(g.dst)) return {};
+  auto e = entry(kBackwardWeight, g);
+  if (!e) return {};
+  return guarded("conv2d_backward_weight", [&] {
+    Tensor gy = grad_out.contiguous(), x = input.contiguous();
+    Tensor dw = empty(weight_size, input.options());
+    Call call;
+    memory dwei = call.out_target(e->ports[2], dw);
+    run(*e, call, {{DNNL_ARG_SRC, call.in(e->ports[0], x)}, {DNNL_ARG_DIFF_DST, call.in(e->ports[1], gy)},
+                   {DNNL_ARG_DIFF_WEIGHTS, dwei}});
+    call.out(e->ports[2], dwei, dw);
+    call.stream.wait();
+    return dw;
+  });
+}
+
+#endif
+
+}  // namespace ember::cpu::dnnl_conv
