@@ -428,7 +428,7 @@ void DataLoader::configure() {
     } else {
       sampler_ = o.sampler ? o.sampler
                  : o.shuffle ? SamplerPtr(std::make_shared<RandomSampler>(
-                                   dataset_->size(), RandomSamplerOptions{.generator = o.generator}))
+                                   dataset_->size(), RandomSamplerOptions{.num_samples = std::nullopt, .generator = o.generator}))
                              : SamplerPtr(std::make_shared<SequentialSampler>(dataset_->size()));
       if (o.batch_size) batch_sampler_ = std::make_shared<BatchSampler>(sampler_, *o.batch_size, o.drop_last);
     }
