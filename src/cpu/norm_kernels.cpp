@@ -14,51 +14,12 @@
 #include "core/parallel.h"
 #include "cpu/dtype_dispatch.h"
 #include "cpu/reduce_utils.h"
+#include "cpu/row_sum.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 
 namespace ember::cpu {
 namespace {
-
-constexpr int64_t kFlush = 4096;  // elements summed in the compute type before a double flush
-
-// Sum of f(x[i]) over the row, with 2 * 64 bytes of independent lanes.
-template <class T, class F> double row_sum(const T* __restrict x, int64_t n, F f) {
-  constexpr int K = 2 * 64 / sizeof(T);
-  double total = 0;
-  for (int64_t b0 = 0; b0 < n; b0 += kFlush) {
-    const int64_t b1 = std::min(n, b0 + kFlush);
-    T s[K];
-    for (int k = 0; k < K; ++k) s[k] = T(0);
-    int64_t i = b0;
-    for (; i + K <= b1; i += K)
-      for (int k = 0; k < K; ++k) s[k] += f(x[i + k]);
-    for (; i < b1; ++i) s[0] += f(x[i]);
-    for (int w = K / 2; w >= 1; w /= 2)
-      for (int k = 0; k < w; ++k) s[k] += s[k + w];
-    total += double(s[0]);
-  }
-  return total;
-}
-
-// Sum of x[i] * y[i] over the row, lanes and flushes as row_sum.
-template <class T> double row_dot(const T* __restrict x, const T* __restrict y, int64_t n) {
-  constexpr int K = 2 * 64 / sizeof(T);
-  double total = 0;
-  for (int64_t b0 = 0; b0 < n; b0 += kFlush) {
-    const int64_t b1 = std::min(n, b0 + kFlush);
-    T s[K];
-    for (int k = 0; k < K; ++k) s[k] = T(0);
-    int64_t i = b0;
-    for (; i + K <= b1; i += K)
-      for (int k = 0; k < K; ++k) s[k] += x[i + k] * y[i + k];
-    for (; i < b1; ++i) s[0] += x[i] * y[i];
-    for (int w = K / 2; w >= 1; w /= 2)
-      for (int k = 0; k < w; ++k) s[k] += s[k + w];
-    total += double(s[0]);
-  }
-  return total;
-}
 
 int64_t rows_grain(int64_t n) { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, 4 * n)); }
 

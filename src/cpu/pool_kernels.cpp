@@ -17,6 +17,7 @@
 
 #include "core/parallel.h"
 #include "cpu/dtype_dispatch.h"
+#include "cpu/row_sum.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 
@@ -301,10 +302,20 @@ Tensor adaptive_avg_pool2d_cpu(const Tensor& input, IntArrayRef osize) {
         int64_t h0 = start_index(oh, OH, H), h1 = end_index(oh, OH, H);
         for (int64_t ow = 0; ow < OW; ++ow) {
           int64_t w0 = start_index(ow, OW, W), w1 = end_index(ow, OW, W);
-          T acc = 0;
-          for (int64_t ih = h0; ih < h1; ++ih)
-            for (int64_t iw = w0; iw < w1; ++iw) acc += xp[ih * W + iw];
-          yp[oh * OW + ow] = acc / T((h1 - h0) * (w1 - w0));
+          // A whole-plane window (global average pooling) is one contiguous row; wide windows
+          // sum row by row with vector lanes; narrow ones add up in order.
+          double acc = 0;
+          if (w0 == 0 && w1 == W) {
+            acc = row_sum(xp + h0 * W, (h1 - h0) * W, [](T v) { return v; });
+          } else if (w1 - w0 >= 16) {
+            for (int64_t ih = h0; ih < h1; ++ih) acc += row_sum(xp + ih * W + w0, w1 - w0, [](T v) { return v; });
+          } else {
+            T a = 0;
+            for (int64_t ih = h0; ih < h1; ++ih)
+              for (int64_t iw = w0; iw < w1; ++iw) a += xp[ih * W + iw];
+            acc = double(a);
+          }
+          yp[oh * OW + ow] = T(acc / double((h1 - h0) * (w1 - w0)));
         }
       }
     });

@@ -197,6 +197,10 @@ TEST(NNPool, AdaptiveAvgPoolMatchesReference) {
       EXPECT_TRUE(close_to(F::adaptive_avg_pool2d(x.select(0, 1), os), ref_of(y.select(0, 1))));
     }
     EXPECT_EQ(F::adaptive_avg_pool2d(x, {2}).sizes(), (Shape{2, 3, 2, 2}));
+    // wide windows (summed with vector lanes) and whole planes larger than one lane block
+    Tensor xw = rnd({2, 3, 9, 70}, 5, dt);
+    for (Shape os : {Shape{1, 1}, Shape{2, 3}, Shape{4, 1}})
+      EXPECT_TRUE(close_to(F::adaptive_avg_pool2d(xw, os), ref_adaptive(xw, os[0], os[1])));
   }
 }
 
