@@ -53,7 +53,7 @@ dnnl::engine& cpu_engine() {
 constexpr int64_t kMinChannels = 8;
 
 bool covered(DType dtype, int64_t in_channels, int64_t groups, IntArrayRef in_sizes, IntArrayRef w_sizes) {
-  if (dtype != kFloat32 || groups != 1 || in_channels < kMinChannels) return false;
+  if (dtype != kFloat32 || groups < 1 || in_channels < kMinChannels) return false;
   for (int64_t s : in_sizes)
     if (s == 0) return false;
   for (int64_t s : w_sizes)
@@ -63,8 +63,9 @@ bool covered(DType dtype, int64_t in_channels, int64_t groups, IntArrayRef in_si
 
 // The convolution's shapes in oneDNN's terms (dilation counted from 0, as oneDNN does).
 struct Geometry {
-  Dims src, wei, dst, stride, dilate, pad;
+  Dims src, wei, dst, stride, dilate, pad;  // wei is (G, O/G, C/G, KH, KW) when grouped
   bool bias = false;
+  Tag wei_tag() const { return wei.size() == 5 ? Tag::goihw : Tag::oihw; }
   std::vector<int64_t> key(int kind) const {
     std::vector<int64_t> k{kind, bias};
     for (const Dims* d : {&src, &wei, &dst, &stride, &dilate, &pad}) k.insert(k.end(), d->begin(), d->end());
@@ -73,10 +74,11 @@ struct Geometry {
 };
 
 Geometry geometry(IntArrayRef in, IntArrayRef w, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-                  bool bias) {
+                  int64_t groups, bool bias) {
   Geometry g;
   g.src = {in[0], in[1], in[2], in[3]};
-  g.wei = {w[0], w[1], w[2], w[3]};
+  // ember's (O, C/G, KH, KW) weight is, byte for byte, oneDNN's grouped (G, O/G, C/G, KH, KW)
+  g.wei = groups == 1 ? Dims{w[0], w[1], w[2], w[3]} : Dims{groups, w[0] / groups, w[1], w[2], w[3]};
   const int64_t oh = (in[2] + 2 * padding[0] - dilation[0] * (w[2] - 1) - 1) / stride[0] + 1;
   const int64_t ow = (in[3] + 2 * padding[1] - dilation[1] * (w[3] - 1) - 1) / stride[1] + 1;
   g.dst = {in[0], w[0], oh, ow};
@@ -151,7 +153,7 @@ std::map<std::vector<int64_t>, std::shared_ptr<Entry>>& cache() {
 enum Kind { kForward = 0, kBackwardInput = 1, kBackwardWeight = 2 };
 
 dnnl::convolution_forward::primitive_desc forward_pd(const Geometry& g) {
-  memory::desc bias = g.bias ? plain({g.wei[0]}, Tag::x) : memory::desc();
+  memory::desc bias = g.bias ? plain({g.dst[1]}, Tag::x) : memory::desc();
   dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                                     any(g.src), any(g.wei), bias, any(g.dst), g.stride, g.dilate, g.pad, g.pad);
   return dnnl::convolution_forward::primitive_desc(d, user_scratchpad(), cpu_engine());
@@ -168,7 +170,7 @@ std::shared_ptr<Entry> entry(Kind kind, const Geometry& g) {
   std::shared_ptr<Entry> e;
   try {
     e = std::make_shared<Entry>();
-    const memory::desc src = plain(g.src, Tag::nchw), wei = plain(g.wei, Tag::oihw), dst = plain(g.dst, Tag::nchw);
+    const memory::desc src = plain(g.src, Tag::nchw), wei = plain(g.wei, g.wei_tag()), dst = plain(g.dst, Tag::nchw);
     if (kind == kForward) {
       auto pd = forward_pd(g);
       e->prim = dnnl::convolution_forward(pd);
@@ -225,7 +227,7 @@ Tensor forward(const Tensor& input, const Tensor& weight, const std::optional<Te
       weight.dtype() != kFloat32 || (bias && bias->defined() && bias->dtype() != kFloat32))
     return {};
   const bool has_bias = bias && bias->defined();
-  const Geometry g = geometry(input.sizes(), weight.sizes(), stride, padding, dilation, has_bias);
+  const Geometry g = geometry(input.sizes(), weight.sizes(), stride, padding, dilation, groups, has_bias);
   auto e = entry(kForward, g);
   if (!e) return {};
   return guarded("conv2d", [&] {
@@ -236,7 +238,7 @@ Tensor forward(const Tensor& input, const Tensor& weight, const std::optional<Te
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, call.in(e->ports[0], x)},
                                          {DNNL_ARG_WEIGHTS, call.in(e->ports[1], w)},
                                          {DNNL_ARG_DST, dst}};
-    if (has_bias) args.emplace(DNNL_ARG_BIAS, memory(plain({g.wei[0]}, Tag::x), cpu_engine(), b.data_ptr()));
+    if (has_bias) args.emplace(DNNL_ARG_BIAS, memory(plain({g.dst[1]}, Tag::x), cpu_engine(), b.data_ptr()));
     run(*e, call, std::move(args));
     call.out(e->ports[2], dst, out);
     call.stream.wait();
@@ -248,7 +250,7 @@ Tensor backward_input(const Tensor& grad_out, const Tensor& weight, IntArrayRef 
                       IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   if (!covered(grad_out.dtype(), input_size[1], groups, input_size, weight.sizes()) || weight.dtype() != kFloat32)
     return {};
-  const Geometry g = geometry(input_size, weight.sizes(), stride, padding, dilation, false);
+  const Geometry g = geometry(input_size, weight.sizes(), stride, padding, dilation, groups, false);
   if (IntArrayRef(grad_out.sizes()) != IntArrayRef(g.dst)) return {};
   auto e = entry(kBackwardInput, g);
   if (!e) return {};
@@ -269,7 +271,7 @@ Tensor backward_weight(const Tensor& grad_out, const Tensor& input, IntArrayRef 
                        IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   if (!covered(input.dtype(), input.sizes()[1], groups, input.sizes(), weight_size) || grad_out.dtype() != kFloat32)
     return {};
-  const Geometry g = geometry(input.sizes(), weight_size, stride, padding, dilation, false);
+  const Geometry g = geometry(input.sizes(), weight_size, stride, padding, dilation, groups, false);
   if (IntArrayRef(grad_out.sizes()) != IntArrayRef(g.dst)) return {};
   auto e = entry(kBackwardWeight, g);
   if (!e) return {};

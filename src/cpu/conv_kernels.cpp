@@ -2,7 +2,7 @@
 // Arguments arrive checked (and padding made symmetric) by src/nn/functional/conv.cpp; input
 // is batched (N, C, H, W) and weight (O, C / groups, KH, KW).
 //
-// float32 with groups == 1 and at least 8 input channels goes to oneDNN's convolution first
+// float32 with at least 8 input channels goes to oneDNN's convolution first
 // (src/cpu/conv_dnnl.h); everything else, and everything without oneDNN, runs here.
 //
 // Method: im2col + GEMM per sample and group. For sample n and group g the columns matrix

@@ -102,17 +102,20 @@ TEST(NNConv, Conv2dReducedFloatAndEmptyBatch) {
   EXPECT_EQ(wg.grad().abs().sum().item().to_double(), 0.0);
 }
 
-// float32 with >= 8 input channels and groups == 1 runs on oneDNN's primitives where the build
+// float32 with >= 8 input channels (any groups) runs on oneDNN's primitives where the build
 // has oneDNN (ember's own kernel otherwise): forward, input and weight gradients against the
 // float64 path (ember's im2col kernel) over strides, padding, dilation, bias, odd sizes and a
 // non-contiguous input; a second call of each shape reuses the cached primitive.
 TEST(NNConv, Conv2dFloat32WideChannelsMatchFloat64) {
-  struct Case { Shape x, w; Shape stride, padding, dilation; bool bias; };
+  struct Case { Shape x, w; Shape stride, padding, dilation; bool bias; int64_t groups = 1; };
   std::vector<Case> cases = {
       {{4, 8, 9, 9}, {16, 8, 3, 3}, {1, 1}, {1, 1}, {1, 1}, true},
       {{3, 16, 11, 7}, {8, 16, 3, 2}, {2, 1}, {0, 1}, {1, 1}, false},
       {{2, 12, 13, 13}, {5, 12, 3, 3}, {1, 2}, {2, 2}, {2, 1}, true},
       {{2, 8, 6, 6}, {4, 8, 1, 1}, {1, 1}, {0, 0}, {1, 1}, true},
+      {{2, 8, 9, 9}, {8, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, true, 8},     // depthwise
+      {{2, 16, 7, 7}, {8, 4, 3, 3}, {2, 2}, {1, 1}, {1, 1}, false, 4},   // grouped
+      {{2, 8, 6, 6}, {16, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, true, 8},    // channel multiplier 2
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
@@ -120,13 +123,13 @@ TEST(NNConv, Conv2dFloat32WideChannelsMatchFloat64) {
     Tensor x64 = rnd(c.x, 40 + i).requires_grad_(), w64 = rnd(c.w, 50 + i).requires_grad_();
     Tensor b64 = c.bias ? rnd({c.w[0]}, 60 + i).requires_grad_() : Tensor();
     auto bias = [&](const Tensor& b) { return b.defined() ? std::optional<Tensor>(b) : std::nullopt; };
-    Tensor y64 = F::conv2d(x64, w64, bias(b64), c.stride, c.padding, c.dilation);
+    Tensor y64 = F::conv2d(x64, w64, bias(b64), c.stride, c.padding, c.dilation, c.groups);
     Tensor g = rnd(y64.sizes(), 70 + i);
     y64.backward(g);
     for (int rep = 0; rep < 2; ++rep) {
       Tensor x32 = x64.detach().to(kFloat32).requires_grad_(), w32 = w64.detach().to(kFloat32).requires_grad_();
       Tensor b32 = c.bias ? b64.detach().to(kFloat32) : Tensor();
-      Tensor y32 = F::conv2d(x32, w32, bias(b32), c.stride, c.padding, c.dilation);
+      Tensor y32 = F::conv2d(x32, w32, bias(b32), c.stride, c.padding, c.dilation, c.groups);
       y32.backward(g.to(kFloat32));
       EXPECT_TRUE(allclose(y32.detach().to(kFloat64), y64.detach(), 1e-4, 1e-4));
       EXPECT_TRUE(allclose(x32.grad().to(kFloat64), x64.grad(), 1e-4, 1e-4));
