@@ -22,6 +22,7 @@
 #include "core/parallel.h"
 #include "cpu/dtype_dispatch.h"
 #include "cpu/reduce_utils.h"
+#include "cpu/row_sum.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 
@@ -96,11 +97,22 @@ inline void out_offsets(const Geom& g, int64_t o, size_t ndims, int64_t& in_off,
 // An Op has: in_t, acc_t, kLanes, identity(), step(acc, x, index), combine(acc, acc) and
 // store(out_offset, acc). `index` is the position in the (single) reduced dim.
 
+// Sums (sum, mean) of floating input: a dense run adds in the input type's lanes and flushes
+// into the double accumulator every few thousand elements (row_sum), twice the lanes per
+// vector of converting every element to double, and about as accurate.
+template <class Op> constexpr bool lane_summed() {
+  if constexpr (requires { Op::kLaneSum; }) return Op::kLaneSum;
+  else return false;
+}
+
 // One run of n elements at stride s, positions idx0, idx0+1, ...
 template <class Op>
 inline typename Op::acc_t run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t s, int64_t idx0) {
   using A = typename Op::acc_t;
   constexpr int K = Op::kLanes;
+  if constexpr (lane_summed<Op>()) {
+    if (s == 1 && n >= 2 * K) return A(row_sum(p, n, [](typename Op::in_t v) { return v; }));
+  }
   if constexpr (requires { Op::kArg; }) {
     if (s == 1 && n >= 64) return op.dense_run(p, n, idx0);
   }
@@ -168,6 +180,15 @@ template <class Op> void inner_mode(const Op& op, const typename Op::in_t* in, c
     return;
   }
   int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, g.num_red));
+  if (nk == 1 && g.rsz.size() == 1) {
+    // Rows (one kept dim, one reduced dim), e.g. x.sum(-1): no per-output index arithmetic;
+    // it costs as much as the reduction itself on rows of a hundred elements.
+    const int64_t kis = g.kis[0], kos = g.kos[0], n = g.rsz[0], rs = g.ris[0];
+    parallel_for(0, g.num_out, grain, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) op.store(o * kos, run(op, in + o * kis, n, rs, 0));
+    });
+    return;
+  }
   parallel_for(0, g.num_out, grain, [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {
       int64_t io, oo;
@@ -200,9 +221,24 @@ template <class Op> void vector_mode(const Op& op, const typename Op::in_t* in, 
       for (int64_t k = 0; k < len; ++k) buf[k] = op.identity();
       int64_t cnt[64] = {0};
       int64_t off = 0;
+      // Lane sums of float input add rows in float and flush into the double block every
+      // kRowSumFlush / 16 rows (as row_sum does along a row).
+      using In = typename Op::in_t;
+      [[maybe_unused]] In fbuf[kMaxBlock];
+      [[maybe_unused]] int64_t since_flush = 0;
+      constexpr bool kFloatRows = lane_summed<Op>() && std::is_same_v<In, float>;
+      if constexpr (kFloatRows) std::fill(fbuf, fbuf + len, In(0));
       for (int64_t r = 0; r < g.num_red; ++r) {
         const typename Op::in_t* q = base + off;
-        for (int64_t k = 0; k < len; ++k) buf[k] = op.step(buf[k], q[k], r);
+        if constexpr (kFloatRows) {
+          for (int64_t k = 0; k < len; ++k) fbuf[k] += q[k];
+          if (++since_flush == kRowSumFlush / 16 || r + 1 == g.num_red) {
+            for (int64_t k = 0; k < len; ++k) buf[k] += A(fbuf[k]), fbuf[k] = In(0);
+            since_flush = 0;
+          }
+        } else {
+          for (int64_t k = 0; k < len; ++k) buf[k] = op.step(buf[k], q[k], r);
+        }
         if (nd == 0) break;
         ++cnt[nd - 1];
         off += g.ris[nd - 1];
@@ -246,6 +282,7 @@ template <class T, class O> struct SumOp {
   using in_t = T;
   using acc_t = acc_of<T>;
   static constexpr int kLanes = 16;
+  static constexpr bool kLaneSum = is_fp<T>;
   O* out;
   acc_t identity() const { return acc_t(0); }
   acc_t step(acc_t a, T x, int64_t) const { return a + acc_t(x); }
@@ -257,6 +294,7 @@ template <class T> struct MeanOp {
   using in_t = T;
   using acc_t = double;
   static constexpr int kLanes = 16;
+  static constexpr bool kLaneSum = is_fp<T>;
   T* out;
   double inv_n;
   acc_t identity() const { return 0.0; }
