@@ -100,6 +100,9 @@ std::tuple<Tensor, Tensor> sort_cpu(const Tensor& self, int64_t dim, bool descen
   return {values, indices};
 }
 
+// Up to this k, topk keeps a sorted buffer in one pass instead of a partial sort of the row.
+constexpr int64_t kSmallK = 64;
+
 std::tuple<Tensor, Tensor> topk_cpu(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
   dim = wrap_dim(dim, self.dim());
   Shape sz = sizes1(self), ist = strides1(self);
@@ -122,12 +125,30 @@ std::tuple<Tensor, Tensor> topk_cpu(const Tensor& self, int64_t k, int64_t dim, 
     for_each_row(sz, ist, ost, dim, n * 4, [&](int64_t ioff, int64_t ooff) {
       thread_local std::vector<Item<K>> buf;
       buf.resize(n);
-      for (int64_t j = 0; j < n; ++j) buf[j] = {K(in[ioff + j * is]), j};
       auto cmp = [largest](const Item<K>& a, const Item<K>& b) { return before(a, b, largest); };
-      if (sorted) {
-        std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), cmp);
-      } else if (k < n) {
-        std::nth_element(buf.begin(), buf.begin() + k, buf.end(), cmp);
+      if (k <= kSmallK) {
+        // Small k: one pass keeping the best k in order. Most elements lose to the current
+        // k-th best on a single compare (NaN makes both compares false and takes the full
+        // ordering path); a later equal key never displaces an earlier one, as the ordering says.
+        buf.resize(k);
+        int64_t have = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          const Item<K> it{K(in[ioff + j * is]), j};
+          if (have == k) {
+            const K worst = buf[k - 1].key;
+            if (largest ? it.key < worst : it.key > worst) continue;
+            if (!cmp(it, buf[k - 1])) continue;
+          } else {
+            ++have;
+          }
+          int64_t p = have - 1;
+          for (; p > 0 && cmp(it, buf[p - 1]); --p) buf[p] = buf[p - 1];
+          buf[p] = it;
+        }
+      } else {
+        for (int64_t j = 0; j < n; ++j) buf[j] = {K(in[ioff + j * is]), j};
+        if (sorted) std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), cmp);
+        else if (k < n) std::nth_element(buf.begin(), buf.begin() + k, buf.end(), cmp);
       }
       for (int64_t j = 0; j < k; ++j) {
         vo[ooff + j * os] = in[ioff + buf[j].pos * is];

@@ -169,6 +169,21 @@ TEST(Topk, LargestSmallestSorted) {
             EXPECT_TRUE(same(gather(x, dim, ui), os, uv.tolist<double>()));
           }
         }
+  // Long rows with many ties and NaNs, k on both sides of the small-k path's limit (64):
+  // values and indices (ties keep position order) match the stable-sort reference.
+  {
+    Shape ls{3, 200};
+    auto lv = vals(600, 9, 4);
+    for (int64_t i : {7, 250, 251, 420, 599}) lv[size_t(i)] = NAN;
+    Tensor x = make(lv, ls);
+    for (int64_t k : {5, 64, 65, 150})
+      for (bool largest : {true, false}) {
+        auto [ev, ei] = ref_sort(lv, ls, 1, largest, k);
+        auto [tv, ti] = topk(x, k, 1, largest, true);
+        EXPECT_TRUE(same(tv, {3, k}, ev)) << "k " << k << " largest " << largest;
+        EXPECT_TRUE(same(ti, {3, k}, ei)) << "k " << k << " largest " << largest;
+      }
+  }
   // NaN counts as the largest.
   auto [nv, ni] = topk(make({1, NAN, 3}, {3}), 2);
   EXPECT_TRUE(same(nv, {2}, {NAN, 3}));
