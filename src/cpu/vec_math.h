@@ -178,6 +178,25 @@ inline float tanh_f32(float x) {
   return a < 0.625f ? small : big;
 }
 
+// sin(2 pi u) and cos(2 pi u) for u in [0, 1] (the angle of Box-Muller): the quadrant from 4u,
+// then Taylor polynomials on [-pi/4, pi/4] (truncation below 3e-8), blended on the bits so the
+// loop vectorises.
+inline void sincos_2pi_f32(float u, float& s, float& c) {
+  const float t = u * 4.0f;
+  const float q = (t + 8388608.0f) - 8388608.0f;  // round to nearest: t is in [0, 4]
+  const float th = (t - q) * 1.57079632679489662f;
+  const float z = th * th;
+  const float sp = th * (1.0f + z * (-1.66666667e-1f + z * (8.33333333e-3f + z * (-1.98412698e-4f + z * 2.75573192e-6f))));
+  const float cp = 1.0f + z * (-0.5f + z * (4.16666667e-2f + z * (-1.38888889e-3f + z * 2.48015873e-5f)));
+  // angle = q pi/2 + th: sin is (sp, cp, -sp, -cp) and cos (cp, -sp, -cp, sp) for q = 0..3
+  const int32_t qi = int32_t(q) & 3;
+  const int32_t odd = -(qi & 1);
+  const int32_t sneg = -((qi >> 1) & 1), cneg = -(((qi + 1) >> 1) & 1);
+  const int32_t sign = int32_t(0x80000000u);
+  s = vm::as_float(((vm::as_int(sp) & ~odd) | (vm::as_int(cp) & odd)) ^ (sneg & sign));
+  c = vm::as_float(((vm::as_int(cp) & ~odd) | (vm::as_int(sp) & odd)) ^ (cneg & sign));
+}
+
 inline float sigmoid_f32(float x) { return 1.0f / (1.0f + exp_f32(-x)); }
 inline float silu_f32(float x) { return x / (1.0f + exp_f32(-x)); }
 

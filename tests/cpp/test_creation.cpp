@@ -106,6 +106,32 @@ TEST(Random, Distributions) {
   EXPECT_THROW_MSG(randint(5, 5, {2}), Error, "random_ expects 'from' to be less than 'to'");
 }
 
+// float32 normal_ transforms the same draws as float64 in float arithmetic, over threads: the
+// same values to float precision (tails from u1 near 0 and near 1 included, odd lengths, a
+// non-contiguous target, mean and std), and the same numbers for any thread count.
+TEST(Random, Float32NormalMatchesFloat64Draws) {
+  for (int64_t n : {1, 2, 7, 100001}) {
+    SCOPED_TRACE(n);
+    Generator g32(11), g64(11);
+    Tensor a = randn({n}, {}, &g32), b = randn({n}, {.dtype = kFloat64}, &g64);
+    EXPECT_TRUE(allclose(a.to(kFloat64), b, 0.0, 2e-6)) << (a.to(kFloat64) - b).abs().max().item<double>();
+  }
+  Generator g32(5), g64(5);
+  Tensor t = empty({300, 200}).t();
+  t.normal_(3.0, 0.5, &g32);
+  Tensor ref = empty({300, 200}, {.dtype = kFloat64}).t();
+  ref.normal_(3.0, 0.5, &g64);
+  EXPECT_TRUE(allclose(t.to(kFloat64), ref, 0.0, 4e-6));
+  const int saved = get_num_threads();
+  set_num_threads(1);
+  Generator s1(7);
+  Tensor one = randn({50001}, {}, &s1);
+  set_num_threads(2);
+  Generator s2(7);
+  EXPECT_TRUE(equal(one, randn({50001}, {}, &s2)));
+  set_num_threads(saved);
+}
+
 TEST(Creation, FromBlobSharesMemory) {
   std::vector<float> buf = {1, 2, 3, 4, 5, 6};
   Tensor t = from_blob(buf.data(), {2, 3});
