@@ -1,0 +1,94 @@
+"""A sweep of common ops, ember against PyTorch from Python (2 threads): one line per op with
+each side's median time per call and the ratio ember/torch; "<-- slower" marks ratios above 1.
+
+    PYTHONPATH=python:build/python .venv/bin/python bench/sweep_ops.py
+
+Not part of scripts/bench.sh's table (issue 8's workloads are bench/compare_python.py); this is
+the wider net that found the slow ops listed in docs/PERFORMANCE.md.
+"""
+import time
+
+import ember
+import torch
+
+
+def median_seconds(fn, calls, repeats=5):
+    for _ in range(max(1, calls // 5)):
+        fn()  # warm-up
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - t0) / calls)
+    return sorted(times)[repeats // 2]
+
+
+def cases(T):
+    """name -> (step, calls per timed run), built from the torch-like module T."""
+    F = T.nn.functional
+    T.manual_seed(0)
+    x, y = T.randn(1024, 1024), T.randn(1024, 1024)
+    img = T.randn(32, 64, 32, 32)
+    idx = T.randint(0, 1000, (4096,))
+    emb = T.randn(1000, 256, requires_grad=True)
+    logits, tgt = T.randn(4096, 1000, requires_grad=True), T.randint(0, 1000, (4096,))
+    seq = T.randn(64, 32, 128)
+    lstm = T.nn.LSTM(128, 128, batch_first=True)
+    depthwise = T.nn.Conv2d(64, 64, 3, padding=1, groups=64)
+    conv1d, sig = T.nn.Conv1d(64, 64, 5, padding=2), T.randn(32, 64, 256)
+    small = T.randn(64, 64)
+    x3 = T.randn(64, 128, 128)
+    a32 = img[0, :32, :32].expand(32, 32, 32)
+    return {
+        "exp 1M": (lambda: x.exp(), 50),
+        "tanh 1M": (lambda: x.tanh(), 50),
+        "sigmoid 1M": (lambda: x.sigmoid(), 50),
+        "mul bcast row 1M": (lambda: x * y[0], 50),
+        "sum dim0 1M": (lambda: x.sum(0), 50),
+        "sum dim1 1M": (lambda: x.sum(1), 50),
+        "mean dim-1 64x128x128": (lambda: x3.mean(-1), 50),
+        "max dim1 1M": (lambda: x.max(1), 50),
+        "argmax dim1": (lambda: x.argmax(1), 50),
+        "mean all 1M": (lambda: x.mean(), 50),
+        "var dim1": (lambda: x.var(1), 50),
+        "transpose contiguous 1M": (lambda: x.t().contiguous(), 50),
+        "cat 2x1M dim1": (lambda: T.cat([x, y], 1), 30),
+        "index_select 4096 rows": (lambda: x.index_select(0, idx % 1024), 50),
+        "where 1M": (lambda: T.where(x > 0, x, y), 50),
+        "masked_fill 1M": (lambda: x.masked_fill(x > 0, 0.0), 50),
+        "cumsum dim1": (lambda: x.cumsum(1), 20),
+        "sort dim1": (lambda: x.sort(1), 5),
+        "topk 10 dim1": (lambda: x.topk(10, 1), 20),
+        "embedding fwd+bwd": (lambda: F.embedding(idx, emb).sum().backward(), 20),
+        "cross_entropy fwd+bwd 4096x1000": (lambda: F.cross_entropy(logits, tgt).backward(), 10),
+        "log_softmax 4096x1000": (lambda: F.log_softmax(logits.detach(), 1), 20),
+        "avg_pool2d 2": (lambda: F.avg_pool2d(img, 2), 20),
+        "adaptive_avg_pool2d 1": (lambda: F.adaptive_avg_pool2d(img, 1), 20),
+        "max_pool2d 3 s2 p1": (lambda: F.max_pool2d(img, 3, 2, 1), 10),
+        "depthwise conv 3x3": (lambda: depthwise(img), 5),
+        "conv1d k5": (lambda: conv1d(sig), 5),
+        "lstm 64x32x128 fwd": (lambda: lstm(seq), 3),
+        "dropout 1M": (lambda: F.dropout(x, 0.5), 30),
+        "small chain 64x64": (lambda: (small * 2 + 1).relu().sum(), 2000),
+        "randn 1M": (lambda: T.randn(1024, 1024), 20),
+        "clone 1M": (lambda: x.clone(), 50),
+        "matmul 64x64": (lambda: small @ small, 2000),
+        "bmm 32x32x32 b32": (lambda: T.bmm(a32, a32), 500),
+    }
+
+
+def main():
+    ember.set_num_threads(2)
+    torch.set_num_threads(2)
+    mine, theirs = cases(ember), cases(torch)
+    for name, (step, calls) in mine.items():
+        te = median_seconds(step, calls)
+        tt = median_seconds(theirs[name][0], calls)
+        flag = "  <-- slower" if te > tt else ""
+        print(f"{name:36s} ember {te * 1e6:10.1f} us  torch {tt * 1e6:10.1f} us  ratio {te / tt:5.2f}{flag}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
