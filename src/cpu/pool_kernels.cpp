@@ -111,6 +111,52 @@ void max_pool_2x2_plane(const T* __restrict xp, T* __restrict yp, int64_t* __res
   }
 }
 
+// Outputs [ow0, ow1) of a float max-pool row whose windows all lie inside the plane (rows h0..,
+// columns ow * SW - PW ..), stride SW of 1 or 2: 16 outputs per step, taps in PyTorch's order
+// (rows outer), the same take rule as max_pool_2x2_plane. Returns the first output it did not
+// do (ow0 where AVX-512 or the stride rules it out).
+int64_t max_pool_row_vec(const float* xp, int64_t W, int64_t h0, int64_t KH, int64_t KW, int64_t SW, int64_t DH,
+                         int64_t DW, int64_t PW, int64_t ow0, int64_t ow1, float* y, int64_t* ix) {
+#if defined(__AVX512F__)
+  if ((SW != 1 && SW != 2) || (KH - 1) * DH * W + (KW - 1) * DW >= (int64_t(1) << 30)) return ow0;
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i lane2 = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+  const __m512i lane1 = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m512i lanes = SW == 2 ? lane2 : lane1;
+  for (int64_t ow = ow0; ow < ow1; ow += 16) {
+    const int64_t n = std::min<int64_t>(16, ow1 - ow);
+    const __mmask16 mo = __mmask16((1u << n) - 1);
+    auto tap = [&](int64_t a, int64_t b) {
+      const float* p = xp + (h0 + a * DH) * W + ow * SW - PW + b * DW;
+      if (SW == 1) return _mm512_maskz_loadu_ps(mo, p);
+      const __mmask16 ma = __mmask16((1u << std::min<int64_t>(16, 2 * n - 1)) - 1);
+      const __mmask16 mb = __mmask16((1u << std::max<int64_t>(0, 2 * n - 1 - 16)) - 1);
+      return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(ma, p), even, _mm512_maskz_loadu_ps(mb, p + 16));
+    };
+    __m512 bv = tap(0, 0);
+    __m512i bt = _mm512_setzero_si512();
+    for (int64_t a = 0; a < KH; ++a)
+      for (int64_t b = (a == 0 ? 1 : 0); b < KW; ++b) {
+        const __m512 v = tap(a, b);
+        const __mmask16 t = _mm512_cmp_ps_mask(v, bv, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        bv = _mm512_mask_blend_ps(t, bv, v);
+        bt = _mm512_mask_blend_epi32(t, bt, _mm512_set1_epi32(int(a * DH * W + b * DW)));
+      }
+    _mm512_mask_storeu_ps(y + ow, mo, bv);
+    const __m512i base = _mm512_add_epi64(_mm512_set1_epi64(h0 * W + ow * SW - PW), lanes);
+    const __m512i step8 = _mm512_set1_epi64(8 * SW);
+    _mm512_mask_storeu_epi64(ix + ow, __mmask8(mo),
+                             _mm512_add_epi64(base, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(bt))));
+    _mm512_mask_storeu_epi64(ix + ow + 8, __mmask8(mo >> 8),
+                             _mm512_add_epi64(_mm512_add_epi64(base, step8),
+                                              _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(bt, 1))));
+  }
+  return ow1;
+#else
+  return ow0;
+#endif
+}
+
 std::tuple<Tensor, Tensor> max_pool2d_cpu(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p,
                                           IntArrayRef d, bool ceil_mode) {
   if (reduced(input)) {
@@ -164,7 +210,22 @@ std::tuple<Tensor, Tensor> max_pool2d_cpu(const Tensor& input, IntArrayRef k, In
       int64_t* ip = I + pl * OH * OW;
       for (int64_t oh = 0; oh < OH; ++oh) {
         const int64_t h0 = oh * SH - PH, a0 = KH0[oh], a1 = KH1[oh];
+        // Windows of an inside row away from the left/right edges: the vector body.
+        int64_t vec_lo = OW, vec_hi = OW;
+        if constexpr (std::is_same_v<T, float>) {
+          const int64_t last = W - 1 - (KW - 1) * DW + PW;  // ow * SW <= last: right edge inside
+          if (a0 == 0 && a1 == KH && h0 >= 0 && last >= 0) {
+            const int64_t lo = (PW + SW - 1) / SW, hi = std::min<int64_t>(OW, last / SW + 1);
+            if (lo < hi && max_pool_row_vec(xp, W, h0, KH, KW, SW, DH, DW, PW, lo, hi, yp + oh * OW,
+                                            ip + oh * OW) == hi) {
+              vec_lo = lo;
+              vec_hi = hi;
+            }
+          }
+        }
         for (int64_t ow = 0; ow < OW; ++ow) {
+          if (ow == vec_lo) ow = vec_hi;
+          if (ow >= OW) break;
           const int64_t w0 = ow * SW - PW, b0 = KW0[ow], b1 = KW1[ow];
           int64_t best = (h0 + a0 * DH) * W + (w0 + b0 * DW);
           T bv = -std::numeric_limits<T>::infinity();

@@ -168,6 +168,33 @@ TEST(NNPool, MaxPool2x2FastPathMatchesReference) {
     }
 }
 
+// float32 windows of inside rows away from the edges take a vector path (stride 1 or 2, any
+// kernel and dilation, 16 outputs per step): configurations across it, with ties, NaN and -inf,
+// rows wide enough for full and masked steps, padding and ceil_mode edges.
+TEST(NNPool, MaxPoolVectorRowsMatchReference) {
+  std::vector<MaxCfg> cfgs = {
+      {{3, 3}, {2, 2}, {1, 1}, {1, 1}, false}, {{3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+      {{2, 2}, {1, 1}, {0, 0}, {1, 1}, false}, {{3, 2}, {2, 1}, {1, 0}, {2, 2}, true},
+      {{5, 5}, {2, 2}, {2, 2}, {1, 1}, true},  {{1, 3}, {1, 2}, {0, 1}, {1, 3}, false},
+  };
+  for (int64_t w : {9, 37, 70}) {
+    Tensor x = rnd({2, 3, 11, w}, uint64_t(100 + w), kFloat32).round();
+    auto flat = x.view({-1});
+    flat.index_put_({tensor(std::vector<int64_t>{5, 40, 41, 300})},
+                    tensor(std::vector<double>{NAN, NAN, NAN, NAN}).to(kFloat32));
+    flat.index_put_({tensor(std::vector<int64_t>{0, 1, 77})},
+                    tensor(std::vector<double>{-INFINITY, -INFINITY, -INFINITY}).to(kFloat32));
+    int i = 0;
+    for (const MaxCfg& c : cfgs) {
+      SCOPED_TRACE(::testing::Message() << "width " << w << " config " << i++);
+      auto [y, idx] = F::max_pool2d_with_indices(x, c.k, c.s, c.p, c.d, c.ceil_mode);
+      PoolRef r = ref_max_pool(x, c.k, c.s, c.p, c.d, c.ceil_mode);
+      EXPECT_TRUE(close_to(y, r.out));
+      EXPECT_TRUE(close_to(idx, r.idx, kFloat64));
+    }
+  }
+}
+
 TEST(NNPool, AvgPoolMatchesReference) {
   struct C { Shape k, s, p; bool ceil_mode, cip; };
   std::vector<C> cfgs = {{{2, 2}, {2, 2}, {0, 0}, false, true}, {{3, 3}, {2, 2}, {1, 1}, true, true},
