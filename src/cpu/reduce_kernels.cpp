@@ -9,8 +9,9 @@
 //  - vector mode (a kept dim is innermost, e.g. sum over dim 0 of a matrix): for a block of
 //    neighbouring outputs, every reduced position adds a contiguous vector into a block of
 //    accumulators. No transposing copy.
-// float32 accumulates in double (sum, mean, prod, norm), integers in int64; float16/bfloat16
-// are computed in float32 and the result cast back.
+// float32 accumulates in double (sum, mean, prod, norm), integers in int64; sums and means add
+// float lanes first and flush them into the double every few thousand elements (row_sum.h).
+// float16/bfloat16 are computed in float32 and the result cast back.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
