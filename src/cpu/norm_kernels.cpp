@@ -21,6 +21,12 @@
 namespace ember::cpu {
 namespace {
 
+using reduce::compute_dtype;
+// An optional parameter (weight, bias) as a contiguous tensor of dt; undefined when absent.
+Tensor contiguous_in(const std::optional<Tensor>& t, DType dt) {
+  return t && t->defined() ? reduce::convert(*t, dt, /*contig=*/true) : Tensor();
+}
+
 int64_t rows_grain(int64_t n) { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, 4 * n)); }
 
 // [M, N] split of x's shape for normalized_shape (checked by the caller, nn/functional/norm.cpp).
@@ -44,10 +50,10 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(const Tensor& input, IntArrayR
                                                   const std::optional<Tensor>& weight,
                                                   const std::optional<Tensor>& bias, double eps) {
   const DType out_dt = input.dtype();
-  const DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  const DType cdt = compute_dtype(out_dt);
   Tensor x = reduce::convert(input, cdt, /*contig=*/true);
-  Tensor w = weight && weight->defined() ? reduce::convert(*weight, cdt, true) : Tensor();
-  Tensor b = bias && bias->defined() ? reduce::convert(*bias, cdt, true) : Tensor();
+  Tensor w = contiguous_in(weight, cdt);
+  Tensor b = contiguous_in(bias, cdt);
   // Not a structured binding: clang 14 (the fuzz build) can't capture those in lambdas.
   const auto rows = split_rows(x, normalized_shape);
   const int64_t m = rows.first, n = rows.second;
@@ -91,9 +97,9 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(const Tensor& input, IntArrayR
 std::tuple<Tensor, Tensor> rms_norm_cpu(const Tensor& input, IntArrayRef normalized_shape,
                                         const std::optional<Tensor>& weight, double eps) {
   const DType out_dt = input.dtype();
-  const DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  const DType cdt = compute_dtype(out_dt);
   Tensor x = reduce::convert(input, cdt, /*contig=*/true);
-  Tensor w = weight && weight->defined() ? reduce::convert(*weight, cdt, true) : Tensor();
+  Tensor w = contiguous_in(weight, cdt);
   // Not a structured binding: clang 14 (the fuzz build) can't capture those in lambdas.
   const auto rows = split_rows(x, normalized_shape);
   const int64_t m = rows.first, n = rows.second;
@@ -131,10 +137,10 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& grad_ou
                                                            const Tensor& rstd, const std::optional<Tensor>& weight,
                                                            int64_t mask) {
   const DType out_dt = input.dtype();
-  const DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  const DType cdt = compute_dtype(out_dt);
   Tensor x = reduce::convert(input, cdt, true), g = reduce::convert(grad_out, cdt, true);
   Tensor mu = reduce::convert(mean, cdt, true), rs = reduce::convert(rstd, cdt, true);
-  Tensor w = weight && weight->defined() ? reduce::convert(*weight, cdt, true) : Tensor();
+  Tensor w = contiguous_in(weight, cdt);
   // Not a structured binding: clang 14 (the fuzz build) can't capture those in lambdas.
   const auto rows = split_rows(x, normalized_shape);
   const int64_t m = rows.first, n = rows.second;
@@ -187,7 +193,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& grad_ou
 
 Tensor channel_affine_cpu(const Tensor& input, const Tensor& scale, const Tensor& shift) {
   const DType out_dt = input.dtype();
-  const DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  const DType cdt = compute_dtype(out_dt);
   Tensor x = reduce::convert(input, cdt, true);
   Tensor s = reduce::convert(scale, cdt, true), t = reduce::convert(shift, cdt, true);
   Tensor y = empty(x.sizes(), {.dtype = cdt, .device = x.device()});
@@ -230,10 +236,10 @@ int64_t bn_grain(const BnGeom& g) { return std::max<int64_t>(1, kGrainSize / std
 std::tuple<Tensor, Tensor, Tensor> batch_norm_cpu(const Tensor& input, const std::optional<Tensor>& weight,
                                                   const std::optional<Tensor>& bias, double eps) {
   const DType out_dt = input.dtype();
-  const DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  const DType cdt = compute_dtype(out_dt);
   Tensor x = reduce::convert(input, cdt, /*contig=*/true);
-  Tensor w = weight && weight->defined() ? reduce::convert(*weight, cdt, true) : Tensor();
-  Tensor b = bias && bias->defined() ? reduce::convert(*bias, cdt, true) : Tensor();
+  Tensor w = contiguous_in(weight, cdt);
+  Tensor b = contiguous_in(bias, cdt);
   const BnGeom geo = bn_geom(x);
   Tensor y = empty(x.sizes(), {.dtype = cdt, .device = x.device()});
   Tensor mean = empty({geo.c}, {.dtype = cdt, .device = x.device()});
@@ -301,10 +307,10 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_cpu(const Tensor& grad_ou
                                                            const std::optional<Tensor>& weight, const Tensor& save_mean,
                                                            const Tensor& save_invstd, int64_t mask) {
   const DType out_dt = input.dtype();
-  const DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  const DType cdt = compute_dtype(out_dt);
   Tensor x = reduce::convert(input, cdt, true), g = reduce::convert(grad_out, cdt, true);
   Tensor mu = reduce::convert(save_mean, cdt, true), rs = reduce::convert(save_invstd, cdt, true);
-  Tensor w = weight && weight->defined() ? reduce::convert(*weight, cdt, true) : Tensor();
+  Tensor w = contiguous_in(weight, cdt);
   const BnGeom geo = bn_geom(x);
   const bool need_dx = mask & 1, need_dw = mask & 2, need_db = mask & 4;
   Tensor dx = need_dx ? empty(x.sizes(), {.dtype = cdt, .device = x.device()}) : Tensor();

@@ -30,6 +30,7 @@
 namespace ember::cpu {
 namespace {
 
+using reduce::compute_dtype;
 using reduce::convert;
 using reduce::dim_mask;
 using reduce::reduced_shape;
@@ -480,7 +481,6 @@ template <class T, NormKind kKind> struct NormOp {
 // ------------------------------------------------------------------------------ kernels
 // float16/bfloat16 inputs are computed in float32.
 Tensor compute_input(const Tensor& t) { return is_reduced_float(t.dtype()) ? convert(t, kFloat32) : t; }
-DType compute_dtype(DType t) { return is_reduced_float(t) ? kFloat32 : t; }
 
 // sum and prod: integral/bool inputs accumulate in int64; dtype casts the input first.
 template <template <class, class> class OpT>

@@ -48,6 +48,9 @@ inline int64_t reduced_numel(IntArrayRef sizes, uint64_t mask) {
   return n;
 }
 
+// The dtype a kernel computes in: float16/bfloat16 in float32, everything else in itself.
+inline DType compute_dtype(DType t) { return is_reduced_float(t) ? kFloat32 : t; }
+
 // A tensor with t's values in dtype dt; contiguous when `contig`. Returns t itself when it
 // already fits. Uses only empty + copy_ (dtype conversion and strided reads).
 inline Tensor convert(const Tensor& t, DType dt, bool contig = false) {
