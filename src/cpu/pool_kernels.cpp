@@ -41,11 +41,25 @@ template <class F> void for_planes(int64_t planes, int64_t per_plane, const F& f
 
 bool reduced(const Tensor& t) { return is_reduced_float(t.dtype()); }
 
-// One plane of a 2x2, stride-2 max pool whose windows all lie inside the plane. The first tap
-// starts the window (a -inf there keeps its index, as PyTorch's -inf start does); a later tap
-// wins when larger or NaN (NaN propagates); bt is the winner's offset from the first tap. Selects,
-// not branches: on random data a branch mispredicts half the time. GCC does not vectorise the
-// stride-2 taps, so float has an AVX-512 body where the CPU has it.
+// The max-pool take rule, as PyTorch's: a tap wins when larger than the best so far or NaN
+// (so NaN propagates). Selects, not branches: on random data a branch mispredicts half the time.
+template <class T> inline void max_take(T v, int64_t j, T& bv, int64_t& best) {
+  const bool t = (v > bv) | (v != v);
+  bv = t ? v : bv;
+  best = t ? j : best;
+}
+
+// float rows of a max pool have an AVX-512 path (max_pool_row_vec) where the CPU has it.
+#if defined(__AVX512F__)
+template <class T> constexpr bool kVectorRows = std::is_same_v<T, float>;
+#else
+template <class T> constexpr bool kVectorRows = false;
+#endif
+
+// One plane of a 2x2, stride-2 max pool whose windows all lie inside the plane, for types
+// without the vector rows. The first tap starts the window (a -inf there keeps its index, as
+// PyTorch's -inf start does). Pointers restrict and geometry by value: nothing the stores could
+// alias is reloaded.
 template <class T>
 void max_pool_2x2_plane(const T* __restrict xp, T* __restrict yp, int64_t* __restrict ip, const int64_t W,
                         const int64_t OH, const int64_t OW) {
@@ -53,94 +67,59 @@ void max_pool_2x2_plane(const T* __restrict xp, T* __restrict yp, int64_t* __res
     const T* r0 = xp + 2 * oh * W;
     const T* r1 = r0 + W;
     const int64_t j0 = 2 * oh * W;
-    T* y = yp + oh * OW;
-    int64_t* ix = ip + oh * OW;
-    int64_t ow = 0;
-#if defined(__AVX512F__)
-    if constexpr (std::is_same_v<T, float>) {
-      const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-      const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-      const __m512i off1 = _mm512_set1_epi32(1), off2 = _mm512_set1_epi32(int(W)), off3 = _mm512_set1_epi32(int(W + 1));
-      const __m512i lane2 = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
-      // 16 outputs per step; the last step of a row masks its loads and stores (rows of 14 or 7).
-      for (; ow < OW && W < (int64_t(1) << 30); ow += 16) {
-        const int64_t n = std::min<int64_t>(16, OW - ow);
-        const __mmask16 mo = __mmask16((1u << n) - 1);
-        const __mmask16 ma = __mmask16((1u << std::min<int64_t>(16, 2 * n)) - 1);
-        const __mmask16 mb = __mmask16((1u << std::max<int64_t>(0, 2 * n - 16)) - 1);
-        const __m512 a0 = _mm512_maskz_loadu_ps(ma, r0 + 2 * ow), a1 = _mm512_maskz_loadu_ps(mb, r0 + 2 * ow + 16);
-        const __m512 b0 = _mm512_maskz_loadu_ps(ma, r1 + 2 * ow), b1 = _mm512_maskz_loadu_ps(mb, r1 + 2 * ow + 16);
-        const __m512 v0 = _mm512_permutex2var_ps(a0, even, a1), v1 = _mm512_permutex2var_ps(a0, odd, a1);
-        const __m512 v2 = _mm512_permutex2var_ps(b0, even, b1), v3 = _mm512_permutex2var_ps(b0, odd, b1);
-        __m512 bv = v0;
-        __m512i bt = _mm512_setzero_si512();
-        auto take = [&](__m512 v, __m512i off) {
-          const __mmask16 t = _mm512_cmp_ps_mask(v, bv, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-          bv = _mm512_mask_blend_ps(t, bv, v);
-          bt = _mm512_mask_blend_epi32(t, bt, off);
-        };
-        take(v1, off1);
-        take(v2, off2);
-        take(v3, off3);
-        _mm512_mask_storeu_ps(y + ow, mo, bv);
-        const __m512i base = _mm512_add_epi64(_mm512_set1_epi64(j0 + 2 * ow), lane2);
-        const __m512i lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(bt));
-        const __m512i hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(bt, 1));
-        _mm512_mask_storeu_epi64(ix + ow, __mmask8(mo), _mm512_add_epi64(base, lo));
-        _mm512_mask_storeu_epi64(ix + ow + 8, __mmask8(mo >> 8),
-                                 _mm512_add_epi64(_mm512_add_epi64(base, _mm512_set1_epi64(16)), hi));
-      }
-    }
-#endif
-    for (; ow < OW; ++ow) {
-      const T v0 = r0[2 * ow], v1 = r0[2 * ow + 1], v2 = r1[2 * ow], v3 = r1[2 * ow + 1];
-      T bv = v0;
-      int64_t bt = 0;
-      const bool t1 = (v1 > bv) | (v1 != v1);
-      bv = t1 ? v1 : bv;
-      bt = t1 ? 1 : bt;
-      const bool t2 = (v2 > bv) | (v2 != v2);
-      bv = t2 ? v2 : bv;
-      bt = t2 ? W : bt;
-      const bool t3 = (v3 > bv) | (v3 != v3);
-      bv = t3 ? v3 : bv;
-      bt = t3 ? W + 1 : bt;
-      y[ow] = bv;
-      ix[ow] = j0 + 2 * ow + bt;
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      T bv = r0[2 * ow];
+      int64_t best = j0 + 2 * ow;
+      max_take(r0[2 * ow + 1], j0 + 2 * ow + 1, bv, best);
+      max_take(r1[2 * ow], j0 + W + 2 * ow, bv, best);
+      max_take(r1[2 * ow + 1], j0 + W + 2 * ow + 1, bv, best);
+      yp[oh * OW + ow] = bv;
+      ip[oh * OW + ow] = best;
     }
   }
 }
 
 // Outputs [ow0, ow1) of a float max-pool row whose windows all lie inside the plane (rows h0..,
 // columns ow * SW - PW ..), stride SW of 1 or 2: 16 outputs per step, taps in PyTorch's order
-// (rows outer), the same take rule as max_pool_2x2_plane. Returns the first output it did not
+// (rows outer), max_take's rule on 16 lanes. Returns the first output it did not
 // do (ow0 where AVX-512 or the stride rules it out).
 int64_t max_pool_row_vec(const float* xp, int64_t W, int64_t h0, int64_t KH, int64_t KW, int64_t SW, int64_t DH,
                          int64_t DW, int64_t PW, int64_t ow0, int64_t ow1, float* y, int64_t* ix) {
 #if defined(__AVX512F__)
   if ((SW != 1 && SW != 2) || (KH - 1) * DH * W + (KW - 1) * DW >= (int64_t(1) << 30)) return ow0;
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
   const __m512i lane2 = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
   const __m512i lane1 = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
   const __m512i lanes = SW == 2 ? lane2 : lane1;
+  auto mask = [](int64_t k) { return __mmask16((1u << std::clamp<int64_t>(k, 0, 16)) - 1); };
   for (int64_t ow = ow0; ow < ow1; ow += 16) {
     const int64_t n = std::min<int64_t>(16, ow1 - ow);
-    const __mmask16 mo = __mmask16((1u << n) - 1);
-    auto tap = [&](int64_t a, int64_t b) {
-      const float* p = xp + (h0 + a * DH) * W + ow * SW - PW + b * DW;
-      if (SW == 1) return _mm512_maskz_loadu_ps(mo, p);
-      const __mmask16 ma = __mmask16((1u << std::min<int64_t>(16, 2 * n - 1)) - 1);
-      const __mmask16 mb = __mmask16((1u << std::max<int64_t>(0, 2 * n - 1 - 16)) - 1);
-      return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(ma, p), even, _mm512_maskz_loadu_ps(mb, p + 16));
-    };
-    __m512 bv = tap(0, 0);
+    const __mmask16 mo = mask(n);
+    // As PyTorch: start at -inf with the first tap's offset (0).
+    __m512 bv = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
     __m512i bt = _mm512_setzero_si512();
+    auto take = [&](__m512 v, int64_t off) {
+      const __mmask16 t = _mm512_cmp_ps_mask(v, bv, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      bv = _mm512_mask_blend_ps(t, bv, v);
+      bt = _mm512_mask_blend_epi32(t, bt, _mm512_set1_epi32(int(off)));
+    };
     for (int64_t a = 0; a < KH; ++a)
-      for (int64_t b = (a == 0 ? 1 : 0); b < KW; ++b) {
-        const __m512 v = tap(a, b);
-        const __mmask16 t = _mm512_cmp_ps_mask(v, bv, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-        bv = _mm512_mask_blend_ps(t, bv, v);
-        bt = _mm512_mask_blend_epi32(t, bt, _mm512_set1_epi32(int(a * DH * W + b * DW)));
+      for (int64_t b = 0; b < KW;) {
+        const float* p = xp + (h0 + a * DH) * W + ow * SW - PW + b * DW;
+        if (SW == 1) {
+          take(_mm512_maskz_loadu_ps(mo, p), a * DH * W + b * DW);
+          ++b;
+          continue;
+        }
+        // Stride 2: 2n values de-interleaved; the even lanes are tap b, and with dilation 1 the
+        // odd lanes are tap b + 1 (MaxPool2d(2) loads each input once).
+        const bool both = DW == 1 && b + 1 < KW;
+        const int64_t len = 2 * n - (both ? 0 : 1);
+        const __m512 lo = _mm512_maskz_loadu_ps(mask(len), p), hi = _mm512_maskz_loadu_ps(mask(len - 16), p + 16);
+        take(_mm512_permutex2var_ps(lo, even, hi), a * DH * W + b * DW);
+        if (both) take(_mm512_permutex2var_ps(lo, odd, hi), a * DH * W + b + 1);
+        b += both ? 2 : 1;
       }
     _mm512_mask_storeu_ps(y + ow, mo, bv);
     const __m512i base = _mm512_add_epi64(_mm512_set1_epi64(h0 * W + ow * SW - PW), lanes);
@@ -178,16 +157,10 @@ std::tuple<Tensor, Tensor> max_pool2d_cpu(const Tensor& input, IntArrayRef k, In
     // vectors' int64 data, so reading them inside the loop would reload them on every tap.
     const int64_t KH = k[0], KW = k[1], SH = s[0], SW = s[1], PH = p[0], PW = p[1], DH = d[0], DW = d[1];
     // Every window inside the plane (no padding, no ceil_mode overhang): no clipping needed.
-    const bool interior = PH == 0 && PW == 0 && (OH - 1) * SH + (KH - 1) * DH < H && (OW - 1) * SW + (KW - 1) * DW < W;
-    // as PyTorch: start at -inf, take a larger value or a NaN (so NaN propagates). Branch-free:
-    // on random data a branch here mispredicts half the time.
-    auto take = [](T v, int64_t j, T& bv, int64_t& best) {
-      const bool t = (v > bv) | (v != v);
-      bv = t ? v : bv;
-      best = t ? j : best;
-    };
-    if (interior && KH == 2 && KW == 2 && SH == 2 && SW == 2 && DH == 1 && DW == 1) {
-      // The CNN case (MaxPool2d(2)): two input rows per output row, four taps, in PyTorch's order.
+    const bool interior =
+        PH == 0 && PW == 0 && (OH - 1) * SH + (KH - 1) * DH < H && (OW - 1) * SW + (KW - 1) * DW < W;
+    if (!kVectorRows<T> && interior && KH == 2 && KW == 2 && SH == 2 && SW == 2 && DH == 1 && DW == 1) {
+      // The CNN case (MaxPool2d(2)) without vector rows: four taps, in PyTorch's order.
       for_planes(N * C, OH * OW * 4, [&](int64_t pl) {
         max_pool_2x2_plane(X + pl * H * W, Y + pl * OH * OW, I + pl * OH * OW, W, OH, OW);
       });
@@ -212,7 +185,7 @@ std::tuple<Tensor, Tensor> max_pool2d_cpu(const Tensor& input, IntArrayRef k, In
         const int64_t h0 = oh * SH - PH, a0 = KH0[oh], a1 = KH1[oh];
         // Windows of an inside row away from the left/right edges: the vector body.
         int64_t vec_lo = OW, vec_hi = OW;
-        if constexpr (std::is_same_v<T, float>) {
+        if constexpr (kVectorRows<T>) {
           const int64_t last = W - 1 - (KW - 1) * DW + PW;  // ow * SW <= last: right edge inside
           if (a0 == 0 && a1 == KH && h0 >= 0 && last >= 0) {
             const int64_t lo = (PW + SW - 1) / SW, hi = std::min<int64_t>(OW, last / SW + 1);
@@ -227,11 +200,12 @@ std::tuple<Tensor, Tensor> max_pool2d_cpu(const Tensor& input, IntArrayRef k, In
           if (ow == vec_lo) ow = vec_hi;
           if (ow >= OW) break;
           const int64_t w0 = ow * SW - PW, b0 = KW0[ow], b1 = KW1[ow];
+          // as PyTorch: start at -inf with the first tap's index
           int64_t best = (h0 + a0 * DH) * W + (w0 + b0 * DW);
           T bv = -std::numeric_limits<T>::infinity();
           for (int64_t a = a0; a < a1; ++a) {
             const int64_t rowj = (h0 + a * DH) * W + w0;
-            for (int64_t b = b0; b < b1; ++b) take(xp[rowj + b * DW], rowj + b * DW, bv, best);
+            for (int64_t b = b0; b < b1; ++b) max_take(xp[rowj + b * DW], rowj + b * DW, bv, best);
           }
           yp[oh * OW + ow] = bv;
           ip[oh * OW + ow] = best;

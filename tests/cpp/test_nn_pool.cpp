@@ -149,8 +149,8 @@ TEST(NNPool, MaxPoolNanAndIndices) {
   EXPECT_EQ(idx.tolist<int64_t>(), (std::vector<int64_t>{1, 5, 3, 5}));
 }
 
-// MaxPool2d(2) has its own kernel (a vector body of 16 outputs, masked at the end of a row):
-// widths below, at and across 16 outputs, odd sizes (the last row/column is dropped), ties,
+// MaxPool2d(2): float32 on the vector rows (16 outputs a step, masked at the end of a row),
+// float64 on its own scalar kernel: widths below, at and across 16 outputs, odd sizes (the last row/column is dropped), ties,
 // NaN and -inf against the reference.
 TEST(NNPool, MaxPool2x2FastPathMatchesReference) {
   for (DType dt : {kFloat32, kFloat64})
