@@ -98,12 +98,13 @@ dnnl::primitive_attr user_scratchpad() {
   return attr;
 }
 
-// A plain tensor's data and the layout the primitive wants it in: the reorder between them
-// exists only when the two differ.
+// One argument of a primitive: its DNNL_ARG id, a plain tensor's layout and the layout the
+// primitive wants; the reorder between the two exists only when they differ.
 struct Port {
+  int arg;
   memory::desc plain_md, want;
   std::optional<dnnl::reorder> to_want, from_want;
-  Port(const memory::desc& p, const memory::desc& w, bool input) : plain_md(p), want(w) {
+  Port(int a, const memory::desc& p, const memory::desc& w, bool input) : arg(a), plain_md(p), want(w) {
     if (p == w) return;
     if (input) to_want = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), p, cpu_engine(), w));
     else from_want = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), w, cpu_engine(), p));
@@ -113,36 +114,38 @@ struct Port {
 struct Entry {
   dnnl::primitive prim;
   memory::desc scratch;
-  std::vector<Port> ports;  // in argument order of the kind (see the three callers)
+  std::vector<Port> ports;  // two inputs, then the output
 };
 
-// Per call: buffers for blocked copies and the scratchpad, and the stream.
-struct Call {
-  dnnl::stream stream{cpu_engine()};
-  std::vector<Tensor> keep;  // owns the buffers until the call is done
-  memory buffer(const memory::desc& md) {
-    Tensor t = empty({std::max<int64_t>(1, int64_t(md.get_size()))}, {.dtype = kUInt8});
-    keep.push_back(t);
-    return memory(md, cpu_engine(), t.data_ptr());
-  }
-  // Memory in the primitive's layout holding the plain tensor t's values.
-  memory in(const Port& p, const Tensor& t) {
+// Runs e: its input ports read the plain contiguous tensors a and b, its output port writes
+// out; `args` already holds what needs no reorder (the bias). Blocked copies and the scratchpad
+// are ember buffers that live until the call returns.
+Tensor execute(const Entry& e, const Tensor& a, const Tensor& b, Tensor out, std::unordered_map<int, memory> args) {
+  dnnl::stream stream(cpu_engine());
+  std::vector<Tensor> keep;
+  auto buffer = [&](const memory::desc& md) {
+    keep.push_back(empty({std::max<int64_t>(1, int64_t(md.get_size()))}, {.dtype = kUInt8}));
+    return memory(md, cpu_engine(), keep.back().data_ptr());
+  };
+  auto in = [&](const Port& p, const Tensor& t) {
     memory user(p.plain_md, cpu_engine(), t.data_ptr());
     if (!p.to_want) return user;
     memory m = buffer(p.want);
     p.to_want->execute(stream, user, m);
     return m;
-  }
-  // Memory in the primitive's layout that out() later copies into the plain tensor t.
-  memory out_target(const Port& p, const Tensor& t) {
-    return p.from_want ? buffer(p.want) : memory(p.plain_md, cpu_engine(), t.data_ptr());
-  }
-  void out(const Port& p, const memory& produced, const Tensor& t) {
-    if (!p.from_want) return;
-    memory user(p.plain_md, cpu_engine(), t.data_ptr()), src = produced;  // execute takes non-const refs
-    p.from_want->execute(stream, src, user);
-  }
-};
+  };
+  args.emplace(e.ports[0].arg, in(e.ports[0], a));
+  args.emplace(e.ports[1].arg, in(e.ports[1], b));
+  const Port& o = e.ports[2];
+  memory user_out(o.plain_md, cpu_engine(), out.data_ptr());
+  memory produced = o.from_want ? buffer(o.want) : user_out;
+  args.emplace(o.arg, produced);
+  if (e.scratch.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, buffer(e.scratch));
+  e.prim.execute(stream, args);
+  if (o.from_want) o.from_want->execute(stream, produced, user_out);
+  stream.wait();
+  return out;
+}
 
 std::mutex cache_mu;
 std::map<std::vector<int64_t>, std::shared_ptr<Entry>>& cache() {
@@ -175,7 +178,8 @@ std::shared_ptr<Entry> entry(Kind kind, const Geometry& g) {
       auto pd = forward_pd(g);
       e->prim = dnnl::convolution_forward(pd);
       e->scratch = pd.scratchpad_desc();
-      e->ports = {Port(src, pd.src_desc(), true), Port(wei, pd.weights_desc(), true), Port(dst, pd.dst_desc(), false)};
+      e->ports = {Port(DNNL_ARG_SRC, src, pd.src_desc(), true), Port(DNNL_ARG_WEIGHTS, wei, pd.weights_desc(), true),
+                  Port(DNNL_ARG_DST, dst, pd.dst_desc(), false)};
     } else if (kind == kBackwardInput) {
       Geometry fg = g;
       fg.bias = false;
@@ -184,8 +188,9 @@ std::shared_ptr<Entry> entry(Kind kind, const Geometry& g) {
       dnnl::convolution_backward_data::primitive_desc pd(d, user_scratchpad(), cpu_engine(), forward_pd(fg));
       e->prim = dnnl::convolution_backward_data(pd);
       e->scratch = pd.scratchpad_desc();
-      e->ports = {Port(dst, pd.diff_dst_desc(), true), Port(wei, pd.weights_desc(), true),
-                  Port(src, pd.diff_src_desc(), false)};
+      e->ports = {Port(DNNL_ARG_DIFF_DST, dst, pd.diff_dst_desc(), true),
+                  Port(DNNL_ARG_WEIGHTS, wei, pd.weights_desc(), true),
+                  Port(DNNL_ARG_DIFF_SRC, src, pd.diff_src_desc(), false)};
     } else {
       Geometry fg = g;
       fg.bias = false;
@@ -194,8 +199,8 @@ std::shared_ptr<Entry> entry(Kind kind, const Geometry& g) {
       dnnl::convolution_backward_weights::primitive_desc pd(d, user_scratchpad(), cpu_engine(), forward_pd(fg));
       e->prim = dnnl::convolution_backward_weights(pd);
       e->scratch = pd.scratchpad_desc();
-      e->ports = {Port(src, pd.src_desc(), true), Port(dst, pd.diff_dst_desc(), true),
-                  Port(wei, pd.diff_weights_desc(), false)};
+      e->ports = {Port(DNNL_ARG_SRC, src, pd.src_desc(), true), Port(DNNL_ARG_DIFF_DST, dst, pd.diff_dst_desc(), true),
+                  Port(DNNL_ARG_DIFF_WEIGHTS, wei, pd.diff_weights_desc(), false)};
     }
   } catch (const dnnl::error&) {
     e = nullptr;  // not supported for these shapes: the caller's kernel runs
@@ -204,11 +209,6 @@ std::shared_ptr<Entry> entry(Kind kind, const Geometry& g) {
   if (cache().size() > 256) cache().clear();  // a bound for programs that see many shapes
   cache().emplace(key, e);
   return e;
-}
-
-void run(const Entry& e, Call& call, std::unordered_map<int, memory> args) {
-  if (e.scratch.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, call.buffer(e.scratch));
-  e.prim.execute(call.stream, args);
 }
 
 template <class F> Tensor guarded(const char* op, F f) {
@@ -231,18 +231,11 @@ Tensor forward(const Tensor& input, const Tensor& weight, const std::optional<Te
   auto e = entry(kForward, g);
   if (!e) return {};
   return guarded("conv2d", [&] {
-    Tensor x = input.contiguous(), w = weight.contiguous(), b = has_bias ? bias->contiguous() : Tensor();
-    Tensor out = empty({g.dst[0], g.dst[1], g.dst[2], g.dst[3]}, input.options());
-    Call call;
-    memory dst = call.out_target(e->ports[2], out);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, call.in(e->ports[0], x)},
-                                         {DNNL_ARG_WEIGHTS, call.in(e->ports[1], w)},
-                                         {DNNL_ARG_DST, dst}};
+    std::unordered_map<int, memory> args;
+    Tensor b = has_bias ? bias->contiguous() : Tensor();
     if (has_bias) args.emplace(DNNL_ARG_BIAS, memory(plain({g.dst[1]}, Tag::x), cpu_engine(), b.data_ptr()));
-    run(*e, call, std::move(args));
-    call.out(e->ports[2], dst, out);
-    call.stream.wait();
-    return out;
+    return execute(*e, input.contiguous(), weight.contiguous(),
+                   empty({g.dst[0], g.dst[1], g.dst[2], g.dst[3]}, input.options()), std::move(args));
   });
 }
 
@@ -255,15 +248,7 @@ Tensor backward_input(const Tensor& grad_out, const Tensor& weight, IntArrayRef 
   auto e = entry(kBackwardInput, g);
   if (!e) return {};
   return guarded("conv2d_backward_input", [&] {
-    Tensor gy = grad_out.contiguous(), w = weight.contiguous();
-    Tensor dx = empty(input_size, grad_out.options());
-    Call call;
-    memory dsrc = call.out_target(e->ports[2], dx);
-    run(*e, call, {{DNNL_ARG_DIFF_DST, call.in(e->ports[0], gy)}, {DNNL_ARG_WEIGHTS, call.in(e->ports[1], w)},
-                   {DNNL_ARG_DIFF_SRC, dsrc}});
-    call.out(e->ports[2], dsrc, dx);
-    call.stream.wait();
-    return dx;
+    return execute(*e, grad_out.contiguous(), weight.contiguous(), empty(input_size, grad_out.options()), {});
   });
 }
 
@@ -276,15 +261,7 @@ Tensor backward_weight(const Tensor& grad_out, const Tensor& input, IntArrayRef 
   auto e = entry(kBackwardWeight, g);
   if (!e) return {};
   return guarded("conv2d_backward_weight", [&] {
-    Tensor gy = grad_out.contiguous(), x = input.contiguous();
-    Tensor dw = empty(weight_size, input.options());
-    Call call;
-    memory dwei = call.out_target(e->ports[2], dw);
-    run(*e, call, {{DNNL_ARG_SRC, call.in(e->ports[0], x)}, {DNNL_ARG_DIFF_DST, call.in(e->ports[1], gy)},
-                   {DNNL_ARG_DIFF_WEIGHTS, dwei}});
-    call.out(e->ports[2], dwei, dw);
-    call.stream.wait();
-    return dw;
+    return execute(*e, input.contiguous(), grad_out.contiguous(), empty(weight_size, input.options()), {});
   });
 }
 
