@@ -1,14 +1,13 @@
 // CPU kernels for mm, bmm, addmm and dot. Arguments arrive checked by src/ops/linalg.cpp.
 //
-// float32/float64 GEMM goes to cpu::gemm (oneDNN's sgemm for float32, OpenBLAS for float64:
-// src/cpu/gemm.h). A matrix whose strides BLAS can describe (row-major or column-major with a
-// leading dimension) is passed as it is, with the transpose flag and
-// leading dimension set, so t() and sliced views cost no copy; anything else (an expanded
-// row, a doubly strided slice) is copied to a contiguous buffer first. Integer types use a
-// plain i-k-j loop accumulating in 64 bits (wrapping as PyTorch does); float16/bfloat16 run
-// through the float32 path and are rounded back once.
+// float32/float64 GEMM goes to cpu::gemm (src/cpu/gemm.h: oneDNN or OpenBLAS). A matrix whose
+// strides BLAS can describe (row-major or column-major with a leading dimension) is passed as
+// it is, with the transpose flag and leading dimension set, so t() and sliced views cost no
+// copy; anything else (an expanded row, a doubly strided slice) is copied to a contiguous
+// buffer first. Integer types use a plain i-k-j loop accumulating in 64 bits (wrapping as
+// PyTorch does); float16/bfloat16 run through the float32 path and are rounded back once.
 //
-// Threads: OpenBLAS here is the OpenMP build and shares ember's pool. A batch of small matrices
+// Threads: OpenBLAS and oneDNN here are OpenMP builds and share ember's pool. A batch of small matrices
 // is split across threads with one single-threaded BLAS call per matrix (OpenBLAS runs
 // single-threaded inside a parallel region); large matrices are done one after another and
 // BLAS threads each of them. The two are never nested.
@@ -90,8 +89,7 @@ void gemm_blas(int64_t batch, int64_t M, int64_t N, int64_t K, T alpha, const Te
   const T* A = reinterpret_cast<const T*>(ma.data);
   const T* B = reinterpret_cast<const T*>(mb.data);
   auto one = [&](int64_t i) {
-    gemm(la.trans, lb.trans, M, N, K, alpha, A + i * ma.bs, la.ld, B + i * mb.bs, lb.ld, beta,
-                 C + i * M * N, N);
+    gemm(la.trans, lb.trans, M, N, K, alpha, A + i * ma.bs, la.ld, B + i * mb.bs, lb.ld, beta, C + i * M * N, N);
   };
   int64_t work = M * N * K;
   // A batch at least two matrices per thread deep splits by matrix up to kMediumGemm too: a

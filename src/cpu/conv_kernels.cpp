@@ -54,12 +54,6 @@ ConvGeom geom_of(IntArrayRef in, IntArrayRef wt, IntArrayRef stride, IntArrayRef
   return g;
 }
 
-template <class T>
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
-          T beta, T* C, int64_t ldc) {
-  cpu::gemm(ta, tb, M, N, K, T(1), A, lda, B, ldb, beta, C, ldc);
-}
-
 // x: Cg planes of H x W; col: (Cg*KH*KW) x (OH*OW).
 template <class T> void im2col(const T* x, T* col, const ConvGeom& g) {
   const int64_t OHW = g.OHW();
@@ -191,8 +185,8 @@ Tensor conv2d_forward_cpu(const Tensor& input, const Tensor& weight, const std::
             im2col(xg, col.data(), g);
             colp = col.data();
           }
-          gemm<T>(false, false, Og, OHW, Kg, Wp + gi * Og * Kg, Kg, colp, OHW, B ? T(1) : T(0),
-                  Yn + gi * Og * OHW, OHW);
+          gemm(false, false, Og, OHW, Kg, T(1), Wp + gi * Og * Kg, Kg, colp, OHW, B ? T(1) : T(0),
+               Yn + gi * Og * OHW, OHW);
         }
       }
     });
@@ -228,9 +222,9 @@ Tensor conv2d_backward_input_cpu(const Tensor& grad_out, const Tensor& weight, I
           const T* gyg = GY + (n * g.O + gi * Og) * OHW;
           const T* wg = Wp + gi * Og * Kg;
           if (g.pointwise()) {
-            gemm<T>(true, false, Kg, OHW, Og, wg, Kg, gyg, OHW, T(0), dxg, OHW);
+            gemm(true, false, Kg, OHW, Og, T(1), wg, Kg, gyg, OHW, T(0), dxg, OHW);
           } else {
-            gemm<T>(true, false, Kg, OHW, Og, wg, Kg, gyg, OHW, T(0), col.data(), OHW);
+            gemm(true, false, Kg, OHW, Og, T(1), wg, Kg, gyg, OHW, T(0), col.data(), OHW);
             col2im(col.data(), dxg, g);
           }
         }
@@ -277,8 +271,8 @@ Tensor conv2d_backward_weight_cpu(const Tensor& grad_out, const Tensor& input, I
             im2col(xg, col.data(), g);
             colp = col.data();
           }
-          gemm<T>(false, true, Og, Kg, OHW, GY + (n * g.O + gi * Og) * OHW, OHW, colp, OHW, T(1),
-                  acc + gi * Og * Kg, Kg);
+          gemm(false, true, Og, Kg, OHW, T(1), GY + (n * g.O + gi * Og) * OHW, OHW, colp, OHW, T(1),
+               acc + gi * Og * Kg, Kg);
         }
       }
     });

@@ -124,7 +124,6 @@ std::tuple<Tensor, Tensor> topk_cpu(const Tensor& self, int64_t k, int64_t dim, 
     int64_t* io = indices.data_ptr<int64_t>();
     for_each_row(sz, ist, ost, dim, n * 4, [&](int64_t ioff, int64_t ooff) {
       thread_local std::vector<Item<K>> buf;
-      buf.resize(n);
       auto cmp = [largest](const Item<K>& a, const Item<K>& b) { return before(a, b, largest); };
       if (k <= kSmallK) {
         // Small k: one pass keeping the best k in order. Most elements lose to the current
@@ -146,6 +145,7 @@ std::tuple<Tensor, Tensor> topk_cpu(const Tensor& self, int64_t k, int64_t dim, 
           buf[p] = it;
         }
       } else {
+        buf.resize(n);
         for (int64_t j = 0; j < n; ++j) buf[j] = {K(in[ioff + j * is]), j};
         if (sorted) std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), cmp);
         else if (k < n) std::nth_element(buf.begin(), buf.begin() + k, buf.end(), cmp);

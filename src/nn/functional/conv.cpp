@@ -15,13 +15,12 @@ namespace ember::nn::functional {
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
   const bool has_bias = bias && bias->defined();
   if (input.dim() == 2 && has_bias) return addmm(*bias, input, weight.t());
-  const int64_t in = input.dim() >= 2 ? input.sizes().back() : 0;
-  if (input.dim() > 2 && has_bias && in > 0 && weight.dim() == 2) {
+  if (input.dim() > 2 && has_bias && weight.dim() == 2 && input.sizes().back() > 0) {
     // (..., in) folds to rows, as PyTorch: the bias rides in the GEMM (beta = 1) instead of a
     // second pass over the output.
     Shape out_shape(input.sizes().begin(), input.sizes().end());
     out_shape.back() = weight.sizes()[0];
-    return addmm(*bias, input.reshape({input.numel() / in, in}), weight.t()).view(out_shape);
+    return addmm(*bias, input.reshape({-1, input.sizes().back()}), weight.t()).view(out_shape);
   }
   Tensor out = matmul(input, weight.t());
   return has_bias ? out + *bias : out;
