@@ -7,10 +7,10 @@
 // buffer first. Integer types use a plain i-k-j loop accumulating in 64 bits (wrapping as
 // PyTorch does); float16/bfloat16 run through the float32 path and are rounded back once.
 //
-// Threads: OpenBLAS and oneDNN here are OpenMP builds and share ember's pool. A batch of small matrices
-// is split across threads with one single-threaded BLAS call per matrix (OpenBLAS runs
-// single-threaded inside a parallel region); large matrices are done one after another and
-// BLAS threads each of them. The two are never nested.
+// Threads: OpenBLAS and oneDNN here are OpenMP builds and share ember's pool. A batch of small
+// matrices is split across threads with one single-threaded GEMM per matrix (both libraries
+// run single-threaded inside a parallel region); large matrices are done one after another and
+// the library threads each of them. The two are never nested.
 #include <cblas.h>
 #include <omp.h>
 
