@@ -65,6 +65,30 @@ Tensor cast_to(const Tensor& t, DType dt) { return !t.defined() || t.dtype() == 
 
 using namespace autograd;
 
+// Which of (input, weight, bias) the node needs gradients for: the fused backwards' output mask.
+int64_t grad_mask(const LambdaNode& n) {
+  return (n.needs_input_grad(0) ? 1 : 0) | (n.needs_input_grad(1) ? 2 : 0) | (n.needs_input_grad(2) ? 4 : 0);
+}
+
+// The normalisation backward in differentiable ember ops, for create_graph (double backward):
+// statistics over `dims` recomputed from x, xhat = (x - mean) * rstd, gx = g * w,
+//   dx = rstd * (gx - mean(gx) - xhat * mean(gx * xhat)), dw = sum(g * xhat), db = sum(g),
+// where w_b is the weight viewed to broadcast against x (undefined when absent) and
+// sum_params reduces to the parameters' shape.
+template <class SumParams>
+variable_list norm_backward_graph(LambdaNode& n, const Tensor& x, const Tensor& w_b, const Tensor& go,
+                                  const std::vector<int64_t>& dims, double eps, SumParams sum_params) {
+  Tensor mu = x.mean(dims, true), rs = rsqrt(x.var(dims, /*unbiased=*/false, true) + eps);
+  Tensor xhat = (x - mu) * rs;
+  Tensor dx = grad_for(n, 0, [&] {
+    Tensor gx = w_b.defined() ? go * w_b : go;
+    return rs * (gx - gx.mean(dims, true) - xhat * (gx * xhat).mean(dims, true));
+  });
+  Tensor dw = grad_for(n, 1, [&] { return sum_params(go * xhat); });
+  Tensor db = grad_for(n, 2, [&] { return sum_params(go); });
+  return {dx, dw, db};
+}
+
 // PyTorch's layer_norm backward (native_layer_norm_backward):
 //   xhat = (x - mean) * rstd, gx = g * w,
 //   dx = rstd * (gx - mean(gx) - xhat * mean(gx * xhat)), dw = sum(g * xhat), db = sum(g).
@@ -82,32 +106,20 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_ag(const Tensor& x, IntArrayRef no
          [k, eps](const variable_list& g, LambdaNode& n) -> variable_list {
            Tensor x = n.unpack(0), w = n.unpack(1), go = g[0];
            if (!GradMode::is_enabled()) {  // no graph of the backward: one fused pass
-             int64_t mask = (n.needs_input_grad(0) ? 1 : 0) | (n.needs_input_grad(1) ? 2 : 0) |
-                            (n.needs_input_grad(2) ? 4 : 0);
              Shape ns(x.sizes().end() - k, x.sizes().end());
              auto [dx, dw, db] = ops::native_layer_norm_backward()(go, x, ns, n.unpack(2), n.unpack(3),
                                                                    w.defined() ? std::optional<Tensor>(w) : std::nullopt,
-                                                                   mask);
+                                                                   grad_mask(n));
              return {dx, dw, db};
            }
-           auto dims = trailing_dims(x.dim(), k);
-           Tensor mu = x.mean(dims, true), rs = rsqrt(x.var(dims, /*unbiased=*/false, true) + eps);
-           Tensor xhat = (x - mu) * rs;
-           Tensor dx = grad_for(n, 0, [&] {
-             Tensor gx = w.defined() ? go * w : go;
-             return rs * (gx - gx.mean(dims, true) - xhat * (gx * xhat).mean(dims, true));
-           });
-           Tensor dw = grad_for(n, 1, [&] { return sum_leading(go * xhat, k); });
-           Tensor db = grad_for(n, 2, [&] { return sum_leading(go, k); });
-           return {dx, dw, db};
+           return norm_backward_graph(n, x, w, go, trailing_dims(x.dim(), k), eps,
+                                      [k](const Tensor& t) { return sum_leading(t, k); });
          });
   return {out, mean, rstd};
 }
 
-// PyTorch's batch_norm backward with batch statistics, per channel over every dim but 1:
-//   xhat = (x - mean) * invstd, gx = g * w[c],
-//   dx = invstd * (gx - mean(gx) - xhat * mean(gx * xhat)), dw = sum(g * xhat), db = sum(g).
-// The fused op without create_graph; under it the same formula in differentiable ember ops.
+// PyTorch's batch_norm backward with batch statistics: layer norm's formula per channel, over
+// every dim but 1. The fused op without create_graph; under it norm_backward_graph.
 std::tuple<Tensor, Tensor, Tensor> batch_norm_ag(const Tensor& x, const std::optional<Tensor>& weight,
                                                  const std::optional<Tensor>& bias, double eps) {
   auto [out, mean, invstd] = below_autograd([&] { return ops::native_batch_norm()(x, weight, bias, eps); });
@@ -117,25 +129,17 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_ag(const Tensor& x, const std::opt
          [eps](const variable_list& g, LambdaNode& n) -> variable_list {
            Tensor x = n.unpack(0), w = n.unpack(1), go = g[0];
            if (!GradMode::is_enabled()) {  // no graph of the backward: the fused op
-             int64_t mask = (n.needs_input_grad(0) ? 1 : 0) | (n.needs_input_grad(1) ? 2 : 0) |
-                            (n.needs_input_grad(2) ? 4 : 0);
              auto [dx, dw, db] = ops::native_batch_norm_backward()(
-                 go, x, w.defined() ? std::optional<Tensor>(w) : std::nullopt, n.unpack(2), n.unpack(3), mask);
+                 go, x, w.defined() ? std::optional<Tensor>(w) : std::nullopt, n.unpack(2), n.unpack(3),
+                 grad_mask(n));
              return {dx, dw, db};
            }
            std::vector<int64_t> dims{0};
            for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
            Shape cs(x.dim(), 1);
            cs[1] = x.sizes()[1];
-           Tensor mu = x.mean(dims, true), rs = rsqrt(x.var(dims, /*unbiased=*/false, true) + eps);
-           Tensor xhat = (x - mu) * rs;
-           Tensor dx = grad_for(n, 0, [&] {
-             Tensor gx = w.defined() ? go * w.reshape(cs) : go;
-             return rs * (gx - gx.mean(dims, true) - xhat * (gx * xhat).mean(dims, true));
-           });
-           Tensor dw = grad_for(n, 1, [&] { return (go * xhat).sum(dims); });
-           Tensor db = grad_for(n, 2, [&] { return go.sum(dims); });
-           return {dx, dw, db};
+           return norm_backward_graph(n, x, w.defined() ? w.reshape(cs) : w, go, dims, eps,
+                                      [&dims](const Tensor& t) { return t.sum(dims); });
          });
   return {out, mean, invstd};
 }
