@@ -119,6 +119,8 @@ std::vector<Tensor> broadcast_tensors(TensorList tensors);
 // The dtype an op over these operands computes in (torch.result_type).
 DType result_type(const Tensor& a, const Tensor& b);
 DType result_type(const Tensor& a, const Scalar& b);
+// torch.can_cast: floats don't cast to integers, non-bools don't cast to bool.
+bool can_cast(DType from, DType to);
 
 // ---------------------------------------------------------------- elementwise (src/ops/binary.cpp, unary.cpp)
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);

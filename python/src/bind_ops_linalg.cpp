@@ -190,9 +190,7 @@ void bind_ops_linalg(nb::module_& m, TensorClass& cls) {
         nb::arg("tensor2"));
   m.def("result_type", [](const Tensor& a, const Scalar& b) { return result_type(a, b); }, nb::arg("tensor1"),
         nb::arg("tensor2"));
-  m.def("can_cast", [](DType from, DType to) {
-    return !(is_floating(from) && !is_floating(to)) && !(from != kBool && to == kBool);
-  }, nb::arg("from_"), nb::arg("to"));
+  m.def("can_cast", &can_cast, nb::arg("from_"), nb::arg("to"));
 }
 
 }  // namespace ember::python

@@ -80,3 +80,12 @@ void set_default_dtype(DType t) {
 }
 
 }  // namespace ember
+
+namespace ember {
+
+// visit_dtype's error for a dtype outside the op's set (core/dtype_dispatch.h).
+void throw_dtype_not_implemented(const char* op, DType t) {
+  throw Error(detail::cat('"', op, "\" not implemented for '", scalar_type_name(t), "'"));
+}
+
+}  // namespace ember

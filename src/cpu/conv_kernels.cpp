@@ -23,7 +23,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/dtype_dispatch.h"
 #include "cpu/conv_dnnl.h"
 #include "cpu/gemm.h"
 #include "core/parallel.h"

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "core/parallel.h"
-#include "cpu/dtype_dispatch.h"
-#include "cpu/reduce_utils.h"
+#include "core/dtype_dispatch.h"
+#include "ops/reduce_utils.h"
 #include "cpu/vec_math.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"

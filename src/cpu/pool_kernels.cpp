@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/parallel.h"
-#include "cpu/dtype_dispatch.h"
+#include "core/dtype_dispatch.h"
 #include "cpu/row_sum.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"

@@ -21,8 +21,8 @@
 #include <utility>
 
 #include "core/parallel.h"
-#include "cpu/dtype_dispatch.h"
-#include "cpu/reduce_utils.h"
+#include "core/dtype_dispatch.h"
+#include "ops/reduce_utils.h"
 #include "cpu/row_sum.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"

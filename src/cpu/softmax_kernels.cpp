@@ -13,8 +13,8 @@
 #include <limits>
 
 #include "core/parallel.h"
-#include "cpu/dtype_dispatch.h"
-#include "cpu/reduce_utils.h"
+#include "core/dtype_dispatch.h"
+#include "ops/reduce_utils.h"
 #if __has_include("cpu/vec_math.h")
 #include "cpu/vec_math.h"
 #define EMBER_SOFTMAX_HAVE_EXP_F32 1

@@ -5,52 +5,6 @@
 
 namespace ember::cpu {
 
-void throw_dtype_not_implemented(const char* op, DType t) {
-  throw Error(::ember::detail::cat('"', op, "\" not implemented for '", scalar_type_name(t), "'"));
-}
-
-bool can_cast(DType from, DType to) {
-  if (is_floating(from) && !is_floating(to)) return false;
-  if (from != DType::Bool && to == DType::Bool) return false;
-  return true;
-}
-
-namespace {
-// PyTorch's three promotion tiers: dimensioned tensors > 0-dim tensors > wrapped numbers.
-// A lower tier only raises the result when it is of a higher category (bool < int < float).
-DType combine_categories(std::optional<DType> higher, std::optional<DType> lower) {
-  if (!higher) return *lower;
-  if (!lower) return *higher;
-  if (is_floating(*higher)) return *higher;
-  if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
-  return *higher;
-}
-void update(std::optional<DType>& state, DType t) { state = state ? promote_types(*state, t) : t; }
-}  // namespace
-
-DType compute_result_type(const std::vector<Tensor>& operands) {
-  std::optional<DType> dim_result, zero_result, wrapped_result;
-  for (const auto& t : operands) {
-    if (!t.defined()) continue;
-    DType dt = t.dtype();
-    if (t.impl()->is_wrapped_number()) {
-      // A Python float joins as the default dtype, not float64.
-      if (is_floating(dt)) dt = default_dtype();
-      update(wrapped_result, dt);
-    } else if (t.dim() == 0) {
-      update(zero_result, dt);
-    } else {
-      update(dim_result, dt);
-    }
-  }
-  EMBER_CHECK(dim_result || zero_result || wrapped_result, "result_type: no tensor operands");
-  if (!zero_result && !wrapped_result) return *dim_result;
-  std::optional<DType> low =
-      (zero_result || wrapped_result) ? std::optional<DType>(combine_categories(zero_result, wrapped_result))
-                                      : std::nullopt;
-  return combine_categories(dim_result, low);
-}
-
 TensorIter::TensorIter(std::vector<Tensor> outputs, std::vector<Tensor> inputs, const IterConfig& cfg) {
   noutputs_ = int(outputs.size());
   ntensors_ = noutputs_ + int(inputs.size());

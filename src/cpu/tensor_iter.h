@@ -15,7 +15,8 @@
 #include <optional>
 #include <vector>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/dtype_dispatch.h"
+#include "ops/promotion.h"
 #include "core/parallel.h"
 #include "ember/tensor.h"
 
@@ -191,11 +192,5 @@ template <class F> void cpu_kernel(TensorIter& it, const F& f, int64_t grain = k
     detail::kernel_loop(data, strides, n, f, std::make_index_sequence<N>{});
   }, grain);
 }
-
-// Promotion and casting rules shared by every backend.
-// torch.can_cast: floats don't cast to integers, non-bools don't cast to bool.
-bool can_cast(DType from, DType to);
-// The dtype an op over these operands computes in, honouring wrapped numbers and 0-dim tensors.
-DType compute_result_type(const std::vector<Tensor>& operands);
 
 }  // namespace ember::cpu

@@ -1,8 +1,54 @@
 // Broadcasting and type promotion, shared by every backend.
-#include "cpu/tensor_iter.h"
+#include "ops/promotion.h"
+
+#include <optional>
+
 #include "ember/ops.h"
 
 namespace ember {
+
+bool can_cast(DType from, DType to) {
+  if (is_floating(from) && !is_floating(to)) return false;
+  if (from != DType::Bool && to == DType::Bool) return false;
+  return true;
+}
+
+namespace {
+// PyTorch's three promotion tiers: dimensioned tensors > 0-dim tensors > wrapped numbers.
+// A lower tier only raises the result when it is of a higher category (bool < int < float).
+DType combine_categories(std::optional<DType> higher, std::optional<DType> lower) {
+  if (!higher) return *lower;
+  if (!lower) return *higher;
+  if (is_floating(*higher)) return *higher;
+  if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
+  return *higher;
+}
+void update(std::optional<DType>& state, DType t) { state = state ? promote_types(*state, t) : t; }
+}  // namespace
+
+DType compute_result_type(const std::vector<Tensor>& operands) {
+  std::optional<DType> dim_result, zero_result, wrapped_result;
+  for (const auto& t : operands) {
+    if (!t.defined()) continue;
+    DType dt = t.dtype();
+    if (t.impl()->is_wrapped_number()) {
+      // A Python float joins as the default dtype, not float64.
+      if (is_floating(dt)) dt = default_dtype();
+      update(wrapped_result, dt);
+    } else if (t.dim() == 0) {
+      update(zero_result, dt);
+    } else {
+      update(dim_result, dt);
+    }
+  }
+  EMBER_CHECK(dim_result || zero_result || wrapped_result, "result_type: no tensor operands");
+  if (!zero_result && !wrapped_result) return *dim_result;
+  std::optional<DType> low =
+      (zero_result || wrapped_result) ? std::optional<DType>(combine_categories(zero_result, wrapped_result))
+                                      : std::nullopt;
+  return combine_categories(dim_result, low);
+}
+
 
 Shape broadcast_shapes(IntArrayRef a, IntArrayRef b) {
   size_t n = std::max(a.size(), b.size());
@@ -18,9 +64,9 @@ Shape broadcast_shapes(IntArrayRef a, IntArrayRef b) {
   return out;
 }
 
-DType result_type(const Tensor& a, const Tensor& b) { return cpu::compute_result_type({a, b}); }
+DType result_type(const Tensor& a, const Tensor& b) { return compute_result_type({a, b}); }
 DType result_type(const Tensor& a, const Scalar& b) {
-  return cpu::compute_result_type({a, wrapped_scalar(b)});
+  return compute_result_type({a, wrapped_scalar(b)});
 }
 
 std::vector<Tensor> broadcast_tensors(TensorList tensors) {

@@ -3,7 +3,7 @@
 // are composites of them. Kernels: src/cpu/reduce_kernels.cpp.
 #include <cmath>
 
-#include "cpu/reduce_utils.h"
+#include "ops/reduce_utils.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 

@@ -1,7 +1,7 @@
 // softmax and log_softmax: public functions and dtype rules. The input is cast to `dtype`
 // first when given (as PyTorch); otherwise integral and bool inputs are refused with PyTorch's
 // message. Kernels: src/cpu/softmax_kernels.cpp.
-#include "cpu/reduce_utils.h"
+#include "ops/reduce_utils.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 

@@ -2,7 +2,7 @@
 #include "ember/optim/sgd.h"
 
 #include "core/parallel.h"
-#include "cpu/dtype_dispatch.h"
+#include "core/dtype_dispatch.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/errors.h"
 #include "ember/ops.h"

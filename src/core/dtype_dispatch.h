@@ -6,7 +6,7 @@
 #include "ember/core/dtype.h"
 #include "ember/core/errors.h"
 
-namespace ember::cpu {
+namespace ember {
 
 constexpr uint32_t bit(DType t) { return 1u << int(t); }
 inline constexpr uint32_t kFloatTypes = bit(DType::Float32) | bit(DType::Float64);
@@ -39,4 +39,4 @@ template <uint32_t Set, class F> decltype(auto) visit_dtype(DType t, const char*
   throw_dtype_not_implemented(op, t);
 }
 
-}  // namespace ember::cpu
+}  // namespace ember
