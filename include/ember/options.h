@@ -12,12 +12,13 @@ class Generator;
 
 struct TensorOptions {
   std::optional<DType> dtype{};  // unset: the default float dtype (or inferred, for arange/tensor)
-  std::optional<Device> device{};  // unset: cpu (or, for the *_like forms, the source's device)
+  std::optional<Device> device{};  // unset: default_device() (or, for the *_like forms, the source's)
   bool requires_grad = false;
 
   DType dtype_or(DType fallback) const { return dtype ? *dtype : fallback; }
   DType dtype_or_default() const;
-  Device device_or(Device fallback = Device(DeviceType::CPU)) const { return device ? *device : fallback; }
+  Device device_or() const { return device ? *device : default_device(); }
+  Device device_or(Device fallback) const { return device ? *device : fallback; }
 };
 
 }  // namespace ember

@@ -193,6 +193,10 @@ void bind_core(nb::module_& m) {
       }, nb::arg("new_state"))
       .def_prop_ro("device", [](const Generator&) { return Device(DeviceType::CPU); });
   m.attr("default_generator") = nb::cast(&default_generator(), nb::rv_policy::reference);
+  // torch.set_default_device / get_default_device (per thread, as torch's); None means the CPU.
+  m.def("set_default_device", [](std::optional<Device> d) { set_default_device(d.value_or(Device(kCPU))); },
+        nb::arg("device").none());
+  m.def("get_default_device", [] { return default_device(); });
   m.def("manual_seed", [](nb::int_ seed) -> Generator& {
     manual_seed(uint64_t(PyLong_AsUnsignedLongLongMask(seed.ptr())));
     return default_generator();

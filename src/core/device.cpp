@@ -52,6 +52,12 @@ std::string Device::str() const {
   return s;
 }
 
+namespace {
+thread_local Device thread_default_device{DeviceType::CPU};
+}
+Device default_device() { return thread_default_device; }
+void set_default_device(Device device) { thread_default_device = device; }
+
 DType TensorOptions::dtype_or_default() const { return dtype ? *dtype : default_dtype(); }
 
 }  // namespace ember

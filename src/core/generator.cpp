@@ -23,8 +23,6 @@ ThreadDefaultGeneratorGuard::ThreadDefaultGeneratorGuard(Generator* generator)
 
 ThreadDefaultGeneratorGuard::~ThreadDefaultGeneratorGuard() { thread_default_generator = previous_; }
 
-void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
-
 std::string Generator::get_state() const {
   std::lock_guard g(mu_);
   std::ostringstream os;

@@ -60,7 +60,7 @@ Tensor tensor(const TensorInit& values, TensorOptions opts) {
   DType dt = opts.dtype_or(inferred.value_or(default_dtype()));
   // Fill on the CPU in float64/int64 (exact for every source value), then convert once.
   bool floating = std::any_of(flat.begin(), flat.end(), [](const Scalar& s) { return s.is_floating(); });
-  Tensor staging = empty(shape, {.dtype = floating ? kFloat64 : kInt64});
+  Tensor staging = empty(shape, {.dtype = floating ? kFloat64 : kInt64, .device = kCPU});
   if (floating) {
     double* p = staging.data_ptr<double>();
     for (size_t i = 0; i < flat.size(); ++i) p[i] = flat[i].to_double();
@@ -257,7 +257,8 @@ Tensor wrap_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptio
     extent += (sizes[i] - 1) * strides[i];
   }
   size_t nbytes = empty_tensor ? 0 : size_t(extent + 1) * element_size(dt);
-  auto storage = std::make_shared<Storage>(data, nbytes, opts.device_or(), deleter, ctx);
+  // The caller's memory is wherever the caller says, the host unless told (never the default device).
+  auto storage = std::make_shared<Storage>(data, nbytes, opts.device_or(kCPU), deleter, ctx);
   Tensor t(std::make_shared<TensorImpl>(std::move(storage), dt, sizes.vec(), strides.vec(), 0));
   return t.requires_grad_(opts.requires_grad);
 }

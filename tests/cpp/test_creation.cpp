@@ -6,7 +6,7 @@
 using namespace ember;
 using namespace ember::testing;
 
-TEST(Creation, TensorFromNestedBraces) {
+EMBER_DEVICE_TEST(Creation, TensorFromNestedBraces) {
   Tensor a = tensor({{1.0, 2.0}, {3.0, 4.0}});
   EXPECT_EQ(a.sizes(), (Shape{2, 2}));
   EXPECT_EQ(a.dtype(), kFloat32);
@@ -22,7 +22,7 @@ TEST(Creation, TensorFromNestedBraces) {
   EXPECT_EQ(tensor(std::vector<float>{1.5f, 2.5f}).tolist<float>(), (std::vector<float>{1.5f, 2.5f}));
 }
 
-TEST(Creation, Fills) {
+EMBER_DEVICE_TEST(Creation, Fills) {
   EXPECT_EQ(zeros({2, 3}).tolist<float>(), std::vector<float>(6, 0.f));
   EXPECT_EQ(ones({4}, {.dtype = kInt32}).tolist<int32_t>(), std::vector<int32_t>(4, 1));
   EXPECT_EQ(full({2}, 7).dtype(), kInt64);
@@ -36,7 +36,7 @@ TEST(Creation, Fills) {
   EXPECT_THROW_MSG(empty({2, -1}), Error, "negative dimension -1");
 }
 
-TEST(Creation, Ranges) {
+EMBER_DEVICE_TEST(Creation, Ranges) {
   EXPECT_EQ(arange(5).tolist<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 4}));
   EXPECT_EQ(arange(5).dtype(), kInt64);
   EXPECT_EQ(arange(0, 1, 0.25).tolist<float>(), (std::vector<float>{0, 0.25f, 0.5f, 0.75f}));
@@ -54,7 +54,7 @@ TEST(Creation, Ranges) {
   EXPECT_EQ(i.tolist<float>(), (std::vector<float>{1, 0, 0, 0, 1, 0}));
 }
 
-TEST(Random, SameSeedSameNumbers) {
+EMBER_DEVICE_TEST(Random, SameSeedSameNumbers) {
   manual_seed(42);
   Tensor a = rand({100});
   Tensor n1 = randn({7});
@@ -73,7 +73,7 @@ TEST(Random, SameSeedSameNumbers) {
   EXPECT_EQ(rand({4}, {}, &g3).tolist<float>(), x.tolist<float>());
 }
 
-TEST(Random, Distributions) {
+EMBER_DEVICE_TEST(Random, Distributions) {
   manual_seed(0);
   std::vector<double> u = rand({20000}, {.dtype = kFloat64}).tolist<double>();
   double mean = 0, mn = 1, mx = 0;
@@ -109,7 +109,7 @@ TEST(Random, Distributions) {
 // float32 normal_ transforms the same draws as float64 in float arithmetic, over threads: the
 // same values to float precision (tails from u1 near 0 and near 1 included, odd lengths, a
 // non-contiguous target, mean and std), and the same numbers for any thread count.
-TEST(Random, Float32NormalMatchesFloat64Draws) {
+EMBER_DEVICE_TEST(Random, Float32NormalMatchesFloat64Draws) {
   for (int64_t n : {1, 2, 7, 100001}) {
     SCOPED_TRACE(n);
     Generator g32(11), g64(11);
@@ -132,7 +132,7 @@ TEST(Random, Float32NormalMatchesFloat64Draws) {
   set_num_threads(saved);
 }
 
-TEST(Creation, FromBlobSharesMemory) {
+EMBER_DEVICE_TEST(Creation, FromBlobSharesMemory) {
   std::vector<float> buf = {1, 2, 3, 4, 5, 6};
   Tensor t = from_blob(buf.data(), {2, 3});
   EXPECT_EQ(t.data_ptr(), buf.data());
@@ -150,7 +150,7 @@ TEST(Creation, FromBlobSharesMemory) {
   EXPECT_EQ(strided.tolist<float>(), (std::vector<float>{9, 9, 9}));
 }
 
-TEST(Views, ShareStorageAndVersion) {
+EMBER_DEVICE_TEST(Views, ShareStorageAndVersion) {
   Tensor base = arange(12, {.dtype = kFloat32});
   Tensor v = base.view({3, 4});
   Tensor t = v.t();
@@ -169,7 +169,7 @@ TEST(Views, ShareStorageAndVersion) {
   EXPECT_GT(base._version(), 0u);
 }
 
-TEST(Views, ViewRulesAndErrors) {
+EMBER_DEVICE_TEST(Views, ViewRulesAndErrors) {
   Tensor a = arange(6, {.dtype = kFloat32});
   EXPECT_EQ(a.view({2, -1}).sizes(), (Shape{2, 3}));
   EXPECT_EQ(a.view({-1}).sizes(), (Shape{6}));

@@ -137,20 +137,20 @@ std::vector<Case> cases() {
 
 }  // namespace
 
-TEST(Einsum, PatternsFloat64) {
+EMBER_DEVICE_TEST(Einsum, PatternsFloat64) {
   for (const auto& c : cases()) check_case(c, kFloat64, false);
 }
-TEST(Einsum, PatternsFloat32) {
+EMBER_DEVICE_TEST(Einsum, PatternsFloat32) {
   for (const auto& c : cases()) check_case(c, kFloat32, false);
 }
-TEST(Einsum, PatternsInt64) {
+EMBER_DEVICE_TEST(Einsum, PatternsInt64) {
   for (const auto& c : cases()) check_case(c, kInt64, false);
 }
-TEST(Einsum, PatternsNonContiguous) {
+EMBER_DEVICE_TEST(Einsum, PatternsNonContiguous) {
   for (const auto& c : cases()) check_case(c, kFloat64, true);
 }
 
-TEST(Einsum, ViewsLikePyTorch) {
+EMBER_DEVICE_TEST(Einsum, ViewsLikePyTorch) {
   // One operand without a sum: the result is a view, as in PyTorch.
   Tensor a = rnd({3, 3}, kFloat32, 1);
   EXPECT_TRUE(einsum("ii->i", {a}).is_alias_of(a));
@@ -158,7 +158,7 @@ TEST(Einsum, ViewsLikePyTorch) {
   EXPECT_EQ(einsum("ii", {a}).dim(), 0);
 }
 
-TEST(Einsum, EmptyDims) {
+EMBER_DEVICE_TEST(Einsum, EmptyDims) {
   // A contracted dim of size 0 gives zeros of the right shape; a kept one gives an empty result.
   Tensor r = einsum("ij,jk->ik", {rnd({2, 0}, kFloat32, 1), rnd({0, 3}, kFloat32, 2)});
   EXPECT_TRUE(close_to(r, Ref{{2, 3}, std::vector<double>(6, 0.0)}));
@@ -168,7 +168,7 @@ TEST(Einsum, EmptyDims) {
             (Shape{0, 2, 4}));
 }
 
-TEST(Einsum, Errors) {
+EMBER_DEVICE_TEST(Einsum, Errors) {
   Tensor a = rnd({2, 3}, kFloat32, 1);
   EXPECT_THROW_MSG(einsum("ij", {}), Error, "einsum(): must provide at least one operand");
   EXPECT_THROW_MSG(einsum("ij,jk->ik", {a}), Error, "einsum(): fewer operands were provided than specified in the equation");

@@ -180,7 +180,7 @@ INSTANTIATE_TEST_SUITE_P(Ops, BinaryGrad, ::testing::ValuesIn(binary_cases()),
                          [](const auto& info) { return info.param.first; });
 
 // ---------------------------------------------------------------- three operands
-TEST(GradElementwise, ClampTensorBothBounds) {
+EMBER_DEVICE_TEST(GradElementwise, ClampTensorBothBounds) {
   GradFn f = [](const variable_list& x) { return x[0].clamp(x[1], x[2]); };
   for (Layout l : kLayouts) {
     Tensor x = grad_input(l, -2, 2, 1);
@@ -199,7 +199,7 @@ TEST(GradElementwise, ClampTensorBothBounds) {
   EXPECT_EQ(hi.grad().tolist<float>(), (std::vector<float>{1, 1, 1}));
 }
 
-TEST(GradElementwise, LerpTensorWeight) {
+EMBER_DEVICE_TEST(GradElementwise, LerpTensorWeight) {
   GradFn f = [](const variable_list& x) { return x[0].lerp(x[1], x[2]); };
   for (Layout l : kLayouts) {
     Tensor s = grad_input(l, -2, 2, 1), e = grad_input(l, -2, 2, 2), w = grad_input(l, 0, 1, 3);
@@ -219,7 +219,7 @@ TEST(GradElementwise, LerpTensorWeight) {
   EXPECT_DOUBLE_EQ(e.grad().tolist<double>()[5], 0.25);
 }
 
-TEST(GradElementwise, WhereEveryBroadcast) {
+EMBER_DEVICE_TEST(GradElementwise, WhereEveryBroadcast) {
   Tensor cond = make_input(kFloat64, Layout::Contiguous, -1, 1, 9).gt(0.0);
   GradFn f = [&](const variable_list& x) { return where(cond, x[0], x[1]); };
   for (Layout l : kLayouts) {
@@ -244,7 +244,7 @@ TEST(GradElementwise, WhereEveryBroadcast) {
 }
 
 // ---------------------------------------------------------------- exact values and edge cases
-TEST(GradElementwise, MaximumMinimumSplitTies) {
+EMBER_DEVICE_TEST(GradElementwise, MaximumMinimumSplitTies) {
   Tensor x = tensor({1.0, 2.0, 3.0}, {.requires_grad = true});
   Tensor y = tensor({1.0, 0.0, 5.0}, {.requires_grad = true});
   maximum(x, y).backward(ones({3}, {.dtype = kFloat32}));
@@ -257,7 +257,7 @@ TEST(GradElementwise, MaximumMinimumSplitTies) {
   EXPECT_EQ(y.grad().tolist<float>(), (std::vector<float>{0.5, 1, 0}));
 }
 
-TEST(GradElementwise, KinksFollowPyTorch) {
+EMBER_DEVICE_TEST(GradElementwise, KinksFollowPyTorch) {
   Tensor x = tensor({-1.0, 0.0, 2.0}, {.requires_grad = true});
   Tensor g = ones({3}, {.dtype = kFloat32});
   auto grad_of = [&](const Unary& f) {
@@ -287,7 +287,7 @@ TEST(GradElementwise, KinksFollowPyTorch) {
   EXPECT_EQ(ez.grad().tolist<float>(), (std::vector<float>{0, 0}));
 }
 
-TEST(GradElementwise, NanToNumZeroesNonFinite) {
+EMBER_DEVICE_TEST(GradElementwise, NanToNumZeroesNonFinite) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
   Tensor x = tensor({1.0, nan, inf, -inf, -2.0}, {.dtype = kFloat64, .requires_grad = true});
   Tensor y = x.nan_to_num(0.0, 5.0, -5.0);
@@ -296,7 +296,7 @@ TEST(GradElementwise, NanToNumZeroesNonFinite) {
   EXPECT_EQ(x.grad().tolist<double>(), (std::vector<double>{3, 0, 0, 0, 3}));
 }
 
-TEST(GradElementwise, GeluMatchesPyTorchValues) {
+EMBER_DEVICE_TEST(GradElementwise, GeluMatchesPyTorchValues) {
   // PyTorch's gelu_backward in closed form (erf and tanh forms) at x = -1.5, 0.3, 2.
   Tensor x = tensor({-1.5, 0.3, 2.0}, {.dtype = kFloat64, .requires_grad = true});
   Tensor g = ones({3}, {.dtype = kFloat64});
@@ -319,7 +319,7 @@ TEST(GradElementwise, GeluMatchesPyTorchValues) {
 
 // The fused float32 backward (vectorised erf/exp/tanh) against the float64 gradient, over a
 // range that reaches both tails; and the create_graph path (differentiable ops) agrees with it.
-TEST(GradElementwise, GeluFusedBackwardFloat32) {
+EMBER_DEVICE_TEST(GradElementwise, GeluFusedBackwardFloat32) {
   for (const char* form : {"none", "tanh"}) {
     SCOPED_TRACE(form);
     Tensor x64 = linspace(-8.0, 8.0, 1001, {.dtype = kFloat64}).requires_grad_(true);
@@ -334,7 +334,7 @@ TEST(GradElementwise, GeluFusedBackwardFloat32) {
   }
 }
 
-TEST(GradElementwise, ZeroGradientOps) {
+EMBER_DEVICE_TEST(GradElementwise, ZeroGradientOps) {
   Tensor x = grad_input(Layout::Transposed, -3, 3);
   Tensor y = grad_input(Layout::Strided, 1, 2);
   Tensor zero = zeros({3, 4}, {.dtype = kFloat64});
@@ -357,7 +357,7 @@ TEST(GradElementwise, ZeroGradientOps) {
   EXPECT_TRUE(equal(gs[1], zeros({4}, {.dtype = kFloat64})));
 }
 
-TEST(GradElementwise, MixedDtypesGiveEachInputItsDtype) {
+EMBER_DEVICE_TEST(GradElementwise, MixedDtypesGiveEachInputItsDtype) {
   Tensor a = make_input(kFloat32, Layout::Contiguous).requires_grad_();
   Tensor b = leaf({4}, 0.5, 2, 1);  // float64
   Tensor out = a / b;
@@ -375,7 +375,7 @@ TEST(GradElementwise, MixedDtypesGiveEachInputItsDtype) {
   EXPECT_THROW_MSG(i.pow_(f), Error, "result type Float can't be cast to the desired output type Long");
 }
 
-TEST(GradElementwise, SecondDerivativeValues) {
+EMBER_DEVICE_TEST(GradElementwise, SecondDerivativeValues) {
   Tensor x = tensor(0.7, {.dtype = kFloat64, .requires_grad = true});
   auto d2 = [&](const Unary& f) {
     variable_list g = autograd::grad({f(x)}, {x}, {}, std::nullopt, /*create_graph=*/true);
@@ -452,7 +452,7 @@ std::vector<InplaceCase> inplace_cases() {
   };
 }
 
-TEST(GradElementwise, InplaceOnNonLeaf) {
+EMBER_DEVICE_TEST(GradElementwise, InplaceOnNonLeaf) {
   for (const InplaceCase& c : inplace_cases()) {
     GradFn f = [&](const variable_list& x) {
       Tensor y = x[0] * 1;
@@ -471,7 +471,7 @@ TEST(GradElementwise, InplaceOnNonLeaf) {
   }
 }
 
-TEST(GradElementwise, InplaceOnViewOfNonLeaf) {
+EMBER_DEVICE_TEST(GradElementwise, InplaceOnViewOfNonLeaf) {
   for (const InplaceCase& c : inplace_cases()) {
     GradFn f = [&](const variable_list& x) {
       Tensor y = x[0] * 1;
@@ -484,7 +484,7 @@ TEST(GradElementwise, InplaceOnViewOfNonLeaf) {
   }
 }
 
-TEST(GradElementwise, InplaceWithGradOnOther) {
+EMBER_DEVICE_TEST(GradElementwise, InplaceWithGradOnOther) {
   // y.op_(b): the gradient reaches b too, and old y is used where the formula needs it.
   struct Case { const char* name; std::function<void(Tensor&, const Tensor&)> apply; double lo, hi, blo, bhi; bool smooth; };
   std::vector<Case> cases = {
@@ -516,7 +516,7 @@ TEST(GradElementwise, InplaceWithGradOnOther) {
   EXPECT_THROW_MSG(y.div_(big), Error, "doesn't match the broadcast shape");
 }
 
-TEST(GradElementwise, InplaceLeafAndSavedSelfErrors) {
+EMBER_DEVICE_TEST(GradElementwise, InplaceLeafAndSavedSelfErrors) {
   Tensor x = grad_input(Layout::Contiguous, 0.5, 2);
   EXPECT_THROW_MSG(x.exp_(), Error, "a leaf Variable that requires grad is being used in an in-place operation.");
   // log saves its input: changing it in place afterwards makes backward fail.

@@ -47,7 +47,7 @@ GradFn binary(Tensor (*op)(const Tensor&, const Tensor&)) {
 
 }  // namespace
 
-TEST(GradLinalg, Mm) {
+EMBER_DEVICE_TEST(GradLinalg, Mm) {
   for (Layout la : kLayouts)
     for (Layout lb : kLayouts) {
       SCOPED_TRACE(std::string(layout_name(la)) + " @ " + layout_name(lb));
@@ -66,7 +66,7 @@ TEST(GradLinalg, Mm) {
   EXPECT_EQ(g[1].sizes(), (Shape{0, 2}));
 }
 
-TEST(GradLinalg, MmSavesOnlyWhatItNeeds) {
+EMBER_DEVICE_TEST(GradLinalg, MmSavesOnlyWhatItNeeds) {
   // y = w @ x with w constant: x's gradient needs only w, so changing x in place afterwards
   // is fine (PyTorch saves self only if mat2 requires grad and vice versa).
   Tensor w = leaf({2, 3}).detach();
@@ -85,7 +85,7 @@ TEST(GradLinalg, MmSavesOnlyWhatItNeeds) {
   EXPECT_THROW(y2.sum().backward(), Error);
 }
 
-TEST(GradLinalg, Bmm) {
+EMBER_DEVICE_TEST(GradLinalg, Bmm) {
   for (Layout la : kLayouts)
     for (Layout lb : kLayouts) {
       SCOPED_TRACE(std::string(layout_name(la)) + " @ " + layout_name(lb));
@@ -98,7 +98,7 @@ TEST(GradLinalg, Bmm) {
   EXPECT_TRUE(gradcheck([b](const variable_list& v) { return bmm(v[0], b); }, {a}));
 }
 
-TEST(GradLinalg, Addmm) {
+EMBER_DEVICE_TEST(GradLinalg, Addmm) {
   struct Case {
     Shape self;
     double beta, alpha;
@@ -122,7 +122,7 @@ TEST(GradLinalg, Addmm) {
   EXPECT_EQ(g[0].tolist<double>(), std::vector<double>(6, 0.0));
 }
 
-TEST(GradLinalg, Dot) {
+EMBER_DEVICE_TEST(GradLinalg, Dot) {
   Tensor a = leaf({5}), b = leaf({5}, Layout::Strided);
   EXPECT_TRUE(gradcheck(binary(dot), {a, b}));
   EXPECT_TRUE(gradgradcheck(binary(dot), {a, b}));
@@ -132,7 +132,7 @@ TEST(GradLinalg, Dot) {
   EXPECT_TRUE(close_to(g[0], ref_of(b.detach())));
 }
 
-TEST(GradLinalg, MvOuterBaddbmm) {
+EMBER_DEVICE_TEST(GradLinalg, MvOuterBaddbmm) {
   for (Layout l : kLayouts) {
     SCOPED_TRACE(layout_name(l));
     Tensor m = leaf({3, 4}, l, 1), v = leaf({4}, l, 2), u = leaf({3}, l, 3);
@@ -150,7 +150,7 @@ TEST(GradLinalg, MvOuterBaddbmm) {
   }
 }
 
-TEST(GradLinalg, MatmulEveryRankCombination) {
+EMBER_DEVICE_TEST(GradLinalg, MatmulEveryRankCombination) {
   struct Case {
     Shape a, b;
   };
@@ -174,7 +174,7 @@ TEST(GradLinalg, MatmulEveryRankCombination) {
   }
 }
 
-TEST(GradLinalg, Einsum) {
+EMBER_DEVICE_TEST(GradLinalg, Einsum) {
   struct Case {
     std::string eq;
     std::vector<Shape> shapes;
@@ -215,7 +215,7 @@ TEST(GradLinalg, Einsum) {
   }
 }
 
-TEST(GradLinalg, NodeNames) {
+EMBER_DEVICE_TEST(GradLinalg, NodeNames) {
   Tensor a = leaf({3, 4}), b = leaf({4, 2}), c = leaf({3, 2});
   EXPECT_EQ(node_name(mm(a, b)), "MmBackward0");
   EXPECT_EQ(node_name(addmm(c, a, b)), "AddmmBackward0");

@@ -42,7 +42,7 @@ std::string name_of(const Tensor& t) { return t.grad_fn() ? t.grad_fn()->name() 
 
 // ---------------------------------------------------------------- shape ops
 
-TEST(GradShape, Cat) {
+EMBER_DEVICE_TEST(GradShape, Cat) {
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l, -2, 2, 1), b = grad_input(l, -2, 2, 2);
     Tensor c = leaf({2, 4}, 3), d = leaf({3, 1}, 4);
@@ -60,7 +60,7 @@ TEST(GradShape, Cat) {
   EXPECT_EQ(g[1].tolist<double>(), (std::vector<double>{6, 7, 8}));
 }
 
-TEST(GradShape, CatMixedDtypesAndSkippedEmpty) {
+EMBER_DEVICE_TEST(GradShape, CatMixedDtypesAndSkippedEmpty) {
   // A float32 input concatenated with float64 gets its gradient back in float32; an int input
   // gets none; a 1-D empty input (skipped by cat) gets an empty gradient.
   Tensor f = ones({2, 2}, {.dtype = kFloat32}).requires_grad_();
@@ -79,7 +79,7 @@ TEST(GradShape, CatMixedDtypesAndSkippedEmpty) {
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return cat({v[0], v[1]}, 0); }, {x, e}));
 }
 
-TEST(GradShape, Stack) {
+EMBER_DEVICE_TEST(GradShape, Stack) {
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l, -2, 2, 1), b = grad_input(l, -2, 2, 2);
     EXPECT_GRADS([](const variable_list& x) { return stack({x[0], x[1]}, 1); }, (variable_list{a, b}), layout_name(l));
@@ -87,7 +87,7 @@ TEST(GradShape, Stack) {
   }
 }
 
-TEST(GradShape, Repeat) {
+EMBER_DEVICE_TEST(GradShape, Repeat) {
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l);
     EXPECT_GRADS([](const variable_list& x) { return x[0].repeat({2, 1, 3}); }, (variable_list{a}), layout_name(l));
@@ -106,7 +106,7 @@ TEST(GradShape, Repeat) {
   EXPECT_EQ(grad_of(out, x), (std::vector<double>{6, 6}));
 }
 
-TEST(GradShape, FlipRollTrilTriu) {
+EMBER_DEVICE_TEST(GradShape, FlipRollTrilTriu) {
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l);
     EXPECT_GRADS([](const variable_list& x) { return x[0].flip({0, 1}); }, (variable_list{a}), layout_name(l));
@@ -138,7 +138,7 @@ TEST(GradShape, FlipRollTrilTriu) {
 }
 
 // Composites: their gradients come through the ops they are made of.
-TEST(GradShape, Composites) {
+EMBER_DEVICE_TEST(GradShape, Composites) {
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l);
     std::string n = layout_name(l);
@@ -179,7 +179,7 @@ TEST(GradShape, Composites) {
 
 // ---------------------------------------------------------------- indexing
 
-TEST(GradIndex, IndexSelect) {
+EMBER_DEVICE_TEST(GradIndex, IndexSelect) {
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l);
     Tensor dup = longs({2, 0, 2, 2});
@@ -202,7 +202,7 @@ TEST(GradIndex, IndexSelect) {
   EXPECT_EQ(grad_of(out, x), (std::vector<double>{3, 0, 1}));
 }
 
-TEST(GradIndex, Gather) {
+EMBER_DEVICE_TEST(GradIndex, Gather) {
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l);
     Tensor i0 = longs({2, 0, 1, 1, 2, 2, 0, 0}, {2, 4});  // duplicates along dim 0, fewer rows
@@ -220,7 +220,7 @@ TEST(GradIndex, Gather) {
   EXPECT_EQ(grad_of(out, x), (std::vector<double>{0, 3, 3, 0}));
 }
 
-TEST(GradIndex, Scatter) {
+EMBER_DEVICE_TEST(GradIndex, Scatter) {
   // Indices distinct within each column (dim 0) / row (dim 1), so each written slot has one writer.
   Tensor i0 = longs({2, 0, 1, 0, 1, 2, 0, 2}, {2, 4});
   Tensor i1 = longs({3, 0, 1, 2, 0, 3}, {3, 2});
@@ -242,7 +242,7 @@ TEST(GradIndex, Scatter) {
   EXPECT_EQ(grad_of(outv, x), (std::vector<double>{1, 0, 1}));
 }
 
-TEST(GradIndex, ScatterAdd) {
+EMBER_DEVICE_TEST(GradIndex, ScatterAdd) {
   Tensor i0 = longs({2, 0, 2, 0, 2, 2, 0, 2}, {2, 4});  // duplicates accumulate
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l, -2, 2, 1);
@@ -259,7 +259,7 @@ TEST(GradIndex, ScatterAdd) {
   EXPECT_EQ(g[1].tolist<double>(), (std::vector<double>{7, 7, 5}));
 }
 
-TEST(GradIndex, IndexAdd) {
+EMBER_DEVICE_TEST(GradIndex, IndexAdd) {
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l, -2, 2, 1);
     Tensor rows = leaf({4, 4}, 2), cols = leaf({3, 2}, 3);
@@ -278,7 +278,7 @@ TEST(GradIndex, IndexAdd) {
   EXPECT_EQ(g[1].tolist<double>(), (std::vector<double>{12, 12}));
 }
 
-TEST(GradIndex, AdvancedIndex) {
+EMBER_DEVICE_TEST(GradIndex, AdvancedIndex) {
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l);
     std::string n = layout_name(l);
@@ -301,7 +301,7 @@ TEST(GradIndex, AdvancedIndex) {
   EXPECT_EQ(grad_of(out, x), (std::vector<double>{1, 3, 0}));
 }
 
-TEST(GradIndex, IndexPut) {
+EMBER_DEVICE_TEST(GradIndex, IndexPut) {
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l, -2, 2, 1);
     Tensor v4 = leaf({2, 4}, 2), row = leaf({4}, 3), s = leaf({}, 4), pts = leaf({3}, 5), r3 = leaf({1, 1, 4}, 6);
@@ -334,7 +334,7 @@ TEST(GradIndex, IndexPut) {
   EXPECT_EQ(grad_of(out2, x), (std::vector<double>{1, 1, 0}));  // the overwritten slot gets nothing
 }
 
-TEST(GradIndex, MaskedFill) {
+EMBER_DEVICE_TEST(GradIndex, MaskedFill) {
   Tensor m = bools({1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 1}, {3, 4});
   Tensor mrow = bools({0, 1, 1, 0}, {4});
   for (Layout l : kLayouts) {
@@ -362,7 +362,7 @@ TEST(GradIndex, MaskedFill) {
   EXPECT_EQ(g[1].item<double>(), 3.0);
 }
 
-TEST(GradIndex, IndexComposites) {
+EMBER_DEVICE_TEST(GradIndex, IndexComposites) {
   Tensor m = bools({1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 1}, {3, 4});
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l);
@@ -382,7 +382,7 @@ TEST(GradIndex, IndexComposites) {
   EXPECT_FALSE(oh.requires_grad());
 }
 
-TEST(GradIndex, Embedding) {
+EMBER_DEVICE_TEST(GradIndex, Embedding) {
   Tensor idx = longs({3, 0, 3, 1, 3, 0}, {2, 3});
   for (Layout l : kLayouts) {
     Tensor w = grad_input(l);  // 3x4 -> but indices up to 3: use the transpose when rows < 4
@@ -407,7 +407,7 @@ TEST(GradIndex, Embedding) {
 
 // ---------------------------------------------------------------- sorting
 
-TEST(GradSort, SortAndTopk) {
+EMBER_DEVICE_TEST(GradSort, SortAndTopk) {
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l);
     std::string n = layout_name(l);
@@ -453,7 +453,7 @@ static Tensor masked_fill_into_view(const variable_list& x) {
   return y;
 }
 
-TEST(GradInplace, OnNonLeafTensors) {
+EMBER_DEVICE_TEST(GradInplace, OnNonLeafTensors) {
   Tensor i0 = longs({2, 0, 1, 0, 1, 2, 0, 2}, {2, 4});
   Tensor m = bools({1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 1}, {3, 4});
   for (Layout l : kLayouts) {
@@ -503,7 +503,7 @@ TEST(GradInplace, OnNonLeafTensors) {
   EXPECT_EQ(grad_of(y, x), (std::vector<double>{0, 0, 0}));
 }
 
-TEST(GradInplace, Errors) {
+EMBER_DEVICE_TEST(GradInplace, Errors) {
   Tensor x = leaf({3});
   EXPECT_THROW_MSG(x.scatter_(0, longs({0}), 1.0), Error, "a leaf Variable that requires grad is being used in an in-place operation.");
   EXPECT_THROW_MSG(x.index_put_({longs({0})}, zeros({}, {.dtype = kFloat64})), Error, "a leaf Variable that requires grad");
@@ -527,7 +527,7 @@ TEST(GradInplace, Errors) {
 // Double backward through CopySlices (an in-place op on a view, or a composite that copies into
 // views of a new tensor): CopySlices takes as_strided windows of a gradient that requires grad,
 // so this runs as_strided's backward over 2-D windows.
-TEST(GradCore, DoubleBackwardThroughCopySlices) {
+EMBER_DEVICE_TEST(GradCore, DoubleBackwardThroughCopySlices) {
   for (Layout l : kLayouts) {
     Tensor a = grad_input(l, -2, 2, 1);
     Tensor rows = leaf({2, 4}, 3);

@@ -71,7 +71,7 @@ const std::vector<L> kLayouts = {L::Contig, L::Trans, L::Strided};
 
 // ------------------------------------------------------------------ index_select
 
-TEST(IndexSelect, MatchesReferenceAllDimsDtypesLayouts) {
+EMBER_DEVICE_TEST(IndexSelect, MatchesReferenceAllDimsDtypesLayouts) {
   Shape shape{3, 4, 5};
   auto base = vals(60, 3);
   for (DType dt : kTestTypes)
@@ -99,7 +99,7 @@ TEST(IndexSelect, MatchesReferenceAllDimsDtypesLayouts) {
       }
 }
 
-TEST(IndexSelect, RowsOfLargeMatrixAndEdgeCases) {
+EMBER_DEVICE_TEST(IndexSelect, RowsOfLargeMatrixAndEdgeCases) {
   // Wide rows: the memcpy path.
   auto v = vals(1000 * 64, 7);
   Tensor w = make(v, {1000, 64}, kFloat32);
@@ -122,7 +122,7 @@ TEST(IndexSelect, RowsOfLargeMatrixAndEdgeCases) {
   EXPECT_TRUE(same(r, {1}, {3}));
 }
 
-TEST(IndexSelect, Errors) {
+EMBER_DEVICE_TEST(IndexSelect, Errors) {
   Tensor x = make(vals(12), {3, 4});
   EXPECT_THROW_MSG(index_select(x, 0, longs({0, 5})), IndexError, "index 5 is out of bounds for dimension 0 with size 3");
   EXPECT_THROW_MSG(index_select(x, 1, longs({-1})), IndexError, "index -1 is out of bounds for dimension 1 with size 4");
@@ -133,7 +133,7 @@ TEST(IndexSelect, Errors) {
 
 // ------------------------------------------------------------------ gather
 
-TEST(Gather, MatchesReference) {
+EMBER_DEVICE_TEST(Gather, MatchesReference) {
   Shape shape{3, 4, 5};
   auto base = vals(60, 5);
   for (DType dt : kTestTypes)
@@ -162,7 +162,7 @@ TEST(Gather, MatchesReference) {
       }
 }
 
-TEST(Gather, ZeroDimEmptyAndErrors) {
+EMBER_DEVICE_TEST(Gather, ZeroDimEmptyAndErrors) {
   Tensor s = make({4.0}, {});
   EXPECT_EQ(gather(s, 0, longs({0}, {})).item<double>(), 4.0);
   Tensor x = make(vals(12), {3, 4});
@@ -192,7 +192,7 @@ std::vector<double> ref_scatter(std::vector<double> self, const Shape& ss, int64
 }
 }  // namespace
 
-TEST(Scatter, SrcValueAndAddMatchReference) {
+EMBER_DEVICE_TEST(Scatter, SrcValueAndAddMatchReference) {
   Shape ss{4, 5};
   for (DType dt : {kFloat32, kFloat64, kInt64, kInt32, kFloat16})
     for (L l : kLayouts)
@@ -237,7 +237,7 @@ TEST(Scatter, SrcValueAndAddMatchReference) {
       }
 }
 
-TEST(Scatter, BoolAndZeroDimAndErrorsLeaveSelfUntouched) {
+EMBER_DEVICE_TEST(Scatter, BoolAndZeroDimAndErrorsLeaveSelfUntouched) {
   Tensor b = zeros({2, 3}, {.dtype = kBool});
   Tensor r = scatter(b, 1, longs({2, 0}, {2, 1}), Scalar(true));
   EXPECT_TRUE(same(r, {2, 3}, {0, 0, 1, 1, 0, 0}));
@@ -266,7 +266,7 @@ TEST(Scatter, BoolAndZeroDimAndErrorsLeaveSelfUntouched) {
 
 // ------------------------------------------------------------------ index_add / index_fill
 
-TEST(IndexAdd, DuplicatesAlphaLayouts) {
+EMBER_DEVICE_TEST(IndexAdd, DuplicatesAlphaLayouts) {
   Shape ss{4, 3, 5};
   auto sv = vals(60, 4);
   for (DType dt : {kFloat32, kFloat64, kInt64, kInt32, kFloat16})
@@ -296,7 +296,7 @@ TEST(IndexAdd, DuplicatesAlphaLayouts) {
       }
 }
 
-TEST(IndexAdd, Errors) {
+EMBER_DEVICE_TEST(IndexAdd, Errors) {
   Tensor x = zeros({3, 4});
   EXPECT_THROW_MSG(x.index_add_(0, longs({0, 3}), ones({2, 4})), IndexError,
                    "index 3 is out of bounds for dimension 0 with size 3");
@@ -306,7 +306,7 @@ TEST(IndexAdd, Errors) {
   EXPECT_THROW_MSG(x.index_add_(0, zeros({1}), ones({1, 4})), Error, "Expected dtype int32/int64 for index");
 }
 
-TEST(IndexFill, DimsNegativeIndicesAndErrors) {
+EMBER_DEVICE_TEST(IndexFill, DimsNegativeIndicesAndErrors) {
   Shape ss{3, 4};
   auto sv = vals(12, 6);
   for (DType dt : {kFloat32, kInt64, kBool})
@@ -336,7 +336,7 @@ TEST(IndexFill, DimsNegativeIndicesAndErrors) {
 
 // ------------------------------------------------------------------ advanced indexing
 
-TEST(Index, IntegerIndicesPlacement) {
+EMBER_DEVICE_TEST(Index, IntegerIndicesPlacement) {
   Shape ss{4, 5, 6};
   auto sv = vals(120, 12);
   std::vector<int64_t> i1 = {3, 0, -1, 2, 0, 1};  // shape (2, 3), negatives wrap
@@ -401,7 +401,7 @@ TEST(Index, IntegerIndicesPlacement) {
   EXPECT_TRUE(same(s, {5}, {sv[60 + 1], sv[66 + 1], sv[72 + 1], sv[78 + 1], sv[84 + 1]}));
 }
 
-TEST(Index, BoolMasks) {
+EMBER_DEVICE_TEST(Index, BoolMasks) {
   Shape ss{3, 4};
   auto sv = vals(12, 13);
   for (L l : kLayouts) {
@@ -437,7 +437,7 @@ TEST(Index, BoolMasks) {
   EXPECT_TRUE(same(z.index({t}), {1}, {5.0}));
 }
 
-TEST(Index, Errors) {
+EMBER_DEVICE_TEST(Index, Errors) {
   Tensor x = make(vals(12), {3, 4});
   EXPECT_THROW_MSG(x.index({longs({0, 3})}), IndexError, "index 3 is out of bounds for dimension 0 with size 3");
   EXPECT_THROW_MSG(x.index({longs({-4})}), IndexError, "index -4 is out of bounds for dimension 0 with size 3");
@@ -454,7 +454,7 @@ TEST(Index, Errors) {
                    "shape mismatch: indexing tensors could not be broadcast together with shapes [2], [3]");
 }
 
-TEST(IndexPut, AssignAccumulateBroadcast) {
+EMBER_DEVICE_TEST(IndexPut, AssignAccumulateBroadcast) {
   Shape ss{4, 3};
   auto sv = vals(12, 21);
   for (DType dt : {kFloat32, kFloat64, kInt64, kInt32})
@@ -495,7 +495,7 @@ TEST(IndexPut, AssignAccumulateBroadcast) {
     }
 }
 
-TEST(IndexPut, Errors) {
+EMBER_DEVICE_TEST(IndexPut, Errors) {
   Tensor x = zeros({3, 4});
   EXPECT_THROW_MSG(x.index_put_({longs({0, 1, 5})}, ones({4})), IndexError,
                    "index 5 is out of bounds for dimension 0 with size 3");
@@ -518,7 +518,7 @@ TEST(IndexPut, Errors) {
 
 // ------------------------------------------------------------------ masked_fill / masked_select
 
-TEST(MaskedFill, ScalarTensorBroadcastLayouts) {
+EMBER_DEVICE_TEST(MaskedFill, ScalarTensorBroadcastLayouts) {
   Shape ss{3, 4};
   auto sv = vals(12, 31);
   auto mv = cast_vals(vals(12, 32), kBool);
@@ -549,7 +549,7 @@ TEST(MaskedFill, ScalarTensorBroadcastLayouts) {
   EXPECT_EQ(masked_fill(zeros({0, 3}), zeros({3}, {.dtype = kBool}), Scalar(1.0)).sizes(), Shape({0, 3}));
 }
 
-TEST(MaskedFill, Errors) {
+EMBER_DEVICE_TEST(MaskedFill, Errors) {
   Tensor x = zeros({3, 4});
   EXPECT_THROW_MSG(x.masked_fill_(zeros({3, 4}), Scalar(1.0)), Error, "masked_fill_ only supports boolean masks");
   EXPECT_THROW_MSG(x.masked_fill(zeros({3, 4}, {.dtype = kBool}), ones({2})), Error,
@@ -558,7 +558,7 @@ TEST(MaskedFill, Errors) {
   EXPECT_THROW(x.masked_fill_(zeros({3}, {.dtype = kBool}), Scalar(1.0)), Error);
 }
 
-TEST(MaskedSelect, BroadcastAndErrors) {
+EMBER_DEVICE_TEST(MaskedSelect, BroadcastAndErrors) {
   Tensor x = make({1, 2, 3}, {3});
   Tensor m = make({1, 0, 1, 0, 1, 0}, {2, 3}, kBool);
   EXPECT_TRUE(same(masked_select(x, m), {3}, {1, 3, 2}));
@@ -570,7 +570,7 @@ TEST(MaskedSelect, BroadcastAndErrors) {
 
 // ------------------------------------------------------------------ nonzero
 
-TEST(Nonzero, MatchesReference) {
+EMBER_DEVICE_TEST(Nonzero, MatchesReference) {
   Shape ss{3, 4};
   for (DType dt : kTestTypes)
     for (L l : kLayouts) {
@@ -602,7 +602,7 @@ TEST(Nonzero, MatchesReference) {
 
 // ------------------------------------------------------------------ bincount / one_hot / embedding
 
-TEST(Bincount, CountsWeightsMinlengthErrors) {
+EMBER_DEVICE_TEST(Bincount, CountsWeightsMinlengthErrors) {
   std::vector<int64_t> xv = {1, 3, 1, 0, 5, 1};
   for (DType dt : {kInt64, kInt32, kUInt8}) {
     Tensor x = longs(xv).to(dt);
@@ -628,7 +628,7 @@ TEST(Bincount, CountsWeightsMinlengthErrors) {
   EXPECT_THROW_MSG(bincount(longs({1}), std::nullopt, -1), Error, "minlength should be >= 0");
 }
 
-TEST(OneHot, InferGivenErrors) {
+EMBER_DEVICE_TEST(OneHot, InferGivenErrors) {
   Tensor x = longs({0, 2, 1, 2}, {2, 2});
   Tensor o = one_hot(x);
   EXPECT_EQ(o.dtype(), kInt64);
@@ -642,7 +642,7 @@ TEST(OneHot, InferGivenErrors) {
   EXPECT_THROW_MSG(one_hot(longs({1}).to(kInt32)), Error, "one_hot is only applicable to index tensor of type LongTensor.");
 }
 
-TEST(Embedding, LooksUpRows) {
+EMBER_DEVICE_TEST(Embedding, LooksUpRows) {
   auto wv = vals(10 * 4, 51);
   Tensor w = make(wv, {10, 4}, kFloat32);
   std::vector<int64_t> iv = {9, 0, 3, 3, 7, 1};

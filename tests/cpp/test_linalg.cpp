@@ -112,7 +112,7 @@ std::vector<DType> mm_dtypes() { return {kFloat32, kFloat64, kInt64, kInt32, kIn
 
 // ---------------------------------------------------------------- mm
 
-TEST(Mm, AllDtypesAndLayouts) {
+EMBER_DEVICE_TEST(Mm, AllDtypesAndLayouts) {
   for (DType dt : mm_dtypes())
     for (MatLayout la : mat_layouts())
       for (MatLayout lb : mat_layouts()) {
@@ -126,14 +126,14 @@ TEST(Mm, AllDtypesAndLayouts) {
       }
 }
 
-TEST(Mm, LargerThanBlasBlocksFloat64) {
+EMBER_DEVICE_TEST(Mm, LargerThanBlasBlocksFloat64) {
   // Big enough for OpenBLAS to use its threaded, blocked path.
   Tensor a = rnd({150, 130}, kFloat64, 3), b = rnd({130, 170}, kFloat64, 4);
   EXPECT_TRUE(matches(mm(a, b), ref_mm(ref_of(a), ref_of(b))));
   EXPECT_TRUE(matches(mm(b.t(), a.t()), ref_mm(ref_of(b.t()), ref_of(a.t()))));
 }
 
-TEST(Mm, LargerFloat32WithLooserTolerance) {
+EMBER_DEVICE_TEST(Mm, LargerFloat32WithLooserTolerance) {
   // K = 300: float32 rounding grows like sqrt(K) * eps * |sum of products|; compare with a
   // tolerance scaled to the sum length (the default one assumes short sums).
   Tensor a = rnd({64, 300}, kFloat32, 5), b = rnd({300, 48}, kFloat32, 6);
@@ -142,7 +142,7 @@ TEST(Mm, LargerFloat32WithLooserTolerance) {
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want.v[i], 300 * 6e-8 * 4) << i;
 }
 
-TEST(Mm, Int64WrapsAndIsExact) {
+EMBER_DEVICE_TEST(Mm, Int64WrapsAndIsExact) {
   Tensor a = tensor({{int64_t(1) << 40, 3}, {-5, 7}});
   Tensor b = tensor({{int64_t(1) << 30, 2}, {11, -13}});
   auto v = mm(a, b).tolist<int64_t>();
@@ -153,7 +153,7 @@ TEST(Mm, Int64WrapsAndIsExact) {
   EXPECT_EQ(v[3], -10 - 91);
 }
 
-TEST(Mm, EmptyDims) {
+EMBER_DEVICE_TEST(Mm, EmptyDims) {
   for (DType dt : {kFloat32, kFloat64, kInt64, kFloat16}) {
     Tensor r = mm(rnd({0, 3}, dt, 1), rnd({3, 4}, dt, 2));
     EXPECT_EQ(r.sizes(), (Shape{0, 4}));
@@ -166,7 +166,7 @@ TEST(Mm, EmptyDims) {
   }
 }
 
-TEST(Mm, Errors) {
+EMBER_DEVICE_TEST(Mm, Errors) {
   Tensor f = rnd({2, 3}, kFloat32, 1);
   EXPECT_THROW_MSG(mm(rnd({3}, kFloat32, 1), f), Error, "self must be a matrix");
   EXPECT_THROW_MSG(mm(f, rnd({3}, kFloat32, 1)), Error, "mat2 must be a matrix");
@@ -181,7 +181,7 @@ TEST(Mm, Errors) {
 
 // ---------------------------------------------------------------- addmm
 
-TEST(Addmm, BetaAlphaAndSelfBroadcast) {
+EMBER_DEVICE_TEST(Addmm, BetaAlphaAndSelfBroadcast) {
   for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16})
     for (Shape self_shape : {Shape{4, 3}, Shape{3}, Shape{1, 3}, Shape{4, 1}, Shape{}})
       for (auto [beta, alpha] : {std::pair{1.0, 1.0}, std::pair{0.5, -2.0}, std::pair{0.0, 1.5}}) {
@@ -196,7 +196,7 @@ TEST(Addmm, BetaAlphaAndSelfBroadcast) {
       }
 }
 
-TEST(Addmm, BetaZeroIgnoresNaNInSelf) {
+EMBER_DEVICE_TEST(Addmm, BetaZeroIgnoresNaNInSelf) {
   for (DType dt : {kFloat32, kFloat64, kFloat16}) {
     Tensor self = full({2, 3}, std::numeric_limits<double>::quiet_NaN(), {.dtype = dt});
     Tensor m1 = rnd({2, 4}, dt, 1), m2 = rnd({4, 3}, dt, 2);
@@ -208,7 +208,7 @@ TEST(Addmm, BetaZeroIgnoresNaNInSelf) {
   }
 }
 
-TEST(Addmm, IntegerAndEmptyK) {
+EMBER_DEVICE_TEST(Addmm, IntegerAndEmptyK) {
   Tensor self = rnd({3, 2}, kInt64, 3), m1 = rnd({3, 4}, kInt64, 4), m2 = rnd({4, 2}, kInt64, 5);
   Ref want = ref_binary(ref_of(self), ref_mm(ref_of(m1), ref_of(m2)), [](double s, double x) { return 2 * s + 3 * x; });
   EXPECT_TRUE(matches(addmm(self, m1, m2, 2, 3), want));
@@ -219,7 +219,7 @@ TEST(Addmm, IntegerAndEmptyK) {
   EXPECT_TRUE(matches(r, ref_unary(ref_of(s), [](double x) { return 0.5 * x; })));
 }
 
-TEST(Addmm, Errors) {
+EMBER_DEVICE_TEST(Addmm, Errors) {
   Tensor m1 = rnd({2, 3}, kFloat32, 1), m2 = rnd({3, 5}, kFloat32, 2);
   EXPECT_THROW_MSG(addmm(rnd({2, 5}, kFloat64, 1), m1, m2), Error, "self and mat2 must have the same dtype");
   EXPECT_THROW_MSG(addmm(rnd({3, 5}, kFloat32, 1), m1, m2), Error,
@@ -239,7 +239,7 @@ namespace {
 Ref ref_bmm(const Ref& a, const Ref& b) { return ref_matmul(a, b); }
 }  // namespace
 
-TEST(Bmm, LayoutsAndDtypes) {
+EMBER_DEVICE_TEST(Bmm, LayoutsAndDtypes) {
   for (DType dt : {kFloat32, kFloat64, kInt64, kFloat16, kBFloat16}) {
     SCOPED_TRACE(dtype_name(dt));
     Tensor a = rnd({4, 3, 5}, dt, 1), b = rnd({4, 5, 2}, dt, 2);
@@ -259,7 +259,7 @@ TEST(Bmm, LayoutsAndDtypes) {
   }
 }
 
-TEST(Bmm, ManySmallAndFewLargeMatrices) {
+EMBER_DEVICE_TEST(Bmm, ManySmallAndFewLargeMatrices) {
   // Many small matrices: split across threads by batch. Few large ones: BLAS threads each.
   Tensor a = rnd({64, 6, 7}, kFloat32, 1), b = rnd({64, 7, 5}, kFloat32, 2);
   EXPECT_TRUE(matches(bmm(a, b), ref_bmm(ref_of(a), ref_of(b))));
@@ -269,13 +269,13 @@ TEST(Bmm, ManySmallAndFewLargeMatrices) {
   EXPECT_TRUE(matches(bmm(e, f), ref_bmm(ref_of(e), ref_of(f))));
 }
 
-TEST(Bmm, EmptyDims) {
+EMBER_DEVICE_TEST(Bmm, EmptyDims) {
   EXPECT_EQ(bmm(rnd({0, 2, 3}, kFloat32, 1), rnd({0, 3, 4}, kFloat32, 2)).sizes(), (Shape{0, 2, 4}));
   Tensor r = bmm(rnd({2, 2, 0}, kFloat32, 1), rnd({2, 0, 4}, kFloat32, 2));
   EXPECT_TRUE(matches(r, Ref{{2, 2, 4}, std::vector<double>(16, 0.0)}));
 }
 
-TEST(Bmm, Errors) {
+EMBER_DEVICE_TEST(Bmm, Errors) {
   Tensor a = rnd({2, 2, 3}, kFloat32, 1);
   EXPECT_THROW_MSG(bmm(rnd({2, 3}, kFloat32, 1), a), Error, "batch1 must be a 3D tensor");
   EXPECT_THROW_MSG(bmm(a, rnd({3, 4}, kFloat32, 1)), Error, "batch2 must be a 3D tensor");
@@ -286,7 +286,7 @@ TEST(Bmm, Errors) {
   EXPECT_THROW_MSG(bmm(a, rnd({2, 3, 5}, kFloat64, 1)), Error, "expected scalar type Float but found Double");
 }
 
-TEST(Baddbmm, Values) {
+EMBER_DEVICE_TEST(Baddbmm, Values) {
   for (DType dt : {kFloat32, kFloat64, kInt64}) {
     Tensor self = rnd({3, 1, 4}, dt, 1), b1 = rnd({3, 2, 5}, dt, 2), b2 = rnd({3, 5, 4}, dt, 3);
     Ref p = ref_bmm(ref_of(b1), ref_of(b2));
@@ -314,7 +314,7 @@ double ref_dot(const Ref& a, const Ref& b) {
 }
 }  // namespace
 
-TEST(Dot, DtypesAndStrides) {
+EMBER_DEVICE_TEST(Dot, DtypesAndStrides) {
   for (DType dt : {kFloat32, kFloat64, kInt64, kInt32, kUInt8, kFloat16, kBFloat16}) {
     SCOPED_TRACE(dtype_name(dt));
     std::vector<std::pair<Tensor, Tensor>> cases = {
@@ -334,7 +334,7 @@ TEST(Dot, DtypesAndStrides) {
   }
 }
 
-TEST(Dot, Errors) {
+EMBER_DEVICE_TEST(Dot, Errors) {
   EXPECT_THROW_MSG(dot(rnd({2, 2}, kFloat32, 1), rnd({2}, kFloat32, 1)), Error,
                    "1D tensors expected, but got 2D and 1D tensors");
   EXPECT_THROW_MSG(dot(rnd({3}, kFloat32, 1), rnd({4}, kFloat32, 1)), Error,
@@ -344,7 +344,7 @@ TEST(Dot, Errors) {
                    "dot : expected both vectors to have same dtype, but found Float and Double");
 }
 
-TEST(Mv, LayoutsAndDtypes) {
+EMBER_DEVICE_TEST(Mv, LayoutsAndDtypes) {
   for (DType dt : {kFloat32, kFloat64, kInt64, kFloat16})
     for (MatLayout l : mat_layouts()) {
       SCOPED_TRACE(std::string(dtype_name(dt)) + " " + mat_layout_name(l));
@@ -364,7 +364,7 @@ TEST(Mv, LayoutsAndDtypes) {
                    "expected scalar type Float but found Double");
 }
 
-TEST(Outer, ValuesAndPromotion) {
+EMBER_DEVICE_TEST(Outer, ValuesAndPromotion) {
   Tensor a = rnd({8}, kFloat32, 1).slice(0, 0, std::nullopt, 2), b = rnd({3}, kFloat32, 2);
   Tensor r = outer(a, b);
   Ref want = ref_matmul(Ref{{4, 1}, ref_of(a).v}, Ref{{1, 3}, ref_of(b).v});
@@ -381,7 +381,7 @@ TEST(Outer, ValuesAndPromotion) {
 
 // ---------------------------------------------------------------- matmul
 
-TEST(Matmul, EveryRankCombination) {
+EMBER_DEVICE_TEST(Matmul, EveryRankCombination) {
   // Shapes by rank for a contraction of length 4: left (..., n=3, 4), right (..., 4, p=2).
   auto left = [](int r) -> Shape {
     switch (r) { case 1: return {4}; case 2: return {3, 4}; case 3: return {5, 3, 4}; default: return {2, 1, 3, 4}; }
@@ -401,7 +401,7 @@ TEST(Matmul, EveryRankCombination) {
       }
 }
 
-TEST(Matmul, ShapesAsPyTorch) {
+EMBER_DEVICE_TEST(Matmul, ShapesAsPyTorch) {
   auto shape = [](Shape x, Shape y) { return matmul(rnd(x, kFloat32, 1), rnd(y, kFloat32, 2)).sizes(); };
   EXPECT_EQ(shape({4}, {4}), (Shape{}));
   EXPECT_EQ(shape({3, 4}, {4}), (Shape{3}));
@@ -416,7 +416,7 @@ TEST(Matmul, ShapesAsPyTorch) {
   EXPECT_EQ(shape({3, 0}, {2, 0, 5}), (Shape{2, 3, 5}));
 }
 
-TEST(Matmul, NonContiguousAndBroadcastBatches) {
+EMBER_DEVICE_TEST(Matmul, NonContiguousAndBroadcastBatches) {
   for (DType dt : {kFloat32, kFloat64}) {
     std::vector<std::pair<Tensor, Tensor>> cases = {
         // (2,1,3,4) @ (5,4,2) -> (2,5,3,2), the documented broadcast example.
@@ -446,7 +446,7 @@ TEST(Matmul, NonContiguousAndBroadcastBatches) {
   EXPECT_TRUE(matches(r, ref_matmul(ref_of(h1), ref_of(h2))));
 }
 
-TEST(Matmul, Errors) {
+EMBER_DEVICE_TEST(Matmul, Errors) {
   EXPECT_THROW_MSG(matmul(scalar_tensor(1.0), rnd({2, 2}, kFloat32, 1)), Error,
                    "both arguments to matmul need to be at least 1D, but they are 0D and 2D");
   EXPECT_THROW_MSG(matmul(rnd({2}, kFloat32, 1), scalar_tensor(1.0)), Error,

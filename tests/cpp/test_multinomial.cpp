@@ -29,7 +29,7 @@ std::vector<double> normalised(std::vector<double> w) {
 
 }  // namespace
 
-TEST(Multinomial, ShapesAndDtype) {
+EMBER_DEVICE_TEST(Multinomial, ShapesAndDtype) {
   Generator g(1);
   Tensor w1 = tensor({1., 2., 3., 4.});
   Tensor a = multinomial(w1, 3, false, &g);
@@ -56,7 +56,7 @@ TEST(Multinomial, ShapesAndDtype) {
   EXPECT_FALSE(s.requires_grad());
 }
 
-TEST(Multinomial, SameSeedSameDraws) {
+EMBER_DEVICE_TEST(Multinomial, SameSeedSameDraws) {
   Tensor w = tensor({{1., 2., 3., 0.5, 7.}, {4., 0., 1., 1., 2.}}, {.dtype = kFloat32});
   for (bool replacement : {true, false}) {
     Generator g1(123), g2(123), g3(124);
@@ -74,7 +74,7 @@ TEST(Multinomial, SameSeedSameDraws) {
   EXPECT_EQ(multinomial(w, 3, true).tolist<int64_t>(), d1);
 }
 
-TEST(Multinomial, ZeroWeightsNeverDrawn) {
+EMBER_DEVICE_TEST(Multinomial, ZeroWeightsNeverDrawn) {
   Generator g(5);
   // zeros at both ends and in between, and a tiny positive weight next to a large one
   Tensor w = tensor({0., 1., 0., 0., 2., 1e-300, 0.}, {.dtype = kFloat64});
@@ -99,7 +99,7 @@ TEST(Multinomial, ZeroWeightsNeverDrawn) {
   }
 }
 
-TEST(Multinomial, FrequenciesWithReplacement) {
+EMBER_DEVICE_TEST(Multinomial, FrequenciesWithReplacement) {
   std::vector<double> w = {1., 2., 3., 4., 0.5, 0., 9.5};  // need not sum to 1
   for (DType dt : {kFloat32, kFloat64}) {
     Generator g(2024);
@@ -112,7 +112,7 @@ TEST(Multinomial, FrequenciesWithReplacement) {
   }
 }
 
-TEST(Multinomial, WithoutReplacementDistinctAndComplete) {
+EMBER_DEVICE_TEST(Multinomial, WithoutReplacementDistinctAndComplete) {
   Generator g(11);
   Tensor w = rand({40, 12}, {.dtype = kFloat64}, &g).add(1e-3);
   std::vector<int64_t> d = multinomial(w, 8, false, &g).tolist<int64_t>();
@@ -132,7 +132,7 @@ TEST(Multinomial, WithoutReplacementDistinctAndComplete) {
   EXPECT_EQ(one, (std::vector<int64_t>{0}));
 }
 
-TEST(Multinomial, WithoutReplacementFollowsSuccessiveDraws) {
+EMBER_DEVICE_TEST(Multinomial, WithoutReplacementFollowsSuccessiveDraws) {
   // Many identical rows, two draws each: the first draw follows the weights, the second
   // the weights with the first category removed: P(j second) = sum_{i != j} p_i p_j / (1 - p_i).
   std::vector<double> w = {1., 2., 3., 4., 0.};
@@ -155,7 +155,7 @@ TEST(Multinomial, WithoutReplacementFollowsSuccessiveDraws) {
   EXPECT_EQ(first[4] + second[4], 0);
 }
 
-TEST(Multinomial, RowsAreIndependent) {
+EMBER_DEVICE_TEST(Multinomial, RowsAreIndependent) {
   Generator g(31);
   // Each row draws from its own weights only.
   Tensor w = tensor({{0., 0., 1., 0.}, {1., 0., 0., 0.}, {0., 2., 0., 2.}});
@@ -181,7 +181,7 @@ TEST(Multinomial, RowsAreIndependent) {
   }
 }
 
-TEST(Multinomial, Errors) {
+EMBER_DEVICE_TEST(Multinomial, Errors) {
   Tensor w = tensor({1., 2., 3.});
   EXPECT_THROW_MSG(multinomial(tensor(1.), 1), Error, "prob_dist must be 1 or 2 dim");
   EXPECT_THROW_MSG(multinomial(ones({2, 2, 2}), 1), Error, "prob_dist must be 1 or 2 dim");

@@ -55,7 +55,7 @@ std::vector<Act> activations() {
 
 }  // namespace
 
-TEST(NNActivation, ForwardMatchesReference) {
+EMBER_DEVICE_TEST(NNActivation, ForwardMatchesReference) {
   for (const auto& a : activations()) {
     for (DType dt : {kFloat32, kFloat64}) {
       for (bool transposed : {false, true}) {
@@ -75,7 +75,7 @@ TEST(NNActivation, ForwardMatchesReference) {
   }
 }
 
-TEST(NNActivation, Gradients) {
+EMBER_DEVICE_TEST(NNActivation, Gradients) {
   for (const auto& a : activations()) {
     Tensor x = gin({3, 4}, 2);
     auto f = [&](const variable_list& in) { return a.f(in[0]); };
@@ -91,7 +91,7 @@ TEST(NNActivation, Gradients) {
   EXPECT_TRUE(gradgradcheck(lsm, {x}));
 }
 
-TEST(NNActivation, LargeInputsStayFinite) {
+EMBER_DEVICE_TEST(NNActivation, LargeInputsStayFinite) {
   Tensor x = tensor({-200.0, -30.0, 0.5, 30.0, 200.0}, {.dtype = kFloat64}).requires_grad_();
   Tensor sp = F::softplus(x), el = F::elu(x);
   EXPECT_TRUE(close_to(sp, Ref{{5}, {std::log1p(std::exp(-200.0)), std::log1p(std::exp(-30.0)),
@@ -101,7 +101,7 @@ TEST(NNActivation, LargeInputsStayFinite) {
   EXPECT_NEAR(g[4], 2.0, 1e-12);  // softplus' = 1 (linear region), elu' = 1
 }
 
-TEST(NNActivation, SoftmaxValuesAndDtype) {
+EMBER_DEVICE_TEST(NNActivation, SoftmaxValuesAndDtype) {
   Tensor x = rnd({3, 4}, kFloat32, 4);
   Ref r = ref_of(x);
   Ref sm = r, lsm = r;
@@ -122,7 +122,7 @@ TEST(NNActivation, SoftmaxValuesAndDtype) {
 }
 
 // ---------------------------------------------------------------- dropout
-TEST(NNActivation, DropoutStatistics) {
+EMBER_DEVICE_TEST(NNActivation, DropoutStatistics) {
   Tensor x = ones({200, 500});
   Generator g(123);
   const double p = 0.3;
@@ -141,7 +141,7 @@ TEST(NNActivation, DropoutStatistics) {
   EXPECT_FALSE(equal(F::dropout(x, p, true, &g2), y));
 }
 
-TEST(NNActivation, DropoutEdgeCasesAndGrad) {
+EMBER_DEVICE_TEST(NNActivation, DropoutEdgeCasesAndGrad) {
   Tensor x = rnd({4, 6}, kFloat32, 5);
   EXPECT_TRUE(equal(F::dropout(x, 0.5, false), x));
   EXPECT_TRUE(equal(F::dropout(x, 0.0, true), x));
@@ -164,7 +164,7 @@ TEST(NNActivation, DropoutEdgeCasesAndGrad) {
   }
 }
 
-TEST(NNActivation, Dropout2dZeroesWholeChannels) {
+EMBER_DEVICE_TEST(NNActivation, Dropout2dZeroesWholeChannels) {
   Tensor x = ones({8, 64, 3, 3}, {.dtype = kFloat64});
   Generator g(9);
   Tensor y = F::dropout2d(x, 0.5, true, &g);
@@ -184,7 +184,7 @@ TEST(NNActivation, Dropout2dZeroesWholeChannels) {
 }
 
 // ---------------------------------------------------------------- embedding, one_hot
-TEST(NNActivation, EmbeddingAndOneHot) {
+EMBER_DEVICE_TEST(NNActivation, EmbeddingAndOneHot) {
   Tensor w = rnd({5, 3}, kFloat64, 10).requires_grad_();
   Tensor idx = tensor({{0, 4}, {2, 0}});
   Tensor y = F::embedding(idx, w);
@@ -249,7 +249,7 @@ Ref ref_attention(const Tensor& q, const Tensor& k, const Tensor& v, MaskKind ki
 }
 }  // namespace
 
-TEST(NNActivation, AttentionMatchesReference) {
+EMBER_DEVICE_TEST(NNActivation, AttentionMatchesReference) {
   for (DType dt : {kFloat32, kFloat64}) {
     Tensor q = rnd({2, 3, 4, 5}, dt, 20), k = rnd({2, 3, 6, 5}, dt, 21), v = rnd({2, 3, 6, 7}, dt, 22);
     Tensor bmask = rnd({4, 6}, kFloat64, 23).gt(-1.5);
@@ -275,7 +275,7 @@ TEST(NNActivation, AttentionMatchesReference) {
   }
 }
 
-TEST(NNActivation, AttentionFullyMaskedRowIsNaNAndErrors) {
+EMBER_DEVICE_TEST(NNActivation, AttentionFullyMaskedRowIsNaNAndErrors) {
   Tensor q = rnd({1, 2, 3}, kFloat32, 30), k = rnd({1, 4, 3}, kFloat32, 31), v = rnd({1, 4, 2}, kFloat32, 32);
   Tensor mask = tensor({{true, true, false, false}, {false, false, false, false}});
   auto out = F::scaled_dot_product_attention(q, k, v, mask).tolist<double>();
@@ -285,7 +285,7 @@ TEST(NNActivation, AttentionFullyMaskedRowIsNaNAndErrors) {
                    "Explicit attn_mask should not be set when is_causal=True");
 }
 
-TEST(NNActivation, AttentionGradients) {
+EMBER_DEVICE_TEST(NNActivation, AttentionGradients) {
   Tensor q = gin({2, 3, 4}, 40, -1, 1), k = gin({2, 5, 4}, 41, -1, 1), v = gin({2, 5, 3}, 42, -1, 1);
   Tensor bmask = tensor({{true, false, true, true, false},
                          {true, true, true, true, true},
@@ -305,7 +305,7 @@ TEST(NNActivation, AttentionGradients) {
   EXPECT_TRUE(gradcheck(causal, {qc, kc, vc}));
 }
 
-TEST(NNActivation, AttentionDropoutIsSeeded) {
+EMBER_DEVICE_TEST(NNActivation, AttentionDropoutIsSeeded) {
   Tensor q = rnd({2, 8, 4}, kFloat32, 50), k = rnd({2, 8, 4}, kFloat32, 51), v = rnd({2, 8, 4}, kFloat32, 52);
   Generator g1(5), g2(5), g3(6);
   Tensor a = F::scaled_dot_product_attention(q, k, v, std::nullopt, 0.5, false, std::nullopt, &g1);

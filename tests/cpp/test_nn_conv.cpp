@@ -65,7 +65,7 @@ std::vector<Cfg> configs() {
 
 }  // namespace
 
-TEST(NNConv, Conv2dMatchesReference) {
+EMBER_DEVICE_TEST(NNConv, Conv2dMatchesReference) {
   for (DType dt : {kFloat32, kFloat64}) {
     int i = 0;
     for (const Cfg& c : configs()) {
@@ -85,7 +85,7 @@ TEST(NNConv, Conv2dMatchesReference) {
   }
 }
 
-TEST(NNConv, Conv2dReducedFloatAndEmptyBatch) {
+EMBER_DEVICE_TEST(NNConv, Conv2dReducedFloatAndEmptyBatch) {
   Tensor x = rnd({2, 3, 6, 5}, 14), w = rnd({4, 3, 3, 3}, 15), b = rnd({4}, 16);
   for (DType dt : {kFloat16, kBFloat16}) {
     Tensor y = F::conv2d(x.to(dt), w.to(dt), b.to(dt), {1, 1}, std::vector<int64_t>{1, 1});
@@ -106,7 +106,7 @@ TEST(NNConv, Conv2dReducedFloatAndEmptyBatch) {
 // has oneDNN (ember's own kernel otherwise): forward, input and weight gradients against the
 // float64 path (ember's im2col kernel) over strides, padding, dilation, bias, odd sizes and a
 // non-contiguous input; a second call of each shape reuses the cached primitive.
-TEST(NNConv, Conv2dFloat32WideChannelsMatchFloat64) {
+EMBER_DEVICE_TEST(NNConv, Conv2dFloat32WideChannelsMatchFloat64) {
   struct Case { Shape x, w; Shape stride, padding, dilation; bool bias; int64_t groups = 1; };
   std::vector<Case> cases = {
       {{4, 8, 9, 9}, {16, 8, 3, 3}, {1, 1}, {1, 1}, {1, 1}, true},
@@ -142,7 +142,7 @@ TEST(NNConv, Conv2dFloat32WideChannelsMatchFloat64) {
                        F::conv2d(xcl, w, std::nullopt, {1, 1}, std::vector<int64_t>{1, 1}), 1e-4, 1e-4));
 }
 
-TEST(NNConv, Conv2dNonContiguousInput) {
+EMBER_DEVICE_TEST(NNConv, Conv2dNonContiguousInput) {
   Tensor base = rnd({2, 5, 6, 3}, 4);           // (N, H, W, C)
   Tensor x = base.permute({0, 3, 1, 2});         // (N, C, H, W), channels-last strides
   Tensor x2 = rnd({2, 3, 5, 12}, 5).slice(3, 0, std::nullopt, 2);
@@ -155,7 +155,7 @@ TEST(NNConv, Conv2dNonContiguousInput) {
   }
 }
 
-TEST(NNConv, Conv2dSameAndValid) {
+EMBER_DEVICE_TEST(NNConv, Conv2dSameAndValid) {
   // even kernels with dilation: PyTorch pads total = d*(k-1), left = total/2, the extra on the right
   Tensor x = rnd({2, 2, 7, 8}, 7);
   for (Shape k : {Shape{4, 2}, Shape{3, 3}, Shape{2, 5}})
@@ -172,7 +172,7 @@ TEST(NNConv, Conv2dSameAndValid) {
                        ref_conv2d(x, w, std::nullopt, {2, 1}, {0, 0, 0, 0}, {1, 1}, 1)));
 }
 
-TEST(NNConv, Conv1dMatchesReference) {
+EMBER_DEVICE_TEST(NNConv, Conv1dMatchesReference) {
   for (DType dt : {kFloat32, kFloat64}) {
     Tensor x = rnd({2, 4, 11}, 10, dt), w = rnd({6, 2, 3}, 11, dt), b = rnd({6}, 12, dt);
     Tensor y = F::conv1d(x, w, b, 2, std::vector<int64_t>{1}, 2, 2);
@@ -186,7 +186,7 @@ TEST(NNConv, Conv1dMatchesReference) {
   }
 }
 
-TEST(NNConv, Conv2dGradcheck) {
+EMBER_DEVICE_TEST(NNConv, Conv2dGradcheck) {
   struct G { Shape s, p, d; int64_t groups; };
   for (G c : {G{{1, 1}, {0, 0}, {1, 1}, 1}, G{{2, 1}, {1, 2}, {1, 2}, 2}, G{{1, 2}, {1, 1}, {2, 1}, 1}}) {
     Tensor x = rnd({2, 4, 5, 6}, 20).requires_grad_();
@@ -208,7 +208,7 @@ TEST(NNConv, Conv2dGradcheck) {
       {x1, w1}));
 }
 
-TEST(NNConv, Conv2dGradgradcheck) {
+EMBER_DEVICE_TEST(NNConv, Conv2dGradgradcheck) {
   Tensor x = rnd({1, 2, 5, 4}, 30).requires_grad_(), w = rnd({2, 1, 2, 3}, 31).requires_grad_();
   Tensor b = rnd({2}, 32).requires_grad_();
   EXPECT_TRUE(gradgradcheck(
@@ -216,7 +216,7 @@ TEST(NNConv, Conv2dGradgradcheck) {
       {x, w, b}));
 }
 
-TEST(NNConv, Conv2dFloat32GradMatchesFloat64) {
+EMBER_DEVICE_TEST(NNConv, Conv2dFloat32GradMatchesFloat64) {
   Tensor x64 = rnd({4, 3, 9, 9}, 40), w64 = rnd({5, 3, 3, 3}, 41);
   Tensor x = x64.to(kFloat32).requires_grad_(), w = w64.to(kFloat32).requires_grad_();
   Tensor xd = x64.clone().requires_grad_(), wd = w64.clone().requires_grad_();
@@ -228,7 +228,7 @@ TEST(NNConv, Conv2dFloat32GradMatchesFloat64) {
   EXPECT_TRUE(allclose(w.grad().to(kFloat64), wd.grad(), 1e-4, 1e-3));
 }
 
-TEST(NNConv, Conv2dErrors) {
+EMBER_DEVICE_TEST(NNConv, Conv2dErrors) {
   Tensor w = rnd({8, 3, 3, 3}, 50);
   EXPECT_THROW_MSG(F::conv2d(rnd({2, 3}, 1), w), Error,
                    "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 3]");
@@ -262,7 +262,7 @@ TEST(NNConv, Conv2dErrors) {
   EXPECT_THROW_MSG(F::conv2d(x, rnd({8, 3, 3}, 2)), Error, "Expected 4-dimensional weight");
 }
 
-TEST(NNConv, LinearMatchesReference) {
+EMBER_DEVICE_TEST(NNConv, LinearMatchesReference) {
   for (DType dt : {kFloat32, kFloat64}) {
     Tensor x = rnd({2, 3, 5}, 60, dt), w = rnd({4, 5}, 61, dt), b = rnd({4}, 62, dt);
     Ref X = ref_of(x), Wr = ref_of(w), B = ref_of(b);
@@ -320,7 +320,7 @@ Ref ref_pad(const Tensor& x, Shape pad, const std::string& mode, double value) {
 }
 }  // namespace
 
-TEST(NNPad, ModesMatchReference) {
+EMBER_DEVICE_TEST(NNPad, ModesMatchReference) {
   Tensor x3 = rnd({2, 3, 5}, 70), x4 = rnd({2, 2, 4, 5}, 71), x5 = rnd({1, 2, 3, 4, 5}, 72);
   for (std::string mode : {"constant", "reflect", "replicate", "circular"}) {
     SCOPED_TRACE(mode);
@@ -336,7 +336,7 @@ TEST(NNPad, ModesMatchReference) {
   EXPECT_TRUE(close_to(F::pad(x3, {0, 0, 0, 0, 1, 1}, "constant", -2), ref_pad(x3, {0, 0, 0, 0, 1, 1}, "constant", -2)));
 }
 
-TEST(NNPad, Gradcheck) {
+EMBER_DEVICE_TEST(NNPad, Gradcheck) {
   for (std::string mode : {"constant", "reflect", "replicate", "circular"}) {
     SCOPED_TRACE(mode);
     Tensor x = rnd({1, 2, 3, 4}, 80).requires_grad_();
@@ -344,7 +344,7 @@ TEST(NNPad, Gradcheck) {
   }
 }
 
-TEST(NNPad, Errors) {
+EMBER_DEVICE_TEST(NNPad, Errors) {
   Tensor x = rnd({1, 3, 3}, 90);
   EXPECT_THROW_MSG(F::pad(rnd({3, 3}, 1), {1}), Error, "Padding length must be divisible by 2");
   EXPECT_THROW_MSG(F::pad(rnd({3, 3}, 1), {1, 1, 1, 1, 1, 1}), Error, "Padding length too large");

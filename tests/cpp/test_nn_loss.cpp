@@ -50,7 +50,7 @@ std::vector<double> ce_ref_rows(const Tensor& x, const std::vector<int64_t>& t, 
 }  // namespace
 
 // ---------------------------------------------------------------- cross_entropy values (torch 1.13)
-TEST(NNLoss, CrossEntropyTorchValues) {
+EMBER_DEVICE_TEST(NNLoss, CrossEntropyTorchValues) {
   // Expected values below came from torch 1.13 (float64 inputs, same numbers).
   EXPECT_TRUE(close_to(F::cross_entropy(X(), T()), R({0.52569732347})));
   EXPECT_TRUE(close_to(F::cross_entropy(X(), T(), std::nullopt, -100, "none"),
@@ -80,7 +80,7 @@ TEST(NNLoss, CrossEntropyTorchValues) {
   EXPECT_TRUE(close_to(F::cross_entropy(X()[0], scalar_tensor(int64_t(1))), R({3.546041294905})));
 }
 
-TEST(NNLoss, CrossEntropyGradTorchValues) {
+EMBER_DEVICE_TEST(NNLoss, CrossEntropyGradTorchValues) {
   // Gradient of cross_entropy(x, [2, -100, 3], weight, label_smoothing=0.1) from torch 1.13.
   for (DType dt : {kFloat64, kFloat32}) {
     Tensor x = X(dt).requires_grad_();
@@ -92,7 +92,7 @@ TEST(NNLoss, CrossEntropyGradTorchValues) {
   }
 }
 
-TEST(NNLoss, CrossEntropyMatchesNaiveReference) {
+EMBER_DEVICE_TEST(NNLoss, CrossEntropyMatchesNaiveReference) {
   Generator g(3);
   for (int64_t C : {1, 5, 37, 300}) {
     for (double ls : {0.0, 0.25}) {
@@ -116,7 +116,7 @@ TEST(NNLoss, CrossEntropyMatchesNaiveReference) {
   }
 }
 
-TEST(NNLoss, CrossEntropyStableForLargeLogits) {
+EMBER_DEVICE_TEST(NNLoss, CrossEntropyStableForLargeLogits) {
   Tensor x = tensor({{1000.f, 0.f, -1000.f}, {-5000.f, -5000.f, -4990.f}});
   Tensor t = tensor(std::vector<int64_t>{1, 2});
   Tensor l = F::cross_entropy(x, t, std::nullopt, -100, "none");
@@ -129,7 +129,7 @@ TEST(NNLoss, CrossEntropyStableForLargeLogits) {
   EXPECT_NEAR(gv[1], -0.5, 1e-6);
 }
 
-TEST(NNLoss, CrossEntropyIgnoreIndex) {
+EMBER_DEVICE_TEST(NNLoss, CrossEntropyIgnoreIndex) {
   Tensor t = tensor(std::vector<int64_t>{-100, -100, -100});
   Tensor m = F::cross_entropy(X(), t);
   EXPECT_TRUE(std::isnan(m.item().to<double>()));  // all ignored, mean: nan as PyTorch
@@ -140,7 +140,7 @@ TEST(NNLoss, CrossEntropyIgnoreIndex) {
                        R({0.346041294905, 0.0, 0.864884587719}, {3})));
 }
 
-TEST(NNLoss, CrossEntropyGradcheck) {
+EMBER_DEVICE_TEST(NNLoss, CrossEntropyGradcheck) {
   Generator g(5);
   for (std::string red : {"mean", "sum", "none"})
     for (double ls : {0.0, 0.3})
@@ -168,7 +168,7 @@ TEST(NNLoss, CrossEntropyGradcheck) {
                         {xp, tp}));
 }
 
-TEST(NNLoss, CrossEntropyErrors) {
+EMBER_DEVICE_TEST(NNLoss, CrossEntropyErrors) {
   EXPECT_THROW_MSG(F::cross_entropy(X(), tensor(std::vector<int64_t>{2, 5, 0})), IndexError, "Target 5 is out of bounds.");
   EXPECT_THROW_MSG(F::cross_entropy(X(), tensor(std::vector<int64_t>{2, -1, 0})), IndexError, "Target -1 is out of bounds.");
   EXPECT_THROW_MSG(F::cross_entropy(X(), tensor(std::vector<int64_t>{2, 1, 0, 1})), Error,
@@ -187,7 +187,7 @@ TEST(NNLoss, CrossEntropyErrors) {
 }
 
 // ---------------------------------------------------------------- nll_loss
-TEST(NNLoss, NllLoss) {
+EMBER_DEVICE_TEST(NNLoss, NllLoss) {
   Tensor lp = ember::log_softmax(X(), 1);
   EXPECT_TRUE(close_to(F::nll_loss(lp, TI(), W()), R({0.568402706111})));  // torch 1.13
   EXPECT_TRUE(close_to(F::nll_loss(lp, T(), std::nullopt, -100, "none"),
@@ -212,7 +212,7 @@ Tensor B() { return tensor(kB, {.dtype = kFloat64}); }
 Tensor rg(Tensor t) { return t.detach().requires_grad_(); }
 }  // namespace
 
-TEST(NNLoss, RegressionTorchValues) {
+EMBER_DEVICE_TEST(NNLoss, RegressionTorchValues) {
   // from torch 1.13
   EXPECT_TRUE(close_to(F::mse_loss(A(), B()), R({2.1})));
   EXPECT_TRUE(close_to(F::l1_loss(A(), B(), "sum"), R({7.0})));
@@ -228,7 +228,7 @@ TEST(NNLoss, RegressionTorchValues) {
   EXPECT_EQ(F::mse_loss(randn({3, 4}), randn({4}), "none").sizes(), (Shape{3, 4}));
 }
 
-TEST(NNLoss, RegressionGradcheck) {
+EMBER_DEVICE_TEST(NNLoss, RegressionGradcheck) {
   for (std::string red : {"mean", "sum", "none"}) {
     Tensor a = rg(A()), b = rg(B());
     EXPECT_TRUE(gradcheck([&](const variable_list& v) { return F::mse_loss(v[0], v[1], red); }, {a, b}));
@@ -241,7 +241,7 @@ TEST(NNLoss, RegressionGradcheck) {
 }
 
 // ---------------------------------------------------------------- binary cross entropy
-TEST(NNLoss, BinaryCrossEntropy) {
+EMBER_DEVICE_TEST(NNLoss, BinaryCrossEntropy) {
   Tensor p = tensor({0.1, 0.9, 0.5, 0.0, 1.0, 0.3}, {.dtype = kFloat64});
   Tensor t = tensor({0., 1., 0.3, 1., 0., 0.7}, {.dtype = kFloat64});
   Tensor w = tensor({0.5, 1., 2., 1., 1., 3.}, {.dtype = kFloat64});
@@ -269,7 +269,7 @@ TEST(NNLoss, BinaryCrossEntropy) {
                    "Using a target size ([3]) that is different to the input size ([2]) is deprecated");
 }
 
-TEST(NNLoss, BinaryCrossEntropyWithLogits) {
+EMBER_DEVICE_TEST(NNLoss, BinaryCrossEntropyWithLogits) {
   Tensor t = tensor({0., 1., 0.3, 1., 0., 0.7}, {.dtype = kFloat64});
   // torch 1.13
   EXPECT_TRUE(close_to(F::binary_cross_entropy_with_logits(A() * 10.0, t, std::nullopt, "none"),
@@ -305,7 +305,7 @@ TEST(NNLoss, BinaryCrossEntropyWithLogits) {
 }
 
 // ---------------------------------------------------------------- kl_div
-TEST(NNLoss, KlDiv) {
+EMBER_DEVICE_TEST(NNLoss, KlDiv) {
   Tensor lq = ember::log_softmax(X(), 1), tq = PT();
   // torch 1.13
   EXPECT_TRUE(close_to(F::kl_div(lq, tq, "batchmean"), R({0.392798235203})));
@@ -329,7 +329,7 @@ TEST(NNLoss, KlDiv) {
   }
 }
 
-TEST(NNLoss, CrossEntropyCreateGraphMatchesFusedBackward) {
+EMBER_DEVICE_TEST(NNLoss, CrossEntropyCreateGraphMatchesFusedBackward) {
   // backward with create_graph uses the differentiable formula; it must equal the fused kernel.
   Generator g(21);
   Tensor t = tensor(std::vector<int64_t>{3, -100, 0, 2, 2});
@@ -345,7 +345,7 @@ TEST(NNLoss, CrossEntropyCreateGraphMatchesFusedBackward) {
     }
 }
 
-TEST(NNLoss, CrossEntropyReducedPrecision) {
+EMBER_DEVICE_TEST(NNLoss, CrossEntropyReducedPrecision) {
   Tensor t = T();
   for (DType dt : {kFloat16, kBFloat16}) {
     Tensor l = F::cross_entropy(X(dt), t, std::nullopt, -100, "none");
@@ -355,7 +355,7 @@ TEST(NNLoss, CrossEntropyReducedPrecision) {
   }
 }
 
-TEST(NNLoss, EmptyBatch) {
+EMBER_DEVICE_TEST(NNLoss, EmptyBatch) {
   // torch 1.13: mean over an empty batch is nan, sum is 0, none is empty
   Tensor x = zeros({0, 5}), t = zeros({0}, {.dtype = kInt64});
   EXPECT_TRUE(std::isnan(F::cross_entropy(x, t).item().to<double>()));

@@ -51,7 +51,7 @@ Tensor gin(IntArrayRef shape, uint64_t seed) { return rnd(shape, kFloat64, seed)
 }  // namespace
 
 // ---------------------------------------------------------------- layer_norm
-TEST(NNNorm, LayerNormForward) {
+EMBER_DEVICE_TEST(NNNorm, LayerNormForward) {
   for (DType dt : {kFloat32, kFloat64}) {
     for (bool affine : {false, true}) {
       for (bool transposed : {false, true}) {
@@ -74,7 +74,7 @@ TEST(NNNorm, LayerNormForward) {
   }
 }
 
-TEST(NNNorm, LayerNormOnlyWeightOrBiasAndLargeRows) {
+EMBER_DEVICE_TEST(NNNorm, LayerNormOnlyWeightOrBiasAndLargeRows) {
   Tensor x = rnd({3, 4100}, kFloat32, 5);  // rows longer than one accumulation block
   Tensor w = rnd({4100}, kFloat32, 6);
   auto wv = w.tolist<double>();
@@ -85,7 +85,7 @@ TEST(NNNorm, LayerNormOnlyWeightOrBiasAndLargeRows) {
                        ref_rownorm(ref_of(x), 4100, nullptr, &bv, 1e-3), kFloat32));
 }
 
-TEST(NNNorm, LayerNormLargeMeanIsAccurate) {
+EMBER_DEVICE_TEST(NNNorm, LayerNormLargeMeanIsAccurate) {
   // Unit spread around a large mean: a naive E[x^2] - E[x]^2 in float32 loses the variance.
   Tensor x = (rnd({2, 512}, kFloat64, 8) * 0.5 + 1000.0).to(kFloat32);
   Tensor y = F::layer_norm(x, {512});
@@ -96,19 +96,19 @@ TEST(NNNorm, LayerNormLargeMeanIsAccurate) {
   EXPECT_LT(maxerr, 1e-2);
 }
 
-TEST(NNNorm, LayerNormReducedFloat) {
+EMBER_DEVICE_TEST(NNNorm, LayerNormReducedFloat) {
   Tensor x = rnd({3, 16}, kFloat32, 9);
   Tensor y = F::layer_norm(x.to(kBFloat16), {16});
   EXPECT_EQ(y.dtype(), kBFloat16);
   EXPECT_TRUE(close_to(y, ref_rownorm(ref_of(x.to(kBFloat16)), 16, nullptr, nullptr, 1e-5), kBFloat16));
 }
 
-TEST(NNNorm, LayerNormEmptyRows) {
+EMBER_DEVICE_TEST(NNNorm, LayerNormEmptyRows) {
   Tensor y = F::layer_norm(zeros({0, 4}), {4});
   EXPECT_EQ(y.sizes(), (Shape{0, 4}));
 }
 
-TEST(NNNorm, LayerNormErrors) {
+EMBER_DEVICE_TEST(NNNorm, LayerNormErrors) {
   EXPECT_THROW_MSG(F::layer_norm(zeros({2, 3}), {4}), Error,
                    "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]");
   EXPECT_THROW_MSG(F::layer_norm(zeros({3}), {2, 3}), Error,
@@ -121,7 +121,7 @@ TEST(NNNorm, LayerNormErrors) {
   EXPECT_THROW_MSG(F::layer_norm(zeros({2, 3}), {}), Error, "Expected normalized_shape to be at least 1-dimensional");
 }
 
-TEST(NNNorm, LayerNormGrad) {
+EMBER_DEVICE_TEST(NNNorm, LayerNormGrad) {
   Tensor x = gin({3, 2, 4}, 11), w = gin({2, 4}, 12), b = gin({2, 4}, 13);
   auto f = [](const variable_list& in) { return F::layer_norm(in[0], {2, 4}, in[1], in[2]); };
   EXPECT_TRUE(gradcheck(f, {x, w, b}));
@@ -137,7 +137,7 @@ TEST(NNNorm, LayerNormGrad) {
   EXPECT_TRUE(gradgradcheck(f2, {xt, w4}));
 }
 
-TEST(NNNorm, LayerNormGradFloat32MatchesFloat64) {
+EMBER_DEVICE_TEST(NNNorm, LayerNormGradFloat32MatchesFloat64) {
   Tensor x64 = gin({5, 7}, 16);
   Tensor x32 = x64.detach().to(kFloat32).requires_grad_();
   Tensor gout = rnd({5, 7}, kFloat64, 17);
@@ -147,7 +147,7 @@ TEST(NNNorm, LayerNormGradFloat32MatchesFloat64) {
   EXPECT_TRUE(close_to(g32, ref_of(g64), kFloat32));
 }
 
-TEST(NNNorm, LayerNormFusedBackwardMatchesOpFormula) {
+EMBER_DEVICE_TEST(NNNorm, LayerNormFusedBackwardMatchesOpFormula) {
   // Without create_graph the fused backward kernel runs; with it, the formula in ember ops.
   for (int variant = 0; variant < 3; ++variant) {
     Tensor x = gin({37, 3, 130}, 18), w = gin({3, 130}, 19), b = gin({3, 130}, 20);
@@ -173,7 +173,7 @@ TEST(NNNorm, LayerNormFusedBackwardMatchesOpFormula) {
 }
 
 // ---------------------------------------------------------------- rms_norm
-TEST(NNNorm, RmsNormForward) {
+EMBER_DEVICE_TEST(NNNorm, RmsNormForward) {
   for (DType dt : {kFloat32, kFloat64}) {
     for (bool affine : {false, true}) {
       Tensor x = rnd({6, 4}, dt, 20).t();  // non-contiguous (4, 6)
@@ -191,7 +191,7 @@ TEST(NNNorm, RmsNormForward) {
                    "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]");
 }
 
-TEST(NNNorm, RmsNormGrad) {
+EMBER_DEVICE_TEST(NNNorm, RmsNormGrad) {
   Tensor x = gin({3, 5}, 22), w = gin({5}, 23);
   auto f = [](const variable_list& in) { return F::rms_norm(in[0], {5}, in[1], 1e-6); };
   EXPECT_TRUE(gradcheck(f, {x, w}));
@@ -199,7 +199,7 @@ TEST(NNNorm, RmsNormGrad) {
 }
 
 // ---------------------------------------------------------------- group_norm
-TEST(NNNorm, GroupNormForward) {
+EMBER_DEVICE_TEST(NNNorm, GroupNormForward) {
   for (DType dt : {kFloat32, kFloat64}) {
     for (bool affine : {false, true}) {
       Tensor x = rnd({2, 6, 3, 2}, dt, 30);
@@ -222,7 +222,7 @@ TEST(NNNorm, GroupNormForward) {
   EXPECT_TRUE(close_to(F::group_norm(xt, 2), ref_of(F::group_norm(xt.contiguous(), 2))));
 }
 
-TEST(NNNorm, GroupNormGradAndErrors) {
+EMBER_DEVICE_TEST(NNNorm, GroupNormGradAndErrors) {
   Tensor x = gin({2, 4, 3}, 34), w = gin({4}, 35), b = gin({4}, 36);
   auto f = [](const variable_list& in) { return F::group_norm(in[0], 2, in[1], in[2]); };
   EXPECT_TRUE(gradcheck(f, {x, w, b}));
@@ -266,7 +266,7 @@ Ref ref_bn(const Tensor& x, const std::vector<double>& mu, const std::vector<dou
 }
 }  // namespace
 
-TEST(NNNorm, BatchNormTrainingUpdatesRunningStats) {
+EMBER_DEVICE_TEST(NNNorm, BatchNormTrainingUpdatesRunningStats) {
   for (DType dt : {kFloat32, kFloat64}) {
     Tensor rm = zeros({3}, {.dtype = dt}), rv = ones({3}, {.dtype = dt});
     Tensor w = rnd({3}, dt, 40), b = rnd({3}, dt, 41);
@@ -294,7 +294,7 @@ TEST(NNNorm, BatchNormTrainingUpdatesRunningStats) {
   }
 }
 
-TEST(NNNorm, BatchNormWithoutRunningStatsAndNonContiguous) {
+EMBER_DEVICE_TEST(NNNorm, BatchNormWithoutRunningStatsAndNonContiguous) {
   Tensor x = rnd({3, 5, 2}, kFloat64, 60).transpose(0, 2);  // (2, 5, 3) non-contiguous
   auto [mu, var] = channel_stats(x);
   std::vector<double> one(5, 1.0), zero(5, 0.0);
@@ -315,7 +315,7 @@ TEST(NNNorm, BatchNormWithoutRunningStatsAndNonContiguous) {
 // The fused kernel has two layouts ((N, C, S) planes and (N, C) rows) and output masks: both
 // layouts, with and without weight/bias, against the numerical gradient; bfloat16 input
 // computes in float32: the float32 result of the same (rounded) input, to bfloat16 precision.
-TEST(NNNorm, BatchNormFusedKernelLayouts) {
+EMBER_DEVICE_TEST(NNNorm, BatchNormFusedKernelLayouts) {
   for (Shape shape : {Shape{5, 3}, Shape{4, 3, 5}, Shape{2, 3, 2, 3}}) {
     SCOPED_TRACE(::testing::Message() << "rank " << shape.size());
     Tensor x = gin(shape, 80), w = gin({3}, 81), b = gin({3}, 82);
@@ -339,7 +339,7 @@ TEST(NNNorm, BatchNormFusedKernelLayouts) {
   }
 }
 
-TEST(NNNorm, BatchNormGradAndErrors) {
+EMBER_DEVICE_TEST(NNNorm, BatchNormGradAndErrors) {
   Tensor x = gin({3, 2, 2}, 70), w = gin({2}, 71), b = gin({2}, 72);
   auto train = [](const variable_list& in) {
     return F::batch_norm(in[0], std::nullopt, std::nullopt, in[1], in[2], true);

@@ -106,7 +106,7 @@ struct MaxCfg {
 
 }  // namespace
 
-TEST(NNPool, MaxPoolMatchesReference) {
+EMBER_DEVICE_TEST(NNPool, MaxPoolMatchesReference) {
   std::vector<MaxCfg> cfgs = {
       {{2, 2}, {2, 2}, {0, 0}, {1, 1}, false}, {{3, 3}, {2, 2}, {1, 1}, {1, 1}, true},
       {{3, 2}, {1, 2}, {1, 0}, {2, 1}, false}, {{2, 3}, {3, 2}, {1, 1}, {1, 2}, true},
@@ -138,7 +138,7 @@ TEST(NNPool, MaxPoolMatchesReference) {
   EXPECT_EQ(F::max_pool2d(x, {2}, {}, {0}, {1}, true).sizes(), (Shape{1, 1, 3, 3}));
 }
 
-TEST(NNPool, MaxPoolNanAndIndices) {
+EMBER_DEVICE_TEST(NNPool, MaxPoolNanAndIndices) {
   Tensor x = tensor({1.0, 5.0, 3.0, 5.0, 2.0, NAN, 0.0, 4.0, 9.0}).view({1, 1, 3, 3});
   auto [y, idx] = F::max_pool2d_with_indices(x, {2}, {1});
   auto v = y.tolist<double>();
@@ -152,7 +152,7 @@ TEST(NNPool, MaxPoolNanAndIndices) {
 // MaxPool2d(2): float32 on the vector rows (16 outputs a step, masked at the end of a row),
 // float64 on its own scalar kernel: widths below, at and across 16 outputs, odd sizes (the last row/column is dropped), ties,
 // NaN and -inf against the reference.
-TEST(NNPool, MaxPool2x2FastPathMatchesReference) {
+EMBER_DEVICE_TEST(NNPool, MaxPool2x2FastPathMatchesReference) {
   for (DType dt : {kFloat32, kFloat64})
     for (int64_t w : {2, 5, 14, 28, 32, 33, 40, 70}) {
       SCOPED_TRACE(::testing::Message() << dtype_name(dt) << " width " << w);
@@ -171,7 +171,7 @@ TEST(NNPool, MaxPool2x2FastPathMatchesReference) {
 // float32 windows of inside rows away from the edges take a vector path (stride 1 or 2, any
 // kernel and dilation, 16 outputs per step): configurations across it, with ties, NaN and -inf,
 // rows wide enough for full and masked steps, padding and ceil_mode edges.
-TEST(NNPool, MaxPoolVectorRowsMatchReference) {
+EMBER_DEVICE_TEST(NNPool, MaxPoolVectorRowsMatchReference) {
   std::vector<MaxCfg> cfgs = {
       {{3, 3}, {2, 2}, {1, 1}, {1, 1}, false}, {{3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
       {{2, 2}, {1, 1}, {0, 0}, {1, 1}, false}, {{3, 2}, {2, 1}, {1, 0}, {2, 2}, true},
@@ -195,7 +195,7 @@ TEST(NNPool, MaxPoolVectorRowsMatchReference) {
   }
 }
 
-TEST(NNPool, AvgPoolMatchesReference) {
+EMBER_DEVICE_TEST(NNPool, AvgPoolMatchesReference) {
   struct C { Shape k, s, p; bool ceil_mode, cip; };
   std::vector<C> cfgs = {{{2, 2}, {2, 2}, {0, 0}, false, true}, {{3, 3}, {2, 2}, {1, 1}, true, true},
                          {{3, 3}, {2, 2}, {1, 1}, true, false}, {{3, 2}, {2, 3}, {1, 1}, false, false},
@@ -215,7 +215,7 @@ TEST(NNPool, AvgPoolMatchesReference) {
   }
 }
 
-TEST(NNPool, AdaptiveAvgPoolMatchesReference) {
+EMBER_DEVICE_TEST(NNPool, AdaptiveAvgPoolMatchesReference) {
   for (DType dt : {kFloat32, kFloat64}) {
     Tensor x = rnd({2, 3, 7, 10}, 4, dt);
     for (Shape os : {Shape{1, 1}, Shape{3, 4}, Shape{7, 10}, Shape{5, 3}, Shape{9, 12}}) {
@@ -231,7 +231,7 @@ TEST(NNPool, AdaptiveAvgPoolMatchesReference) {
   }
 }
 
-TEST(NNPool, Gradcheck) {
+EMBER_DEVICE_TEST(NNPool, Gradcheck) {
   Tensor x = rnd({2, 2, 5, 6}, 5).requires_grad_();
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::max_pool2d(v[0], {3, 2}, {2, 1}, {1, 1}, {1, 2}, true); }, {x}));
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::avg_pool2d(v[0], {3}, {2}, {1}, true, false); }, {x}));
@@ -241,14 +241,14 @@ TEST(NNPool, Gradcheck) {
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::max_pool2d(v[0], {2}); }, {x3}));
 }
 
-TEST(NNPool, Gradgradcheck) {
+EMBER_DEVICE_TEST(NNPool, Gradgradcheck) {
   Tensor x = rnd({1, 2, 5, 4}, 7).requires_grad_();
   EXPECT_TRUE(gradgradcheck([](const variable_list& v) { return F::max_pool2d(v[0], {2}, {1}, {1}); }, {x}));
   EXPECT_TRUE(gradgradcheck([](const variable_list& v) { return F::avg_pool2d(v[0], {3}, {2}, {1}, true, false); }, {x}));
   EXPECT_TRUE(gradgradcheck([](const variable_list& v) { return F::adaptive_avg_pool2d(v[0], {3, 3}); }, {x}));
 }
 
-TEST(NNPool, Errors) {
+EMBER_DEVICE_TEST(NNPool, Errors) {
   Tensor x = rnd({1, 1, 5, 5}, 8);
   EXPECT_THROW_MSG(F::max_pool2d(x, {3}, {}, {2}), Error,
                    "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and dilation=1");
@@ -269,7 +269,7 @@ TEST(NNPool, Errors) {
   EXPECT_THROW_MSG(F::adaptive_avg_pool2d(x, {2, 2, 2}), Error, "adaptive_avg_pool2d: output_size must be 2");
 }
 
-TEST(NNPool, EmptyBatchAndDtypes) {
+EMBER_DEVICE_TEST(NNPool, EmptyBatchAndDtypes) {
   Tensor e = rnd({0, 2, 6, 6}, 9).requires_grad_();
   Tensor y = F::max_pool2d(e, {2});
   EXPECT_EQ(y.sizes(), (Shape{0, 2, 3, 3}));

@@ -62,7 +62,7 @@ Ref as_bool_ref(Ref r) {
 
 // ---------------------------------------------------------------- reshape
 
-TEST(Reshape, ViewWhenStridesAllowCopyOtherwise) {
+EMBER_DEVICE_TEST(Reshape, ViewWhenStridesAllowCopyOtherwise) {
   for (DType dt : test_dtypes()) {
     Tensor a = pattern({3, 4}, dt);
     Tensor v = a.reshape({2, 6});
@@ -97,7 +97,7 @@ TEST(Reshape, ViewWhenStridesAllowCopyOtherwise) {
   }
 }
 
-TEST(Reshape, InferenceZeroDimAndEmpty) {
+EMBER_DEVICE_TEST(Reshape, InferenceZeroDimAndEmpty) {
   Tensor a = arange(24);
   EXPECT_EQ(a.reshape({2, -1, 4}).sizes(), (Shape{2, 3, 4}));
   EXPECT_EQ(a.reshape({-1}).sizes(), (Shape{24}));
@@ -111,7 +111,7 @@ TEST(Reshape, InferenceZeroDimAndEmpty) {
   EXPECT_EQ(e.reshape({-1}).sizes(), (Shape{0}));
 }
 
-TEST(Reshape, Errors) {
+EMBER_DEVICE_TEST(Reshape, Errors) {
   Tensor x = arange(6);
   EXPECT_THROW_MSG(x.reshape({2, 5}), Error, "shape '[2, 5]' is invalid for input of size 6");
   EXPECT_THROW_MSG(x.reshape({-1, -1}), Error, "only one dimension can be inferred");
@@ -122,7 +122,7 @@ TEST(Reshape, Errors) {
                    "size -1 can be any value and is ambiguous");
 }
 
-TEST(Reshape, FlattenUnflatten) {
+EMBER_DEVICE_TEST(Reshape, FlattenUnflatten) {
   for (DType dt : test_dtypes()) {
     Tensor a = pattern({2, 3, 4}, dt);
     Ref r = ref_of(a);
@@ -151,7 +151,7 @@ TEST(Reshape, FlattenUnflatten) {
   EXPECT_THROW_MSG(x.flatten(1, 0), IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
 }
 
-TEST(Reshape, Movedim) {
+EMBER_DEVICE_TEST(Reshape, Movedim) {
   for (DType dt : {kFloat32, kInt64, kBool}) {
     Tensor a = pattern({2, 3, 4}, dt);
     Ref r = ref_of(a);
@@ -168,7 +168,7 @@ TEST(Reshape, Movedim) {
 
 // ---------------------------------------------------------------- split / chunk / unbind
 
-TEST(Split, SizeSizesChunkUnbind) {
+EMBER_DEVICE_TEST(Split, SizeSizesChunkUnbind) {
   for (DType dt : test_dtypes()) {
     for (Layout l : {Layout::Contiguous, Layout::Transposed, Layout::Strided}) {
       Tensor a = make(dt, l);  // 3 x 4
@@ -212,7 +212,7 @@ TEST(Split, SizeSizesChunkUnbind) {
   EXPECT_EQ(zeros({0, 4}).unbind(0).size(), 0u);
 }
 
-TEST(Split, Errors) {
+EMBER_DEVICE_TEST(Split, Errors) {
   Tensor x = arange(6);
   EXPECT_THROW_MSG(x.split({2, 3}), Error,
                    "split_with_sizes expects split_sizes to sum exactly to 6 (input tensor's size at dimension 0), "
@@ -228,7 +228,7 @@ TEST(Split, Errors) {
 
 // ---------------------------------------------------------------- cat / stack
 
-TEST(Cat, AgainstReferenceAllLayouts) {
+EMBER_DEVICE_TEST(Cat, AgainstReferenceAllLayouts) {
   for (DType dt : test_dtypes()) {
     for (Layout la : {Layout::Contiguous, Layout::Transposed, Layout::Strided}) {
       for (Layout lb : {Layout::Contiguous, Layout::Strided}) {
@@ -247,7 +247,7 @@ TEST(Cat, AgainstReferenceAllLayouts) {
   }
 }
 
-TEST(Cat, ThreeDMiddleDimAndEmpty) {
+EMBER_DEVICE_TEST(Cat, ThreeDMiddleDimAndEmpty) {
   Tensor a = pattern({2, 3, 4}, kFloat32), b = pattern({2, 1, 4}, kFloat32, 3);
   Ref ra = ref_of(a), rb = ref_of(b);
   Tensor c = cat({a, b, zeros({2, 0, 4})}, 1);
@@ -262,7 +262,7 @@ TEST(Cat, ThreeDMiddleDimAndEmpty) {
   EXPECT_TRUE(same(cat({zeros({0, 2}), m.to(kFloat32)}), Ref{{1, 2}, {1, 2}}, kFloat32));
 }
 
-TEST(Cat, DtypePromotion) {
+EMBER_DEVICE_TEST(Cat, DtypePromotion) {
   Tensor b = tensor({true}), u8 = tensor({1}, {.dtype = kUInt8}), i8 = tensor({-1}, {.dtype = kInt8});
   EXPECT_TRUE(same(cat({b, u8, i8}), Ref{{3}, {1, 1, -1}}, kInt16));
   Tensor h = tensor({1.5}, {.dtype = kFloat16}), bf = tensor({2.5}, {.dtype = kBFloat16});
@@ -272,7 +272,7 @@ TEST(Cat, DtypePromotion) {
   EXPECT_TRUE(same(cat({i, d, b}), Ref{{3}, {3, 0.25, 1}}, kFloat64));
 }
 
-TEST(Cat, Errors) {
+EMBER_DEVICE_TEST(Cat, Errors) {
   EXPECT_THROW_MSG(cat(std::vector<Tensor>{}), Error, "torch.cat(): expected a non-empty list of Tensors");
   EXPECT_THROW_MSG(cat({zeros({2, 2}), zeros({3, 3})}, 1), Error,
                    "Sizes of tensors must match except in dimension 1. Expected size 2 but got size 3 for tensor "
@@ -284,7 +284,7 @@ TEST(Cat, Errors) {
                    "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
 }
 
-TEST(Stack, AgainstReference) {
+EMBER_DEVICE_TEST(Stack, AgainstReference) {
   for (DType dt : test_dtypes()) {
     Tensor a = make(dt, Layout::Contiguous), b = make(dt, Layout::Transposed, 4), c = make(dt, Layout::Strided, 9);
     Ref r[3] = {ref_of(a), ref_of(b), ref_of(c)};
@@ -307,7 +307,7 @@ TEST(Stack, AgainstReference) {
 
 // ---------------------------------------------------------------- repeat / repeat_interleave
 
-TEST(Repeat, AgainstReference) {
+EMBER_DEVICE_TEST(Repeat, AgainstReference) {
   auto ref_repeat = [](const Ref& r, IntArrayRef reps) {
     int64_t pad = int64_t(reps.size()) - int64_t(r.shape.size());
     Shape out(reps.size());
@@ -338,7 +338,7 @@ TEST(Repeat, AgainstReference) {
   EXPECT_THROW_MSG(zeros({2, 3}).repeat({2, -1}), Error, "Trying to create tensor with negative dimension -3: [4, -3]");
 }
 
-TEST(Repeat, InterleaveInt) {
+EMBER_DEVICE_TEST(Repeat, InterleaveInt) {
   for (DType dt : test_dtypes()) {
     Tensor a = make(dt, Layout::Transposed);  // 3 x 4
     Ref r = ref_of(a);
@@ -351,7 +351,7 @@ TEST(Repeat, InterleaveInt) {
   EXPECT_THROW_MSG(arange(6).repeat_interleave(-1), Error, "repeats can not be negative");
 }
 
-TEST(Repeat, InterleaveTensor) {
+EMBER_DEVICE_TEST(Repeat, InterleaveTensor) {
   for (DType dt : test_dtypes()) {
     Tensor a = make(dt, Layout::Strided);  // 3 x 4
     Ref r = ref_of(a);
@@ -376,7 +376,7 @@ TEST(Repeat, InterleaveTensor) {
 
 // ---------------------------------------------------------------- flip / roll
 
-TEST(Flip, AgainstReference) {
+EMBER_DEVICE_TEST(Flip, AgainstReference) {
   for (DType dt : test_dtypes()) {
     for (Layout l : {Layout::Contiguous, Layout::Transposed, Layout::Strided, Layout::Empty}) {
       Tensor a = make(dt, l);
@@ -400,7 +400,7 @@ TEST(Flip, AgainstReference) {
   EXPECT_THROW_MSG(zeros({2, 3}).flip({2}), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
 }
 
-TEST(Roll, AgainstReference) {
+EMBER_DEVICE_TEST(Roll, AgainstReference) {
   auto mod = [](int64_t a, int64_t n) { return ((a % n) + n) % n; };
   for (DType dt : test_dtypes()) {
     for (Layout l : {Layout::Contiguous, Layout::Transposed, Layout::Strided}) {
@@ -424,7 +424,7 @@ TEST(Roll, AgainstReference) {
 
 // ---------------------------------------------------------------- tril / triu / diag
 
-TEST(Tri, AgainstReference) {
+EMBER_DEVICE_TEST(Tri, AgainstReference) {
   for (DType dt : test_dtypes()) {
     for (Layout l : {Layout::Contiguous, Layout::Transposed, Layout::Strided, Layout::Empty}) {
       Tensor a = make(dt, l);
@@ -449,7 +449,7 @@ TEST(Tri, AgainstReference) {
   EXPECT_THROW_MSG(zeros({3}).triu(), Error, "triu: input tensor must have at least 2 dimensions");
 }
 
-TEST(Diag, VectorToMatrixAndBack) {
+EMBER_DEVICE_TEST(Diag, VectorToMatrixAndBack) {
   for (DType dt : test_dtypes()) {
     Tensor v = pattern({8}, dt).slice(0, 1, std::nullopt, 2);  // 4 elements, stride 2
     Ref rv = ref_of(v);
@@ -476,7 +476,7 @@ TEST(Diag, VectorToMatrixAndBack) {
 
 // The device-agnostic kernels (registered for CompositeBackend, used by backends without their
 // own) give the same results as the CPU fast paths.
-TEST(Composite, CatRepeatRollKernelsMatchCpu) {
+EMBER_DEVICE_TEST(Composite, CatRepeatRollKernelsMatchCpu) {
   for (DType dt : {kFloat32, kInt64, kBool, kFloat16}) {
     Tensor a = make(dt, Layout::Transposed), b = make(dt, Layout::Contiguous, 3);
     auto cat_generic = ops::cat().kernel(DispatchKey::CompositeBackend);

@@ -45,7 +45,7 @@ void check_both(const Tensor& x, int64_t dim, DType tol) {
 }
 }  // namespace
 
-TEST(Softmax, DtypesLayoutsDims) {
+EMBER_DEVICE_TEST(Softmax, DtypesLayoutsDims) {
   for (DType dt : float_dtypes())
     for (Layout l : all_layouts()) {
       Tensor x = make_input(dt, l, -5, 5);
@@ -57,7 +57,7 @@ TEST(Softmax, DtypesLayoutsDims) {
     }
 }
 
-TEST(Softmax, BiggerShapesEveryPath) {
+EMBER_DEVICE_TEST(Softmax, BiggerShapesEveryPath) {
   Generator g(11);
   for (DType dt : {kFloat32, kFloat64}) {
     auto r = [&](IntArrayRef s) { return randn(s, {.dtype = kFloat64}, &g).mul(3.0).to(dt); };
@@ -76,7 +76,7 @@ TEST(Softmax, BiggerShapesEveryPath) {
   }
 }
 
-TEST(Softmax, SumsToOne) {
+EMBER_DEVICE_TEST(Softmax, SumsToOne) {
   Tensor x = randn({64, 513});
   for (int64_t d : {0, 1}) {
     Tensor s = softmax(x, d).sum({d});
@@ -84,7 +84,7 @@ TEST(Softmax, SumsToOne) {
   }
 }
 
-TEST(Softmax, StableForLargeInputs) {
+EMBER_DEVICE_TEST(Softmax, StableForLargeInputs) {
   Tensor x = tensor({1000.0f, 1001.0f});
   auto s = softmax(x, 0).tolist<double>();
   EXPECT_NEAR(s[0], 0.2689414213699951, 1e-6);
@@ -114,7 +114,7 @@ TEST(Softmax, StableForLargeInputs) {
     }
 }
 
-TEST(Softmax, InfAndNaNRows) {
+EMBER_DEVICE_TEST(Softmax, InfAndNaNRows) {
   Tensor x = tensor({{-kInf, 0.0, -kInf}, {-kInf, -kInf, -kInf}, {1.0, kNaN, 2.0}, {kInf, 1.0, 2.0}});
   auto s = softmax(x, 1).tolist<double>();
   EXPECT_EQ(s[0], 0.0);
@@ -131,7 +131,7 @@ TEST(Softmax, InfAndNaNRows) {
   EXPECT_TRUE(std::isnan(st[4]));
 }
 
-TEST(Softmax, DtypeArgument) {
+EMBER_DEVICE_TEST(Softmax, DtypeArgument) {
   Tensor i = tensor({{1, 2, 3}, {4, 5, 6}});
   Tensor s = softmax(i, 1, kFloat32);
   EXPECT_EQ(s.dtype(), kFloat32);
@@ -143,7 +143,7 @@ TEST(Softmax, DtypeArgument) {
   EXPECT_EQ(f.softmax(-1).dtype(), kFloat32);
 }
 
-TEST(Softmax, EmptyAndZeroDim) {
+EMBER_DEVICE_TEST(Softmax, EmptyAndZeroDim) {
   Tensor e = zeros({0, 4});
   EXPECT_EQ(softmax(e, 1).sizes(), Shape({0, 4}));
   EXPECT_EQ(log_softmax(e, 0).sizes(), Shape({0, 4}));
@@ -153,7 +153,7 @@ TEST(Softmax, EmptyAndZeroDim) {
   EXPECT_EQ(log_softmax(z, -1).item<double>(), 0.0);
 }
 
-TEST(Softmax, Errors) {
+EMBER_DEVICE_TEST(Softmax, Errors) {
   Tensor i = tensor({{1, 2}, {3, 4}});
   EXPECT_THROW_MSG(softmax(i, 1), Error, "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'");
   EXPECT_THROW_MSG(softmax(i, 0), Error, "\"softmax_kernel_impl\" not implemented for 'Long'");

@@ -86,7 +86,7 @@ const std::vector<DType> kTypes = {kFloat32, kFloat64, kInt64, kInt32, kBool, kF
 
 }  // namespace
 
-TEST(Sort, MatchesStableReference) {
+EMBER_DEVICE_TEST(Sort, MatchesStableReference) {
   Shape shape{3, 5, 4};
   auto base = vals(60, 3, 3);  // many ties
   for (DType dt : kTypes)
@@ -111,7 +111,7 @@ TEST(Sort, MatchesStableReference) {
         }
 }
 
-TEST(Sort, NaNIsLargestAndEdgeCases) {
+EMBER_DEVICE_TEST(Sort, NaNIsLargestAndEdgeCases) {
   std::vector<double> v = {3, NAN, -1, INFINITY, NAN, -INFINITY, 0};
   for (DType dt : {kFloat32, kFloat64, kFloat16}) {
     Tensor x = make(v, {7}, dt);
@@ -143,7 +143,7 @@ TEST(Sort, NaNIsLargestAndEdgeCases) {
   EXPECT_THROW_MSG(sort(zeros({2, 3}), 2), IndexError, "Dimension out of range");
 }
 
-TEST(Topk, LargestSmallestSorted) {
+EMBER_DEVICE_TEST(Topk, LargestSmallestSorted) {
   Shape shape{4, 7};
   auto base = vals(28, 5, 4);
   base[3] = NAN;
@@ -194,7 +194,7 @@ TEST(Topk, LargestSmallestSorted) {
   EXPECT_THROW_MSG(topk(zeros({2, 3}), -1), Error, "selected index k out of range");
 }
 
-TEST(Unique, FlatSortedInverseCounts) {
+EMBER_DEVICE_TEST(Unique, FlatSortedInverseCounts) {
   for (DType dt : kTypes)
     for (L l : {L::Contig, L::Trans, L::Strided}) {
       Shape shape{3, 5};
@@ -228,7 +228,7 @@ TEST(Unique, FlatSortedInverseCounts) {
   EXPECT_EQ(einv.sizes(), Shape({0}));
 }
 
-TEST(Unique, AlongDim) {
+EMBER_DEVICE_TEST(Unique, AlongDim) {
   // Rows: [1 2] [0 5] [1 2] [0 3]  -> unique rows [0 3] [0 5] [1 2]
   Tensor x = make({1, 2, 0, 5, 1, 2, 0, 3}, {4, 2});
   for (L l : {L::Contig, L::Trans, L::Strided}) {

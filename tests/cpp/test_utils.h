@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "device_test.h"
 #include "ember/ember.h"
 
 namespace ember::testing {

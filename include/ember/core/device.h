@@ -32,6 +32,23 @@ struct Device {
   bool operator==(const Device&) const = default;
 };
 
+// torch.set_default_device: where factories (empty, zeros, randn, tensor, arange, ...) put a
+// tensor when their options name no device. Per thread, as torch's (a DataLoader worker thread
+// keeps making CPU tensors). Starts as the CPU.
+Device default_device();
+void set_default_device(Device device);
+// Sets the default device for the guard's lifetime, then restores the previous one.
+class DefaultDeviceGuard {
+ public:
+  explicit DefaultDeviceGuard(Device device) : saved_(default_device()) { set_default_device(device); }
+  ~DefaultDeviceGuard() { set_default_device(saved_); }
+  DefaultDeviceGuard(const DefaultDeviceGuard&) = delete;
+  DefaultDeviceGuard& operator=(const DefaultDeviceGuard&) = delete;
+
+ private:
+  Device saved_;
+};
+
 // Registers a name for PrivateUse1 ("privateuseone" by default), as torch's
 // rename_privateuse1_backend does.
 void rename_privateuse1_backend(const std::string& name);

@@ -47,7 +47,7 @@ class ThreadDefaultGeneratorGuard {
  private:
   Generator* previous_;
 };
-// Seeds the default generator (and, later, every device's).
+// Seeds the default generator and every registered device backend's (core/backend.h).
 void manual_seed(uint64_t seed);
 
 }  // namespace ember

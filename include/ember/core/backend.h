@@ -1,0 +1,108 @@
+#pragma once
+// The contract a device backend fills in, beside its allocator (core/allocator.h) and its
+// kernels (registered per op with the dispatcher): how many devices there are, which one is
+// current on this thread (what DeviceGuard switches), how to wait for queued work, its
+// streams, its default random generators and its byte copies to, from and within the device.
+// PyTorch splits the same duties over c10::impl::DeviceGuardImplInterface, the generators and
+// the copy kernels. Generic code (ops, optim, nn, data, serialize) reaches devices only through
+// this interface and dispatched ops, never through a backend's own headers.
+//
+// The CPU registers the trivial implementation (one device, work done when a call returns, one
+// stream, memcpy); CUDA registers its own (src/cuda/), a test device its own
+// (tests/cpp/test_device.cpp).
+#include <cstddef>
+#include <cstdint>
+
+#include "ember/core/device.h"
+
+namespace ember {
+
+class Generator;
+
+// A queue of work on one device. id 0 is the device's default stream; other ids are the
+// backend's to assign (CUDA: the cudaStream_t behind it).
+struct Stream {
+  Device device{DeviceType::CPU, 0};
+  int64_t id = 0;
+  bool operator==(const Stream&) const = default;
+};
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  virtual DeviceType type() const = 0;
+
+  // ---- devices and the current device (the device guard)
+  virtual int device_count() const = 0;
+  // The device "cuda" without an index means on this thread.
+  virtual int current_device() const = 0;
+  virtual void set_device(int index) = 0;
+
+  // ---- waiting: every stream of the device has finished its queued work
+  virtual void synchronize(int index) = 0;
+
+  // ---- streams
+  virtual Stream current_stream(int index) const = 0;
+  virtual void set_current_stream(Stream stream) = 0;
+  // A new stream (priority: lower is more urgent, as CUDA's).
+  virtual Stream new_stream(int index, int priority = 0) = 0;
+  virtual void synchronize_stream(Stream stream) = 0;
+  // True when the stream has no unfinished work.
+  virtual bool query_stream(Stream stream) const = 0;
+
+  // ---- random numbers: one default generator per device, seeded by manual_seed
+  virtual Generator& default_generator(int index) = 0;
+
+  // ---- bytes: copies between host memory and this backend's devices, or within them, queued
+  // on `stream` (a device of this backend). Either side may be a CPU pointer.
+  virtual void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes,
+                          Stream stream) = 0;
+};
+
+// The backend registered for `type`; throws naming the device type when there is none
+// (e.g. "cuda" in a build without CUDA). The CPU's is always there.
+DeviceBackend& device_backend(DeviceType type);
+bool has_device_backend(DeviceType type);
+// Registers (or, with nullptr, removes) the backend of a device type; the CPU's stays.
+void register_device_backend(DeviceType type, DeviceBackend* backend);
+
+// `device` with its index filled in (the current device of its type when it has none).
+Device resolve_device(Device device);
+// Waits for every queued operation on the device (torch.cuda.synchronize).
+void synchronize(Device device);
+// The default generator of a device: the CPU's is default_generator().
+Generator& default_generator(Device device);
+// Copies nbytes between any two devices; the backend of the non-CPU side does it (on its
+// current stream). dst and src may overlap only when they are the same pointer.
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes);
+
+// Makes `device` the current device of its type for the guard's lifetime (c10::DeviceGuard);
+// a device without an index, or a CPU device, changes nothing.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(Device device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+  Device original_device() const { return original_; }
+
+ private:
+  Device original_;
+  bool active_ = false;
+};
+
+// Makes `stream` its device's current stream (and that device current) for the guard's
+// lifetime (torch.cuda.stream(s)).
+class StreamGuard {
+ public:
+  explicit StreamGuard(Stream stream);
+  ~StreamGuard();
+  StreamGuard(const StreamGuard&) = delete;
+  StreamGuard& operator=(const StreamGuard&) = delete;
+
+ private:
+  DeviceGuard device_guard_;
+  Stream original_;
+};
+
+}  // namespace ember

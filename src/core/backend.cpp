@@ -1,0 +1,122 @@
+// The device-backend registry, the CPU's trivial backend, and the generic entry points
+// (synchronize, default_generator, copy_bytes, DeviceGuard, StreamGuard) built on it.
+#include "ember/core/backend.h"
+
+#include <array>
+#include <atomic>
+#include <cstring>
+
+#include "ember/core/errors.h"
+#include "ember/core/generator.h"
+
+namespace ember {
+namespace {
+
+// Host memory: one device, every call complete when it returns, one stream.
+class CpuBackend final : public DeviceBackend {
+ public:
+  DeviceType type() const override { return DeviceType::CPU; }
+  int device_count() const override { return 1; }
+  int current_device() const override { return 0; }
+  void set_device(int index) override {
+    EMBER_CHECK_INDEX(index == 0, "CPU device index must be 0, got ", index);
+  }
+  void synchronize(int) override {}
+  Stream current_stream(int) const override { return {}; }
+  void set_current_stream(Stream stream) override {
+    EMBER_CHECK(stream == Stream{}, "the CPU has one stream (id 0), got id ", stream.id);
+  }
+  Stream new_stream(int, int) override { return {}; }
+  void synchronize_stream(Stream) override {}
+  bool query_stream(Stream) const override { return true; }
+  Generator& default_generator(int) override { return ::ember::default_generator(); }
+  void copy_bytes(void* dst, Device, const void* src, Device, size_t nbytes, Stream) override {
+    if (dst != src && nbytes) std::memcpy(dst, src, nbytes);
+  }
+};
+
+std::array<std::atomic<DeviceBackend*>, kNumDeviceTypes>& registry() {
+  static CpuBackend cpu;
+  static std::array<std::atomic<DeviceBackend*>, kNumDeviceTypes> backends{};
+  static const bool cpu_registered = (backends[int(DeviceType::CPU)].store(&cpu), true);
+  (void)cpu_registered;
+  return backends;
+}
+
+}  // namespace
+
+bool has_device_backend(DeviceType type) { return registry()[int(type)].load() != nullptr; }
+
+DeviceBackend& device_backend(DeviceType type) {
+  DeviceBackend* b = registry()[int(type)].load();
+  EMBER_CHECK(b != nullptr, "no backend is registered for device type '", device_type_name(type),
+              "'", type == DeviceType::CUDA ? " (this build of ember has no CUDA support)" : "");
+  return *b;
+}
+
+void register_device_backend(DeviceType type, DeviceBackend* backend) {
+  EMBER_CHECK(type != DeviceType::CPU, "register_device_backend: the CPU backend cannot be replaced");
+  EMBER_CHECK(!backend || backend->type() == type, "register_device_backend: a backend for '",
+              device_type_name(backend ? backend->type() : type), "' registered as '", device_type_name(type), "'");
+  registry()[int(type)].store(backend);
+}
+
+Device resolve_device(Device device) {
+  if (device.has_index()) return device;
+  return Device(device.type, int16_t(device_backend(device.type).current_device()));
+}
+
+void synchronize(Device device) {
+  Device d = resolve_device(device);
+  device_backend(d.type).synchronize(d.index);
+}
+
+Generator& default_generator(Device device) {
+  if (device.is_cpu()) return default_generator();
+  Device d = resolve_device(device);
+  DeviceBackend& b = device_backend(d.type);
+  EMBER_CHECK_INDEX(d.index < b.device_count(), "default_generator: device index ", d.index,
+                    " is out of range for ", b.device_count(), " ", device_type_name(d.type), " device(s)");
+  return b.default_generator(d.index);
+}
+
+void manual_seed(uint64_t seed) {
+  default_generator().manual_seed(seed);
+  for (int t = 1; t < kNumDeviceTypes; ++t) {
+    DeviceBackend* b = registry()[t].load();
+    if (!b) continue;
+    for (int i = 0; i < b->device_count(); ++i) b->default_generator(i).manual_seed(seed);
+  }
+}
+
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) {
+  // The accelerator's side does the copy: it knows both its own memory and the host's.
+  Device owner = dst_device.is_cpu() ? src_device : dst_device;
+  DeviceBackend& b = device_backend(owner.type);
+  Device resolved = resolve_device(owner);
+  b.copy_bytes(dst, dst_device, src, src_device, nbytes, b.current_stream(resolved.index));
+}
+
+DeviceGuard::DeviceGuard(Device device) {
+  if (device.is_cpu() || !device.has_index()) return;
+  DeviceBackend& b = device_backend(device.type);
+  EMBER_CHECK_INDEX(device.index < b.device_count(), "Invalid device ", device.str(), ": there are ",
+                    b.device_count(), " ", device_type_name(device.type), " device(s)");
+  original_ = Device(device.type, int16_t(b.current_device()));
+  if (original_.index != device.index) b.set_device(device.index);
+  active_ = true;
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (active_) device_backend(original_.type).set_device(original_.index);
+}
+
+StreamGuard::StreamGuard(Stream stream)
+    : device_guard_(stream.device),
+      original_(device_backend(stream.device.type).current_stream(resolve_device(stream.device).index)) {
+  device_backend(stream.device.type).set_current_stream(stream);
+}
+
+StreamGuard::~StreamGuard() { device_backend(original_.device.type).set_current_stream(original_); }
+
+}  // namespace ember

@@ -1,0 +1,57 @@
+#pragma once
+// One test body, every device: EMBER_DEVICE_TEST(Suite, Name) { ... } runs its body once per
+// device in test_devices() (the CPU, the test device of test_device.cpp, and CUDA when a GPU is
+// there), with that device as the default device (ember::set_default_device), so factories in
+// the body (tensor, randn, zeros, make_input, ...) make tensors there and the ops under test run
+// on its kernels. Results are read back with tolist()/item(), which copy to the host. The
+// running device is `device()`. Candle's test_device! and ggml's test-backend-ops are the models.
+//
+//   EMBER_DEVICE_TEST(Unary, Exp) {
+//     Tensor x = randn({3, 4});            // on device()
+//     EXPECT_TRUE(close_to(x.exp(), ref_unary(ref_of(x), [](double v) { return std::exp(v); })));
+//   }
+//
+// ctest lists each run as Suite/Suite_Name.on/<device> (e.g. Unary/Unary_Exp.on/testdevice_0).
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ember/ember.h"
+
+namespace ember::testing {
+
+// The test device (PrivateUse1, named "testdevice"), registered on first use.
+Device test_device(int index = 0);
+// How many storages the test device's allocator has handed out (to check that a backend's
+// allocations go through its allocator).
+int64_t test_device_allocations();
+// Every device an op test runs on.
+std::vector<Device> test_devices();
+
+class DeviceTest : public ::testing::TestWithParam<Device> {
+ protected:
+  void SetUp() override { default_device_.emplace(GetParam()); }
+  void TearDown() override { default_device_.reset(); }
+  Device device() const { return GetParam(); }
+
+ private:
+  std::optional<DefaultDeviceGuard> default_device_;
+};
+
+struct DeviceParamName {
+  std::string operator()(const ::testing::TestParamInfo<Device>& info) const {
+    std::string s = info.param.str();
+    for (char& ch : s) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    return s;
+  }
+};
+
+}  // namespace ember::testing
+
+#define EMBER_DEVICE_TEST(suite, name)                                                          \
+  class suite##_##name : public ::ember::testing::DeviceTest {};                                 \
+  INSTANTIATE_TEST_SUITE_P(suite, suite##_##name, ::testing::ValuesIn(::ember::testing::test_devices()), \
+                           ::ember::testing::DeviceParamName{});                                \
+  TEST_P(suite##_##name, on)
