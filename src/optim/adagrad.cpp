@@ -87,7 +87,7 @@ void Adagrad::step() {
       Tensor& sum = st["sum"].to_tensor();
       EMBER_CHECK(sum.is_contiguous(), "Adagrad: state tensors must be contiguous");
       detail::with_contiguous(param, [&](Tensor& p, const Tensor& g) {
-        cpu::visit_dtype<cpu::kFloatTypes>(p.dtype(), "Adagrad", [&]<class T>() {
+        visit_dtype<kFloatTypes>(p.dtype(), "Adagrad", [&]<class T>() {
           adagrad_kernel<T>(p.numel(), p.data_ptr<T>(), g.data_ptr<T>(), sum.data_ptr<T>(), clr, eps, wd, maximize);
         });
       });

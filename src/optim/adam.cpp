@@ -123,7 +123,7 @@ void adam_step(Optimizer& opt, bool decoupled) {
       EMBER_CHECK(m.is_contiguous() && v.is_contiguous() && (!vmax || vmax->is_contiguous()),
                   "Adam: state tensors must be contiguous");
       detail::with_contiguous(param, [&](Tensor& p, const Tensor& g) {
-        cpu::visit_dtype<cpu::kFloatTypes>(p.dtype(), decoupled ? "AdamW" : "Adam", [&]<class T>() {
+        visit_dtype<kFloatTypes>(p.dtype(), decoupled ? "AdamW" : "Adam", [&]<class T>() {
           adam_kernel<T>(p.numel(), p.data_ptr<T>(), g.data_ptr<T>(), m.data_ptr<T>(), v.data_ptr<T>(),
                          vmax ? vmax->data_ptr<T>() : nullptr, s, step);
         });

@@ -109,7 +109,7 @@ void RMSprop::step() {
       EMBER_CHECK(sq.is_contiguous() && (!buf || buf->is_contiguous()) && (!gavg || gavg->is_contiguous()),
                   "RMSprop: state tensors must be contiguous");
       detail::with_contiguous(param, [&](Tensor& p, const Tensor& g) {
-        cpu::visit_dtype<cpu::kFloatTypes>(p.dtype(), "RMSprop", [&]<class T>() {
+        visit_dtype<kFloatTypes>(p.dtype(), "RMSprop", [&]<class T>() {
           rmsprop_kernel<T>(p.numel(), p.data_ptr<T>(), g.data_ptr<T>(), sq.data_ptr<T>(),
                             buf ? buf->data_ptr<T>() : nullptr, gavg ? gavg->data_ptr<T>() : nullptr, s);
         });

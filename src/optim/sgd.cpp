@@ -93,7 +93,7 @@ void SGD::step() {
         st["momentum_buffer"] = nullptr;
       }
       detail::with_contiguous(param, [&](Tensor& p, const Tensor& g) {
-        cpu::visit_dtype<cpu::kFloatTypes>(p.dtype(), "SGD", [&]<class T>() {
+        visit_dtype<kFloatTypes>(p.dtype(), "SGD", [&]<class T>() {
           sgd_kernel<T>(p.numel(), p.data_ptr<T>(), g.data_ptr<T>(), buf ? buf->data_ptr<T>() : nullptr, first, s);
         });
       });

@@ -85,7 +85,7 @@ struct Call {
     Tensor view(std::make_shared<TensorImpl>(std::move(storage), t.dtype(), t.sizes(), t.strides(),
                                              t.storage_offset()));
     view.impl()->set_wrapped_number(t.impl()->is_wrapped_number());
-    aliases.emplace_back(view.impl().get(), t);
+    aliases.emplace_back(view.impl(), t);
     return view;
   }
 
@@ -93,8 +93,9 @@ struct Call {
   Tensor to_device(const Tensor& r) {
     if (!r.defined() || !r.is_cpu() || !device) return r;
     for (auto& [impl, original] : aliases) {
-      if (r.impl().get() == impl) return original;  // the kernel returned its argument
-      if (r.impl()->storage()->data() == original.impl()->storage()->data()) {
+      if (r.impl() == impl) return original;  // the kernel returned its argument
+      const void* bytes = r.impl()->storage()->data();
+      if (bytes && bytes == original.impl()->storage()->data()) {  // (empty storages may all be null)
         // A view of an argument: the argument's storage, the result's window.
         Tensor v(std::make_shared<TensorImpl>(original.impl()->storage(), r.dtype(), r.sizes(), r.strides(),
                                               r.storage_offset()));
@@ -155,6 +156,13 @@ template <> struct Arg<TensorOptions> {
     }
   }
   TensorOptions get() { return value; }
+};
+
+// Random ops without a generator draw from the device's default generator, as on CUDA.
+template <> struct Arg<Generator*> {
+  Generator* value;
+  Arg(Call& c, Generator* g) : value(g ? g : c.device ? &default_generator(*c.device) : nullptr) {}
+  Generator* get() { return value; }
 };
 
 template <class R> R results_to_device(Call& c, R r) {
