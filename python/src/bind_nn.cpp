@@ -1,12 +1,11 @@
-// ember._C._nn: the C++ side of ember.nn. Three groups, all glue over include/ember/nn/:
+// ember._C._nn: the C++ side of ember.nn, all glue over include/ember/nn/:
 //   - nn.functional ops (F.conv2d, F.cross_entropy, ...) with C++ signatures; the Python
 //     wrappers in ember/nn/functional.py add torch's legacy arguments and in-place variants.
+//   - the computation of the recurrent layers (torch's _VF.lstm family) and of
+//     multi-head attention, which ember.nn's RNN/LSTM/GRU and MultiheadAttention call.
 //   - nn.init (in place on the given tensor, which is returned as the same Python object) and
 //     nn.utils (gradient clipping, flat parameter vectors).
-//   - The C++-only modules (RNN/LSTM/GRU, MultiheadAttention, TransformerEncoderLayer) plus a
-//     generic view of any C++ nn::Module (its local parameters, buffers, children, repr, train
-//     flag). ember/nn/modules/_cpp.py wraps them as Python Modules sharing the TensorImpls.
-// Heavy kernels (conv, linear, norms, pooling, attention, losses, C++ module forwards) run with
+// Heavy kernels (conv, linear, norms, pooling, attention, losses, recurrent layers) run with
 // the GIL released; the lambdas that build Python objects re-acquire it by leaving the guard's
 // scope first.
 #include <nanobind/stl/variant.h>
@@ -14,8 +13,6 @@
 #include "bind.h"
 #include "ember/nn.h"
 #include "ember/nn/functional.h"
-#include "ember/nn/rnn.h"
-#include "ember/nn/transformer.h"
 #include "ember/nn/utils.h"
 
 namespace ember::python {
@@ -238,116 +235,60 @@ void bind_utils(nb::module_& m) {
   }, nb::arg("vec"), nb::arg("parameters"));
 }
 
-// A Python list of (name, tensor) pairs (undefined tensors, e.g. bias=False, as None).
-nb::list named_tensor_list(const std::vector<std::pair<std::string, Tensor>>& items) {
-  nb::list out;
-  for (const auto& [name, t] : items) out.append(nb::make_tuple(name, tensor_or_none(t)));
-  return out;
-}
-
-void bind_cpp_modules(nb::module_& m) {
-  using nn::Module;
-  // The generic view Python wrappers use: local (non-recursive) members only, because the
-  // Python side mirrors the C++ tree module by module.
-  nb::class_<Module>(m, "CppModule")
-      .def("_name", &Module::name)
-      .def("extra_repr", &Module::extra_repr)
-      .def("__repr__", &Module::repr)
-      .def_prop_ro("training", &Module::is_training)
-      .def("train", [](Module& self, bool on) { self.train(on); }, nb::arg("mode") = true)
-      .def("_local_parameters", [](const Module& self) { return named_tensor_list(self.named_parameters(false)); })
-      .def("_local_buffers", [](const Module& self) { return named_tensor_list(self.named_buffers(false)); })
-      .def("_children", [](nb::handle self) {
-        nb::list out;
-        for (auto& [name, child] : nb::cast<Module&>(self).named_children())
-          out.append(nb::make_tuple(name, nb::cast(child, nb::rv_policy::reference_internal, self)));
-        return out;
-      })
-      // Points the C++ slot `name` at `value` (the Python side replaced or converted a parameter).
-      .def("_set_parameter", [](Module& self, const std::string& name, const Tensor& value) {
-        Tensor& slot = self.get_parameter(name);
-        if (slot.impl() != value.impl()) slot = value;
-      })
-      .def("forward", [](Module& self, const Tensor& x) { return self.forward(x); }, Release());
-
-  nb::class_<nn::RNNBase, Module>(m, "RNNBase");
-  auto rnn_options = [](int64_t input_size, int64_t hidden_size, int64_t num_layers, const std::string& nonlinearity,
-                        bool bias, bool batch_first, double dropout, bool bidirectional) {
-    return nn::RNNOptions{.input_size = input_size, .hidden_size = hidden_size, .num_layers = num_layers,
-                          .nonlinearity = nonlinearity, .bias = bias, .batch_first = batch_first,
-                          .dropout = dropout, .bidirectional = bidirectional};
-  };
-#define EMBER_RNN_INIT(Cls)                                                                                      \
-  .def("__init__", [rnn_options](Cls* self, int64_t i, int64_t h, int64_t l, const std::string& nl, bool b,      \
-                                 bool bf, double d, bool bi) {                                                   \
-    new (self) Cls(rnn_options(i, h, l, nl, b, bf, d, bi));                                                      \
-  }, nb::arg("input_size"), nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("nonlinearity") = "tanh", \
-     nb::arg("bias") = true, nb::arg("batch_first") = false, nb::arg("dropout") = 0.0,                            \
-     nb::arg("bidirectional") = false)
-  nb::class_<nn::RNN, nn::RNNBase>(m, "RNN") EMBER_RNN_INIT(nn::RNN)
-      .def("forward", [](nn::RNN& self, const Tensor& x, const OptTensor& h0) {
-        nn::RNNOutput r;
-        {
-          nb::gil_scoped_release release;
-          r = self.forward(x, h0);
-        }
-        return nb::make_tuple(r.output, r.h_n);
-      }, nb::arg("input"), nb::arg("hx") = nb::none());
-  nb::class_<nn::GRU, nn::RNNBase>(m, "GRU") EMBER_RNN_INIT(nn::GRU)
-      .def("forward", [](nn::GRU& self, const Tensor& x, const OptTensor& h0) {
-        nn::RNNOutput r;
-        {
-          nb::gil_scoped_release release;
-          r = self.forward(x, h0);
-        }
-        return nb::make_tuple(r.output, r.h_n);
-      }, nb::arg("input"), nb::arg("hx") = nb::none());
-  nb::class_<nn::LSTM, nn::RNNBase>(m, "LSTM") EMBER_RNN_INIT(nn::LSTM)
-      .def("forward", [](nn::LSTM& self, const Tensor& x, const OptTensor& h0, const OptTensor& c0) {
-        nn::LSTMOutput r;
-        {
-          nb::gil_scoped_release release;
-          r = self.forward(x, h0 ? *h0 : Tensor(), c0 ? *c0 : Tensor());
-        }
-        return nb::make_tuple(r.output, r.h_n, r.c_n);
-      }, nb::arg("input"), nb::arg("h0") = nb::none(), nb::arg("c0") = nb::none());
-#undef EMBER_RNN_INIT
-
-  nb::class_<nn::MultiheadAttention, Module>(m, "MultiheadAttention")
-      .def(nb::init<int64_t, int64_t, double, bool, bool>(), nb::arg("embed_dim"), nb::arg("num_heads"),
-           nb::arg("dropout") = 0.0, nb::arg("bias") = true, nb::arg("batch_first") = false)
-      .def("forward", [](nn::MultiheadAttention& self, const Tensor& q, const Tensor& k, const Tensor& v,
-                         const OptTensor& key_padding_mask, bool need_weights, const OptTensor& attn_mask,
-                         bool average_attn_weights, bool is_causal) {
-        std::tuple<Tensor, Tensor> r;
-        {
-          nb::gil_scoped_release release;
-          r = self.forward(q, k, v, key_padding_mask, need_weights, attn_mask, average_attn_weights, is_causal);
-        }
-        return nb::make_tuple(std::get<0>(r), tensor_or_none(std::get<1>(r)));
-      }, nb::arg("query"), nb::arg("key"), nb::arg("value"), nb::arg("key_padding_mask") = nb::none(),
-         nb::arg("need_weights") = true, nb::arg("attn_mask") = nb::none(), nb::arg("average_attn_weights") = true,
-         nb::arg("is_causal") = false);
-
-  nb::class_<nn::TransformerEncoderLayer, Module>(m, "TransformerEncoderLayer")
-      .def(nb::init<int64_t, int64_t, int64_t, double, std::string, double, bool, bool>(), nb::arg("d_model"),
-           nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
-           nb::arg("activation") = "relu", nb::arg("layer_norm_eps") = 1e-5, nb::arg("batch_first") = false,
-           nb::arg("norm_first") = false)
-      .def("forward", [](nn::TransformerEncoderLayer& self, const Tensor& src, const OptTensor& mask,
-                         const OptTensor& kpm, bool is_causal) { return self.forward(src, mask, kpm, is_causal); },
-           nb::arg("src"), nb::arg("src_mask") = nb::none(), nb::arg("src_key_padding_mask") = nb::none(),
-           nb::arg("is_causal") = false, Release());
+// The computation of nn.RNN / LSTM / GRU (torch's _VF functions) and of nn.MultiheadAttention:
+// the Python modules call these with their own parameters, as the C++ modules do.
+void bind_recurrent_and_attention(nb::module_& m) {
+  m.def("rnn_tanh", &F::rnn_tanh, nb::arg("input"), nb::arg("hx").none(), nb::arg("params"), nb::arg("has_biases"),
+        nb::arg("num_layers"), nb::arg("dropout"), nb::arg("train"), nb::arg("bidirectional"), nb::arg("batch_first"),
+        Release());
+  m.def("rnn_relu", &F::rnn_relu, nb::arg("input"), nb::arg("hx").none(), nb::arg("params"), nb::arg("has_biases"),
+        nb::arg("num_layers"), nb::arg("dropout"), nb::arg("train"), nb::arg("bidirectional"), nb::arg("batch_first"),
+        Release());
+  m.def("gru", &F::gru, nb::arg("input"), nb::arg("hx").none(), nb::arg("params"), nb::arg("has_biases"),
+        nb::arg("num_layers"), nb::arg("dropout"), nb::arg("train"), nb::arg("bidirectional"), nb::arg("batch_first"),
+        Release());
+  m.def("lstm", &F::lstm, nb::arg("input"), nb::arg("hx"), nb::arg("params"), nb::arg("has_biases"),
+        nb::arg("num_layers"), nb::arg("dropout"), nb::arg("train"), nb::arg("bidirectional"), nb::arg("batch_first"),
+        Release());
+  m.def("multi_head_attention_forward",
+        [](const Tensor& query, const Tensor& key, const Tensor& value, int64_t embed_dim_to_check, int64_t num_heads,
+           const OptTensor& in_proj_weight, const OptTensor& in_proj_bias, const OptTensor& bias_k,
+           const OptTensor& bias_v, bool add_zero_attn, double dropout_p, const Tensor& out_proj_weight,
+           const OptTensor& out_proj_bias, bool training, const OptTensor& key_padding_mask, bool need_weights,
+           const OptTensor& attn_mask, bool use_separate_proj_weight, const OptTensor& q_proj_weight,
+           const OptTensor& k_proj_weight, const OptTensor& v_proj_weight, const OptTensor& static_k,
+           const OptTensor& static_v, bool average_attn_weights, bool is_causal, bool batch_first) {
+          std::tuple<Tensor, Tensor> r;
+          {
+            nb::gil_scoped_release release;
+            r = F::multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight,
+                                                in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p,
+                                                out_proj_weight, out_proj_bias, training, key_padding_mask,
+                                                need_weights, attn_mask, use_separate_proj_weight, q_proj_weight,
+                                                k_proj_weight, v_proj_weight, static_k, static_v,
+                                                average_attn_weights, is_causal, batch_first);
+          }
+          return nb::make_tuple(std::get<0>(r), tensor_or_none(std::get<1>(r)));
+        },
+        nb::arg("query"), nb::arg("key"), nb::arg("value"), nb::arg("embed_dim_to_check"), nb::arg("num_heads"),
+        nb::arg("in_proj_weight").none(), nb::arg("in_proj_bias").none(), nb::arg("bias_k").none(),
+        nb::arg("bias_v").none(), nb::arg("add_zero_attn"), nb::arg("dropout_p"), nb::arg("out_proj_weight"),
+        nb::arg("out_proj_bias").none(), nb::arg("training") = true, nb::arg("key_padding_mask") = nb::none(),
+        nb::arg("need_weights") = true, nb::arg("attn_mask") = nb::none(), nb::arg("use_separate_proj_weight") = false,
+        nb::arg("q_proj_weight") = nb::none(), nb::arg("k_proj_weight") = nb::none(),
+        nb::arg("v_proj_weight") = nb::none(), nb::arg("static_k") = nb::none(), nb::arg("static_v") = nb::none(),
+        nb::arg("average_attn_weights") = true, nb::arg("is_causal") = false, nb::kw_only(),
+        nb::arg("batch_first") = false);
 }
 
 }  // namespace
 
 void bind_nn(nb::module_& m) {
-  nb::module_ nn = m.def_submodule("_nn", "C++ side of ember.nn (functional ops, init, utils, C++ modules)");
+  nb::module_ nn = m.def_submodule("_nn", "C++ side of ember.nn (functional ops, init, utils)");
   bind_functional(nn);
   bind_init(nn);
   bind_utils(nn);
-  bind_cpp_modules(nn);
+  bind_recurrent_and_attention(nn);
 }
 
 }  // namespace ember::python

@@ -1,29 +1,10 @@
 #include "ember/nn/transformer.h"
 
-#include <cmath>
-#include <limits>
-
 #include "ember/nn/functional.h"
 
 namespace ember::nn {
 
 namespace F = functional;
-
-namespace {
-std::string shape_str(const Tensor& t) {
-  std::string s = "[";
-  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
-  return s + "]";
-}
-// bool (true = masked out) -> 0 / -inf in dtype; float masks are cast and added as they are.
-Tensor additive_mask(const Tensor& m, DType dtype) {
-  if (m.dtype() == kBool)
-    return zeros(m.sizes(), {.dtype = dtype, .device = m.device()})
-        .masked_fill(m, -std::numeric_limits<double>::infinity());
-  EMBER_CHECK(m.is_floating_point(), "only bool and floating types of masks are supported");
-  return m.to(dtype);
-}
-}  // namespace
 
 // ---------------------------------------------------------------- MultiheadAttention
 
@@ -60,95 +41,12 @@ std::tuple<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query, cons
                                                        const std::optional<Tensor>& key_padding_mask,
                                                        bool need_weights, const std::optional<Tensor>& attn_mask,
                                                        bool average_attn_weights, bool is_causal) {
-  EMBER_CHECK_VALUE(query.dim() == 3 || query.dim() == 2,
-                    "MultiheadAttention: query should be unbatched 2D or batched 3D tensor but received ",
-                    query.dim(), "-D query tensor");
-  const bool batched = query.dim() == 3;
-  EMBER_CHECK_VALUE(key.dim() == query.dim() && value.dim() == query.dim(),
-                    "MultiheadAttention: query, key and value must have the same number of dims, got query ",
-                    shape_str(query), ", key ", shape_str(key), ", value ", shape_str(value));
-  Tensor q_in = query, k_in = key, v_in = value;
-  std::optional<Tensor> kpm = key_padding_mask;
-  if (!batched) {
-    q_in = q_in.unsqueeze(1);
-    k_in = k_in.unsqueeze(1);
-    v_in = v_in.unsqueeze(1);
-    if (kpm) {
-      EMBER_CHECK_VALUE(kpm->dim() == 1, "For unbatched (2-D) query, expected key_padding_mask to be 1-D, got ",
-                        kpm->dim(), "-D");
-      kpm = kpm->unsqueeze(0);
-    }
-  } else if (batch_first) {
-    q_in = q_in.transpose(0, 1);
-    k_in = k_in.transpose(0, 1);
-    v_in = v_in.transpose(0, 1);
-  }
-  const int64_t L = q_in.size(0), N = q_in.size(1), E = q_in.size(2), S = k_in.size(0), H = num_heads;
-  EMBER_CHECK_VALUE(E == embed_dim, "was expecting embedding dimension of ", embed_dim, ", but got ", E);
-  EMBER_CHECK_VALUE(k_in.size(1) == N && v_in.size(1) == N && k_in.size(2) == E && v_in.size(2) == E &&
-                        v_in.size(0) == S,
-                    "MultiheadAttention: key ", shape_str(key), " and value ", shape_str(value),
-                    " do not match query ", shape_str(query));
-
-  // Input projections with the three row blocks of in_proj_weight.
-  auto w = in_proj_weight.chunk(3, 0);
-  std::vector<std::optional<Tensor>> b(3);
-  if (in_proj_bias.defined()) {
-    auto bs = in_proj_bias.chunk(3, 0);
-    for (int i = 0; i < 3; ++i) b[i] = bs[i];
-  }
-  Tensor q = F::linear(q_in, w[0], b[0]);
-  Tensor k = F::linear(k_in, w[1], b[1]);
-  Tensor v = F::linear(v_in, w[2], b[2]);
-  // (L, N, E) -> (N*H, L, head_dim)
-  q = q.reshape({L, N * H, head_dim}).transpose(0, 1);
-  k = k.reshape({S, N * H, head_dim}).transpose(0, 1);
-  v = v.reshape({S, N * H, head_dim}).transpose(0, 1);
-
-  // One additive mask of shape (1 or N*H, L or 1, S).
-  Tensor mask;
-  const DType dt = q.dtype();
-  if (attn_mask) {
-    Tensor m = *attn_mask;
-    if (m.dim() == 2) {
-      EMBER_CHECK_VALUE(m.size(0) == L && m.size(1) == S, "The shape of the 2D attn_mask is ", shape_str(m),
-                        ", but should be [", L, ", ", S, "].");
-      m = m.unsqueeze(0);
-    } else {
-      EMBER_CHECK_VALUE(m.dim() == 3 && m.size(0) == N * H && m.size(1) == L && m.size(2) == S,
-                        "The shape of the 3D attn_mask is ", shape_str(m), ", but should be [", N * H, ", ", L,
-                        ", ", S, "].");
-    }
-    mask = additive_mask(m, dt);
-  } else if (is_causal) {
-    mask = additive_mask(ones({L, S}, {.dtype = kBool, .device = q.device()}).triu(1), dt).unsqueeze(0);
-  }
-  if (kpm) {
-    EMBER_CHECK_VALUE(kpm->dim() == 2 && kpm->size(0) == N && kpm->size(1) == S,
-                      "expecting key_padding_mask shape of [", N, ", ", S, "], but got ", shape_str(*kpm));
-    Tensor km = additive_mask(*kpm, dt).view({N, 1, 1, S}).expand({N, H, 1, S}).reshape({N * H, 1, S});
-    mask = mask.defined() ? mask + km : km;
-  }
-
-  Tensor scores = (q * (1.0 / std::sqrt(double(head_dim)))).bmm(k.transpose(1, 2));  // (N*H, L, S)
-  if (mask.defined()) scores = scores + mask;
-  Tensor attn = F::softmax(scores, -1);
-  if (is_training() && dropout > 0.0) attn = F::dropout(attn, dropout, true);
-  Tensor out = attn.bmm(v);  // (N*H, L, head_dim)
-  out = out.transpose(0, 1).contiguous().view({L * N, E});
-  out = out_proj(out).view({L, N, E});
-  if (!batched)
-    out = out.select(1, 0);
-  else if (batch_first)
-    out = out.transpose(0, 1);
-
-  Tensor weights;
-  if (need_weights) {
-    weights = attn.view({N, H, L, S});
-    if (average_attn_weights) weights = weights.mean({1});
-    if (!batched) weights = weights.select(0, 0);
-  }
-  return {out, weights};
+  // An undefined in_proj_bias / out_proj.bias (bias=false) reads as absent.
+  return F::multi_head_attention_forward(
+      query, key, value, embed_dim, num_heads, in_proj_weight, in_proj_bias, std::nullopt, std::nullopt,
+      /*add_zero_attn=*/false, dropout, out_proj.weight, out_proj.bias, is_training(), key_padding_mask,
+      need_weights, attn_mask, /*use_separate_proj_weight=*/false, std::nullopt, std::nullopt, std::nullopt,
+      std::nullopt, std::nullopt, average_attn_weights, is_causal, batch_first);
 }
 
 // ---------------------------------------------------------------- TransformerEncoderLayer

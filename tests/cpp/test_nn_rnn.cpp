@@ -362,3 +362,35 @@ TEST(LSTM, MatchesTorchOnLoadedWeights) {
   EXPECT_TRUE(close(h, want_h, 1e-12));
   EXPECT_TRUE(close(c, want_c, 1e-12));
 }
+
+TEST(RecurrentFunctional, RunsTheModulesParameters) {
+  // The functionals on a module's flat_weights() are its forward; they take the weights of any
+  // caller (ember.nn's Python modules) and check their count and sizes.
+  nn::LSTM lstm({.input_size = 3, .hidden_size = 4, .num_layers = 2, .bidirectional = true});
+  EXPECT_EQ(lstm.flat_weights().size(), 16u);
+  EXPECT_TRUE(lstm.flat_weights()[4].is_same(lstm.weight_ih(0, true)));
+  Tensor x = randn({5, 2, 3}), h0 = randn({4, 2, 4}), c0 = randn({4, 2, 4});
+  auto [out, h, c] = nn::functional::lstm(x, {h0, c0}, lstm.flat_weights(), true, 2, 0.0, false, true, false);
+  RefResult r = reference(Kind::Lstm, lstm, 2, true, 4, x, h0, c0);
+  EXPECT_TRUE(close(out, r.out));
+  EXPECT_TRUE(close(h, r.h));
+  EXPECT_TRUE(close(c, r.c));
+
+  nn::RNN relu({.input_size = 3, .hidden_size = 4, .nonlinearity = "relu", .bias = false, .batch_first = true});
+  auto [ro, rh] = nn::functional::rnn_relu(x.transpose(0, 1), std::nullopt, relu.flat_weights(), false, 1, 0.0, false,
+                                           false, true);
+  EXPECT_TRUE(close(ro.transpose(0, 1), reference(Kind::Relu, relu, 1, false, 4, x).out));
+  nn::GRU gru(3, 4);
+  auto [go, gh] = nn::functional::gru(x.select(1, 0), std::nullopt, gru.flat_weights(), true, 1, 0.0, false, false,
+                                      false);
+  EXPECT_TRUE(close(gh, reference(Kind::Gru, gru, 1, false, 4, x.narrow(1, 0, 1)).h));
+
+  auto w = gru.flat_weights();
+  EXPECT_THROW_MSG(nn::functional::gru(x, std::nullopt, w, true, 2, 0.0, false, false, false), Error,
+                   "GRU: got an incorrect number of RNN parameters: expected 8 for num_layers=2, bidirectional=False, "
+                   "has_biases=True, got 4");
+  EXPECT_THROW_MSG(nn::functional::rnn_tanh(x, std::nullopt, w, true, 1, 0.0, false, false, false), Error,
+                   "RNN: expected weight_ih_l0 of size [4, 3], got [12, 3]");
+  EXPECT_THROW_MSG(nn::functional::lstm(x, {h0}, lstm.flat_weights(), true, 2, 0.0, false, true, false), Error,
+                   "LSTM: hx must hold (h_0, c_0), got 1 tensors");
+}

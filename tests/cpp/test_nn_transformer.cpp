@@ -699,3 +699,55 @@ TEST(AgainstPyTorch, MultiheadAttentionAndEncoderLayerValues) {
                                         -0.015291746763873394, 0.38962256121348554, -0.3293000027463026,
                                         -0.9683857831075889, -0.6879861142836138, 0.4132566497235869})));
 }
+
+// ------------------------------------------------------------------ F::multi_head_attention_forward
+
+TEST(MultiHeadAttentionForward, SeparateWeightsEqualThePackedOnes) {
+  MHAFixture f;
+  Tensor mask = tensor({{false, true, false, false}, {false, false, false, false}, {true, false, false, false}});
+  auto [want, want_w] = f.m.forward(f.q, f.k, f.v, std::nullopt, true, mask, false);
+  auto w = f.m.in_proj_weight.chunk(3, 0);
+  auto [out, weights] = F::multi_head_attention_forward(
+      f.q, f.k, f.v, f.E, f.H, std::nullopt, f.m.in_proj_bias, std::nullopt, std::nullopt, false, 0.0,
+      f.m.out_proj.weight, f.m.out_proj.bias, false, std::nullopt, true, mask, /*use_separate_proj_weight=*/true, w[0],
+      w[1], w[2], std::nullopt, std::nullopt, /*average_attn_weights=*/false);
+  EXPECT_TRUE(out.allclose(want, 1e-12, 1e-12));
+  EXPECT_TRUE(weights.allclose(want_w, 1e-12, 1e-12));
+  EXPECT_THROW_MSG(F::multi_head_attention_forward(f.q, f.k, f.v, f.E, f.H, std::nullopt, std::nullopt, std::nullopt,
+                                                   std::nullopt, false, 0.0, f.m.out_proj.weight, std::nullopt),
+                   Error, "use_separate_proj_weight is False but in_proj_weight is None");
+  EXPECT_THROW_MSG(F::multi_head_attention_forward(f.q, f.k, f.v, f.E, 4, f.m.in_proj_weight, std::nullopt,
+                                                   std::nullopt, std::nullopt, false, 0.0, f.m.out_proj.weight,
+                                                   std::nullopt),
+                   ValueError, "embed_dim 6 not divisible by num_heads 4");
+}
+
+// Values printed by torch 1.13 (F.multi_head_attention_forward) for the same inputs: E = 4, two
+// heads, kdim 3, vdim 2 (separate projection weights), bias_k/bias_v, add_zero_attn, a bool
+// attn_mask and key_padding_mask; weight tensor i is 0.5 * sin(0.37 * arange(numel) + i).
+TEST(MultiHeadAttentionForward, ExtrasAgainstPyTorch) {
+  const int64_t E = 4, L = 2, S = 3, N = 1;
+  auto det = [](Shape s, int i) {
+    int64_t n = 1;
+    for (int64_t d : s) n *= d;
+    return ((arange(n, {.dtype = kFloat64}) * 0.37 + double(i)).sin() * 0.5).reshape(s);
+  };
+  Tensor q = (arange(L * N * E, {.dtype = kFloat64}) * 0.3).cos().reshape({L, N, E});
+  Tensor k = (arange(S * N * 3, {.dtype = kFloat64}) * 0.7 + 1.0).sin().reshape({S, N, 3});
+  Tensor v = (arange(S * N * 2, {.dtype = kFloat64}) * 0.11 - 2.0).cos().reshape({S, N, 2});
+  Tensor am = tensor({{false, true, false}, {false, false, false}});
+  Tensor kpm = tensor({{false, false, true}});
+  auto [o, w] = F::multi_head_attention_forward(
+      q, k, v, E, 2, std::nullopt, det({3 * E}, 3), det({1, 1, E}, 6), det({1, 1, E}, 7), /*add_zero_attn=*/true,
+      0.0, det({E, E}, 4), det({E}, 5), false, kpm, true, am, /*use_separate_proj_weight=*/true, det({E, E}, 0),
+      det({E, 3}, 1), det({E, 2}, 2), std::nullopt, std::nullopt, /*average_attn_weights=*/false);
+  EXPECT_TRUE(close_to(o, flat_ref(Shape{2, 1, 4}, {-0.933607784063426, -0.2756408148028776, 0.21748980696979803,
+                                                    -0.11994163532991764, -0.831054127887145, -0.3185251799345609,
+                                                    0.10715936069229631, -0.09706495178194086})));
+  EXPECT_TRUE(close_to(w, flat_ref(Shape{1, 2, 2, 5},
+                                   {0.49162151076644883, 0.0, 0.0, 0.24934945446018522, 0.259029034773366,
+                                    0.20929727915914859, 0.3099546380400584, 0.0, 0.24253043796685303,
+                                    0.23821764483394006, 0.8963184549451053, 0.0, 0.0, 0.036201033847425144,
+                                    0.0674805112074696, 0.3405658480676558, 0.21093881069474466, 0.0,
+                                    0.21412408307801753, 0.23437125815958204})));
+}

@@ -1,6 +1,6 @@
 """ember.nn without PyTorch: module registration, state_dict, repr, modes, layer values vs NumPy,
-C++-backed modules, init, utils and a small training loop. Differential tests against torch are
-in test_nn_torch.py."""
+recurrent and attention layers, init, utils and a small training loop. Differential tests against
+torch are in test_nn_torch.py."""
 import copy
 import math
 from collections import OrderedDict
@@ -429,7 +429,7 @@ def test_pooling_shapes_and_indices():
     assert np.allclose(nn.AdaptiveAvgPool2d(1)(x).numpy().ravel(), x.numpy().mean(axis=(2, 3)).ravel(), atol=1e-6)
 
 
-# ---- C++-backed modules ----------------------------------------------------------------------
+# ---- recurrent and attention layers (their forward calls a C++ functional) -------------------
 
 def test_lstm_parameters_shared_with_cpp():
     lstm = nn.LSTM(3, 4, num_layers=2)

@@ -4,6 +4,7 @@
 // error messages follow PyTorch. `namespace F = ember::nn::functional;` reads like Python.
 #include <optional>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -72,6 +73,52 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                                     const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
                                     bool is_causal = false, std::optional<double> scale = std::nullopt,
                                     Generator* gen = nullptr);
+
+// ---- recurrent layers (src/nn/functional/rnn.cpp): torch's _VF.rnn_tanh / rnn_relu / gru / lstm,
+// what nn::RNN / GRU / LSTM (C++ and Python) run. params: per layer k and direction, weight_ih_l{k}
+// (G*H, in), weight_hh_l{k} (G*H, H) and, if has_biases, bias_ih_l{k}, bias_hh_l{k} (G*H), the
+// "_reverse" direction after the forward one (RNNBase._flat_weights); G = 1, 4 (LSTM: i, f, g, o)
+// or 3 (GRU: r, z, n). input (L, N, in), (N, L, in) with batch_first, or unbatched (L, in).
+// hx (D*num_layers, N, H), unbatched (D*num_layers, H); absent = zeros (torch's modules create
+// them; here the functional does). LSTM's hx is {h_0, c_0} or empty. dropout acts on the outputs
+// of every layer but the last when train is true. Returns (output, h_n) or (output, h_n, c_n).
+std::tuple<Tensor, Tensor> rnn_tanh(const Tensor& input, const std::optional<Tensor>& hx, TensorList params,
+                                    bool has_biases, int64_t num_layers, double dropout, bool train,
+                                    bool bidirectional, bool batch_first);
+std::tuple<Tensor, Tensor> rnn_relu(const Tensor& input, const std::optional<Tensor>& hx, TensorList params,
+                                    bool has_biases, int64_t num_layers, double dropout, bool train,
+                                    bool bidirectional, bool batch_first);
+std::tuple<Tensor, Tensor> gru(const Tensor& input, const std::optional<Tensor>& hx, TensorList params,
+                               bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional,
+                               bool batch_first);
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, TensorList hx, TensorList params, bool has_biases,
+                                        int64_t num_layers, double dropout, bool train, bool bidirectional,
+                                        bool batch_first);
+
+// ---- multi-head attention (src/nn/functional/multi_head_attention.cpp): torch.nn.functional's,
+// what nn::MultiheadAttention (C++ and Python) runs. query (L, N, E), key/value (S, N, E(k/v)), or
+// unbatched (L, E) / (S, E). In-projection by in_proj_weight (3E, E) (row blocks q, k, v) or, with
+// use_separate_proj_weight, q/k/v_proj_weight (E, E), (E, kdim), (E, vdim); in_proj_bias (3E).
+// bias_k/bias_v (1, 1, E) append one key/value position; add_zero_attn appends a zero one;
+// static_k/static_v (N*num_heads, S, E/num_heads) replace the projected keys/values.
+// key_padding_mask (N, S) (unbatched (S)): bool true = ignore that key, or float added.
+// attn_mask (L, S) or (N*num_heads, L, S): bool true = NOT allowed to attend, or float added.
+// is_causal without attn_mask masks the future (j > i); with attn_mask it is only a hint.
+// Dropout acts on the attention weights when training. Returns (attn_output, attn_weights):
+// weights (N, L, S) averaged over heads or (N, num_heads, L, S) (unbatched: no N), undefined
+// unless need_weights. batch_first (an ember addition, keyword-only in Python): batched inputs
+// and output are (N, L, E), as nn.MultiheadAttention(batch_first=True) takes them.
+std::tuple<Tensor, Tensor> multi_head_attention_forward(
+    const Tensor& query, const Tensor& key, const Tensor& value, int64_t embed_dim_to_check, int64_t num_heads,
+    const std::optional<Tensor>& in_proj_weight, const std::optional<Tensor>& in_proj_bias,
+    const std::optional<Tensor>& bias_k, const std::optional<Tensor>& bias_v, bool add_zero_attn, double dropout_p,
+    const Tensor& out_proj_weight, const std::optional<Tensor>& out_proj_bias, bool training = true,
+    const std::optional<Tensor>& key_padding_mask = std::nullopt, bool need_weights = true,
+    const std::optional<Tensor>& attn_mask = std::nullopt, bool use_separate_proj_weight = false,
+    const std::optional<Tensor>& q_proj_weight = std::nullopt, const std::optional<Tensor>& k_proj_weight = std::nullopt,
+    const std::optional<Tensor>& v_proj_weight = std::nullopt, const std::optional<Tensor>& static_k = std::nullopt,
+    const std::optional<Tensor>& static_v = std::nullopt, bool average_attn_weights = true, bool is_causal = false,
+    bool batch_first = false);
 
 // ---- losses (src/nn/functional/loss.cpp). reduction: "mean", "sum" or "none".
 // target: class indices (int64, shape (N) or (N, d1, ...)) or class probabilities (same shape as input).

@@ -7,10 +7,10 @@
 //
 // Parameters per layer k and direction (suffix "_reverse"): weight_ih_l{k} (G*H, in),
 // weight_hh_l{k} (G*H, H), bias_ih_l{k}, bias_hh_l{k} (G*H); G = 1 (RNN), 4 (LSTM: i, f, g, o),
-// 3 (GRU: r, z, n). All initialised U(-1/sqrt(H), 1/sqrt(H)). Everything runs through
-// differentiable ops: the input projection of a whole sequence is one matmul per layer and
-// direction, then a loop over time does the hidden projection and the gate math.
-// forward(x) (the one-tensor Module override, used by containers) returns the output only.
+// 3 (GRU: r, z, n). All initialised U(-1/sqrt(H), 1/sqrt(H)). The computation is
+// nn::functional::rnn_tanh / rnn_relu / lstm / gru (functional.h), which ember.nn's Python
+// modules call too. forward(x) (the one-tensor Module override, used by containers) returns the
+// output only.
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,7 +41,7 @@ struct LSTMOutput {
   Tensor c_n;
 };
 
-// Shared machinery: parameters, checks, the layer/direction loop.
+// Shared machinery: options checks, parameters, the call of the functional that fits the mode.
 class RNNBase : public Module {
  public:
   enum class Mode { RNN_TANH, RNN_RELU, LSTM, GRU };
@@ -60,6 +60,8 @@ class RNNBase : public Module {
   RNNOptions options;
   int64_t num_directions() const { return options.bidirectional ? 2 : 1; }
   int64_t gate_size() const;
+  // The parameters in the order the functionals take them (torch's RNNBase._flat_weights).
+  std::vector<Tensor> flat_weights() const;
 
  protected:
   // hx/cx: undefined = zeros. Returns output, h_n, c_n (c_n undefined unless LSTM).

@@ -30,7 +30,8 @@ class NonDynamicallyQuantizableLinear : public Linear {
 // is_causal without attn_mask masks the future (j > i); with attn_mask it is only a hint.
 // Returns (attn_output, attn_weights): weights (N, L, S) averaged over heads, or (N, H, L, S);
 // (unbatched: no N dim); undefined when need_weights is false. Dropout acts on the attention
-// weights in training mode only.
+// weights in training mode only. The computation is nn::functional::multi_head_attention_forward
+// (functional.h), on this module's parameters; ember.nn.MultiheadAttention calls it too.
 class MultiheadAttention : public Module {
  public:
   MultiheadAttention(int64_t embed_dim, int64_t num_heads, double dropout = 0.0, bool bias = true,
@@ -53,6 +54,8 @@ class MultiheadAttention : public Module {
 
 // One encoder block: self-attention and a feed-forward net, each with a residual and LayerNorm
 // (norm_first: pre-LN, x + f(norm(x)); else post-LN, norm(x + f(x))). activation "relu" or "gelu".
+// A composition of its submodules, as torch's is; ember.nn.TransformerEncoderLayer composes the
+// same submodules in Python (so hooks and replaced submodules take part there, as in torch).
 class TransformerEncoderLayer : public Module {
  public:
   TransformerEncoderLayer(int64_t d_model, int64_t nhead, int64_t dim_feedforward = 2048, double dropout = 0.1,

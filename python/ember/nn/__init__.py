@@ -1,8 +1,8 @@
 """ember.nn (torch.nn): Module, Parameter, the layers, functional, init and utils.
 
-Module is pure Python with torch's semantics (subclass it as in PyTorch); the layers' forward
-calls ember's C++ functional ops; RNN/LSTM/GRU, MultiheadAttention and TransformerEncoderLayer
-wrap the C++ modules (see ember/nn/modules/_cpp.py).
+Module is pure Python with torch's semantics (subclass it as in PyTorch); the layers hold their
+Parameters and their forward calls ember's C++ functional ops (RNN/LSTM/GRU: ember._VF, as
+torch's call torch._VF; MultiheadAttention: F.multi_head_attention_forward).
 """
 from .parameter import Parameter, UninitializedParameter  # noqa: F401
 from .modules import *  # noqa: F401,F403

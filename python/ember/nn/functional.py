@@ -15,7 +15,7 @@ __all__ = [
     "batch_norm", "normalize", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "gelu", "silu", "elu", "elu_",
     "softplus", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish", "mish", "logsigmoid",
     "softsign", "tanhshrink", "softmax", "softmin", "log_softmax", "dropout", "dropout2d", "embedding", "one_hot",
-    "scaled_dot_product_attention", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
+    "scaled_dot_product_attention", "multi_head_attention_forward", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
     "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity",
 ]
 
@@ -299,6 +299,11 @@ one_hot = _F.one_hot
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
     return _F.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
+
+
+# torch's signature, plus the keyword-only batch_first (ember: (N, L, E) inputs and output, what
+# nn.MultiheadAttention(batch_first=True) passes). Returns (attn_output, attn_weights or None).
+multi_head_attention_forward = _F.multi_head_attention_forward
 
 
 # ---- losses ----------------------------------------------------------------------------------

@@ -27,14 +27,6 @@ class Parameter(Tensor):
         if requires_grad:
             self.requires_grad_(True)
 
-    @classmethod
-    def _alias(cls, tensor):
-        """A Parameter object for the very same TensorImpl (no detach): used to expose the
-        parameters of C++ modules without copying or re-leafing them."""
-        p = Tensor.__new__(cls)
-        Tensor.__init__(p, tensor)
-        return p
-
     def __repr__(self):
         return "Parameter containing:\n" + Tensor.__repr__(self)
 

@@ -14,4 +14,3 @@ from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, SmoothL1Loss, Hub
 from .container import Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
 from .rnn import RNNBase, RNN, LSTM, GRU  # noqa: F401
 from .transformer import MultiheadAttention, TransformerEncoderLayer, TransformerEncoder  # noqa: F401
-from ._cpp import CppModule  # noqa: F401

@@ -58,6 +58,11 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """torch's class for MultiheadAttention.out_proj: a Linear under the name torch prints (it
+    keeps torch's quantization passes away from it; ember has none)."""
+
+
 class LazyLinear(Linear):
     def __init__(self, *args, **kwargs):
         raise NotImplementedError("ember: lazy modules are not supported; give Linear its in_features")

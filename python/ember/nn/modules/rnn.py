@@ -1,20 +1,31 @@
-"""RNN, LSTM, GRU: C++-backed (include/ember/nn/rnn.h); see _cpp.py for how they share tensors."""
+"""RNN, LSTM, GRU: torch's modules. Each holds its Parameters under torch's names
+(weight_ih_l0, bias_hh_l1_reverse, ...) and its forward is one call of the C++ function that runs
+the whole sequence (ember._VF.rnn_tanh / rnn_relu / lstm / gru, as torch's forward calls
+torch._VF), which also checks the arguments, handles unbatched input and a missing hx. nn::RNN /
+LSTM / GRU in C++ call the same functions."""
 import math
 import numbers
 import warnings
 
-from ... import _C
-from ._cpp import CppModule
+from ... import _C, _VF
+from .. import init
+from ..parameter import Parameter
+from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU"]
 
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
-class RNNBase(CppModule):
-    mode = None
-    _cpp_class = None
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, proj_size=0, device=None, dtype=None, nonlinearity="tanh"):
+class RNNBase(Module):
+    __constants__ = ["mode", "input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout",
+                     "bidirectional", "proj_size"]
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__()
+        if mode not in _GATES:
+            raise ValueError("Unrecognized RNN mode: " + str(mode))
         if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or isinstance(dropout, bool):
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
                              "element being zeroed")
@@ -27,15 +38,7 @@ class RNNBase(CppModule):
             raise ValueError("num_layers must be an integer greater than zero")
         if proj_size != 0:
             raise NotImplementedError("ember: LSTM(proj_size=...) is not supported")
-        if self.mode in ("RNN_TANH", "RNN_RELU") and nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
-        cpp = self._cpp_class(input_size, hidden_size, num_layers, nonlinearity, bias, batch_first, float(dropout),
-                              bidirectional)
-        init_args = ((input_size, hidden_size), dict(num_layers=num_layers, bias=bias, batch_first=batch_first,
-                                                     dropout=dropout, bidirectional=bidirectional))
-        if self.mode in ("RNN_TANH", "RNN_RELU"):
-            init_args[1]["nonlinearity"] = nonlinearity
-        super().__init__(cpp, init_args)
+        self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.num_layers = num_layers
@@ -44,69 +47,110 @@ class RNNBase(CppModule):
         self.dropout = float(dropout)
         self.bidirectional = bidirectional
         self.proj_size = proj_size
-        if self.mode in ("RNN_TANH", "RNN_RELU"):
-            self.nonlinearity = nonlinearity
-        if dtype is not None or (device is not None and str(device) != "cpu"):
-            self.to(device=device, dtype=dtype)
 
-    @property
-    def _flat_weights_names(self):
-        return list(self._parameters.keys())
+        num_directions = 2 if bidirectional else 1
+        gate_size = _GATES[mode] * hidden_size
+        self._flat_weights_names = []
+        self._all_weights = []
+        for layer in range(num_layers):
+            for direction in range(num_directions):
+                layer_input_size = input_size if layer == 0 else hidden_size * num_directions
+                suffix = "_reverse" if direction == 1 else ""
+                shapes = [("weight_ih", (gate_size, layer_input_size)), ("weight_hh", (gate_size, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                names = []
+                for kind, shape in shapes:
+                    name = f"{kind}_l{layer}{suffix}"
+                    setattr(self, name, Parameter(_C.empty(shape, device=device, dtype=dtype)))
+                    names.append(name)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
 
     @property
     def _flat_weights(self):
-        return [p for p in self._parameters.values()]
+        """The weights in the order the _VF functions take them (read at each call, so a Parameter
+        replaced or converted by .to() is the one used)."""
+        params = self._parameters
+        return [params[n] if n in params else getattr(self, n) for n in self._flat_weights_names]
 
     @property
     def all_weights(self):
-        per_layer = 4 if self.bias else 2
-        names = self._flat_weights_names
-        return [[getattr(self, n) for n in names[i:i + per_layer]] for i in range(0, len(names), per_layer)]
+        return [[getattr(self, weight) for weight in weights] for weights in self._all_weights]
 
     def flatten_parameters(self):
-        pass
+        """torch packs the weights for cuDNN here; ember's kernels read them where they are."""
 
     def reset_parameters(self):
-        stdv = 1.0 / math.sqrt(self.hidden_size)
-        from .. import init
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
 
 class RNN(RNNBase):
-    _cpp_class = _C._nn.RNN
+    """RNN(input_size, hidden_size, num_layers=1, nonlinearity='tanh', bias=True, batch_first=False,
+    dropout=0.0, bidirectional=False, device=None, dtype=None)"""
 
     def __init__(self, *args, **kwargs):
-        nonlinearity = kwargs.get("nonlinearity", "tanh")
-        self.__dict__["mode"] = "RNN_RELU" if nonlinearity == "relu" else "RNN_TANH"
-        super().__init__(*args, **kwargs)
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            self.__dict__["nonlinearity"] = args[3]
+            args = args[:3] + args[4:]
+        else:
+            self.__dict__["nonlinearity"] = kwargs.pop("nonlinearity", "tanh")
+        if self.nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif self.nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
 
     def forward(self, input, hx=None):
-        self._sync_cpp()
-        output, h_n = self._cpp.forward(input, hx)
-        return output, h_n
-
-
-class GRU(RNNBase):
-    _cpp_class = _C._nn.GRU
-    mode = "GRU"
-
-    def forward(self, input, hx=None):
-        self._sync_cpp()
-        output, h_n = self._cpp.forward(input, hx)
-        return output, h_n
+        fn = _VF.rnn_tanh if self.mode == "RNN_TANH" else _VF.rnn_relu
+        return fn(input, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training,
+                  self.bidirectional, self.batch_first)
 
 
 class LSTM(RNNBase):
-    _cpp_class = _C._nn.LSTM
-    mode = "LSTM"
+    """LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+    bidirectional=False, proj_size=0, device=None, dtype=None); forward(input, (h_0, c_0)=None)
+    returns output, (h_n, c_n)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__("LSTM", *args, **kwargs)
 
     def forward(self, input, hx=None):
-        self._sync_cpp()
-        if hx is None:
-            output, h_n, c_n = self._cpp.forward(input)
-        else:
-            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
-                raise RuntimeError("LSTM: hx must be a tuple (h_0, c_0)")
-            output, h_n, c_n = self._cpp.forward(input, hx[0], hx[1])
+        output, h_n, c_n = _VF.lstm(input, () if hx is None else tuple(hx), self._flat_weights, self.bias,
+                                    self.num_layers, self.dropout, self.training, self.bidirectional,
+                                    self.batch_first)
         return output, (h_n, c_n)
+
+
+class GRU(RNNBase):
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+    def forward(self, input, hx=None):
+        return _VF.gru(input, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training,
+                       self.bidirectional, self.batch_first)

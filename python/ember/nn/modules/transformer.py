@@ -1,80 +1,182 @@
-"""MultiheadAttention and TransformerEncoderLayer (C++-backed, see _cpp.py) and TransformerEncoder
-(Python: a ModuleList of deep copies of the layer plus an optional norm, as torch's)."""
+"""MultiheadAttention, TransformerEncoderLayer, TransformerEncoder: torch's modules, with torch's
+parameters, submodules, initialisation and state_dict keys.
+
+MultiheadAttention.forward is one call of F.multi_head_attention_forward (the C++ function that
+nn::MultiheadAttention runs too). TransformerEncoderLayer and TransformerEncoder are compositions
+of submodules, as torch's are: see TransformerEncoderLayer for why that is not one C++ call."""
 import copy
 
 from ... import _C
 from .. import functional as F
-from ._cpp import CppModule
+from .. import init
+from ..parameter import Parameter
+from .activation import GELU, ReLU
 from .container import ModuleList
+from .dropout import Dropout
+from .linear import Linear, NonDynamicallyQuantizableLinear
 from .module import Module
+from .normalization import LayerNorm
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
 
 
-class MultiheadAttention(CppModule):
+class MultiheadAttention(Module):
+    r"""Multi-head attention (torch.nn.MultiheadAttention).
+
+    Parameters: in_proj_weight (3E, E) xavier_uniform, or q/k/v_proj_weight when kdim or vdim
+    differ from embed_dim; in_proj_bias (3E) zeros; out_proj, a Linear(E, E) whose bias is zeroed;
+    bias_k, bias_v (1, 1, E) xavier_normal with add_bias_kv.
+    """
+
+    __constants__ = ["batch_first"]
+
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
                  kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
-        if add_bias_kv or add_zero_attn or (kdim not in (None, embed_dim)) or (vdim not in (None, embed_dim)):
-            raise NotImplementedError("ember: MultiheadAttention supports kdim == vdim == embed_dim without "
-                                      "add_bias_kv / add_zero_attn")
-        if embed_dim % num_heads != 0:
-            raise AssertionError("embed_dim must be divisible by num_heads")
-        cpp = _C._nn.MultiheadAttention(embed_dim, num_heads, float(dropout), bias, batch_first)
-        super().__init__(cpp, ((embed_dim, num_heads),
-                               dict(dropout=dropout, bias=bias, batch_first=batch_first)))
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+                             f"num_heads={num_heads} instead")
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
         self.embed_dim = embed_dim
-        self.kdim = self.vdim = embed_dim
-        self._qkv_same_embed_dim = True
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.num_heads = num_heads
         self.dropout = dropout
         self.batch_first = batch_first
         self.head_dim = embed_dim // num_heads
-        self.bias_k = self.bias_v = None
-        self.add_zero_attn = False
-        if dtype is not None or (device is not None and str(device) != "cpu"):
-            self.to(device=device, dtype=dtype)
+        if self.head_dim * num_heads != self.embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(_C.empty((embed_dim, embed_dim), **factory_kwargs))
+            self.k_proj_weight = Parameter(_C.empty((embed_dim, self.kdim), **factory_kwargs))
+            self.v_proj_weight = Parameter(_C.empty((embed_dim, self.vdim), **factory_kwargs))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(_C.empty((3 * embed_dim, embed_dim), **factory_kwargs))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(_C.empty(3 * embed_dim, **factory_kwargs))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **factory_kwargs)
+        if add_bias_kv:
+            self.bias_k = Parameter(_C.empty((1, 1, embed_dim), **factory_kwargs))
+            self.bias_v = Parameter(_C.empty((1, 1, embed_dim), **factory_kwargs))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
-        self._sync_cpp()
-        return self._cpp.forward(query, key, value, key_padding_mask, need_weights, attn_mask,
-                                 average_attn_weights, is_causal)
+        if not self._qkv_same_embed_dim:
+            return F.multi_head_attention_forward(
+                query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+                self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+                training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+                attn_mask=attn_mask, use_separate_proj_weight=True, q_proj_weight=self.q_proj_weight,
+                k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+                average_attn_weights=average_attn_weights, is_causal=is_causal, batch_first=self.batch_first)
+        return F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, average_attn_weights=average_attn_weights, is_causal=is_causal,
+            batch_first=self.batch_first)
 
 
-def _activation_name(activation):
-    if isinstance(activation, str):
-        if activation not in ("relu", "gelu"):
-            raise RuntimeError(f"activation should be relu/gelu, not {activation}")
-        return activation
-    if activation is F.relu or type(activation).__name__ == "ReLU":
-        return "relu"
-    if activation is F.gelu or type(activation).__name__ == "GELU":
-        return "gelu"
-    raise NotImplementedError("ember: TransformerEncoderLayer supports the relu and gelu activations")
+def _get_activation_fn(activation):
+    if activation == "relu":
+        return F.relu
+    if activation == "gelu":
+        return F.gelu
+    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
-class TransformerEncoderLayer(CppModule):
+class TransformerEncoderLayer(Module):
+    """Self-attention and a feed-forward net, each with a residual connection and a LayerNorm
+    (norm_first: x + f(norm(x)); else norm(x + f(x))).
+
+    The forward is written here, over the submodules, rather than as one C++ call, because that
+    composition is torch's API: forward calls self.self_attn, self.linear1, self.activation (any
+    callable), the dropouts and norms, so forward hooks on them run and a replaced submodule
+    (say a LoRA wrapper for linear1) takes part. nn::TransformerEncoderLayer composes the same
+    submodules in the same order; each piece's computation is a C++ functional both call.
+    """
+
+    __constants__ = ["norm_first"]
+
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
-                 batch_first=False, norm_first=False, device=None, dtype=None):
-        act = _activation_name(activation)
-        cpp = _C._nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, float(dropout), act,
-                                             float(layer_norm_eps), batch_first, norm_first)
-        super().__init__(cpp, ((d_model, nhead), dict(dim_feedforward=dim_feedforward, dropout=dropout,
-                                                       activation=activation, layer_norm_eps=layer_norm_eps,
-                                                       batch_first=batch_first, norm_first=norm_first)))
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                            **factory_kwargs)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory_kwargs)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory_kwargs)
         self.norm_first = norm_first
-        self.batch_first = batch_first
-        self.activation_relu_or_gelu = 1 if act == "relu" else 2
-        self.activation = F.relu if act == "relu" else F.gelu
-        if dtype is not None or (device is not None and str(device) != "cpu"):
-            self.to(device=device, dtype=dtype)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory_kwargs)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory_kwargs)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        if isinstance(activation, str):
+            activation = _get_activation_fn(activation)
+        if activation is F.relu or isinstance(activation, ReLU):
+            self.activation_relu_or_gelu = 1
+        elif activation is F.gelu or isinstance(activation, GELU):
+            self.activation_relu_or_gelu = 2
+        else:
+            self.activation_relu_or_gelu = 0
+        self.activation = activation
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if not hasattr(self, "activation"):
+            self.activation = F.relu
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
-        self._sync_cpp()
-        return self._cpp.forward(src, src_mask, src_key_padding_mask, bool(is_causal))
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal=is_causal)
+            x = x + self._ff_block(self.norm2(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal=is_causal))
+            x = self.norm2(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return self.dropout2(x)
 
 
 class TransformerEncoder(Module):
+    """A ModuleList of deep copies of the layer plus an optional norm, as torch's."""
+
     __constants__ = ["norm"]
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
