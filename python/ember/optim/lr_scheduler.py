@@ -36,6 +36,11 @@ def _per_group(name, optimizer, value):
     return [value] * len(optimizer.param_groups)
 
 
+def _epoch_str(epoch):
+    """An epoch as torch's verbose messages print it."""
+    return ("%.2f" if isinstance(epoch, float) else "%.5d") % epoch
+
+
 def _require_int(value, message):
     """torch's check of an argument that must be an int (the C++ rules check its value)."""
     if not isinstance(value, int):
@@ -86,8 +91,7 @@ class LRScheduler:
         if epoch is None:
             print("Adjusting learning rate of group {} to {:.4e}.".format(group, lr))
         else:
-            epoch_str = ("%.2f" if isinstance(epoch, float) else "%.5d") % epoch
-            print("Epoch {}: adjusting learning rate of group {} to {:.4e}.".format(epoch_str, group, lr))
+            print("Epoch {}: adjusting learning rate of group {} to {:.4e}.".format(_epoch_str(epoch), group, lr))
 
     def _set_lrs(self, values, epoch=None):
         for i, (group, lr) in enumerate(zip(self.optimizer.param_groups, values)):
@@ -524,8 +528,7 @@ class ReduceLROnPlateau:
             if new is not None:
                 group["lr"] = new
                 if self.verbose:
-                    epoch_str = ("%.2f" if isinstance(epoch, float) else "%.5d") % epoch
-                    print("Epoch {}: reducing learning rate of group {} to {:.4e}.".format(epoch_str, i, new))
+                    print("Epoch {}: reducing learning rate of group {} to {:.4e}.".format(_epoch_str(epoch), i, new))
 
     @property
     def in_cooldown(self):
