@@ -1,8 +1,10 @@
 #pragma once
 // The rules of torch.optim.lr_scheduler's schedulers: the one place each formula, each piece of
-// stepping logic and each argument check lives. Two front ends call them: the C++ schedulers
-// over an Optimizer (lr_scheduler.h) and the Python ones (ember.optim.lr_scheduler, which keep
-// torch's attributes, state_dict() and subclassing API and pass their attributes in here).
+// stepping logic and each check of an argument's value lives. Two front ends call them: the C++
+// schedulers over an Optimizer (lr_scheduler.h) and the Python ones (ember.optim.lr_scheduler,
+// which keep torch's attributes, state_dict() and subclassing API and pass their attributes in
+// here). What stays with each front end is its own object model: reading and writing param
+// groups, "same optimizer" identity checks, Python's isinstance(int) checks, verbose printing.
 //
 // No Optimizer here: `lrs` are the param groups' current lrs and `base_lrs` their "initial_lr",
 // one entry per group, and every rule returns the new values. The recursive ("chainable") forms
