@@ -55,6 +55,7 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls);      // math ops as func
 void bind_autograd(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_nn(nb::module_& m);                                // nn.functional, nn.init, C++ modules
 void bind_optim(nb::module_& m);
+void bind_lr_scheduler(nb::module_& m);                      // _C._lr_rules: the schedulers' formulas
 void bind_serialize(nb::module_& m);                         // Value <-> Python, save/load
 void bind_data(nb::module_& m);
 void bind_vision(nb::module_& m);                            // ember.vision: datasets and transforms

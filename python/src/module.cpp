@@ -18,6 +18,7 @@ NB_MODULE(_C, m) {
   bind_autograd(m, cls);
   bind_nn(m);
   bind_optim(m);
+  bind_lr_scheduler(m);
   bind_serialize(m);
   bind_data(m);
   bind_vision(m);

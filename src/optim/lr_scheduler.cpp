@@ -1,18 +1,17 @@
-// Learning-rate schedulers: a line-by-line port of torch/optim/lr_scheduler.py (PyTorch 1.13),
-// keeping its arithmetic order so the sequences match to the last bit where possible.
+// The C++ schedulers: state and param-group plumbing around lr_rules.h's formulas (torch's
+// torch/optim/lr_scheduler.py semantics, sequences equal to PyTorch's to the last bit).
 #include "ember/optim/lr_scheduler.h"
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "ember/core/errors.h"
 
 namespace ember::optim {
 
-namespace {
-constexpr double kPi = 3.141592653589793;
+namespace R = lr_rules;
 
+namespace {
 Value dlist(const std::vector<double>& v) {
   ValueList items;
   for (double x : v) items.emplace_back(x);
@@ -33,15 +32,20 @@ std::vector<int64_t> to_ivec(const Value& v) {
   for (const Value& x : v.items_list()) out.push_back(x.to_int());
   return out;
 }
-int64_t py_mod(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
+std::vector<double> as_doubles(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
+// A value given once for all groups or once per group, as one value per group.
+std::vector<double> per_group(const std::vector<double>& v, size_t groups, const std::string& what) {
+  if (v.size() == 1) return std::vector<double>(groups, v[0]);
+  R::check_group_count(what, groups, v.size());
+  return v;
 }
-int64_t py_floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
+// Replaces betas[0], keeping the container's kind (Values share sequences when copied).
+void set_beta1(Value& g, double beta1) {
+  const Value& old = g.at("betas");
+  ValueList items = old.items_list();
+  EMBER_CHECK_VALUE(!items.empty(), "empty betas");
+  items[0] = beta1;
+  g["betas"] = old.is_tuple() ? Value::tuple(std::move(items)) : Value::list(std::move(items));
 }
 }  // namespace
 
@@ -114,19 +118,12 @@ void LRScheduler::load_state_dict(const Value& state) {
 
 StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma, int64_t last_epoch)
     : LRScheduler(opt, last_epoch), step_size_(step_size), gamma_(gamma) {
-  EMBER_CHECK_VALUE(step_size > 0, "StepLR: step_size must be positive, got ", step_size);
+  R::check_step_size(double(step_size));
   initial_step();
 }
-std::vector<double> StepLR::get_lr() {
-  auto lrs = group_lrs();
-  if (last_epoch_ == 0 || py_mod(last_epoch_, step_size_) != 0) return lrs;
-  for (double& lr : lrs) lr = lr * gamma_;
-  return lrs;
-}
+std::vector<double> StepLR::get_lr() { return R::step_lr(double(last_epoch_), group_lrs(), double(step_size_), gamma_); }
 std::optional<std::vector<double>> StepLR::closed_form_lr() {
-  std::vector<double> out;
-  for (double b : base_lrs_) out.push_back(b * std::pow(gamma_, double(py_floordiv(last_epoch_, step_size_))));
-  return out;
+  return R::step_lr_closed(double(last_epoch_), base_lrs_, double(step_size_), gamma_);
 }
 void StepLR::save_extra(Value& d) const { d["step_size"] = step_size_; d["gamma"] = gamma_; }
 void StepLR::load_extra(const Value& d) {
@@ -142,17 +139,10 @@ MultiStepLR::MultiStepLR(Optimizer& opt, std::vector<int64_t> milestones, double
   initial_step();
 }
 std::vector<double> MultiStepLR::get_lr() {
-  auto lrs = group_lrs();
-  auto count = std::count(milestones_.begin(), milestones_.end(), last_epoch_);
-  if (count == 0) return lrs;
-  for (double& lr : lrs) lr = lr * std::pow(gamma_, double(count));
-  return lrs;
+  return R::multistep_lr(double(last_epoch_), group_lrs(), as_doubles(milestones_), gamma_);
 }
 std::optional<std::vector<double>> MultiStepLR::closed_form_lr() {
-  auto n = std::upper_bound(milestones_.begin(), milestones_.end(), last_epoch_) - milestones_.begin();
-  std::vector<double> out;
-  for (double b : base_lrs_) out.push_back(b * std::pow(gamma_, double(n)));
-  return out;
+  return R::multistep_lr_closed(double(last_epoch_), base_lrs_, as_doubles(milestones_), gamma_);
 }
 void MultiStepLR::save_extra(Value& d) const { d["milestones"] = ilist(milestones_); d["gamma"] = gamma_; }
 void MultiStepLR::load_extra(const Value& d) {
@@ -167,52 +157,46 @@ ExponentialLR::ExponentialLR(Optimizer& opt, double gamma, int64_t last_epoch)
     : LRScheduler(opt, last_epoch), gamma_(gamma) {
   initial_step();
 }
-std::vector<double> ExponentialLR::get_lr() {
-  auto lrs = group_lrs();
-  if (last_epoch_ == 0) return lrs;
-  for (double& lr : lrs) lr = lr * gamma_;
-  return lrs;
-}
+std::vector<double> ExponentialLR::get_lr() { return R::exponential_lr(double(last_epoch_), group_lrs(), gamma_); }
 std::optional<std::vector<double>> ExponentialLR::closed_form_lr() {
-  std::vector<double> out;
-  for (double b : base_lrs_) out.push_back(b * std::pow(gamma_, double(last_epoch_)));
-  return out;
+  return R::exponential_lr_closed(double(last_epoch_), base_lrs_, gamma_);
 }
 void ExponentialLR::save_extra(Value& d) const { d["gamma"] = gamma_; }
 void ExponentialLR::load_extra(const Value& d) {
   if (d.contains("gamma")) gamma_ = d.at("gamma").to_double();
 }
 
+// ---------------------------------------------------------------- PolynomialLR
+
+PolynomialLR::PolynomialLR(Optimizer& opt, int64_t total_iters, double power, int64_t last_epoch)
+    : LRScheduler(opt, last_epoch), total_iters_(total_iters), power_(power) {
+  initial_step();
+}
+std::vector<double> PolynomialLR::get_lr() {
+  return R::polynomial_lr(double(last_epoch_), group_lrs(), double(total_iters_), power_);
+}
+std::optional<std::vector<double>> PolynomialLR::closed_form_lr() {
+  return R::polynomial_lr_closed(double(last_epoch_), base_lrs_, double(total_iters_), power_);
+}
+void PolynomialLR::save_extra(Value& d) const { d["total_iters"] = total_iters_; d["power"] = power_; }
+void PolynomialLR::load_extra(const Value& d) {
+  if (d.contains("total_iters")) total_iters_ = d.at("total_iters").to_int();
+  if (d.contains("power")) power_ = d.at("power").to_double();
+}
+
 // ---------------------------------------------------------------- CosineAnnealingLR
 
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t T_max, double eta_min, int64_t last_epoch)
     : LRScheduler(opt, last_epoch), T_max_(T_max), eta_min_(eta_min) {
-  EMBER_CHECK_VALUE(T_max > 0, "CosineAnnealingLR: T_max must be positive, got ", T_max);
+  R::check_t_max(double(T_max));
   initial_step();
 }
 std::vector<double> CosineAnnealingLR::get_lr() {
-  auto lrs = group_lrs();
-  const double T = double(T_max_), e = double(last_epoch_);
-  if (last_epoch_ == 0) return lrs;
-  if (step_count_ == 1 && last_epoch_ > 0) {
-    for (size_t i = 0; i < lrs.size(); ++i)
-      lrs[i] = eta_min_ + (base_lrs_[i] - eta_min_) * (1 + std::cos(e * kPi / T)) / 2;
-    return lrs;
-  }
-  if (py_mod(last_epoch_ - 1 - T_max_, 2 * T_max_) == 0) {
-    for (size_t i = 0; i < lrs.size(); ++i)
-      lrs[i] = lrs[i] + (base_lrs_[i] - eta_min_) * (1 - std::cos(kPi / T)) / 2;
-    return lrs;
-  }
-  for (double& lr : lrs)
-    lr = (1 + std::cos(kPi * e / T)) / (1 + std::cos(kPi * (e - 1) / T)) * (lr - eta_min_) + eta_min_;
-  return lrs;
+  return R::cosine_annealing_lr(double(last_epoch_), group_lrs(), base_lrs_, double(T_max_), eta_min_,
+                                step_count_ == 1);
 }
 std::optional<std::vector<double>> CosineAnnealingLR::closed_form_lr() {
-  std::vector<double> out;
-  for (double b : base_lrs_)
-    out.push_back(eta_min_ + (b - eta_min_) * (1 + std::cos(kPi * double(last_epoch_) / double(T_max_))) / 2);
-  return out;
+  return R::cosine_annealing_lr_closed(double(last_epoch_), base_lrs_, double(T_max_), eta_min_);
 }
 void CosineAnnealingLR::save_extra(Value& d) const { d["T_max"] = T_max_; d["eta_min"] = eta_min_; }
 void CosineAnnealingLR::load_extra(const Value& d) {
@@ -226,47 +210,22 @@ CosineAnnealingWarmRestarts::CosineAnnealingWarmRestarts(Optimizer& opt, int64_t
                                                          int64_t last_epoch)
     : LRScheduler(opt, last_epoch), T_0_(T_0), T_i_(T_0), T_mult_(T_mult), eta_min_(eta_min),
       T_cur_(double(last_epoch)) {
-  EMBER_CHECK_VALUE(T_0 > 0, "Expected positive integer T_0, but got ", T_0);
-  EMBER_CHECK_VALUE(T_mult >= 1, "Expected integer T_mult >= 1, but got ", T_mult);
+  R::check_warm_restarts(T_0, T_mult);
   initial_step();
 }
-std::vector<double> CosineAnnealingWarmRestarts::get_lr() {
-  std::vector<double> out;
-  for (double b : base_lrs_)
-    out.push_back(eta_min_ + (b - eta_min_) * (1 + std::cos(kPi * T_cur_ / double(T_i_))) / 2);
-  return out;
-}
-void CosineAnnealingWarmRestarts::step(std::optional<int64_t> epoch_arg) {
-  std::optional<int64_t> epoch = epoch_arg;
-  if (!epoch && last_epoch_ < 0) epoch = 0;
-  if (!epoch) {
-    epoch = last_epoch_ + 1;
-    T_cur_ = T_cur_ + 1;
-    if (T_cur_ >= double(T_i_)) {
-      T_cur_ = T_cur_ - double(T_i_);
-      T_i_ = T_i_ * T_mult_;
-    }
-  } else {
-    const int64_t e = *epoch;
-    EMBER_CHECK_VALUE(e >= 0, "Expected non-negative epoch, but got ", e);
-    if (e >= T_0_) {
-      if (T_mult_ == 1) {
-        T_cur_ = double(e % T_0_);
-      } else {
-        auto n = int64_t(std::log(double(e) / double(T_0_) * double(T_mult_ - 1) + 1) / std::log(double(T_mult_)));
-        double tm_n = std::pow(double(T_mult_), double(n));
-        T_cur_ = double(e) - double(T_0_) * (tm_n - 1) / double(T_mult_ - 1);
-        T_i_ = T_0_ * int64_t(tm_n);
-      }
-    } else {
-      T_i_ = T_0_;
-      T_cur_ = double(e);
-    }
-  }
-  last_epoch_ = *epoch;
+std::vector<double> CosineAnnealingWarmRestarts::get_lr() { return R::warm_restarts_lr(base_lrs_, T_cur_, T_i_, eta_min_); }
+void CosineAnnealingWarmRestarts::advance(std::optional<double> epoch) {
+  auto next = R::warm_restarts_step(epoch, {last_epoch_, T_cur_, T_i_}, T_0_, T_mult_);
+  last_epoch_ = next.last_epoch;
+  T_cur_ = next.T_cur;
+  T_i_ = next.T_i;
   ++step_count_;
   apply_lrs(get_lr());
 }
+void CosineAnnealingWarmRestarts::step(std::optional<int64_t> epoch) {
+  advance(epoch ? std::optional<double>(double(*epoch)) : std::nullopt);
+}
+void CosineAnnealingWarmRestarts::step_at(double epoch) { advance(epoch); }
 void CosineAnnealingWarmRestarts::save_extra(Value& d) const {
   d["T_0"] = T_0_;
   d["T_i"] = T_i_;
@@ -286,29 +245,14 @@ void CosineAnnealingWarmRestarts::load_extra(const Value& d) {
 
 LinearLR::LinearLR(Optimizer& opt, double start_factor, double end_factor, int64_t total_iters, int64_t last_epoch)
     : LRScheduler(opt, last_epoch), start_factor_(start_factor), end_factor_(end_factor), total_iters_(total_iters) {
-  EMBER_CHECK_VALUE(start_factor <= 1.0 && start_factor >= 0,
-                    "Starting multiplicative factor expected to be between 0 and 1.");
-  EMBER_CHECK_VALUE(end_factor <= 1.0 && end_factor >= 0, "Ending multiplicative factor expected to be between 0 and 1.");
+  R::check_linear_factors(start_factor, end_factor);
   initial_step();
 }
 std::vector<double> LinearLR::get_lr() {
-  auto lrs = group_lrs();
-  if (last_epoch_ == 0) {
-    for (double& lr : lrs) lr = lr * start_factor_;
-    return lrs;
-  }
-  if (last_epoch_ > total_iters_) return lrs;
-  const double d = end_factor_ - start_factor_;
-  for (double& lr : lrs)
-    lr = lr * (1. + d / (double(total_iters_) * start_factor_ + double(last_epoch_ - 1) * d));
-  return lrs;
+  return R::linear_lr(double(last_epoch_), group_lrs(), start_factor_, end_factor_, double(total_iters_));
 }
 std::optional<std::vector<double>> LinearLR::closed_form_lr() {
-  std::vector<double> out;
-  for (double b : base_lrs_)
-    out.push_back(b * (start_factor_ + (end_factor_ - start_factor_) * double(std::min(total_iters_, last_epoch_)) /
-                                           double(total_iters_)));
-  return out;
+  return R::linear_lr_closed(double(last_epoch_), base_lrs_, start_factor_, end_factor_, double(total_iters_));
 }
 void LinearLR::save_extra(Value& d) const {
   d["start_factor"] = start_factor_;
@@ -325,23 +269,14 @@ void LinearLR::load_extra(const Value& d) {
 
 ConstantLR::ConstantLR(Optimizer& opt, double factor, int64_t total_iters, int64_t last_epoch)
     : LRScheduler(opt, last_epoch), factor_(factor), total_iters_(total_iters) {
-  EMBER_CHECK_VALUE(factor <= 1.0 && factor >= 0, "Constant multiplicative factor expected to be between 0 and 1.");
+  R::check_constant_factor(factor);
   initial_step();
 }
 std::vector<double> ConstantLR::get_lr() {
-  auto lrs = group_lrs();
-  if (last_epoch_ == 0) {
-    for (double& lr : lrs) lr = lr * factor_;
-    return lrs;
-  }
-  if (last_epoch_ != total_iters_) return lrs;
-  for (double& lr : lrs) lr = lr * (1.0 / factor_);
-  return lrs;
+  return R::constant_lr(double(last_epoch_), group_lrs(), factor_, double(total_iters_));
 }
 std::optional<std::vector<double>> ConstantLR::closed_form_lr() {
-  std::vector<double> out;
-  for (double b : base_lrs_) out.push_back(b * (factor_ + double(last_epoch_ >= total_iters_) * (1 - factor_)));
-  return out;
+  return R::constant_lr_closed(double(last_epoch_), base_lrs_, factor_, double(total_iters_));
 }
 void ConstantLR::save_extra(Value& d) const { d["factor"] = factor_; d["total_iters"] = total_iters_; }
 void ConstantLR::load_extra(const Value& d) {
@@ -349,42 +284,46 @@ void ConstantLR::load_extra(const Value& d) {
   if (d.contains("total_iters")) total_iters_ = d.at("total_iters").to_int();
 }
 
-// ---------------------------------------------------------------- LambdaLR
+// ---------------------------------------------------------------- LambdaLR, MultiplicativeLR
+
+namespace {
+// Functions are not state: torch stores None for plain functions.
+Value no_lambdas(size_t n) { return Value::list(ValueList(n)); }
+}  // namespace
 
 LambdaLR::LambdaLR(Optimizer& opt, Lambda lr_lambda, int64_t last_epoch)
     : LambdaLR(opt, std::vector<Lambda>(opt.param_groups.size(), lr_lambda), last_epoch) {}
 LambdaLR::LambdaLR(Optimizer& opt, std::vector<Lambda> lr_lambdas, int64_t last_epoch)
     : LRScheduler(opt, last_epoch), lambdas_(std::move(lr_lambdas)) {
-  EMBER_CHECK_VALUE(lambdas_.size() == opt.param_groups.size(), "Expected ", opt.param_groups.size(),
-                    " lr_lambdas, but got ", lambdas_.size());
+  R::check_lambda_count(opt.param_groups.size(), lambdas_.size());
   initial_step();
 }
-std::vector<double> LambdaLR::get_lr() {
-  std::vector<double> out;
-  for (size_t i = 0; i < base_lrs_.size(); ++i) out.push_back(base_lrs_[i] * lambdas_[i](last_epoch_));
-  return out;
+std::vector<double> LambdaLR::get_lr() { return R::lambda_lr(last_epoch_, base_lrs_, lambdas_); }
+void LambdaLR::save_extra(Value& d) const { d["lr_lambdas"] = no_lambdas(lambdas_.size()); }
+
+MultiplicativeLR::MultiplicativeLR(Optimizer& opt, Lambda lr_lambda, int64_t last_epoch)
+    : MultiplicativeLR(opt, std::vector<Lambda>(opt.param_groups.size(), lr_lambda), last_epoch) {}
+MultiplicativeLR::MultiplicativeLR(Optimizer& opt, std::vector<Lambda> lr_lambdas, int64_t last_epoch)
+    : LRScheduler(opt, last_epoch), lambdas_(std::move(lr_lambdas)) {
+  R::check_lambda_count(opt.param_groups.size(), lambdas_.size());
+  initial_step();
 }
-void LambdaLR::save_extra(Value& d) const {
-  // Functions are not state: torch stores None for plain functions.
-  d["lr_lambdas"] = Value::list(ValueList(lambdas_.size()));
-}
+std::vector<double> MultiplicativeLR::get_lr() { return R::multiplicative_lr(last_epoch_, group_lrs(), lambdas_); }
+void MultiplicativeLR::save_extra(Value& d) const { d["lr_lambdas"] = no_lambdas(lambdas_.size()); }
 
 // ---------------------------------------------------------------- SequentialLR
 
 SequentialLR::SequentialLR(Optimizer& opt, std::vector<std::shared_ptr<LRScheduler>> schedulers,
                            std::vector<int64_t> milestones, int64_t last_epoch)
     : LRScheduler(opt, -1), schedulers_(std::move(schedulers)), milestones_(std::move(milestones)) {
-  EMBER_CHECK_VALUE(!schedulers_.empty(), "SequentialLR: expected at least one scheduler");
   for (size_t i = 0; i < schedulers_.size(); ++i)
     EMBER_CHECK_VALUE(schedulers_[i] && schedulers_[i]->optimizer_ == &opt,
                       "Sequential Schedulers expects all schedulers to belong to the same optimizer, but got "
                       "schedulers at index ",
                       i, " to be different than the optimizer passed in.");
-  EMBER_CHECK_VALUE(milestones_.size() == schedulers_.size() - 1,
-                    "Sequential Schedulers expects number of schedulers provided to be one more than the number "
-                    "of milestone points, but got number of schedulers ",
-                    schedulers_.size(), " and the number of milestones to be equal to ", milestones_.size());
+  R::check_sequential(schedulers_.size(), milestones_.size());
   last_epoch_ = last_epoch + 1;
+  // Undo the constructors' initial steps and restart from the first scheduler.
   for (auto& g : opt.param_groups) g.set_lr(g.options.at("initial_lr").to_double());
   for (auto& s : schedulers_) s->last_epoch_ -= 1;
   schedulers_[0]->initial_step();
@@ -392,9 +331,9 @@ SequentialLR::SequentialLR(Optimizer& opt, std::vector<std::shared_ptr<LRSchedul
 }
 void SequentialLR::step(std::optional<int64_t>) {
   ++last_epoch_;
-  size_t idx = std::upper_bound(milestones_.begin(), milestones_.end(), last_epoch_) - milestones_.begin();
-  auto& s = schedulers_[idx];
-  if (idx > 0 && milestones_[idx - 1] == last_epoch_)
+  auto pick = R::sequential_pick(as_doubles(milestones_), double(last_epoch_));
+  auto& s = schedulers_[pick.index];
+  if (pick.restart)
     s->step(0);
   else
     s->step();
@@ -423,50 +362,142 @@ void SequentialLR::load_state_dict(const Value& state) {
   }
 }
 
+// ---------------------------------------------------------------- ChainedScheduler
+
+namespace {
+Optimizer& first_optimizer(const std::vector<std::shared_ptr<LRScheduler>>& schedulers) {
+  EMBER_CHECK_VALUE(!schedulers.empty() && schedulers[0], "ChainedScheduler: expected at least one scheduler");
+  return schedulers[0]->optimizer();
+}
+}  // namespace
+
+ChainedScheduler::ChainedScheduler(std::vector<std::shared_ptr<LRScheduler>> schedulers)
+    : LRScheduler(first_optimizer(schedulers), -1), schedulers_(std::move(schedulers)) {
+  for (size_t i = 1; i < schedulers_.size(); ++i)
+    EMBER_CHECK_VALUE(schedulers_[i] && &schedulers_[i]->optimizer() == optimizer_,
+                      "ChainedScheduler expects all schedulers to belong to the same optimizer, but got "
+                      "schedulers at index 0 and ",
+                      i, " to be different");
+  last_lr_ = group_lrs();
+}
+void ChainedScheduler::step(std::optional<int64_t>) {
+  for (auto& s : schedulers_) s->step();
+  last_lr_ = group_lrs();
+}
+Value ChainedScheduler::state_dict() const {
+  Value d = Value::dict();
+  d["_last_lr"] = dlist(last_lr_);
+  ValueList subs;
+  for (auto& s : schedulers_) subs.push_back(s->state_dict());
+  d["_schedulers"] = Value::list(std::move(subs));
+  return d;
+}
+void ChainedScheduler::load_state_dict(const Value& state) {
+  EMBER_CHECK(state.is_dict(), "load_state_dict: expected a dict, got ", value_kind_name(state.kind()));
+  if (state.contains("_last_lr")) last_lr_ = to_dvec(state.at("_last_lr"));
+  if (state.contains("_schedulers")) {
+    const auto& subs = state.at("_schedulers").items_list();
+    EMBER_CHECK(subs.size() == schedulers_.size(), "ChainedScheduler.load_state_dict: expected ",
+                schedulers_.size(), " scheduler states, got ", subs.size());
+    for (size_t i = 0; i < subs.size(); ++i) schedulers_[i]->load_state_dict(subs[i]);
+  }
+}
+
+// ---------------------------------------------------------------- CyclicLR
+
+namespace {
+// Before the base constructor reads initial_lr: a fresh schedule starts each group at base_lr
+// and momentum at base_momentum.
+Optimizer& cyclic_prepare(Optimizer& opt, const std::vector<double>& base_lrs, const CyclicOptions& o,
+                          int64_t last_epoch) {
+  auto& groups = opt.param_groups;
+  auto lows = per_group(base_lrs, groups.size(), "values for base_lr");
+  if (last_epoch == -1)
+    for (size_t i = 0; i < groups.size(); ++i) groups[i].set_lr(lows[i]);
+  if (o.cycle_momentum) {
+    R::check_cycle_momentum(!groups.empty() && groups[0].options.contains("momentum"));
+    auto moms = per_group(o.base_momentum, groups.size(), "values for base_momentum");
+    if (last_epoch == -1)
+      for (size_t i = 0; i < groups.size(); ++i) groups[i].options["momentum"] = moms[i];
+  }
+  return opt;
+}
+}  // namespace
+
+CyclicLR::CyclicLR(Optimizer& opt, double base_lr, double max_lr, CyclicOptions o, int64_t last_epoch)
+    : CyclicLR(opt, std::vector<double>{base_lr}, std::vector<double>{max_lr}, std::move(o), last_epoch) {}
+
+CyclicLR::CyclicLR(Optimizer& opt, std::vector<double> base_lrs, std::vector<double> max_lrs, CyclicOptions o,
+                   int64_t last_epoch)
+    : LRScheduler(cyclic_prepare(opt, base_lrs, o, last_epoch), last_epoch),
+      max_lrs_(per_group(max_lrs, opt.param_groups.size(), "values for max_lr")),
+      shape_(R::cyclic_shape(o.step_size_up, o.step_size_down, o.mode, bool(o.scale_fn), o.scale_mode)),
+      mode_(o.mode), gamma_(o.gamma), scale_fn_(std::move(o.scale_fn)), cycle_momentum_(o.cycle_momentum) {
+  if (cycle_momentum_) {
+    for (auto& g : opt.param_groups) base_momenta_.push_back(g.options.at("momentum").to_double());
+    max_momenta_ = per_group(o.max_momentum, opt.param_groups.size(), "values for max_momentum");
+  }
+  initial_step();
+  // As torch: the first step ran from initial_lr; base_lr is the cycle's floor from now on.
+  base_lrs_ = per_group(base_lrs, opt.param_groups.size(), "values for base_lr");
+}
+std::vector<double> CyclicLR::get_lr() {
+  std::function<double(int64_t)> scale = scale_fn_;
+  if (!scale) scale = [this](int64_t x) { return R::cyclic_scale(mode_, gamma_, double(x)); };
+  auto v = R::cyclic_lr(last_epoch_, shape_, scale, base_lrs_, max_lrs_, base_momenta_, max_momenta_);
+  auto& groups = optimizer_->param_groups;
+  for (size_t i = 0; i < v.momenta.size() && i < groups.size(); ++i) groups[i].options["momentum"] = v.momenta[i];
+  return v.lrs;
+}
+void CyclicLR::save_extra(Value& d) const {
+  d["max_lrs"] = dlist(max_lrs_);
+  d["total_size"] = shape_.total_size;
+  d["step_ratio"] = shape_.step_ratio;
+  d["mode"] = mode_;
+  d["gamma"] = gamma_;
+  d["scale_mode"] = shape_.scale_mode;
+  d["cycle_momentum"] = cycle_momentum_;
+  if (cycle_momentum_) {
+    d["base_momentums"] = dlist(base_momenta_);
+    d["max_momentums"] = dlist(max_momenta_);
+  }
+}
+void CyclicLR::load_extra(const Value& d) {
+  if (d.contains("max_lrs")) max_lrs_ = to_dvec(d.at("max_lrs"));
+  if (d.contains("total_size")) shape_.total_size = d.at("total_size").to_double();
+  if (d.contains("step_ratio")) shape_.step_ratio = d.at("step_ratio").to_double();
+  if (d.contains("mode")) mode_ = d.at("mode").to_string();
+  if (d.contains("gamma")) gamma_ = d.at("gamma").to_double();
+  if (d.contains("scale_mode")) shape_.scale_mode = d.at("scale_mode").to_string();
+  if (d.contains("base_momentums")) base_momenta_ = to_dvec(d.at("base_momentums"));
+  if (d.contains("max_momentums")) max_momenta_ = to_dvec(d.at("max_momentums"));
+}
+
 // ---------------------------------------------------------------- OneCycleLR
 
 namespace {
 int64_t onecycle_total(const OneCycleOptions& o) {
-  if (o.total_steps) {
-    EMBER_CHECK_VALUE(*o.total_steps > 0, "Expected positive integer total_steps, but got ", *o.total_steps);
-    return *o.total_steps;
-  }
-  EMBER_CHECK_VALUE(o.epochs && o.steps_per_epoch, "You must define either total_steps OR (epochs AND steps_per_epoch)");
-  EMBER_CHECK_VALUE(*o.epochs > 0, "Expected positive integer epochs, but got ", *o.epochs);
-  EMBER_CHECK_VALUE(*o.steps_per_epoch > 0, "Expected positive integer steps_per_epoch, but got ", *o.steps_per_epoch);
-  return *o.epochs * *o.steps_per_epoch;
-}
-// Replaces betas[0], keeping the container's kind (Values share sequences when copied).
-void set_beta1(Value& g, double beta1) {
-  const Value& old = g.at("betas");
-  ValueList items = old.items_list();
-  EMBER_CHECK_VALUE(!items.empty(), "OneCycleLR: empty betas");
-  items[0] = beta1;
-  g["betas"] = old.is_tuple() ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+  return R::one_cycle_total_steps(o.total_steps, o.epochs, o.steps_per_epoch);
 }
 // Sets up the group options before the base constructor reads initial_lr.
 Optimizer& onecycle_prepare(Optimizer& opt, const std::vector<double>& max_lrs, const OneCycleOptions& o,
                             int64_t last_epoch) {
-  EMBER_CHECK_VALUE(max_lrs.size() == 1 || max_lrs.size() == opt.param_groups.size(), "expected ",
-                    opt.param_groups.size(), " values for max_lr, got ", max_lrs.size());
-  EMBER_CHECK_VALUE(o.pct_start >= 0 && o.pct_start <= 1, "Expected float between 0 and 1 pct_start, but got ",
-                    o.pct_start);
-  EMBER_CHECK_VALUE(o.anneal_strategy == "cos" || o.anneal_strategy == "linear",
-                    "anneal_strategy must by one of 'cos' or 'linear', instead got ", o.anneal_strategy);
-  onecycle_total(o);
   auto& groups = opt.param_groups;
+  auto highs = per_group(max_lrs, groups.size(), "values for max_lr");
+  R::check_one_cycle(o.pct_start, o.anneal_strategy);
+  onecycle_total(o);
   if (last_epoch == -1) {
     for (size_t i = 0; i < groups.size(); ++i) {
-      double m = max_lrs.size() == 1 ? max_lrs[0] : max_lrs[i];
+      auto lrs = R::one_cycle_lrs(highs[i], o.div_factor, o.final_div_factor);
       auto& g = groups[i].options;
-      g["initial_lr"] = m / o.div_factor;
-      g["max_lr"] = m;
-      g["min_lr"] = g.at("initial_lr").to_double() / o.final_div_factor;
+      g["initial_lr"] = lrs.initial_lr;
+      g["max_lr"] = highs[i];
+      g["min_lr"] = lrs.min_lr;
     }
   }
   if (o.cycle_momentum) {
-    bool has = !groups.empty() && (groups[0].options.contains("momentum") || groups[0].options.contains("betas"));
-    EMBER_CHECK_VALUE(has, "optimizer must support momentum with `cycle_momentum` option enabled");
+    R::check_cycle_momentum(!groups.empty() &&
+                            (groups[0].options.contains("momentum") || groups[0].options.contains("betas")));
     bool beta1 = groups[0].options.contains("betas");
     if (last_epoch == -1) {
       for (auto& grp : groups) {
@@ -489,49 +520,27 @@ OneCycleLR::OneCycleLR(Optimizer& opt, double max_lr, OneCycleOptions o, int64_t
 
 OneCycleLR::OneCycleLR(Optimizer& opt, std::vector<double> max_lrs, OneCycleOptions o, int64_t last_epoch)
     : LRScheduler(onecycle_prepare(opt, max_lrs, o, last_epoch), last_epoch), total_steps_(onecycle_total(o)),
-      linear_(o.anneal_strategy == "linear"), cycle_momentum_(o.cycle_momentum) {
-  const double T = double(total_steps_);
-  if (o.three_phase) {
-    phases_ = {{double(o.pct_start * T) - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"},
-               {double(2 * o.pct_start * T) - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"},
-               {T - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"}};
-  } else {
-    phases_ = {{double(o.pct_start * T) - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"},
-               {T - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"}};
-  }
+      phases_(R::one_cycle_phases(total_steps_, o.pct_start, o.three_phase)), anneal_strategy_(o.anneal_strategy),
+      cycle_momentum_(o.cycle_momentum) {
   use_beta1_ = cycle_momentum_ && opt.param_groups[0].options.contains("betas");
   initial_step();
 }
-double OneCycleLR::anneal(double start, double end, double pct) const {
-  if (linear_) return (end - start) * pct + start;
-  double cos_out = std::cos(kPi * pct) + 1;
-  return end + (start - end) / 2.0 * cos_out;
-}
 std::vector<double> OneCycleLR::get_lr() {
-  const int64_t step_num = last_epoch_;
-  EMBER_CHECK_VALUE(step_num <= total_steps_, "Tried to step ", step_num + 1,
-                    " times. The specified number of total steps is ", total_steps_);
+  std::vector<double> ends;
+  for (auto& ph : phases_) ends.push_back(ph.end_step);
+  auto at = R::one_cycle_point(double(last_epoch_), total_steps_, ends);
+  const auto& ph = phases_[at.phase];
   std::vector<double> lrs;
   for (auto& grp : optimizer_->param_groups) {
     auto& g = grp.options;
-    double start_step = 0, lr = 0, mom = 0;
-    for (size_t i = 0; i < phases_.size(); ++i) {
-      const Phase& ph = phases_[i];
-      if (double(step_num) <= ph.end_step || i == phases_.size() - 1) {
-        double pct = (double(step_num) - start_step) / (ph.end_step - start_step);
-        lr = anneal(g.at(ph.start_lr).to_double(), g.at(ph.end_lr).to_double(), pct);
-        if (cycle_momentum_) mom = anneal(g.at(ph.start_mom).to_double(), g.at(ph.end_mom).to_double(), pct);
-        break;
-      }
-      start_step = ph.end_step;
-    }
-    lrs.push_back(lr);
-    if (cycle_momentum_) {
-      if (use_beta1_)
-        set_beta1(g, mom);
-      else
-        g["momentum"] = mom;
-    }
+    lrs.push_back(R::anneal(anneal_strategy_, g.at(ph.start_lr).to_double(), g.at(ph.end_lr).to_double(), at.pct));
+    if (!cycle_momentum_) continue;
+    double mom = R::anneal(anneal_strategy_, g.at(ph.start_momentum).to_double(), g.at(ph.end_momentum).to_double(),
+                           at.pct);
+    if (use_beta1_)
+      set_beta1(g, mom);
+    else
+      g["momentum"] = mom;
   }
   return lrs;
 }
@@ -539,7 +548,7 @@ void OneCycleLR::save_extra(Value& d) const {
   d["total_steps"] = total_steps_;
   d["cycle_momentum"] = cycle_momentum_;
   d["use_beta1"] = use_beta1_;
-  d["anneal_strategy"] = linear_ ? "linear" : "cos";
+  d["anneal_strategy"] = anneal_strategy_;
 }
 void OneCycleLR::load_extra(const Value& d) {
   if (d.contains("total_steps")) total_steps_ = d.at("total_steps").to_int();
@@ -548,50 +557,26 @@ void OneCycleLR::load_extra(const Value& d) {
 // ---------------------------------------------------------------- ReduceLROnPlateau
 
 ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& opt, PlateauOptions o) : optimizer_(&opt), o_(std::move(o)) {
-  EMBER_CHECK_VALUE(o_.factor < 1.0, "Factor should be < 1.0.");
-  EMBER_CHECK_VALUE(o_.mode == "min" || o_.mode == "max", "mode ", o_.mode, " is unknown!");
-  EMBER_CHECK_VALUE(o_.threshold_mode == "rel" || o_.threshold_mode == "abs", "threshold mode ", o_.threshold_mode,
-                    " is unknown!");
-  const size_t n = opt.param_groups.size();
-  if (o_.min_lrs.size() == 1) {
-    min_lrs_.assign(n, o_.min_lrs[0]);
-  } else {
-    EMBER_CHECK_VALUE(o_.min_lrs.size() == n, "expected ", n, " min_lrs, got ", o_.min_lrs.size());
-    min_lrs_ = o_.min_lrs;
-  }
-  best_ = o_.mode == "min" ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+  R::check_plateau_factor(o_.factor);
+  R::check_plateau_modes(o_.mode, o_.threshold_mode);
+  min_lrs_ = per_group(o_.min_lrs, opt.param_groups.size(), "min_lrs");
+  state_ = {R::plateau_worst(o_.mode), 0, 0};
   for (auto& g : opt.param_groups) last_lr_.push_back(g.lr());
 }
-bool ReduceLROnPlateau::is_better(double a, double best) const {
-  if (o_.mode == "min" && o_.threshold_mode == "rel") return a < best * (1. - o_.threshold);
-  if (o_.mode == "min") return a < best - o_.threshold;
-  if (o_.threshold_mode == "rel") return a > best * (o_.threshold + 1.);
-  return a > best + o_.threshold;
-}
-void ReduceLROnPlateau::step(double current) {
+void ReduceLROnPlateau::step(double metric) {
   last_epoch_ = last_epoch_ + 1;
-  if (is_better(current, best_)) {
-    best_ = current;
-    num_bad_epochs_ = 0;
-  } else {
-    num_bad_epochs_ += 1;
-  }
-  if (in_cooldown()) {
-    cooldown_counter_ -= 1;
-    num_bad_epochs_ = 0;
-  }
-  if (num_bad_epochs_ > o_.patience) {
-    auto& groups = optimizer_->param_groups;
-    for (size_t i = 0; i < groups.size(); ++i) {
-      double old_lr = groups[i].lr();
-      double new_lr = std::max(old_lr * o_.factor, min_lrs_[i]);
-      if (old_lr - new_lr > o_.eps) groups[i].set_lr(new_lr);
-    }
-    cooldown_counter_ = o_.cooldown;
-    num_bad_epochs_ = 0;
+  auto next = R::plateau_step(metric, state_, o_.mode, o_.threshold_mode, o_.threshold, double(o_.patience), o_.cooldown);
+  state_ = next.state;
+  auto& groups = optimizer_->param_groups;
+  if (next.reduce) {
+    std::vector<double> lrs;
+    for (auto& g : groups) lrs.push_back(g.lr());
+    auto reduced = R::plateau_reduce(lrs, o_.factor, min_lrs_, o_.eps);
+    for (size_t i = 0; i < groups.size(); ++i)
+      if (reduced[i]) groups[i].set_lr(*reduced[i]);
   }
   last_lr_.clear();
-  for (auto& g : optimizer_->param_groups) last_lr_.push_back(g.lr());
+  for (auto& g : groups) last_lr_.push_back(g.lr());
 }
 Value ReduceLROnPlateau::state_dict() const {
   Value d = Value::dict();
@@ -599,12 +584,12 @@ Value ReduceLROnPlateau::state_dict() const {
   d["min_lrs"] = dlist(min_lrs_);
   d["patience"] = o_.patience;
   d["cooldown"] = o_.cooldown;
-  d["cooldown_counter"] = cooldown_counter_;
+  d["cooldown_counter"] = state_.cooldown_counter;
   d["mode"] = o_.mode;
   d["threshold"] = o_.threshold;
   d["threshold_mode"] = o_.threshold_mode;
-  d["best"] = best_;
-  d["num_bad_epochs"] = num_bad_epochs_;
+  d["best"] = state_.best;
+  d["num_bad_epochs"] = state_.num_bad_epochs;
   d["eps"] = o_.eps;
   d["last_epoch"] = last_epoch_;
   d["_last_lr"] = dlist(last_lr_);
@@ -616,18 +601,16 @@ void ReduceLROnPlateau::load_state_dict(const Value& d) {
   if (d.contains("min_lrs")) min_lrs_ = to_dvec(d.at("min_lrs"));
   if (d.contains("patience")) o_.patience = d.at("patience").to_int();
   if (d.contains("cooldown")) o_.cooldown = d.at("cooldown").to_int();
-  if (d.contains("cooldown_counter")) cooldown_counter_ = d.at("cooldown_counter").to_int();
+  if (d.contains("cooldown_counter")) state_.cooldown_counter = d.at("cooldown_counter").to_int();
   if (d.contains("mode")) o_.mode = d.at("mode").to_string();
   if (d.contains("threshold")) o_.threshold = d.at("threshold").to_double();
   if (d.contains("threshold_mode")) o_.threshold_mode = d.at("threshold_mode").to_string();
-  if (d.contains("best")) best_ = d.at("best").to_double();
-  if (d.contains("num_bad_epochs")) num_bad_epochs_ = d.at("num_bad_epochs").to_int();
+  if (d.contains("best")) state_.best = d.at("best").to_double();
+  if (d.contains("num_bad_epochs")) state_.num_bad_epochs = d.at("num_bad_epochs").to_int();
   if (d.contains("eps")) o_.eps = d.at("eps").to_double();
   if (d.contains("last_epoch")) last_epoch_ = d.at("last_epoch").to_int();
   if (d.contains("_last_lr")) last_lr_ = to_dvec(d.at("_last_lr"));
-  EMBER_CHECK_VALUE(o_.mode == "min" || o_.mode == "max", "mode ", o_.mode, " is unknown!");
-  EMBER_CHECK_VALUE(o_.threshold_mode == "rel" || o_.threshold_mode == "abs", "threshold mode ", o_.threshold_mode,
-                    " is unknown!");
+  R::check_plateau_modes(o_.mode, o_.threshold_mode);
 }
 
 }  // namespace ember::optim

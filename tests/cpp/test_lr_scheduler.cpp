@@ -94,6 +94,22 @@ static const std::vector<double> kOneCycleLinear3Mom = {0.94999999999999996, 0.9
 static const std::vector<double> kPlateauMin = {0.10000000000000001, 0.050000000000000003, 0.10000000000000001, 0.050000000000000003, 0.10000000000000001, 0.050000000000000003, 0.10000000000000001, 0.050000000000000003, 0.050000000000000003, 0.025000000000000001, 0.050000000000000003, 0.025000000000000001, 0.050000000000000003, 0.025000000000000001, 0.050000000000000003, 0.025000000000000001, 0.025000000000000001, 0.02, 0.025000000000000001, 0.02, 0.025000000000000001, 0.02, 0.025000000000000001, 0.02, 0.025000000000000001, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02};
 // from torch 1.13
 static const std::vector<double> kPlateauMaxAbs = {0.10000000000000001, 0.050000000000000003, 0.10000000000000001, 0.050000000000000003, 0.029999999999999999, 0.014999999999999999, 0.029999999999999999, 0.014999999999999999, 0.0089999999999999993, 0.0044999999999999997, 0.0089999999999999993, 0.0044999999999999997, 0.0026999999999999997, 0.0040000000000000001, 0.0026999999999999997, 0.0040000000000000001, 0.001, 0.0040000000000000001, 0.001, 0.0040000000000000001, 0.001, 0.0040000000000000001, 0.001, 0.0040000000000000001, 0.001, 0.0040000000000000001, 0.001, 0.0040000000000000001, 0.001, 0.0040000000000000001, 0.001, 0.0040000000000000001, 0.001, 0.0040000000000000001};
+// from torch 1.13
+static const std::vector<double> kPolynomial = {0.10000000000000001, 0.050000000000000003, 0.076072577431273089, 0.038036288715636545, 0.054433105395181758, 0.027216552697590879, 0.035355339059327383, 0.017677669529663691, 0.019245008972987532, 0.0096225044864937659, 0.0068041381743977154, 0.0034020690871988577, 0, 0, 0, 0, 0, 0};
+// from torch 1.13
+static const std::vector<double> kMultiplicative = {0.10000000000000001, 0.050000000000000003, 0.090000000000000011, 0.025000000000000001, 0.081000000000000016, 0.0083333333333333332, 0.07290000000000002, 0.0020833333333333333, 0.065610000000000016, 0.00041666666666666669, 0.059049000000000018, 6.9444444444444444e-05, 0.05314410000000002, 9.9206349206349206e-06};
+// from torch 1.13
+static const std::vector<double> kCyclicTriangular2Lr = {0.01, 0.02, 0.040000000000000015, 0.11333333333333337, 0.069999999999999993, 0.20666666666666661, 0.10000000000000001, 0.29999999999999999, 0.070000000000000034, 0.20666666666666672, 0.03999999999999998, 0.11333333333333324, 0.01, 0.02, 0.025000000000000029, 0.066666666666666749, 0.03999999999999998, 0.11333333333333324, 0.055000000000000007, 0.15999999999999998, 0.03999999999999998, 0.11333333333333324, 0.025000000000000029, 0.066666666666666749, 0.01, 0.02, 0.017499999999999995, 0.043333333333333307, 0.025000000000000008, 0.06666666666666668, 0.032500000000000001, 0.089999999999999997};
+// from torch 1.13
+static const std::vector<double> kCyclicTriangular2Mom = {0.90000000000000002, 0.90000000000000002, 0.8666666666666667, 0.8666666666666667, 0.83333333333333337, 0.83333333333333337, 0.80000000000000004, 0.80000000000000004, 0.83333333333333337, 0.83333333333333337, 0.8666666666666667, 0.8666666666666667, 0.90000000000000002, 0.90000000000000002, 0.8833333333333333, 0.8833333333333333, 0.8666666666666667, 0.8666666666666667, 0.85000000000000009, 0.85000000000000009, 0.8666666666666667, 0.8666666666666667, 0.8833333333333333, 0.8833333333333333, 0.90000000000000002, 0.90000000000000002, 0.89166666666666672, 0.89166666666666672, 0.8833333333333333, 0.8833333333333333, 0.875, 0.875};
+// from torch 1.13
+static const std::vector<double> kCyclicExpRange = {0.01, 0.01, 0.050499999999999989, 0.050499999999999989, 0.082899999999999974, 0.082899999999999974, 0.062488000000000016, 0.062488000000000016, 0.045429400000000009, 0.045429400000000009, 0.031257639999999996, 0.031257639999999996, 0.019565937999999998, 0.019565937999999998, 0.01, 0.01, 0.029371024449999998, 0.029371024449999998, 0.044867844009999998, 0.044867844009999998, 0.035104847687199993, 0.035104847687199993, 0.026945772188860011, 0.026945772188860011, 0.020167463313316002, 0.020167463313316002, 0.014575358490992198, 0.014575358490992198, 0.01, 0.01, 0.019265100944259206, 0.019265100944259206};
+// from torch 1.13
+static const std::vector<double> kCyclicScaleFn = {0.01, 0.01, 0.054550000000000008, 0.054550000000000008, 0.098209000000000005, 0.098209000000000005, 0.053663455000000006, 0.053663455000000006, 0.01, 0.01, 0.052794552245500004, 0.052794552245500004, 0.094733213446090009, 0.094733213446090009, 0.051942940655814555, 0.051942940655814555, 0.01, 0.01, 0.051108276136763844, 0.051108276136763844, 0.091394386750792395, 0.091394386750792395};
+// from torch 1.13
+static const std::vector<double> kChained = {0.050000000000000003, 0.025000000000000001, 0.045000000000000005, 0.022500000000000003, 0.081000000000000016, 0.040500000000000008, 0.07290000000000002, 0.03645000000000001, 0.065610000000000016, 0.032805000000000008, 0.059049000000000018, 0.029524500000000009, 0.05314410000000002, 0.02657205000000001};
+// from torch 1.13
+static const std::vector<double> kWarmRestartsFractional = {0.10000000000000001, 0.050000000000000003, 0.093971143170299753, 0.047320508075688779, 0.023180194846605363, 0.01585786437626905, 0.098466662183008077, 0.04931851652578137, 0.099135337618145372, 0.049615705608064609, 0.077499999999999999, 0.040000000000000001, 0.069464775938642281, 0.036428789306063233};
 // metrics fed to ReduceLROnPlateau
 static const std::vector<double> kMetrics = {1.0, 0.9, 0.95, 0.96, 0.97, 0.89, 0.9, 0.91, 0.92, 0.93, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1};
 
@@ -339,4 +355,143 @@ TEST(LRScheduler, EpochArgumentUsesClosedForm) {
   s.step(7);
   EXPECT_NEAR(s.get_last_lr()[0], 0.1 * 0.25, 1e-15);
   EXPECT_NEAR(s.get_last_lr()[1], 0.05 * 0.25, 1e-15);
+}
+
+TEST(LRScheduler, PolynomialLR) {
+  NullOptimizer opt;
+  PolynomialLR s(opt, 6, 1.5);
+  EXPECT_TRUE(seq_eq(run(opt, s, 8), kPolynomial));
+  s.step(3);  // the closed form lands on the recursive sequence's value
+  EXPECT_NEAR(s.get_last_lr()[0], kPolynomial[6], 1e-15);
+  check_resume([](NullOptimizer& o) { return std::make_unique<PolynomialLR>(o, 6, 1.5); }, kPolynomial, 8, 3);
+}
+
+TEST(LRScheduler, MultiplicativeLR) {
+  NullOptimizer opt;
+  MultiplicativeLR s(opt, std::vector<MultiplicativeLR::Lambda>{[](int64_t) { return 0.9; },
+                                                                [](int64_t e) { return 1.0 / double(e + 1); }});
+  EXPECT_TRUE(seq_eq(run(opt, s, 6), kMultiplicative));
+  NullOptimizer opt2;
+  EXPECT_THROW(MultiplicativeLR(opt2, std::vector<MultiplicativeLR::Lambda>(3, [](int64_t) { return 1.0; })), Error);
+}
+
+TEST(LRScheduler, CyclicTriangular2CyclesMomentum) {
+  NullOptimizer opt;
+  CyclicLR s(opt, std::vector<double>{0.01, 0.02}, std::vector<double>{0.1, 0.3},
+             {.step_size_up = 3, .mode = "triangular2"});
+  std::vector<double> lr, mom;
+  for (int i = 0; i < 16; ++i) {
+    for (double x : s.get_last_lr()) lr.push_back(x);
+    for (auto& g : opt.param_groups) mom.push_back(g.options.at("momentum").to_double());
+    s.step();
+  }
+  EXPECT_TRUE(seq_eq(lr, kCyclicTriangular2Lr));
+  EXPECT_TRUE(seq_eq(mom, kCyclicTriangular2Mom));
+  EXPECT_DOUBLE_EQ(opt.param_groups[1].options.at("initial_lr").to_double(), 0.02);
+}
+
+TEST(LRScheduler, CyclicExpRangeAndScaleFn) {
+  NullOptimizer opt;
+  CyclicLR s(opt, 0.01, 0.1,
+             {.step_size_up = 2, .step_size_down = 5, .mode = "exp_range", .gamma = 0.9, .cycle_momentum = false});
+  EXPECT_TRUE(seq_eq(run(opt, s, 15), kCyclicExpRange));
+  EXPECT_EQ(s.state_dict().at("scale_mode").to_string(), "iterations");
+
+  NullOptimizer opt2;
+  std::vector<int64_t> args;
+  CyclicLR s2(opt2, 0.01, 0.1,
+              {.step_size_up = 2,
+               .scale_fn = [&](int64_t x) { args.push_back(x); return std::pow(0.99, double(x)); },
+               .scale_mode = "iterations", .cycle_momentum = false});
+  EXPECT_TRUE(seq_eq(run(opt2, s2, 10), kCyclicScaleFn));
+  // In "iterations" mode scale_fn sees the step number, once per group.
+  ASSERT_GE(args.size(), 4u);
+  EXPECT_EQ(args[2], 1);
+  EXPECT_EQ(args[3], 1);
+
+  check_resume([](NullOptimizer& o) {
+    return std::make_unique<CyclicLR>(o, 0.01, 0.1, CyclicOptions{.step_size_up = 2, .step_size_down = 5,
+                                                                  .mode = "exp_range", .gamma = 0.9,
+                                                                  .cycle_momentum = false});
+  }, kCyclicExpRange, 15, 6);
+}
+
+TEST(LRScheduler, CyclicRejectsBadArguments) {
+  NullOptimizer opt;
+  EXPECT_THROW(CyclicLR(opt, 0.01, 0.1, {.mode = "sawtooth"}), ValueError);
+  EXPECT_THROW(CyclicLR(opt, std::vector<double>{0.01, 0.02, 0.03}, std::vector<double>{0.1}), ValueError);
+  NullOptimizer adam(/*adam=*/true);
+  EXPECT_THROW(CyclicLR(adam, 0.01, 0.1), ValueError);  // cycle_momentum needs a momentum option
+  CyclicLR ok(adam, 0.01, 0.1, {.cycle_momentum = false});
+  EXPECT_DOUBLE_EQ(ok.get_last_lr()[0], 0.01);
+}
+
+TEST(LRScheduler, ChainedScheduler) {
+  NullOptimizer opt;
+  auto constant = std::make_shared<ConstantLR>(opt, 0.5, 2);
+  auto expo = std::make_shared<ExponentialLR>(opt, 0.9);
+  ChainedScheduler s({constant, expo});
+  EXPECT_TRUE(seq_eq(run(opt, s, 6), kChained));
+  Value sd = s.state_dict();
+  EXPECT_EQ(sd.at("_schedulers").items_list().size(), 2u);
+  NullOptimizer other;
+  auto foreign = std::make_shared<ExponentialLR>(other, 0.9);
+  EXPECT_THROW(ChainedScheduler({constant, foreign}), ValueError);
+}
+
+TEST(LRScheduler, WarmRestartsFractionalEpochs) {
+  NullOptimizer opt;
+  CosineAnnealingWarmRestarts s(opt, 3, 2, 0.01);
+  std::vector<double> got;
+  for (double lr : s.get_last_lr()) got.push_back(lr);
+  for (double e : {0.5, 2.25, 3.5, 9.75, 1.0, 30.5}) {
+    s.step_at(e);
+    for (double lr : s.get_last_lr()) got.push_back(lr);
+  }
+  EXPECT_TRUE(seq_eq(got, kWarmRestartsFractional));
+  EXPECT_EQ(s.last_epoch(), 30);  // floor of the last epoch
+  EXPECT_THROW(s.step_at(-0.5), ValueError);
+}
+
+// The rules need no Optimizer: the Python schedulers call them with plain lists.
+TEST(LRRules, CallableWithoutAnOptimizer) {
+  namespace R = lr_rules;
+  EXPECT_EQ(R::step_lr(3, {1.0, 2.0}, 3, 0.5), (std::vector<double>{0.5, 1.0}));
+  EXPECT_EQ(R::step_lr(4, {1.0, 2.0}, 3, 0.5), (std::vector<double>{1.0, 2.0}));
+  EXPECT_EQ(R::multistep_lr_closed(5, {1.0}, {5, 2, 5}, 0.1)[0], 1.0 * std::pow(0.1, 3.0));
+  EXPECT_THROW(R::step_lr(1, {1.0}, 0, 0.5), ValueError);
+  // Every cosine anneals with one formula: half way is the mean of the ends.
+  EXPECT_DOUBLE_EQ(R::cosine_between(1.0, 0.0, M_PI / 2), 0.5);
+  EXPECT_DOUBLE_EQ(R::anneal("cos", 1.0, 0.0, 0.5), 0.5);
+  EXPECT_DOUBLE_EQ(R::anneal("linear", 1.0, 0.0, 0.25), 0.75);
+  EXPECT_THROW(R::anneal("exp", 1.0, 0.0, 0.25), ValueError);
+
+  auto phases = R::one_cycle_phases(10, 0.3, false);
+  ASSERT_EQ(phases.size(), 2u);
+  EXPECT_DOUBLE_EQ(phases[0].end_step, 2.0);
+  EXPECT_EQ(phases[1].end_lr, "min_lr");
+  std::vector<double> ends{phases[0].end_step, phases[1].end_step};
+  auto at = R::one_cycle_point(5, 10, ends);
+  EXPECT_EQ(at.phase, 1u);
+  EXPECT_DOUBLE_EQ(at.pct, 3.0 / 7.0);
+  EXPECT_THROW(R::one_cycle_point(11, 10, ends), ValueError);
+
+  // Plateau: patience 1, cooldown 2; "rel" needs 10% better than the best.
+  R::PlateauState st{R::plateau_worst("min"), 0, 0};
+  std::vector<bool> reduced;
+  for (double m : {1.0, 0.95, 0.95, 0.5, 0.5, 0.5, 0.5, 0.5}) {
+    auto next = R::plateau_step(m, st, "min", "rel", 0.1, 1, 2);
+    st = next.state;
+    reduced.push_back(next.reduce);
+  }
+  EXPECT_EQ(reduced, (std::vector<bool>{false, false, true, false, false, false, true, false}));
+  auto lrs = R::plateau_reduce({0.1, 0.001}, 0.5, {0.0, 0.001}, 1e-8);
+  EXPECT_DOUBLE_EQ(*lrs[0], 0.05);
+  EXPECT_FALSE(lrs[1].has_value());  // already at min_lr
+
+  auto pick = R::sequential_pick({3, 7}, 7);
+  EXPECT_EQ(pick.index, 2u);
+  EXPECT_TRUE(pick.restart);
+  EXPECT_FALSE(R::sequential_pick({3, 7}, 8).restart);
+  EXPECT_THROW(R::check_sequential(2, 2), ValueError);
 }

@@ -1,9 +1,11 @@
 #pragma once
-// Learning-rate schedulers (torch.optim.lr_scheduler, PyTorch 1.13 semantics). Each scheduler
-// reads and writes the "lr" option of its optimizer's param groups; construction sets
-// "initial_lr" (when last_epoch == -1) and performs the first step, exactly as torch does, so the
-// sequences of get_last_lr() equal PyTorch's. step() uses torch's recursive forms (which see
-// edits made to group lrs between steps); step(epoch) uses the closed form where torch has one.
+// Learning-rate schedulers over an Optimizer (torch.optim.lr_scheduler). Each scheduler reads and
+// writes the "lr" option of its optimizer's param groups; construction sets "initial_lr" (when
+// last_epoch == -1) and performs the first step, exactly as torch does, so the sequences of
+// get_last_lr() equal PyTorch's. step() uses torch's recursive forms (which see edits made to
+// group lrs between steps); step(epoch) uses the closed form where torch has one. The formulas
+// are lr_rules.h's, shared with the Python schedulers; these classes hold the state and move
+// values between it, the rules and the param groups.
 //
 //   optim::SGD opt(model.parameters(), {.lr = 0.1});
 //   optim::CosineAnnealingLR sched(opt, /*T_max=*/100);
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/optim/lr_rules.h"
 #include "ember/optim/optimizer.h"
 #include "ember/serialize/value.h"
 
@@ -92,6 +95,18 @@ class ExponentialLR : public LRScheduler {
   double gamma_;
 };
 
+class PolynomialLR : public LRScheduler {
+ public:
+  PolynomialLR(Optimizer& opt, int64_t total_iters = 5, double power = 1.0, int64_t last_epoch = -1);
+ protected:
+  std::vector<double> get_lr() override;
+  std::optional<std::vector<double>> closed_form_lr() override;
+  void save_extra(Value& d) const override;
+  void load_extra(const Value& d) override;
+  int64_t total_iters_;
+  double power_;
+};
+
 class CosineAnnealingLR : public LRScheduler {
  public:
   CosineAnnealingLR(Optimizer& opt, int64_t T_max, double eta_min = 0.0, int64_t last_epoch = -1);
@@ -109,8 +124,11 @@ class CosineAnnealingWarmRestarts : public LRScheduler {
   CosineAnnealingWarmRestarts(Optimizer& opt, int64_t T_0, int64_t T_mult = 1, double eta_min = 0.0,
                               int64_t last_epoch = -1);
   void step(std::optional<int64_t> epoch = std::nullopt) override;
+  // Jumps to a fractional epoch (e.g. epoch + batch / batches_per_epoch), as torch's step(epoch).
+  void step_at(double epoch);
  protected:
   std::vector<double> get_lr() override;
+  void advance(std::optional<double> epoch);
   void save_extra(Value& d) const override;
   void load_extra(const Value& d) override;
   int64_t T_0_, T_i_, T_mult_;
@@ -154,6 +172,18 @@ class LambdaLR : public LRScheduler {
   std::vector<Lambda> lambdas_;
 };
 
+// lr *= lr_lambda(epoch) at every step after the first.
+class MultiplicativeLR : public LRScheduler {
+ public:
+  using Lambda = std::function<double(int64_t)>;
+  MultiplicativeLR(Optimizer& opt, Lambda lr_lambda, int64_t last_epoch = -1);
+  MultiplicativeLR(Optimizer& opt, std::vector<Lambda> lr_lambdas, int64_t last_epoch = -1);
+ protected:
+  std::vector<double> get_lr() override;
+  void save_extra(Value& d) const override;
+  std::vector<Lambda> lambdas_;
+};
+
 // Runs schedulers one after another, switching at the milestones (e.g. LinearLR warm-up for
 // `warmup` epochs, then CosineAnnealingLR: milestones = {warmup}).
 class SequentialLR : public LRScheduler {
@@ -167,6 +197,50 @@ class SequentialLR : public LRScheduler {
   std::vector<double> get_lr() override { return last_lr_; }
   std::vector<std::shared_ptr<LRScheduler>> schedulers_;
   std::vector<int64_t> milestones_;
+};
+
+// Steps several schedulers of one optimizer together: their effects multiply.
+class ChainedScheduler : public LRScheduler {
+ public:
+  explicit ChainedScheduler(std::vector<std::shared_ptr<LRScheduler>> schedulers);
+  void step(std::optional<int64_t> epoch = std::nullopt) override;
+  Value state_dict() const override;
+  void load_state_dict(const Value& state) override;
+ protected:
+  std::vector<double> get_lr() override { return last_lr_; }
+  std::vector<std::shared_ptr<LRScheduler>> schedulers_;
+};
+
+struct CyclicOptions {
+  double step_size_up = 2000;
+  std::optional<double> step_size_down;  // step_size_up when empty
+  std::string mode = "triangular";  // "triangular" | "triangular2" | "exp_range"
+  double gamma = 1.0;               // exp_range's
+  std::function<double(int64_t)> scale_fn;  // replaces the mode's when set
+  std::string scale_mode = "cycle";  // with scale_fn: "cycle" | "iterations"
+  bool cycle_momentum = true;
+  std::vector<double> base_momentum = {0.8};  // one value for all groups, or one per group
+  std::vector<double> max_momentum = {0.9};
+};
+
+// Cycles each group's lr between base_lr and max_lr (momentum the other way, between
+// max_momentum and base_momentum); step() once per batch.
+class CyclicLR : public LRScheduler {
+ public:
+  CyclicLR(Optimizer& opt, std::vector<double> base_lrs, std::vector<double> max_lrs, CyclicOptions o = {},
+           int64_t last_epoch = -1);
+  CyclicLR(Optimizer& opt, double base_lr, double max_lr, CyclicOptions o = {}, int64_t last_epoch = -1);
+ protected:
+  std::vector<double> get_lr() override;
+  void save_extra(Value& d) const override;
+  void load_extra(const Value& d) override;
+  std::vector<double> max_lrs_;
+  lr_rules::CyclicShape shape_;
+  std::string mode_;
+  double gamma_;
+  std::function<double(int64_t)> scale_fn_;
+  bool cycle_momentum_;
+  std::vector<double> base_momenta_, max_momenta_;
 };
 
 struct OneCycleOptions {
@@ -192,11 +266,9 @@ class OneCycleLR : public LRScheduler {
   std::vector<double> get_lr() override;
   void save_extra(Value& d) const override;
   void load_extra(const Value& d) override;
-  struct Phase { double end_step; const char *start_lr, *end_lr, *start_mom, *end_mom; };
-  double anneal(double start, double end, double pct) const;
   int64_t total_steps_;
-  std::vector<Phase> phases_;
-  bool linear_;
+  std::vector<lr_rules::OneCyclePhase> phases_;
+  std::string anneal_strategy_;
   bool cycle_momentum_;
   bool use_beta1_ = false;
 };
@@ -219,19 +291,18 @@ class ReduceLROnPlateau {
   void step(double metric);
   const std::vector<double>& get_last_lr() const { return last_lr_; }
   int64_t last_epoch() const { return last_epoch_; }
-  int64_t num_bad_epochs() const { return num_bad_epochs_; }
-  double best() const { return best_; }
-  bool in_cooldown() const { return cooldown_counter_ > 0; }
+  int64_t num_bad_epochs() const { return state_.num_bad_epochs; }
+  double best() const { return state_.best; }
+  bool in_cooldown() const { return state_.cooldown_counter > 0; }
   Value state_dict() const;
   void load_state_dict(const Value& state);
 
  private:
-  bool is_better(double a, double best) const;
   Optimizer* optimizer_;
   PlateauOptions o_;
   std::vector<double> min_lrs_;
-  double best_;
-  int64_t num_bad_epochs_ = 0, cooldown_counter_ = 0, last_epoch_ = 0;
+  lr_rules::PlateauState state_;
+  int64_t last_epoch_ = 0;
   std::vector<double> last_lr_;
 };
 

@@ -1,21 +1,26 @@
-"""ember.optim.lr_scheduler: torch 1.13's learning-rate schedulers.
+"""ember.optim.lr_scheduler: torch.optim.lr_scheduler's schedulers.
 
 A scheduler writes the lr of each group into optimizer.param_groups (plain dicts, which the C++
 optimizers read before every step), so it works with the built-in optimizers and Python ones
-alike. Formulas, the step()/last_epoch bookkeeping and state_dict() contents are torch's: most
-schedulers update the current lr multiplicatively ("chainable" form, so two schedulers can act
-on one optimizer); step(epoch) uses the closed form where one exists.
+alike. The classes keep torch's API: its attributes (last_epoch, base_lrs, T_max, ...), step(),
+get_last_lr(), state_dict() with every attribute but the optimizer, and LRScheduler to subclass
+with a get_lr() of one's own. The formulas and stepping rules are ember's C++ ones
+(include/ember/optim/lr_rules.h, which the C++ schedulers use too): each class passes its
+attributes and the groups' values to them. Most schedulers update the current lr
+multiplicatively ("chainable" form, so two schedulers can act on one optimizer); step(epoch)
+uses the closed form where one exists.
 """
-import math
 import types
-from bisect import bisect_right
 from collections import Counter
 
+from .. import _C
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "_LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
            "LinearLR", "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
            "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR"]
+
+_rules = _C._lr_rules
 
 
 def _check_optimizer(optimizer):
@@ -26,10 +31,20 @@ def _check_optimizer(optimizer):
 def _per_group(name, optimizer, value):
     """A value given once or per group (a list/tuple with one entry per group)."""
     if isinstance(value, (list, tuple)):
-        if len(value) != len(optimizer.param_groups):
-            raise ValueError("expected {} values for {}, got {}".format(len(optimizer.param_groups), name, len(value)))
+        _rules.check_group_count("values for " + name, len(optimizer.param_groups), len(value))
         return list(value)
     return [value] * len(optimizer.param_groups)
+
+
+def _epoch_str(epoch):
+    """An epoch as torch's verbose messages print it."""
+    return ("%.2f" if isinstance(epoch, float) else "%.5d") % epoch
+
+
+def _require_int(value, message):
+    """torch's check of an argument that must be an int (the C++ rules check its value)."""
+    if not isinstance(value, int):
+        raise ValueError(message.format(value))
 
 
 class LRScheduler:
@@ -76,8 +91,7 @@ class LRScheduler:
         if epoch is None:
             print("Adjusting learning rate of group {} to {:.4e}.".format(group, lr))
         else:
-            epoch_str = ("%.2f" if isinstance(epoch, float) else "%.5d") % epoch
-            print("Epoch {}: adjusting learning rate of group {} to {:.4e}.".format(epoch_str, group, lr))
+            print("Epoch {}: adjusting learning rate of group {} to {:.4e}.".format(_epoch_str(epoch), group, lr))
 
     def _set_lrs(self, values, epoch=None):
         for i, (group, lr) in enumerate(zip(self.optimizer.param_groups, values)):
@@ -110,8 +124,7 @@ class _LambdaScheduler(LRScheduler):
     def __init__(self, optimizer, lr_lambda, last_epoch=-1, verbose=False):
         self.optimizer = optimizer
         if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError("Expected {} lr_lambdas, but got {}".format(len(optimizer.param_groups), len(lr_lambda)))
+            _rules.check_lambda_count(len(optimizer.param_groups), len(lr_lambda))
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
@@ -136,33 +149,30 @@ class LambdaLR(_LambdaScheduler):
     """lr = initial_lr * lr_lambda(epoch)."""
 
     def get_lr(self):
-        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
+        return _rules.lambda_lr(self.last_epoch, self.base_lrs, self.lr_lambdas)
 
 
 class MultiplicativeLR(_LambdaScheduler):
     """lr *= lr_lambda(epoch) at every step after the first."""
 
     def get_lr(self):
-        if self.last_epoch > 0:
-            return [g["lr"] * fn(self.last_epoch) for fn, g in zip(self.lr_lambdas, self.optimizer.param_groups)]
-        return self._lrs()
+        return _rules.multiplicative_lr(self.last_epoch, self._lrs(), self.lr_lambdas)
 
 
 class StepLR(LRScheduler):
     """lr *= gamma every step_size epochs."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1, verbose=False):
+        _rules.check_step_size(step_size)
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
-        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
-            return self._lrs()
-        return [lr * self.gamma for lr in self._lrs()]
+        return _rules.step_lr(self.last_epoch, self._lrs(), self.step_size, self.gamma)
 
     def _get_closed_form_lr(self):
-        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+        return _rules.step_lr_closed(self.last_epoch, self.base_lrs, self.step_size, self.gamma)
 
 
 class MultiStepLR(LRScheduler):
@@ -174,63 +184,45 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
-        if self.last_epoch not in self.milestones:
-            return self._lrs()
-        return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._lrs()]
+        return _rules.multistep_lr(self.last_epoch, self._lrs(), list(self.milestones.elements()), self.gamma)
 
     def _get_closed_form_lr(self):
-        ms = sorted(self.milestones.elements())
-        return [base * self.gamma ** bisect_right(ms, self.last_epoch) for base in self.base_lrs]
+        return _rules.multistep_lr_closed(self.last_epoch, self.base_lrs, list(self.milestones.elements()),
+                                          self.gamma)
 
 
 class ConstantLR(LRScheduler):
     """lr = initial_lr * factor until total_iters, then initial_lr."""
 
     def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1, verbose=False):
-        if factor > 1.0 or factor < 0:
-            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        _rules.check_constant_factor(factor)
         self.factor = factor
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
-        if self.last_epoch == 0:
-            return [lr * self.factor for lr in self._lrs()]
-        if self.last_epoch != self.total_iters:
-            return self._lrs()
-        return [lr * (1.0 / self.factor) for lr in self._lrs()]
+        return _rules.constant_lr(self.last_epoch, self._lrs(), self.factor, self.total_iters)
 
     def _get_closed_form_lr(self):
-        return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
-                for base in self.base_lrs]
+        return _rules.constant_lr_closed(self.last_epoch, self.base_lrs, self.factor, self.total_iters)
 
 
 class LinearLR(LRScheduler):
     """lr goes linearly from initial_lr * start_factor to initial_lr * end_factor in total_iters."""
 
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1, verbose=False):
-        if start_factor > 1.0 or start_factor < 0:
-            raise ValueError("Starting multiplicative factor expected to be between 0 and 1.")
-        if end_factor > 1.0 or end_factor < 0:
-            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        _rules.check_linear_factors(start_factor, end_factor)
         self.start_factor = start_factor
         self.end_factor = end_factor
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
-        if self.last_epoch == 0:
-            return [lr * self.start_factor for lr in self._lrs()]
-        if self.last_epoch > self.total_iters:
-            return self._lrs()
-        delta = self.end_factor - self.start_factor
-        # The ratio of this step's factor to the previous one's.
-        ratio = 1.0 + delta / (self.total_iters * self.start_factor + (self.last_epoch - 1) * delta)
-        return [lr * ratio for lr in self._lrs()]
+        return _rules.linear_lr(self.last_epoch, self._lrs(), self.start_factor, self.end_factor, self.total_iters)
 
     def _get_closed_form_lr(self):
-        frac = min(self.total_iters, self.last_epoch) / self.total_iters
-        return [base * (self.start_factor + (self.end_factor - self.start_factor) * frac) for base in self.base_lrs]
+        return _rules.linear_lr_closed(self.last_epoch, self.base_lrs, self.start_factor, self.end_factor,
+                                       self.total_iters)
 
 
 class ExponentialLR(LRScheduler):
@@ -241,12 +233,10 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
-        if self.last_epoch == 0:
-            return self._lrs()
-        return [lr * self.gamma for lr in self._lrs()]
+        return _rules.exponential_lr(self.last_epoch, self._lrs(), self.gamma)
 
     def _get_closed_form_lr(self):
-        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+        return _rules.exponential_lr_closed(self.last_epoch, self.base_lrs, self.gamma)
 
 
 class PolynomialLR(LRScheduler):
@@ -258,15 +248,10 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
-        if self.last_epoch == 0 or self.last_epoch > self.total_iters:
-            return self._lrs()
-        t, n = self.last_epoch, self.total_iters
-        decay = ((1.0 - t / n) / (1.0 - (t - 1) / n)) ** self.power
-        return [lr * decay for lr in self._lrs()]
+        return _rules.polynomial_lr(self.last_epoch, self._lrs(), self.total_iters, self.power)
 
     def _get_closed_form_lr(self):
-        return [base * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
-                for base in self.base_lrs]
+        return _rules.polynomial_lr_closed(self.last_epoch, self.base_lrs, self.total_iters, self.power)
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -274,25 +259,17 @@ class CosineAnnealingLR(LRScheduler):
     recursive form does)."""
 
     def __init__(self, optimizer, T_max, eta_min=0, last_epoch=-1, verbose=False):
+        _rules.check_t_max(T_max)
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
-        t, T, lo = self.last_epoch, self.T_max, self.eta_min
-        if t == 0:
-            return self._lrs()
-        if self._step_count == 1 and t > 0:  # resumed: nothing to chain from
-            return [lo + (base - lo) * (1 + math.cos(t * math.pi / T)) / 2 for base in self.base_lrs]
-        if (t - 1 - T) % (2 * T) == 0:  # at the bottom of a cycle the ratio below is 0/0
-            return [g["lr"] + (base - lo) * (1 - math.cos(math.pi / T)) / 2
-                    for base, g in zip(self.base_lrs, self.optimizer.param_groups)]
-        ratio = (1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T))
-        return [ratio * (lr - lo) + lo for lr in self._lrs()]
+        return _rules.cosine_annealing_lr(self.last_epoch, self._lrs(), self.base_lrs, self.T_max, self.eta_min,
+                                          self._step_count == 1)
 
     def _get_closed_form_lr(self):
-        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-                for base in self.base_lrs]
+        return _rules.cosine_annealing_lr_closed(self.last_epoch, self.base_lrs, self.T_max, self.eta_min)
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
@@ -300,10 +277,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     step(epoch) accepts fractional epochs."""
 
     def __init__(self, optimizer, T_0, T_mult=1, eta_min=0, last_epoch=-1, verbose=False):
-        if T_0 <= 0 or not isinstance(T_0, int):
-            raise ValueError("Expected positive integer T_0, but got {}".format(T_0))
-        if T_mult < 1 or not isinstance(T_mult, int):
-            raise ValueError("Expected integer T_mult >= 1, but got {}".format(T_mult))
+        _require_int(T_0, "Expected positive integer T_0, but got {}")
+        _require_int(T_mult, "Expected integer T_mult >= 1, but got {}")
+        _rules.check_warm_restarts(T_0, T_mult)
         self.T_0 = T_0
         self.T_i = T_0
         self.T_mult = T_mult
@@ -312,34 +288,13 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
-        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
-                for base in self.base_lrs]
+        return _rules.warm_restarts_lr(self.base_lrs, self.T_cur, self.T_i, self.eta_min)
 
     def step(self, epoch=None):
-        if epoch is None and self.last_epoch < 0:
-            epoch = 0
-        if epoch is None:
-            epoch = self.last_epoch + 1
-            self.T_cur += 1
-            if self.T_cur >= self.T_i:
-                self.T_cur -= self.T_i
-                self.T_i *= self.T_mult
-        else:
-            if epoch < 0:
-                raise ValueError("Expected non-negative epoch, but got {}".format(epoch))
-            if epoch >= self.T_0:
-                if self.T_mult == 1:
-                    self.T_cur = epoch % self.T_0
-                else:
-                    # Restarts completed by `epoch`: the geometric series T_0 * (T_mult^n - 1) / (T_mult - 1).
-                    n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
-                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
-                    self.T_i = self.T_0 * self.T_mult ** n
-            else:
-                self.T_i = self.T_0
-                self.T_cur = epoch
-        self.last_epoch = math.floor(epoch)
-        self._set_lrs(self.get_lr(), epoch)
+        state = _rules.WarmRestartsState(self.last_epoch, self.T_cur, self.T_i)
+        state = _rules.warm_restarts_step(epoch, state, self.T_0, self.T_mult)
+        self.last_epoch, self.T_cur, self.T_i = state.last_epoch, state.T_cur, state.T_i
+        self._set_lrs(self.get_lr(), self.last_epoch if epoch is None else epoch)
 
 
 class CyclicLR(LRScheduler):
@@ -356,20 +311,16 @@ class CyclicLR(LRScheduler):
             for lr, group in zip(base_lrs, optimizer.param_groups):
                 group["lr"] = lr
         self.max_lrs = _per_group("max_lr", optimizer, max_lr)
-        up = float(step_size_up)
-        down = float(step_size_down) if step_size_down is not None else up
-        self.total_size = up + down
-        self.step_ratio = up / self.total_size
-        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
-            raise ValueError("mode is invalid and scale_fn is None")
+        shape = _rules.cyclic_shape(step_size_up, step_size_down, mode, scale_fn is not None, scale_mode)
+        self.total_size = shape.total_size
+        self.step_ratio = shape.step_ratio
         self.mode = mode
         self.gamma = gamma
         self._scale_fn_custom = scale_fn
-        self.scale_mode = scale_mode if scale_fn is not None else ("iterations" if mode == "exp_range" else "cycle")
+        self.scale_mode = shape.scale_mode
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum with `cycle_momentum` option enabled")
+            _rules.check_cycle_momentum("momentum" in optimizer.defaults)
             base_momentums = _per_group("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
                 for m, group in zip(base_momentums, optimizer.param_groups):
@@ -382,11 +333,7 @@ class CyclicLR(LRScheduler):
     def scale_fn(self, x):
         if self._scale_fn_custom is not None:
             return self._scale_fn_custom(x)
-        if self.mode == "triangular":
-            return 1.0
-        if self.mode == "triangular2":
-            return 1 / (2.0 ** (x - 1))
-        return self.gamma ** x
+        return _rules.cyclic_scale(self.mode, self.gamma, x)
 
     def state_dict(self):
         sd = super().state_dict()
@@ -394,15 +341,12 @@ class CyclicLR(LRScheduler):
         return sd
 
     def get_lr(self):
-        cycle = math.floor(1 + self.last_epoch / self.total_size)
-        x = 1.0 + self.last_epoch / self.total_size - cycle
-        scale = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
-        arg = cycle if self.scale_mode == "cycle" else self.last_epoch
-        lrs = [base + (hi - base) * scale * self.scale_fn(arg) for base, hi in zip(self.base_lrs, self.max_lrs)]
-        if self.cycle_momentum:
-            for group, bm, mm in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
-                group["momentum"] = mm - (mm - bm) * scale * self.scale_fn(arg)
-        return lrs
+        shape = _rules.CyclicShape(self.total_size, self.step_ratio, self.scale_mode)
+        moms = (self.base_momentums, self.max_momentums) if self.cycle_momentum else ([], [])
+        values = _rules.cyclic_lr(self.last_epoch, shape, self.scale_fn, self.base_lrs, self.max_lrs, *moms)
+        for group, momentum in zip(self.optimizer.param_groups, values.momenta):
+            group["momentum"] = momentum
+        return values.lrs
 
 
 class OneCycleLR(LRScheduler):
@@ -415,90 +359,57 @@ class OneCycleLR(LRScheduler):
                  div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1, verbose=False):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
-        if total_steps is None and epochs is None and steps_per_epoch is None:
-            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-        if total_steps is not None:
-            if total_steps <= 0 or not isinstance(total_steps, int):
-                raise ValueError("Expected positive integer total_steps, but got {}".format(total_steps))
-            self.total_steps = total_steps
-        else:
-            if epochs <= 0 or not isinstance(epochs, int):
-                raise ValueError("Expected positive integer epochs, but got {}".format(epochs))
-            if steps_per_epoch <= 0 or not isinstance(steps_per_epoch, int):
-                raise ValueError("Expected positive integer steps_per_epoch, but got {}".format(steps_per_epoch))
-            self.total_steps = epochs * steps_per_epoch
-        n = self.total_steps
-        if three_phase:
-            self._schedule_phases = [
-                dict(end_step=float(pct_start * n) - 1, start_lr="initial_lr", end_lr="max_lr",
-                     start_momentum="max_momentum", end_momentum="base_momentum"),
-                dict(end_step=float(2 * pct_start * n) - 2, start_lr="max_lr", end_lr="initial_lr",
-                     start_momentum="base_momentum", end_momentum="max_momentum"),
-                dict(end_step=n - 1, start_lr="initial_lr", end_lr="min_lr",
-                     start_momentum="max_momentum", end_momentum="max_momentum")]
-        else:
-            self._schedule_phases = [
-                dict(end_step=float(pct_start * n) - 1, start_lr="initial_lr", end_lr="max_lr",
-                     start_momentum="max_momentum", end_momentum="base_momentum"),
-                dict(end_step=n - 1, start_lr="max_lr", end_lr="min_lr",
-                     start_momentum="base_momentum", end_momentum="max_momentum")]
-        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+        for name, value in (("total_steps", total_steps), ("epochs", epochs), ("steps_per_epoch", steps_per_epoch)):
+            if value is not None:
+                _require_int(value, "Expected positive integer " + name + ", but got {}")
+        self.total_steps = _rules.one_cycle_total_steps(total_steps, epochs, steps_per_epoch)
+        if not isinstance(pct_start, float):
             raise ValueError("Expected float between 0 and 1 pct_start, but got {}".format(pct_start))
-        if anneal_strategy not in ("cos", "linear"):
-            raise ValueError("anneal_strategy must by one of 'cos' or 'linear', instead got {}".format(anneal_strategy))
+        _rules.check_one_cycle(pct_start, anneal_strategy)
+        self._schedule_phases = [
+            dict(end_step=p.end_step, start_lr=p.start_lr, end_lr=p.end_lr, start_momentum=p.start_momentum,
+                 end_momentum=p.end_momentum)
+            for p in _rules.one_cycle_phases(self.total_steps, pct_start, three_phase)]
         self.anneal_strategy = anneal_strategy
         max_lrs = _per_group("max_lr", optimizer, max_lr)
         if last_epoch == -1:
             for group, hi in zip(optimizer.param_groups, max_lrs):
-                group["initial_lr"] = hi / div_factor
+                lrs = _rules.one_cycle_lrs(hi, div_factor, final_div_factor)
+                group["initial_lr"] = lrs.initial_lr
                 group["max_lr"] = hi
-                group["min_lr"] = group["initial_lr"] / final_div_factor
+                group["min_lr"] = lrs.min_lr
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum with `cycle_momentum` option enabled")
+            _rules.check_cycle_momentum("momentum" in optimizer.defaults or "betas" in optimizer.defaults)
             self.use_beta1 = "betas" in optimizer.defaults
             maxes = _per_group("max_momentum", optimizer, max_momentum)
             bases = _per_group("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
                 for mm, bm, group in zip(maxes, bases, optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (mm, *group["betas"][1:])
-                    else:
-                        group["momentum"] = mm
+                    self._set_momentum(group, mm)
                     group["max_momentum"] = mm
                     group["base_momentum"] = bm
         super().__init__(optimizer, last_epoch, verbose)
 
+    def _set_momentum(self, group, value):
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
     def anneal_func(self, start, end, pct):
-        if self.anneal_strategy == "cos":
-            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
-        return (end - start) * pct + start
+        return _rules.anneal(self.anneal_strategy, start, end, pct)
 
     def get_lr(self):
-        step = self.last_epoch
-        if step > self.total_steps:
-            raise ValueError("Tried to step {} times. The specified number of total steps is {}"
-                             .format(step + 1, self.total_steps))
+        at = _rules.one_cycle_point(self.last_epoch, self.total_steps,
+                                    [phase["end_step"] for phase in self._schedule_phases])
+        phase = self._schedule_phases[at.phase]
         lrs = []
-        last = len(self._schedule_phases) - 1
         for group in self.optimizer.param_groups:
-            start = 0
-            for i, phase in enumerate(self._schedule_phases):
-                end = phase["end_step"]
-                if step <= end or i == last:
-                    pct = (step - start) / (end - start)
-                    lr = self.anneal_func(group[phase["start_lr"]], group[phase["end_lr"]], pct)
-                    if self.cycle_momentum:
-                        mom = self.anneal_func(group[phase["start_momentum"]], group[phase["end_momentum"]], pct)
-                    break
-                start = end
-            lrs.append(lr)
+            lrs.append(self.anneal_func(group[phase["start_lr"]], group[phase["end_lr"]], at.pct))
             if self.cycle_momentum:
-                if self.use_beta1:
-                    group["betas"] = (mom, *group["betas"][1:])
-                else:
-                    group["momentum"] = mom
+                self._set_momentum(group, self.anneal_func(group[phase["start_momentum"]],
+                                                           group[phase["end_momentum"]], at.pct))
         return lrs
 
 
@@ -511,10 +422,7 @@ class SequentialLR(LRScheduler):
             if s.optimizer is not optimizer:
                 raise ValueError("Sequential Schedulers expects all schedulers to belong to the same optimizer, but "
                                  f"got schedulers at index {i} to be different than the optimizer passed in.")
-        if len(milestones) != len(schedulers) - 1:
-            raise ValueError("Sequential Schedulers expects number of schedulers provided to be one more than the "
-                             "number of milestone points, but got number of schedulers {} and the number of "
-                             "milestones to be equal to {}".format(len(schedulers), len(milestones)))
+        _rules.check_sequential(len(schedulers), len(milestones))
         self._schedulers = schedulers
         self._milestones = milestones
         self.last_epoch = last_epoch + 1
@@ -529,9 +437,9 @@ class SequentialLR(LRScheduler):
 
     def step(self):
         self.last_epoch += 1
-        idx = bisect_right(self._milestones, self.last_epoch)
-        s = self._schedulers[idx]
-        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+        pick = _rules.sequential_pick(self._milestones, self.last_epoch)
+        s = self._schedulers[pick.index]
+        if pick.restart:
             s.step(0)
         else:
             s.step()
@@ -577,14 +485,12 @@ class ReduceLROnPlateau:
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
                  cooldown=0, min_lr=0, eps=1e-8, verbose=False):
-        if factor >= 1.0:
-            raise ValueError("Factor should be < 1.0.")
+        _rules.check_plateau_factor(factor)
         self.factor = factor
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         if isinstance(min_lr, (list, tuple)):
-            if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError("expected {} min_lrs, got {}".format(len(optimizer.param_groups), len(min_lr)))
+            _rules.check_group_count("min_lrs", len(optimizer.param_groups), len(min_lr))
             self.min_lrs = list(min_lr)
         else:
             self.min_lrs = [min_lr] * len(optimizer.param_groups)
@@ -605,29 +511,24 @@ class ReduceLROnPlateau:
     def step(self, metrics, epoch=None):
         current = float(metrics)
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
-        if self.is_better(current, self.best):
-            self.best = current
-            self.num_bad_epochs = 0
-        else:
-            self.num_bad_epochs += 1
-        if self.in_cooldown:
-            self.cooldown_counter -= 1
-            self.num_bad_epochs = 0  # bad epochs during cooldown do not count
-        if self.num_bad_epochs > self.patience:
+        state = _rules.PlateauState(self.best, self.num_bad_epochs, self.cooldown_counter)
+        step = _rules.plateau_step(current, state, self.mode, self.threshold_mode, self.threshold, self.patience,
+                                   self.cooldown)
+        self.best = step.state.best
+        self.num_bad_epochs = step.state.num_bad_epochs
+        self.cooldown_counter = step.state.cooldown_counter
+        if step.reduce:
             self._reduce_lr(self.last_epoch)
-            self.cooldown_counter = self.cooldown
-            self.num_bad_epochs = 0
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def _reduce_lr(self, epoch):
-        for i, group in enumerate(self.optimizer.param_groups):
-            old = float(group["lr"])
-            new = max(old * self.factor, self.min_lrs[i])
-            if old - new > self.eps:
+        groups = self.optimizer.param_groups
+        reduced = _rules.plateau_reduce([float(g["lr"]) for g in groups], self.factor, self.min_lrs, self.eps)
+        for i, (group, new) in enumerate(zip(groups, reduced)):
+            if new is not None:
                 group["lr"] = new
                 if self.verbose:
-                    epoch_str = ("%.2f" if isinstance(epoch, float) else "%.5d") % epoch
-                    print("Epoch {}: reducing learning rate of group {} to {:.4e}.".format(epoch_str, i, new))
+                    print("Epoch {}: reducing learning rate of group {} to {:.4e}.".format(_epoch_str(epoch), i, new))
 
     @property
     def in_cooldown(self):
@@ -637,16 +538,11 @@ class ReduceLROnPlateau:
         return self._last_lr
 
     def is_better(self, a, best):
-        if self.mode == "min":
-            return a < best * (1.0 - self.threshold) if self.threshold_mode == "rel" else a < best - self.threshold
-        return a > best * (self.threshold + 1.0) if self.threshold_mode == "rel" else a > best + self.threshold
+        return _rules.plateau_is_better(a, best, self.mode, self.threshold_mode, self.threshold)
 
     def _init_is_better(self, mode, threshold, threshold_mode):
-        if mode not in {"min", "max"}:
-            raise ValueError("mode " + mode + " is unknown!")
-        if threshold_mode not in {"rel", "abs"}:
-            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
-        self.mode_worse = math.inf if mode == "min" else -math.inf
+        _rules.check_plateau_modes(mode, threshold_mode)
+        self.mode_worse = _rules.plateau_worst(mode)
         self.mode = mode
         self.threshold = threshold
         self.threshold_mode = threshold_mode
