@@ -44,12 +44,14 @@ Tensor Tensor::to(DType dtype, bool copy) const {
   return ops::to_dtype()(*this, dtype);
 }
 
+namespace {
+Tensor copy_to_device(const Tensor& src, Device device);  // differentiable; below, with the gradients
+}
+
 Tensor Tensor::to(Device device, bool copy) const {
   if (device.type == this->device().type && (device.index < 0 || device.index == this->device().index) && !copy)
     return *this;
-  Tensor out = empty(sizes(), {.dtype = dtype(), .device = device});
-  ember::copy_(out, *this);
-  return out;
+  return copy_to_device(*this, device);
 }
 
 Tensor Tensor::to(Device device, DType dtype, bool copy) const {
@@ -107,6 +109,18 @@ Tensor clone_ag(const Tensor& self) {
   record("CloneBackward0", {self}, {out}, {}, [](const variable_list& g, LambdaNode&) -> variable_list { return {g[0]}; });
   return out;
 }
+// A copy onto another device with its own gradient (back to the source's device), so that
+// Tensor::to(device) and copy_'s autograd kernel never re-enter copy_'s autograd kernel.
+Tensor copy_to_device(const Tensor& src, Device device) {
+  Tensor out = empty(src.sizes(), {.dtype = src.dtype(), .device = device});
+  below_autograd([&] { return ops::copy_()(out, src); });
+  out.impl()->bump_version();
+  record("ToCopyBackward0", {src}, {out}, {}, [from = src.device()](const variable_list& g, LambdaNode&) -> variable_list {
+    return {g[0].to(from)};
+  });
+  return out;
+}
+
 Tensor to_dtype_ag(const Tensor& self, DType dtype) {
   Tensor out = below_autograd([&] { return ops::to_dtype()(self, dtype); });
   record("ToCopyBackward0", {self}, {out}, {}, [from = self.dtype()](const variable_list& g, LambdaNode&) -> variable_list {
@@ -116,7 +130,9 @@ Tensor to_dtype_ag(const Tensor& self, DType dtype) {
 }
 Tensor& copy_ag(Tensor& self, const Tensor& src) {
   return record_inplace(self, false, [&](const Tensor&) {
-    Tensor v = src.to(self.device(), self.dtype());
+    // Not src.to(device): that copies through copy_, whose autograd kernel this is.
+    Tensor v = src.to(self.dtype());
+    if (v.device() != self.device()) v = copy_to_device(v, self.device());
     return IntArrayRef(v.sizes()) == IntArrayRef(self.sizes()) ? v.view(self.sizes()) : v.expand(self.sizes());
   });
 }

@@ -158,3 +158,22 @@ EMBER_DEVICE_TEST(DeviceHarness, AutogradRunsOnTheDevice) {
   EXPECT_EQ(x.grad().device(), device());
   EXPECT_EQ(x.grad().tolist<float>(), (std::vector<float>{2, -4, 6}));
 }
+
+// Moving a tensor that requires grad between devices is differentiable both ways (it once
+// recursed forever: Tensor::to(device) copied through copy_'s autograd kernel, which called to()).
+TEST(Backend, CrossDeviceCopiesAreDifferentiable) {
+  Device d = test_device(0);
+  Tensor x = tensor({1.0, 2.0, 3.0}).requires_grad_();
+  Tensor on_dev = x.to(d);
+  EXPECT_EQ(on_dev.device(), d);
+  EXPECT_TRUE(on_dev.requires_grad());
+  (on_dev * on_dev).sum().backward();
+  EXPECT_EQ(x.grad().device(), Device("cpu"));
+  EXPECT_EQ(x.grad().tolist<float>(), (std::vector<float>{2, 4, 6}));
+  // copy_ into a device tensor from a CPU tensor that requires grad.
+  Tensor y = tensor({1.0, -1.0}).requires_grad_();
+  Tensor buf = zeros({2}, {.device = d});
+  buf.copy_(y);
+  (buf * 3).sum().backward();
+  EXPECT_EQ(y.grad().tolist<float>(), (std::vector<float>{3, 3}));
+}
