@@ -57,7 +57,7 @@ double py_mod(double a, double b) {
 }  // namespace
 
 // ---------------------------------------------------------------- division
-TEST(Div, TrueDivisionAllDtypes) {
+EMBER_DEVICE_TEST(Div, TrueDivisionAllDtypes) {
   for (DType dt : numeric_dtypes()) {
     double lo = dt == DType::UInt8 ? 0 : -5;
     DType expect = is_floating(dt) ? dt : DType::Float32;  // integer / integer -> default float
@@ -73,7 +73,7 @@ TEST(Div, TrueDivisionAllDtypes) {
   EXPECT_EQ(div(tensor({1, 2}), tensor({0, 1})).tolist<double>()[0], std::numeric_limits<double>::infinity());
 }
 
-TEST(Div, RoundingModes) {
+EMBER_DEVICE_TEST(Div, RoundingModes) {
   for (DType dt : signed_and_float()) {
     check_binary("div trunc", [](const Tensor& a, const Tensor& b) { return div(a, b, "trunc"); },
                  [](double a, double b) { return std::trunc(a / b); }, dt, -9, 9, 1, 4);
@@ -96,7 +96,7 @@ TEST(Div, RoundingModes) {
   EXPECT_EQ(div(tensor({-128}, {.dtype = kInt8}), tensor({-1}, {.dtype = kInt8}), "trunc").item<int64_t>(), -128);
 }
 
-TEST(Div, ScalarFormsAndPromotion) {
+EMBER_DEVICE_TEST(Div, ScalarFormsAndPromotion) {
   Tensor i = tensor({1, 2, 3});
   EXPECT_EQ(div(i, 2).dtype(), DType::Float32);
   EXPECT_EQ(div(i, 2).tolist<double>(), (std::vector<double>{0.5, 1.0, 1.5}));
@@ -108,7 +108,7 @@ TEST(Div, ScalarFormsAndPromotion) {
   EXPECT_EQ(div(i, scalar_tensor(2.0, {.dtype = kFloat64})).dtype(), DType::Float64);  // 0-dim float beats int
 }
 
-TEST(Div, InPlace) {
+EMBER_DEVICE_TEST(Div, InPlace) {
   Tensor x = tensor({2.0, 4.0, 6.0});
   uint32_t v = x._version();
   div_(x, tensor({2.0}));
@@ -126,7 +126,7 @@ TEST(Div, InPlace) {
   EXPECT_THROW_MSG(div_(i, tensor({2, 2})), Error, "result type float32 can't be cast to the desired output type int64");
 }
 
-TEST(Div, Errors) {
+EMBER_DEVICE_TEST(Div, Errors) {
   Tensor i = tensor({1, 2});
   EXPECT_THROW_MSG(div(i, i, "round"), Error,
                    "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'");
@@ -139,7 +139,7 @@ TEST(Div, Errors) {
 }
 
 // ---------------------------------------------------------------- remainder, fmod
-TEST(Remainder, SignOfDivisor) {
+EMBER_DEVICE_TEST(Remainder, SignOfDivisor) {
   for (DType dt : signed_and_float()) {
     check_binary("remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); }, py_mod, dt, -9, 9, 1, 4);
     check_binary("remainder neg", [](const Tensor& a, const Tensor& b) { return remainder(a, neg(b)); },
@@ -157,7 +157,7 @@ TEST(Remainder, SignOfDivisor) {
 }
 
 // ---------------------------------------------------------------- pow
-TEST(Pow, TensorTensor) {
+EMBER_DEVICE_TEST(Pow, TensorTensor) {
   for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64})
     check_binary("pow", [](const Tensor& a, const Tensor& b) { return pow(a, b); },
                  [](double a, double b) { return std::pow(a, b); }, dt, 0.1, 3, -2, 2);
@@ -169,7 +169,7 @@ TEST(Pow, TensorTensor) {
             (std::vector<int64_t>{0, 1, -1, 1}));
 }
 
-TEST(Pow, ScalarExponentFastForms) {
+EMBER_DEVICE_TEST(Pow, ScalarExponentFastForms) {
   for (double e : {0.0, 1.0, 2.0, 3.0, -1.0, -2.0, 0.5, -0.5, 1.7, -2.3}) {
     for (DType dt : float_dtypes()) {
       for (Layout l : all_layouts()) {
@@ -197,7 +197,7 @@ TEST(Pow, ScalarExponentFastForms) {
   EXPECT_EQ(x.tolist<double>(), (std::vector<double>{1, 2, 4}));
 }
 
-TEST(Pow, Errors) {
+EMBER_DEVICE_TEST(Pow, Errors) {
   EXPECT_THROW_MSG(pow(tensor({1, 2}), -1), Error, "Integers to negative integer powers are not allowed.");
   Tensor i = tensor({1, 2});
   EXPECT_THROW_MSG(i.pow_(-2), Error, "Integers to negative integer powers are not allowed.");
@@ -206,7 +206,7 @@ TEST(Pow, Errors) {
 }
 
 // ---------------------------------------------------------------- maximum, minimum, atan2
-TEST(MaxMin, ValuesAndNaN) {
+EMBER_DEVICE_TEST(MaxMin, ValuesAndNaN) {
   for (DType dt : numeric_dtypes()) {
     double lo = dt == DType::UInt8 ? 0 : -5;
     check_binary("maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); },
@@ -225,7 +225,7 @@ TEST(MaxMin, ValuesAndNaN) {
   EXPECT_EQ(maximum(tensor({1}, {.dtype = kUInt8}), tensor({-1}, {.dtype = kInt8})).dtype(), DType::Int16);
 }
 
-TEST(Atan2, Values) {
+EMBER_DEVICE_TEST(Atan2, Values) {
   for (DType dt : {DType::Int32, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
     DType expect = is_floating(dt) ? dt : DType::Float32;
     check_binary("atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); },
@@ -234,7 +234,7 @@ TEST(Atan2, Values) {
 }
 
 // ---------------------------------------------------------------- bitwise
-TEST(Bitwise, IntegersAndBool) {
+EMBER_DEVICE_TEST(Bitwise, IntegersAndBool) {
   auto as_int = [](double v) { return int64_t(v); };
   for (DType dt : {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64}) {
     double lo = dt == DType::UInt8 ? 0 : -20;
@@ -263,7 +263,7 @@ TEST(Bitwise, IntegersAndBool) {
   EXPECT_EQ(bitwise_left_shift(x, tensor({8, -1}, {.dtype = kInt8})).tolist<int64_t>(), (std::vector<int64_t>{0, 0}));
 }
 
-TEST(Bitwise, FloatErrors) {
+EMBER_DEVICE_TEST(Bitwise, FloatErrors) {
   Tensor f = tensor({1.0});
   EXPECT_THROW_MSG(bitwise_and(f, f), Error, "\"bitwise_and_cpu\" not implemented for 'Float'");
   EXPECT_THROW_MSG(f | f, Error, "\"bitwise_or_cpu\" not implemented for 'Float'");
@@ -273,7 +273,7 @@ TEST(Bitwise, FloatErrors) {
 }
 
 // ---------------------------------------------------------------- where
-TEST(Where, AllFormsAndBroadcasting) {
+EMBER_DEVICE_TEST(Where, AllFormsAndBroadcasting) {
   for (DType dt : all_dtypes()) {
     for (Layout l : all_layouts()) {
       Tensor c = make_input(DType::Bool, l, -1, 1, 9);
@@ -305,7 +305,7 @@ TEST(Where, AllFormsAndBroadcasting) {
 }
 
 // ---------------------------------------------------------------- clamp
-TEST(Clamp, ScalarBounds) {
+EMBER_DEVICE_TEST(Clamp, ScalarBounds) {
   for (DType dt : numeric_dtypes()) {
     for (Layout l : all_layouts()) {
       double lo = dt == DType::UInt8 ? 0 : -5;
@@ -339,7 +339,7 @@ TEST(Clamp, ScalarBounds) {
                    "torch.clamp: At least one of 'min' or 'max' must not be None");
 }
 
-TEST(Clamp, TensorBounds) {
+EMBER_DEVICE_TEST(Clamp, TensorBounds) {
   Tensor x = tensor({{-3.0, 0.5, 3.0}, {1.0, 2.0, -2.0}});
   Tensor lo = tensor({-1.0, 1.0, 0.0}), hi = tensor({{0.0}, {1.5}});
   EXPECT_EQ(clamp(x, std::optional<Tensor>(lo), std::optional<Tensor>(hi)).tolist<double>(),
@@ -354,7 +354,7 @@ TEST(Clamp, TensorBounds) {
 }
 
 // ---------------------------------------------------------------- lerp
-TEST(Lerp, ScalarAndTensorWeight) {
+EMBER_DEVICE_TEST(Lerp, ScalarAndTensorWeight) {
   for (DType dt : float_dtypes()) {
     for (auto& [a, b] : operand_pairs(dt, -3, 3, -3, 3)) {
       for (double w : {0.25, 0.75}) {
@@ -384,7 +384,7 @@ TEST(Lerp, ScalarAndTensorWeight) {
 }
 
 // ---------------------------------------------------------------- promotion (add/sub/mul included)
-TEST(Promotion, ResultDtypes) {
+EMBER_DEVICE_TEST(Promotion, ResultDtypes) {
   Tensor i = tensor({1, 2});
   EXPECT_EQ(add(i, 2.5).dtype(), DType::Float32);
   EXPECT_EQ((i * 2).dtype(), DType::Int64);

@@ -25,7 +25,7 @@ void check_bool_binary(const char* name, const BinOp& op, const Ref2& ref, DType
 }
 }  // namespace
 
-TEST(Compare, AllOpsAllDtypes) {
+EMBER_DEVICE_TEST(Compare, AllOpsAllDtypes) {
   struct C { const char* name; BinOp op; Ref2 ref; };
   std::vector<C> cases = {
       {"eq", [](const Tensor& a, const Tensor& b) { return eq(a, b); }, [](double a, double b) { return double(a == b); }},
@@ -42,7 +42,7 @@ TEST(Compare, AllOpsAllDtypes) {
   }
 }
 
-TEST(Compare, ScalarFormsPromote) {
+EMBER_DEVICE_TEST(Compare, ScalarFormsPromote) {
   Tensor i = tensor({1, 2, 3});
   EXPECT_EQ(lt(i, 2.5).tolist<bool>(), (std::vector<bool>{true, true, false}));  // compares in float
   EXPECT_EQ((i == 2).tolist<bool>(), (std::vector<bool>{false, true, false}));
@@ -58,7 +58,7 @@ TEST(Compare, ScalarFormsPromote) {
   EXPECT_THROW_MSG(eq(zeros({2, 3}), zeros({3, 2})), Error, "must match the size of tensor b");
 }
 
-TEST(Logical, AndOrXorNot) {
+EMBER_DEVICE_TEST(Logical, AndOrXorNot) {
   auto truth = [](double v) { return v != 0; };
   for (DType dt : all_dtypes()) {
     check_bool_binary("logical_and", [](const Tensor& a, const Tensor& b) { return logical_and(a, b); },
@@ -79,7 +79,7 @@ TEST(Logical, AndOrXorNot) {
   EXPECT_EQ(logical_and(n, tensor({1, 1})).tolist<bool>(), (std::vector<bool>{true, false}));
 }
 
-TEST(Equal, ShapesAndValues) {
+EMBER_DEVICE_TEST(Equal, ShapesAndValues) {
   Tensor a = tensor({{1.0, 2.0}, {3.0, 4.0}});
   EXPECT_TRUE(equal(a, a.clone()));
   EXPECT_TRUE(equal(a.t(), tensor({{1.0, 3.0}, {2.0, 4.0}})));  // non-contiguous
@@ -91,7 +91,7 @@ TEST(Equal, ShapesAndValues) {
   EXPECT_TRUE(equal(tensor({1, 2}), tensor({1, 2})));
 }
 
-TEST(IsClose, Tolerances) {
+EMBER_DEVICE_TEST(IsClose, Tolerances) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
   Tensor a = tensor({1.0, 1.0, inf, -inf, nan, 1e-9});
   Tensor b = tensor({1.0 + 1e-6, 1.1, inf, inf, nan, 0.0});
@@ -118,7 +118,7 @@ TEST(IsClose, Tolerances) {
   EXPECT_THROW_MSG(isclose(a, b, 0.0, -1.0), Error, "atol must be greater than or equal to zero, but got -1");
 }
 
-TEST(AllClose, WholeTensor) {
+EMBER_DEVICE_TEST(AllClose, WholeTensor) {
   Tensor a = tensor({1.0, 2.0, 3.0});
   EXPECT_TRUE(allclose(a, a.add(1e-7)));
   EXPECT_FALSE(allclose(a, a.add(1e-3)));

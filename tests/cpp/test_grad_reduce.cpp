@@ -77,7 +77,7 @@ const std::vector<DimCase> kDimCases = {{{}, false}, {{}, true},     {{0}, false
 }  // namespace
 
 // ---------------------------------------------------------------- sum / mean
-TEST(GradReduce, Sum) {
+EMBER_DEVICE_TEST(GradReduce, Sum) {
   FOR_LAYOUTS_AND_DIMS({
     Tensor x = grad_input(layout);
     auto f = [c](const variable_list& v) { return v[0].sum(c.dims, c.keepdim); };
@@ -95,7 +95,7 @@ TEST(GradReduce, Sum) {
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return v[0].sum({-1, 1}, true); }, {x3}));
 }
 
-TEST(GradReduce, SumAndMeanDtypeArgumentCastsGradBack) {
+EMBER_DEVICE_TEST(GradReduce, SumAndMeanDtypeArgumentCastsGradBack) {
   Tensor x = ones({2, 3});
   x.requires_grad_(true);
   Tensor s = x.sum({1}, false, kFloat64);
@@ -110,7 +110,7 @@ TEST(GradReduce, SumAndMeanDtypeArgumentCastsGradBack) {
   for (double v : y.grad().tolist<double>()) EXPECT_NEAR(v, 1.0 / 6, 1e-7);
 }
 
-TEST(GradReduce, Mean) {
+EMBER_DEVICE_TEST(GradReduce, Mean) {
   FOR_LAYOUTS_AND_DIMS({
     Tensor x = grad_input(layout);
     auto f = [c](const variable_list& v) { return v[0].mean(c.dims, c.keepdim); };
@@ -124,7 +124,7 @@ TEST(GradReduce, Mean) {
 }
 
 // ---------------------------------------------------------------- prod
-TEST(GradReduce, ProdWithoutZeros) {
+EMBER_DEVICE_TEST(GradReduce, ProdWithoutZeros) {
   for (Layout layout : kLayouts) {
     SCOPED_TRACE(layout_name(layout));
     Tensor x = grad_input(layout, 0.5, 1.5);
@@ -143,7 +143,7 @@ TEST(GradReduce, ProdWithoutZeros) {
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return v[0].prod(0); }, {z}));
 }
 
-TEST(GradReduce, ProdWithZeros) {
+EMBER_DEVICE_TEST(GradReduce, ProdWithZeros) {
   // One zero: its gradient is the product of the others; the rest get 0.
   Tensor a = values({2.0, 0.0, 3.0, 4.0});
   EXPECT_EQ(grad_of(a.prod(), a), (std::vector<double>{0, 24, 0, 0}));
@@ -181,7 +181,7 @@ TEST(GradReduce, ProdWithZeros) {
 }
 
 // ---------------------------------------------------------------- amax / amin / max / min
-TEST(GradReduce, AmaxAmin) {
+EMBER_DEVICE_TEST(GradReduce, AmaxAmin) {
   FOR_LAYOUTS_AND_DIMS({
     Tensor x = grad_input(layout);  // continuous random values: no ties
     EXPECT_TRUE(gradcheck([c](const variable_list& v) { return v[0].amax(c.dims, c.keepdim); }, {x}));
@@ -195,7 +195,7 @@ TEST(GradReduce, AmaxAmin) {
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return v[0].min(); }, {x}));
 }
 
-TEST(GradReduce, AmaxTiesSplitEvenly) {
+EMBER_DEVICE_TEST(GradReduce, AmaxTiesSplitEvenly) {
   Tensor a = values({1.0, 3.0, 3.0, 2.0});
   EXPECT_EQ(grad_of(a.amax(), a), (std::vector<double>{0, 0.5, 0.5, 0}));
   Tensor b = values({{1.0, 1.0, 1.0}, {5.0, 2.0, 5.0}});
@@ -207,7 +207,7 @@ TEST(GradReduce, AmaxTiesSplitEvenly) {
   EXPECT_EQ(grad_of(b.min(), b), (std::vector<double>{1.0 / 3, 1.0 / 3, 1.0 / 3, 0, 0, 0}));
 }
 
-TEST(GradReduce, MaxMinDim) {
+EMBER_DEVICE_TEST(GradReduce, MaxMinDim) {
   for (Layout layout : kLayouts)
     for (int64_t dim : {0, 1, -1, -2})
       for (bool keepdim : {false, true}) {
@@ -225,7 +225,7 @@ TEST(GradReduce, MaxMinDim) {
   EXPECT_TRUE(gradgradcheck([](const variable_list& v) { return std::get<0>(v[0].max(1)) * std::get<0>(v[0].max(1)); }, {x}));
 }
 
-TEST(GradReduce, MaxDimTiesGoToTheReturnedIndex) {
+EMBER_DEVICE_TEST(GradReduce, MaxDimTiesGoToTheReturnedIndex) {
   Tensor b = values({{5.0, 2.0, 5.0}, {1.0, 1.0, 1.0}});
   auto [v, idx] = b.max(1);
   EXPECT_FALSE(idx.requires_grad());
@@ -241,7 +241,7 @@ TEST(GradReduce, MaxDimTiesGoToTheReturnedIndex) {
     for (int64_t c = 0; c < 3; ++c) EXPECT_EQ(gm[size_t(r * 3 + c)], r == mix[size_t(c)] ? 2.0 : 0.0);
 }
 
-TEST(GradReduce, NonDifferentiableReductions) {
+EMBER_DEVICE_TEST(GradReduce, NonDifferentiableReductions) {
   Tensor x = grad_input(Layout::Contiguous);
   EXPECT_FALSE(x.argmax().requires_grad());
   EXPECT_FALSE(x.argmin(1).requires_grad());
@@ -252,7 +252,7 @@ TEST(GradReduce, NonDifferentiableReductions) {
 }
 
 // ---------------------------------------------------------------- var / std
-TEST(GradReduce, VarStd) {
+EMBER_DEVICE_TEST(GradReduce, VarStd) {
   FOR_LAYOUTS_AND_DIMS({
     Tensor x = grad_input(layout);
     for (bool unbiased : {true, false}) {
@@ -272,7 +272,7 @@ TEST(GradReduce, VarStd) {
 }
 
 // ---------------------------------------------------------------- norm
-TEST(GradReduce, Norm) {
+EMBER_DEVICE_TEST(GradReduce, Norm) {
   for (double p : {2.0, 1.0, 3.0, 1.5, 0.5, kInf, -kInf}) {
     FOR_LAYOUTS_AND_DIMS({
       SCOPED_TRACE("p = " + std::to_string(p));
@@ -293,7 +293,7 @@ TEST(GradReduce, Norm) {
   EXPECT_EQ(grad_of(x.norm(0), x), std::vector<double>(12, 0.0));
 }
 
-TEST(GradReduce, NormAtZeroIsZeroSubgradient) {
+EMBER_DEVICE_TEST(GradReduce, NormAtZeroIsZeroSubgradient) {
   Tensor x = values({{0.0, 0.0}, {3.0, 4.0}});
   EXPECT_EQ(grad_of(x.norm(2, {1}), x), (std::vector<double>{0, 0, 0.6, 0.8}));
   Tensor y = values({0.0, 0.0, 0.0});
@@ -309,7 +309,7 @@ TEST(GradReduce, NormAtZeroIsZeroSubgradient) {
 }
 
 // ---------------------------------------------------------------- cumsum / cumprod
-TEST(GradReduce, Cumsum) {
+EMBER_DEVICE_TEST(GradReduce, Cumsum) {
   for (Layout layout : kLayouts)
     for (int64_t dim : {0, 1, -1}) {
       SCOPED_TRACE(std::string(layout_name(layout)) + " dim " + std::to_string(dim));
@@ -331,7 +331,7 @@ TEST(GradReduce, Cumsum) {
   EXPECT_EQ(f32.grad().tolist<double>(), (std::vector<double>{3, 2, 1}));
 }
 
-TEST(GradReduce, Cumprod) {
+EMBER_DEVICE_TEST(GradReduce, Cumprod) {
   for (Layout layout : kLayouts)
     for (int64_t dim : {0, 1, -1}) {
       SCOPED_TRACE(std::string(layout_name(layout)) + " dim " + std::to_string(dim));
@@ -346,7 +346,7 @@ TEST(GradReduce, Cumprod) {
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return v[0].cumprod(0); }, {z}));
 }
 
-TEST(GradReduce, CumprodWithZeros) {
+EMBER_DEVICE_TEST(GradReduce, CumprodWithZeros) {
   // x = [2, 0, 3]: out = [2, 0, 0]; d sum(out)/dx = [1 + 0 + 0, 2 + 2*3, 0] = [1, 8, 0]
   Tensor a = values({2.0, 0.0, 3.0});
   EXPECT_EQ(grad_of(a.cumprod(0), a), (std::vector<double>{1, 8, 0}));
@@ -371,7 +371,7 @@ TEST(GradReduce, CumprodWithZeros) {
 }
 
 // ---------------------------------------------------------------- softmax / log_softmax / logsumexp
-TEST(GradReduce, SoftmaxLogSoftmax) {
+EMBER_DEVICE_TEST(GradReduce, SoftmaxLogSoftmax) {
   for (Layout layout : kLayouts)
     for (int64_t dim : {0, 1, -1}) {
       SCOPED_TRACE(std::string(layout_name(layout)) + " dim " + std::to_string(dim));
@@ -394,7 +394,7 @@ TEST(GradReduce, SoftmaxLogSoftmax) {
   EXPECT_EQ(node_name(log_softmax(w, 1)), "LogSoftmaxBackward0");
 }
 
-TEST(GradReduce, SoftmaxDtypeArgumentCastsGradBack) {
+EMBER_DEVICE_TEST(GradReduce, SoftmaxDtypeArgumentCastsGradBack) {
   Tensor x = tensor({{1.0, 2.0, 3.0}});
   x.requires_grad_(true);
   Tensor y = softmax(x, 1, kFloat64);
@@ -414,7 +414,7 @@ TEST(GradReduce, SoftmaxDtypeArgumentCastsGradBack) {
   EXPECT_TRUE(close_to(x2.grad(), ref_of(expect2)));
 }
 
-TEST(GradReduce, Logsumexp) {
+EMBER_DEVICE_TEST(GradReduce, Logsumexp) {
   for (Layout layout : kLayouts) {
     SCOPED_TRACE(layout_name(layout));
     Tensor x = grad_input(layout);
@@ -430,7 +430,7 @@ TEST(GradReduce, Logsumexp) {
 }
 
 // ---------------------------------------------------------------- names
-TEST(GradReduce, NodeNames) {
+EMBER_DEVICE_TEST(GradReduce, NodeNames) {
   Tensor x = grad_input(Layout::Contiguous, 0.5, 1.5);
   EXPECT_EQ(node_name(x.sum()), "SumBackward0");
   EXPECT_EQ(node_name(x.sum({1})), "SumBackward1");

@@ -155,7 +155,7 @@ std::vector<Tensor> big_inputs(DType dt) {
 }  // namespace
 
 // ------------------------------------------------------------------------------ sum / mean / prod
-TEST(Sum, AllDtypesLayoutsDims) {
+EMBER_DEVICE_TEST(Sum, AllDtypesLayoutsDims) {
   for (DType dt : all_dtypes())
     for (Layout l : all_layouts()) {
       Tensor x = make_input(dt, l);
@@ -173,7 +173,7 @@ TEST(Sum, AllDtypesLayoutsDims) {
     }
 }
 
-TEST(Sum, BigInputsAllPaths) {
+EMBER_DEVICE_TEST(Sum, BigInputsAllPaths) {
   for (DType dt : {kFloat32, kFloat64, kInt32, kFloat16}) {
     for (const Tensor& x : big_inputs(dt)) {
       Ref rx = ref_of(x);
@@ -186,7 +186,7 @@ TEST(Sum, BigInputsAllPaths) {
   }
 }
 
-TEST(Sum, LargeFloat32IsAccurate) {
+EMBER_DEVICE_TEST(Sum, LargeFloat32IsAccurate) {
   Generator g(3);
   Tensor x = rand({1 << 20}, {}, &g);
   double ref = 0;
@@ -198,7 +198,7 @@ TEST(Sum, LargeFloat32IsAccurate) {
   EXPECT_TRUE(close_to(sum(m, {1}), ref_reduce(ref_of(m), {1}, false, g_sum), kFloat32));
 }
 
-TEST(Sum, DtypeArgAndIntegerPromotion) {
+EMBER_DEVICE_TEST(Sum, DtypeArgAndIntegerPromotion) {
   Tensor i8 = full({200}, 100, {.dtype = kInt8});
   Tensor s = sum(i8);
   EXPECT_EQ(s.dtype(), kInt64);
@@ -218,7 +218,7 @@ TEST(Sum, DtypeArgAndIntegerPromotion) {
   EXPECT_EQ(x.sum({0}, true).sizes(), Shape({1}));
 }
 
-TEST(Sum, EmptyIsZero) {
+EMBER_DEVICE_TEST(Sum, EmptyIsZero) {
   Tensor e = zeros({0, 4});
   EXPECT_EQ(sum(e).item<double>(), 0.0);
   Tensor s0 = sum(e, {0});
@@ -230,7 +230,7 @@ TEST(Sum, EmptyIsZero) {
   EXPECT_EQ(prod(e).item<double>(), 1.0);
 }
 
-TEST(Sum, DimErrors) {
+EMBER_DEVICE_TEST(Sum, DimErrors) {
   Tensor x = zeros({3, 4});
   EXPECT_THROW_MSG(sum(x, {2}), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
   EXPECT_THROW_MSG(sum(x, {-3}), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got -3)");
@@ -240,7 +240,7 @@ TEST(Sum, DimErrors) {
   EXPECT_THROW_MSG(amax(x, {5}), IndexError, "Dimension out of range");
 }
 
-TEST(Mean, FloatDtypesLayoutsDims) {
+EMBER_DEVICE_TEST(Mean, FloatDtypesLayoutsDims) {
   for (DType dt : float_dtypes())
     for (Layout l : all_layouts()) {
       Tensor x = make_input(dt, l);
@@ -257,7 +257,7 @@ TEST(Mean, FloatDtypesLayoutsDims) {
     for (auto& dims : dim_sets(x)) EXPECT_TRUE(close_to(mean(x, dims), ref_reduce(ref_of(x), dims, false, g_mean)));
 }
 
-TEST(Mean, DtypeRules) {
+EMBER_DEVICE_TEST(Mean, DtypeRules) {
   Tensor i = tensor({1, 2, 4});
   EXPECT_THROW_MSG(mean(i), Error,
                    "mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
@@ -272,7 +272,7 @@ TEST(Mean, DtypeRules) {
   EXPECT_EQ(mean(zeros({0, 3}), {0}).sizes(), Shape({3}));
 }
 
-TEST(Prod, DtypesLayoutsDims) {
+EMBER_DEVICE_TEST(Prod, DtypesLayoutsDims) {
   for (DType dt : all_dtypes())
     for (Layout l : all_layouts()) {
       Tensor x = make_input(dt, l);
@@ -291,7 +291,7 @@ TEST(Prod, DtypesLayoutsDims) {
 }
 
 // ------------------------------------------------------------------------------ max / min
-TEST(MaxMin, FullReduction) {
+EMBER_DEVICE_TEST(MaxMin, FullReduction) {
   for (DType dt : all_dtypes())
     for (Layout l : {Layout::Contiguous, Layout::Transposed, Layout::Strided, Layout::ZeroDim}) {
       SCOPED_TRACE(desc(dt, l, {}, false));
@@ -309,7 +309,7 @@ TEST(MaxMin, FullReduction) {
   EXPECT_THROW_MSG(min(zeros({0})), Error, "min(): Expected reduction dim to be specified");
 }
 
-TEST(MaxMin, NaNPropagates) {
+EMBER_DEVICE_TEST(MaxMin, NaNPropagates) {
   Tensor x = tensor({1.0, kNaN, 3.0, -kInf});
   EXPECT_TRUE(std::isnan(max(x).item<double>()));
   EXPECT_TRUE(std::isnan(min(x).item<double>()));
@@ -333,7 +333,7 @@ TEST(MaxMin, NaNPropagates) {
   EXPECT_EQ(mi.tolist<int64_t>()[3], 7);
 }
 
-TEST(MaxMin, DimValuesAndIndices) {
+EMBER_DEVICE_TEST(MaxMin, DimValuesAndIndices) {
   for (DType dt : all_dtypes())
     for (Layout l : all_layouts()) {
       Tensor x = make_input(dt, l);
@@ -367,7 +367,7 @@ TEST(MaxMin, DimValuesAndIndices) {
   EXPECT_THROW_MSG(max(zeros({3, 4}), 2), IndexError, "Dimension out of range");
 }
 
-TEST(MaxMin, BigInputs) {
+EMBER_DEVICE_TEST(MaxMin, BigInputs) {
   for (DType dt : {kFloat32, kInt64, kFloat64}) {
     for (const Tensor& x : big_inputs(dt)) {
       Ref rx = ref_of(x);
@@ -385,7 +385,7 @@ TEST(MaxMin, BigInputs) {
   }
 }
 
-TEST(Amax, SeveralDimsLayouts) {
+EMBER_DEVICE_TEST(Amax, SeveralDimsLayouts) {
   for (DType dt : all_dtypes())
     for (Layout l : {Layout::Contiguous, Layout::Transposed, Layout::Strided, Layout::ZeroDim}) {
       Tensor x = make_input(dt, l);
@@ -408,7 +408,7 @@ TEST(Amax, SeveralDimsLayouts) {
   EXPECT_EQ(amax(e, {1}, true).sizes(), Shape({0, 1}));
 }
 
-TEST(Argmax, FlattenedAndDim) {
+EMBER_DEVICE_TEST(Argmax, FlattenedAndDim) {
   for (DType dt : all_dtypes()) {
     if (dt == kBool) continue;
     for (Layout l : {Layout::Contiguous, Layout::Transposed, Layout::Strided, Layout::ZeroDim}) {
@@ -437,7 +437,7 @@ TEST(Argmax, FlattenedAndDim) {
 }
 
 // ------------------------------------------------------------------------------ var / std / norm
-TEST(VarStd, FloatDtypesLayoutsDims) {
+EMBER_DEVICE_TEST(VarStd, FloatDtypesLayoutsDims) {
   for (DType dt : float_dtypes())
     for (Layout l : all_layouts()) {
       Tensor x = make_input(dt, l);
@@ -459,7 +459,7 @@ TEST(VarStd, FloatDtypesLayoutsDims) {
     for (auto& dims : dim_sets(x)) EXPECT_TRUE(close_to(var(x, dims), ref_reduce(ref_of(x), dims, false, g_var(1))));
 }
 
-TEST(VarStd, EdgeCases) {
+EMBER_DEVICE_TEST(VarStd, EdgeCases) {
   EXPECT_TRUE(std::isnan(var(tensor({3.0})).item<double>()));  // one element, unbiased: 0/0
   EXPECT_EQ(var(tensor({3.0}), false).item<double>(), 0.0);
   EXPECT_TRUE(std::isnan(var(zeros({0})).item<double>()));
@@ -470,7 +470,7 @@ TEST(VarStd, EdgeCases) {
   EXPECT_THROW_MSG(ember::std(tensor({1, 2})), Error, "std and var only support floating point");
 }
 
-TEST(Norm, OrdersDimsDtypes) {
+EMBER_DEVICE_TEST(Norm, OrdersDimsDtypes) {
   for (DType dt : float_dtypes())
     for (Layout l : all_layouts()) {
       Tensor x = make_input(dt, l);
@@ -497,7 +497,7 @@ TEST(Norm, OrdersDimsDtypes) {
 }
 
 // ------------------------------------------------------------------------------ logsumexp
-TEST(Logsumexp, ValuesAndStability) {
+EMBER_DEVICE_TEST(Logsumexp, ValuesAndStability) {
   for (DType dt : float_dtypes())
     for (Layout l : all_layouts()) {
       Tensor x = make_input(dt, l);
@@ -524,7 +524,7 @@ TEST(Logsumexp, ValuesAndStability) {
 }
 
 // ------------------------------------------------------------------------------ any / all / count_nonzero
-TEST(AnyAll, DtypesLayoutsDims) {
+EMBER_DEVICE_TEST(AnyAll, DtypesLayoutsDims) {
   for (DType dt : all_dtypes())
     for (Layout l : all_layouts()) {
       Tensor x = make_input(dt, l, -1.0, 1.0);
@@ -551,7 +551,7 @@ TEST(AnyAll, DtypesLayoutsDims) {
   EXPECT_FALSE(all(big).item<bool>());
 }
 
-TEST(CountNonzero, Dims) {
+EMBER_DEVICE_TEST(CountNonzero, Dims) {
   for (DType dt : all_dtypes())
     for (Layout l : all_layouts()) {
       Tensor x = make_input(dt, l, -1.0, 1.0);
@@ -588,7 +588,7 @@ Ref ref_scan(const Ref& a, int64_t dim, bool is_sum) {
 }
 }  // namespace
 
-TEST(Cumsum, DtypesLayoutsDims) {
+EMBER_DEVICE_TEST(Cumsum, DtypesLayoutsDims) {
   for (DType dt : all_dtypes())
     for (Layout l : all_layouts()) {
       Tensor x = make_input(dt, l);

@@ -63,7 +63,7 @@ Tensor input_for(DType dt, Layout l, double lo, double hi, uint64_t seed = 0) {
 }  // namespace
 
 // ---------------------------------------------------------------- floating family
-TEST(UnaryFloat, ValuesEveryDtypeAndLayout) {
+EMBER_DEVICE_TEST(UnaryFloat, ValuesEveryDtypeAndLayout) {
   for (const auto& c : float_cases()) {
     for (DType dt : all_dtypes()) {
       for (Layout l : all_layouts()) {
@@ -78,7 +78,7 @@ TEST(UnaryFloat, ValuesEveryDtypeAndLayout) {
   }
 }
 
-TEST(UnaryFloat, InPlaceWritesSelfAndBumpsVersion) {
+EMBER_DEVICE_TEST(UnaryFloat, InPlaceWritesSelfAndBumpsVersion) {
   for (const auto& c : float_cases()) {
     for (DType dt : float_dtypes()) {
       for (Layout l : {Layout::Contiguous, Layout::Transposed, Layout::Strided}) {
@@ -94,7 +94,7 @@ TEST(UnaryFloat, InPlaceWritesSelfAndBumpsVersion) {
   }
 }
 
-TEST(UnaryFloat, InPlaceOnIntegerTensorFails) {
+EMBER_DEVICE_TEST(UnaryFloat, InPlaceOnIntegerTensorFails) {
   Tensor x = arange(5);
   EXPECT_THROW_MSG(exp_(x), Error, "result type float32 can't be cast to the desired output type int64");
   EXPECT_THROW_MSG(x.sqrt_(), Error, "can't be cast to the desired output type int64");
@@ -102,7 +102,7 @@ TEST(UnaryFloat, InPlaceOnIntegerTensorFails) {
 
 // Long contiguous float32 runs take the vectorised loops: cover the whole domain, the
 // vector remainder and the special values.
-TEST(UnaryFloat, Float32VectorisedPathsWideRange) {
+EMBER_DEVICE_TEST(UnaryFloat, Float32VectorisedPathsWideRange) {
   struct Wide { const char* name; UnaryOp op; RefFn ref; double lo, hi; };
   std::vector<Wide> cases = {
       {"exp", [](const Tensor& x) { return exp(x); }, [](double x) { return std::exp(x); }, -110, 90},
@@ -143,7 +143,7 @@ TEST(UnaryFloat, Float32VectorisedPathsWideRange) {
   }
 }
 
-TEST(UnaryFloat, PromotesIntegersToDefaultDtype) {
+EMBER_DEVICE_TEST(UnaryFloat, PromotesIntegersToDefaultDtype) {
   Tensor i = tensor({0, 1, 2});
   EXPECT_EQ(exp(i).dtype(), DType::Float32);
   EXPECT_EQ(sigmoid(tensor({true, false})).dtype(), DType::Float32);
@@ -181,7 +181,7 @@ std::vector<KeepCase> keep_cases() {
 }
 }  // namespace
 
-TEST(UnaryKeep, ValuesKeepDtype) {
+EMBER_DEVICE_TEST(UnaryKeep, ValuesKeepDtype) {
   for (const auto& c : keep_cases()) {
     for (DType dt : c.dtypes) {
       for (Layout l : all_layouts()) {
@@ -201,7 +201,7 @@ TEST(UnaryKeep, ValuesKeepDtype) {
   }
 }
 
-TEST(UnaryKeep, RoundHalfToEven) {
+EMBER_DEVICE_TEST(UnaryKeep, RoundHalfToEven) {
   Tensor x = tensor({0.5, 1.5, 2.5, -0.5, -2.5, 3.7, -3.2, 1e10 + 0.5, 8388609.0}, {.dtype = DType::Float32});
   EXPECT_EQ(round(x).tolist<double>(),
             (std::vector<double>{0, 2, 2, -0.0, -2, 4, -3, double(float(1e10 + 0.5)), 8388609.0}));
@@ -210,7 +210,7 @@ TEST(UnaryKeep, RoundHalfToEven) {
   EXPECT_TRUE(std::signbit(round(tensor({-0.3})).item<double>()));
 }
 
-TEST(UnaryKeep, SpecialValues) {
+EMBER_DEVICE_TEST(UnaryKeep, SpecialValues) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
   Tensor x = tensor({nan, inf, -inf, -0.0});
   EXPECT_TRUE(std::isnan(relu(x).tolist<double>()[0]));  // NaN propagates through relu
@@ -220,7 +220,7 @@ TEST(UnaryKeep, SpecialValues) {
   EXPECT_EQ(neg(tensor({3}, {.dtype = DType::UInt8})).item<int64_t>(), 253);
 }
 
-TEST(UnaryKeep, Errors) {
+EMBER_DEVICE_TEST(UnaryKeep, Errors) {
   Tensor b = tensor({true, false});
   EXPECT_THROW_MSG(neg(b), Error, "Negation, the `-` operator, on a bool tensor is not supported.");
   EXPECT_THROW_MSG(-b, Error, "use the `~` or `logical_not()` operator instead");
@@ -233,7 +233,7 @@ TEST(UnaryKeep, Errors) {
 }
 
 // ---------------------------------------------------------------- activations
-TEST(Activations, GeluBothForms) {
+EMBER_DEVICE_TEST(Activations, GeluBothForms) {
   auto erf_ref = [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); };
   auto tanh_ref = [](double x) {
     return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
@@ -256,7 +256,7 @@ TEST(Activations, GeluBothForms) {
   EXPECT_THROW_MSG(gelu(tensor({1, 2})), Error, "not implemented for 'Long'");
 }
 
-TEST(Activations, LeakyRelu) {
+EMBER_DEVICE_TEST(Activations, LeakyRelu) {
   for (DType dt : float_dtypes()) {
     for (Layout l : all_layouts()) {
       Tensor x = make_input(dt, l);
@@ -268,7 +268,7 @@ TEST(Activations, LeakyRelu) {
 }
 
 // ---------------------------------------------------------------- nan_to_num and predicates
-TEST(NanToNum, DefaultsAndOverrides) {
+EMBER_DEVICE_TEST(NanToNum, DefaultsAndOverrides) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
   Tensor x = tensor({nan, inf, -inf, 1.5});
   EXPECT_EQ(nan_to_num(x).tolist<double>(), (std::vector<double>{0, FLT_MAX, -FLT_MAX, 1.5}));
@@ -288,7 +288,7 @@ TEST(NanToNum, DefaultsAndOverrides) {
   EXPECT_EQ(nan_to_num(m).tolist<double>(), (std::vector<double>{0, FLT_MAX, 1, 2}));
 }
 
-TEST(Predicates, IsNanIsInfIsFinite) {
+EMBER_DEVICE_TEST(Predicates, IsNanIsInfIsFinite) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
   for (DType dt : float_dtypes()) {
     Tensor x = tensor({nan, inf, -inf, 1.5, 0.0}).to(dt);
