@@ -4,9 +4,10 @@
 // for SGD with momentum, Adam, AdamW, RMSprop and Adagrad. Gradients are set once; step() does
 // not change them, so every step does the same work.
 //
-//   bench_optim [--threads N] [--steps S]
+//   bench_optim [--threads N] [--steps S] [--model big|small] [--optimizer NAME]
 //
-// Prints "name median_us" rows (median over S steps after a warm-up).
+// Prints "name median_us" rows (median over S steps after a warm-up); --model and --optimizer
+// pick one row (e.g. for a profiler).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -49,9 +50,12 @@ double median_step_us(optim::Optimizer& opt, int steps) {
 
 int main(int argc, char** argv) {
   int threads = 2, steps = 200;
+  std::string only_model, only_optimizer;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--model")) only_model = argv[i + 1];
+    if (!std::strcmp(argv[i], "--optimizer")) only_optimizer = argv[i + 1];
   }
   set_num_threads(threads);
   manual_seed(0);
@@ -62,14 +66,17 @@ int main(int argc, char** argv) {
 
   using Make = std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>;
   std::vector<std::pair<std::string, Make>> optimizers = {
-      {"sgd_momentum", [](auto p) { return std::make_unique<optim::SGD>(p, optim::SGDOptions{.lr = 0.01, .momentum = 0.9}); }},
+      {"sgd_momentum",
+       [](auto p) { return std::make_unique<optim::SGD>(p, optim::SGDOptions{.lr = 0.01, .momentum = 0.9}); }},
       {"adam", [](auto p) { return std::make_unique<optim::Adam>(p, optim::AdamOptions{}); }},
       {"adamw", [](auto p) { return std::make_unique<optim::AdamW>(p, optim::AdamWOptions{}); }},
       {"rmsprop", [](auto p) { return std::make_unique<optim::RMSprop>(p, optim::RMSpropOptions{}); }},
       {"adagrad", [](auto p) { return std::make_unique<optim::Adagrad>(p, optim::AdagradOptions{}); }},
   };
   for (const auto& [model, shapes] : {std::pair{"big", big}, std::pair{"small", small}}) {
+    if (!only_model.empty() && only_model != model) continue;
     for (const auto& [name, make] : optimizers) {
+      if (!only_optimizer.empty() && only_optimizer != name) continue;
       auto opt = make(make_params(shapes));
       std::printf("%s_%s %.1f us\n", name.c_str(), model, median_step_us(*opt, steps));
     }
