@@ -173,20 +173,33 @@ void Optimizer::load_state_dict(const Value& sd) {
 
 namespace ember::optim::detail {
 
-void with_contiguous(Tensor& param, const std::function<void(Tensor&, const Tensor&)>& fn) {
+Tensor grad_of(const Tensor& param) {
   Tensor g = param.grad();
-  if (g.dtype() != param.dtype()) g = g.to(param.dtype());
-  if (!g.is_contiguous()) g = g.contiguous();
-  if (param.is_contiguous()) {
-    fn(param, g);
-  } else {
-    Tensor p = param.contiguous();
-    fn(p, g);
-    param.copy_(p);
-  }
+  return g.dtype() == param.dtype() ? g : g.to(param.dtype());
 }
 
-Tensor step_tensor(double v) { return ember::scalar_tensor(v, {.dtype = DType::Float32}); }
+Tensor step_tensor(double v, Device device) {
+  return ember::scalar_tensor(v, {.dtype = DType::Float32, .device = device});
+}
+
+const Tensor& step_of(Value& st, const Tensor& param) {
+  Value& s = st["step"];
+  if (s.is_tensor()) {
+    const Tensor& t = s.to_tensor();
+    if (t.dtype() == DType::Float32 && t.device() == param.device()) return t;
+    s = t.to(param.device(), DType::Float32);
+  } else {
+    s = step_tensor(s.is_none() ? 0.0 : s.to_double(), param.device());
+  }
+  return s.to_tensor();
+}
+
+void increment_steps(TensorList steps) {
+  if (steps.empty()) return;
+  // step_t += 1 in float32, as torch does.
+  Tensor one = ember::scalar_tensor(1, {.dtype = DType::Float32});
+  for (const Tensor& t : steps) Tensor(t).add_(one);
+}
 
 double increment_step(Value& st) {
   Value& s = st["step"];
