@@ -43,11 +43,20 @@ std::string py_num(double x) {
 }
 }  // namespace detail
 
+// A step looks up every parameter in the same order, the order the state was created in: the
+// entry after the last one found is checked first, so a step costs one comparison per parameter
+// rather than a scan each (quadratic in the parameter count). Anyone may edit `state`; the hint
+// is bounds-checked and compared, never trusted.
 Value& Optimizer::state_for(const Tensor& p) {
   TensorImpl* key = p.impl();
-  for (auto& [k, v] : state)
-    if (k == key) return v;
+  if (state_hint_ < state.size() && state[state_hint_].first == key) return state[state_hint_++].second;
+  for (size_t i = 0; i < state.size(); ++i)
+    if (state[i].first == key) {
+      state_hint_ = i + 1;
+      return state[i].second;
+    }
   state.emplace_back(key, Value::dict());
+  state_hint_ = state.size();
   return state.back().second;
 }
 

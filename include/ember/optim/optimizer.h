@@ -51,6 +51,9 @@ class Optimizer {
   // Called by add_param_group after the options are filled (Adagrad creates its state here).
   virtual void on_group_added(ParamGroup&) {}
   Value defaults_;
+
+ private:
+  size_t state_hint_ = 0;  // where state_for looks first (see there)
 };
 
 // Deep copy of a Value: containers always copied; tensors cloned when clone_tensors.
