@@ -186,3 +186,27 @@ EMBER_OP(channel_affine, Tensor(const Tensor&, const Tensor&, const Tensor&))
 // Kernels: src/cpu/loss_kernels.cpp. Backward takes (grad, input, target, weight, ...).
 EMBER_OP(cross_entropy_index, Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t, int64_t, double))
 EMBER_OP(cross_entropy_index_backward, Tensor(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t, int64_t, double))
+
+// ---- optimizers (src/optim, ops/optim.cpp, cpu/optim_kernels.cpp)
+// One update of a whole list of parameters, in place: torch's _fused_adam_ / _fused_adamw_ /
+// _fused_sgd_ / _fused_adagrad_ family (and an RMSprop of the same shape, which torch lacks).
+// Every list holds one tensor per parameter, of that parameter's shape, dtype and device; a
+// list whose option is off (max_exp_avg_sqs without amsgrad) is empty. state_steps holds each
+// parameter's step count, already incremented for this update, as a one-element float32 tensor
+// on the parameter's device, so a device kernel reads it without a host round trip. Checks:
+// ops/optim.cpp. The optimizers in src/optim keep the state and call these once per device.
+// (params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+//  lr, beta1, beta2, weight_decay, eps, amsgrad, maximize)
+EMBER_OP(_fused_adam_, void(TensorList, TensorList, TensorList, TensorList, TensorList, TensorList,
+                            double, double, double, double, double, bool, bool))
+EMBER_OP(_fused_adamw_, void(TensorList, TensorList, TensorList, TensorList, TensorList, TensorList,
+                             double, double, double, double, double, bool, bool))
+// (params, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize,
+//  is_first_step: the buffers are created from this step's gradient)
+EMBER_OP(_fused_sgd_, void(TensorList, TensorList, TensorList, double, double, double, double, bool, bool, bool))
+// (params, grads, state_sums, state_steps, lr, lr_decay, weight_decay, eps, maximize)
+EMBER_OP(_fused_adagrad_, void(TensorList, TensorList, TensorList, TensorList, double, double, double, double, bool))
+// (params, grads, square_avgs, momentum_buffer_list, grad_avgs, lr, alpha, eps, weight_decay,
+//  momentum, centered, maximize)
+EMBER_OP(_fused_rmsprop_, void(TensorList, TensorList, TensorList, TensorList, TensorList,
+                               double, double, double, double, double, bool, bool))

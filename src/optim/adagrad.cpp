@@ -1,14 +1,14 @@
-// Adagrad: torch 1.13's _single_tensor_adagrad (dense) fused into one elementwise pass per
-// parameter.
+// Adagrad: torch 1.13's update rule (dense gradients). This file keeps the options and the
+// state; the update itself is the multi-tensor op _fused_adagrad_ (ember/optim/fused.h).
 #include "ember/optim/adagrad.h"
 
-#include <cmath>
+#include <utility>
+#include <vector>
 
-#include "core/parallel.h"
-#include "core/dtype_dispatch.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/errors.h"
 #include "ember/ops.h"
+#include "ember/optim/fused.h"
 
 namespace ember::optim {
 namespace {
@@ -29,28 +29,16 @@ Value adagrad_defaults(const AdagradOptions& o) {
                       {"maximize", o.maximize}});
 }
 
-template <class T, bool WD>
-void adagrad_loop(int64_t n, T* __restrict p, const T* __restrict g, T* __restrict sum, T sign, T wd, T eps,
-                  T neg_clr) {
-  parallel_for(0, n, kGrainSize / 8, [=](int64_t b, int64_t e) {
-#pragma omp simd
-    for (int64_t i = b; i < e; ++i) {
-      T gi = g[i] * sign;
-      if constexpr (WD) gi = gi + wd * p[i];
-      T si = sum[i] + T(1) * gi * gi;
-      sum[i] = si;
-      T std_ = std::sqrt(si) + eps;
-      p[i] = p[i] + neg_clr * gi / std_;
-    }
-  });
-}
-
-template <class T>
-void adagrad_kernel(int64_t n, T* p, const T* g, T* sum, double clr, double eps, double wd, bool maximize) {
-  const T sign = maximize ? T(-1) : T(1);
-  if (wd != 0) adagrad_loop<T, true>(n, p, g, sum, sign, T(wd), T(eps), T(-clr));
-  else adagrad_loop<T, false>(n, p, g, sum, sign, T(wd), T(eps), T(-clr));
-}
+// The op's lists for the parameters of one device.
+struct AdagradLists {
+  std::vector<Tensor> params, grads, state_sums, state_steps;
+  void reserve(size_t n) {
+    params.reserve(n);
+    grads.reserve(n);
+    state_sums.reserve(n);
+    state_steps.reserve(n);
+  }
+};
 
 }  // namespace
 
@@ -66,7 +54,7 @@ void Adagrad::on_group_added(ParamGroup& group) {
   double init = group.options.at("initial_accumulator_value").to_double();
   for (auto& p : group.params) {
     Value& st = state_for(p);
-    st["step"] = detail::step_tensor(0);
+    st["step"] = detail::step_tensor(0, p.device());
     st["sum"] = full(p.sizes(), init, p.options());
   }
 }
@@ -75,22 +63,23 @@ void Adagrad::step() {
   NoGradGuard guard;
   for (auto& group : param_groups) {
     const Value& o = group.options;
-    double lr = o.at("lr").to_double(), lr_decay = o.at("lr_decay").to_double(), eps = o.at("eps").to_double();
-    double wd = o.at("weight_decay").to_double();
-    bool maximize = o.at("maximize").to_bool();
+    const double lr = o.at("lr").to_double(), lr_decay = o.at("lr_decay").to_double();
+    const double eps = o.at("eps").to_double(), weight_decay = o.at("weight_decay").to_double();
+    const bool maximize = o.at("maximize").to_bool();
+    std::vector<std::pair<Device, AdagradLists>> batches;
     for (auto& param : group.params) {
       if (!param.grad().defined()) continue;
       Value& st = state_for(param);
       EMBER_CHECK(st.contains("sum"), "Adagrad: state 'sum' is missing");
-      double step = detail::increment_step(st);
-      double clr = lr / (1 + (step - 1) * lr_decay);
-      Tensor& sum = st["sum"].to_tensor();
-      EMBER_CHECK(sum.is_contiguous(), "Adagrad: state tensors must be contiguous");
-      detail::with_contiguous(param, [&](Tensor& p, const Tensor& g) {
-        visit_dtype<kFloatTypes>(p.dtype(), "Adagrad", [&]<class T>() {
-          adagrad_kernel<T>(p.numel(), p.data_ptr<T>(), g.data_ptr<T>(), sum.data_ptr<T>(), clr, eps, wd, maximize);
-        });
-      });
+      AdagradLists& l = detail::batch_for(batches, param.device(), group.params.size());
+      l.params.push_back(param);
+      l.grads.push_back(detail::grad_of(param));
+      l.state_sums.push_back(st["sum"].to_tensor());
+      l.state_steps.push_back(detail::step_of(st, param));
+    }
+    for (auto& [device, l] : batches) {
+      detail::increment_steps(l.state_steps);
+      _fused_adagrad_(l.params, l.grads, l.state_sums, l.state_steps, lr, lr_decay, weight_decay, eps, maximize);
     }
   }
 }

@@ -43,11 +43,20 @@ std::string py_num(double x) {
 }
 }  // namespace detail
 
+// A step looks up every parameter in the same order, the order the state was created in: the
+// entry after the last one found is checked first, so a step costs one comparison per parameter
+// rather than a scan each (quadratic in the parameter count). Anyone may edit `state`; the hint
+// is bounds-checked and compared, never trusted.
 Value& Optimizer::state_for(const Tensor& p) {
   TensorImpl* key = p.impl();
-  for (auto& [k, v] : state)
-    if (k == key) return v;
+  if (state_hint_ < state.size() && state[state_hint_].first == key) return state[state_hint_++].second;
+  for (size_t i = 0; i < state.size(); ++i)
+    if (state[i].first == key) {
+      state_hint_ = i + 1;
+      return state[i].second;
+    }
   state.emplace_back(key, Value::dict());
+  state_hint_ = state.size();
   return state.back().second;
 }
 
@@ -173,20 +182,33 @@ void Optimizer::load_state_dict(const Value& sd) {
 
 namespace ember::optim::detail {
 
-void with_contiguous(Tensor& param, const std::function<void(Tensor&, const Tensor&)>& fn) {
+Tensor grad_of(const Tensor& param) {
   Tensor g = param.grad();
-  if (g.dtype() != param.dtype()) g = g.to(param.dtype());
-  if (!g.is_contiguous()) g = g.contiguous();
-  if (param.is_contiguous()) {
-    fn(param, g);
-  } else {
-    Tensor p = param.contiguous();
-    fn(p, g);
-    param.copy_(p);
-  }
+  return g.dtype() == param.dtype() ? g : g.to(param.dtype());
 }
 
-Tensor step_tensor(double v) { return ember::scalar_tensor(v, {.dtype = DType::Float32}); }
+Tensor step_tensor(double v, Device device) {
+  return ember::scalar_tensor(v, {.dtype = DType::Float32, .device = device});
+}
+
+const Tensor& step_of(Value& st, const Tensor& param) {
+  Value& s = st["step"];
+  if (s.is_tensor()) {
+    const Tensor& t = s.to_tensor();
+    if (t.dtype() == DType::Float32 && t.device() == param.device()) return t;
+    s = t.to(param.device(), DType::Float32);
+  } else {
+    s = step_tensor(s.is_none() ? 0.0 : s.to_double(), param.device());
+  }
+  return s.to_tensor();
+}
+
+void increment_steps(TensorList steps) {
+  if (steps.empty()) return;
+  // step_t += 1 in float32, as torch does.
+  Tensor one = ember::scalar_tensor(1, {.dtype = DType::Float32});
+  for (const Tensor& t : steps) Tensor(t).add_(one);
+}
 
 double increment_step(Value& st) {
   Value& s = st["step"];

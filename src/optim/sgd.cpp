@@ -1,11 +1,14 @@
-// SGD: torch 1.13's _single_tensor_sgd fused into one elementwise pass per parameter.
+// SGD: torch 1.13's update rule. This file keeps the options and the momentum buffers; the
+// update itself is the multi-tensor op _fused_sgd_ (ember/optim/fused.h).
 #include "ember/optim/sgd.h"
 
-#include "core/parallel.h"
-#include "core/dtype_dispatch.h"
+#include <utility>
+#include <vector>
+
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/errors.h"
 #include "ember/ops.h"
+#include "ember/optim/fused.h"
 
 namespace ember::optim {
 namespace {
@@ -25,46 +28,15 @@ Value sgd_defaults(const SGDOptions& o) {
                       {"maximize", o.maximize}, {"foreach", nullptr}, {"differentiable", false}});
 }
 
-struct SGDStep {
-  double lr, momentum, dampening, weight_decay;
-  bool nesterov, maximize;
+// The op's lists for the parameters of one call.
+struct SGDLists {
+  std::vector<Tensor> params, grads, momentum_buffer_list;
+  void reserve(size_t n) {
+    params.reserve(n);
+    grads.reserve(n);
+    momentum_buffer_list.reserve(n);
+  }
 };
-
-// MOM: a momentum buffer (FIRST: created from this step's d_p). Flags are template parameters so
-// the loop vectorises; maximize is an exact multiplication by -1.
-template <class T, bool WD, bool MOM, bool FIRST, bool NESTEROV>
-void sgd_loop(int64_t n, T* __restrict p, const T* __restrict g, T* __restrict buf, T sign, T wd, T mom,
-              T one_m_damp, T neg_lr) {
-  parallel_for(0, n, kGrainSize / 4, [=](int64_t b, int64_t e) {
-#pragma omp simd
-    for (int64_t i = b; i < e; ++i) {
-      T d = g[i] * sign;
-      if constexpr (WD) d = d + wd * p[i];
-      if constexpr (MOM) {
-        T bi;
-        if constexpr (FIRST) bi = d; else bi = buf[i] * mom + one_m_damp * d;
-        buf[i] = bi;
-        if constexpr (NESTEROV) d = d + mom * bi; else d = bi;
-      }
-      p[i] = p[i] + neg_lr * d;
-    }
-  });
-}
-
-template <class T> void sgd_kernel(int64_t n, T* p, const T* g, T* buf, bool first, const SGDStep& s) {
-  const T wd = T(s.weight_decay), mom = T(s.momentum), one_m_damp = T(1 - s.dampening), neg_lr = T(-s.lr);
-  const T sign = s.maximize ? T(-1) : T(1);
-  auto run = [&]<bool WD>() {
-    if (!buf) return sgd_loop<T, WD, false, false, false>(n, p, g, buf, sign, wd, mom, one_m_damp, neg_lr);
-    if (first) {
-      if (s.nesterov) return sgd_loop<T, WD, true, true, true>(n, p, g, buf, sign, wd, mom, one_m_damp, neg_lr);
-      return sgd_loop<T, WD, true, true, false>(n, p, g, buf, sign, wd, mom, one_m_damp, neg_lr);
-    }
-    if (s.nesterov) return sgd_loop<T, WD, true, false, true>(n, p, g, buf, sign, wd, mom, one_m_damp, neg_lr);
-    sgd_loop<T, WD, true, false, false>(n, p, g, buf, sign, wd, mom, one_m_damp, neg_lr);
-  };
-  if (s.weight_decay != 0) run.template operator()<true>(); else run.template operator()<false>();
-}
 
 }  // namespace
 
@@ -78,26 +50,30 @@ void SGD::step() {
   NoGradGuard guard;
   for (auto& group : param_groups) {
     const Value& o = group.options;
-    SGDStep s{o.at("lr").to_double(), o.at("momentum").to_double(), o.at("dampening").to_double(),
-              o.at("weight_decay").to_double(), o.at("nesterov").to_bool(), o.at("maximize").to_bool()};
+    const double lr = o.at("lr").to_double(), momentum = o.at("momentum").to_double();
+    const double dampening = o.at("dampening").to_double(), weight_decay = o.at("weight_decay").to_double();
+    const bool nesterov = o.at("nesterov").to_bool(), maximize = o.at("maximize").to_bool();
+    // One call per device and per "buffers created this step": torch decides the latter per
+    // group, here per parameter, so a parameter whose gradient appears later still starts its
+    // buffer from its own gradient.
+    std::vector<std::pair<std::pair<Device, bool>, SGDLists>> batches;
     for (auto& param : group.params) {
       if (!param.grad().defined()) continue;
       Value& st = state_for(param);
       bool first = !st.contains("momentum_buffer") || st.at("momentum_buffer").is_none();
-      Tensor* buf = nullptr;
-      if (s.momentum != 0) {
+      if (momentum != 0) {
         if (first) st["momentum_buffer"] = zeros(param.sizes(), param.options());
-        buf = &st["momentum_buffer"].to_tensor();
-        EMBER_CHECK(buf->is_contiguous(), "SGD: momentum_buffer must be contiguous");
       } else if (first) {
         st["momentum_buffer"] = nullptr;
       }
-      detail::with_contiguous(param, [&](Tensor& p, const Tensor& g) {
-        visit_dtype<kFloatTypes>(p.dtype(), "SGD", [&]<class T>() {
-          sgd_kernel<T>(p.numel(), p.data_ptr<T>(), g.data_ptr<T>(), buf ? buf->data_ptr<T>() : nullptr, first, s);
-        });
-      });
+      SGDLists& l = detail::batch_for(batches, std::pair{param.device(), momentum != 0 && first}, group.params.size());
+      l.params.push_back(param);
+      l.grads.push_back(detail::grad_of(param));
+      if (momentum != 0) l.momentum_buffer_list.push_back(st["momentum_buffer"].to_tensor());
     }
+    for (auto& [key, l] : batches)
+      _fused_sgd_(l.params, l.grads, l.momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize,
+                  /*is_first_step=*/key.second);
   }
 }
 

@@ -570,3 +570,19 @@ TEST(Optim, ModuleParameters) {
   EXPECT_FALSE(equal(before, lin.parameters()[0].detach()));
   EXPECT_FALSE(lin.parameters()[0].requires_grad() == false);
 }
+
+// state_for looks where the previous lookup's successor was first; any order of lookups, and
+// edits of `state` between them, still find each parameter's own entry.
+TEST(Optim, StateForFindsEntriesInAnyOrder) {
+  std::vector<Tensor> ps = {zeros({1}).requires_grad_(), zeros({2}).requires_grad_(), zeros({3}).requires_grad_()};
+  optim::SGD sgd(ps, {.lr = 0.1});
+  for (int i : {0, 1, 2}) sgd.state_for(ps[i])["id"] = int64_t(i);
+  for (int i : {2, 0, 1, 1, 0, 2, 0}) EXPECT_EQ(sgd.state_for(ps[i]).at("id").to_int(), i);
+  sgd.state.erase(sgd.state.begin());  // ps[0]'s entry
+  for (int i : {1, 2, 1}) EXPECT_EQ(sgd.state_for(ps[i]).at("id").to_int(), i);
+  EXPECT_FALSE(sgd.state_for(ps[0]).contains("id"));  // a new, empty entry
+  EXPECT_EQ(sgd.state.size(), 3u);
+  sgd.state.clear();
+  EXPECT_FALSE(sgd.state_for(ps[2]).contains("id"));
+  EXPECT_EQ(sgd.state.size(), 1u);
+}

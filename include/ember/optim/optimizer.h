@@ -3,9 +3,9 @@
 // Value: "lr", "momentum", "betas", ...), which a user or an lr scheduler may edit between steps.
 // state_dict() has PyTorch's layout: {"state": {index: {...}}, "param_groups": [{...,
 // "params": [indices]}]}, so a resumed run continues identically and files interoperate.
-#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ember/serialize/value.h"
@@ -51,6 +51,9 @@ class Optimizer {
   // Called by add_param_group after the options are filled (Adagrad creates its state here).
   virtual void on_group_added(ParamGroup&) {}
   Value defaults_;
+
+ private:
+  size_t state_hint_ = 0;  // where state_for looks first (see there)
 };
 
 // Deep copy of a Value: containers always copied; tensors cloned when clone_tensors.
@@ -61,13 +64,30 @@ namespace detail {
 std::string py_num(double x);
 // Torch stores some defaults as the int 0; keep that when the value is 0.
 inline Value num0(double x) { return x == 0.0 ? Value(int64_t(0)) : Value(x); }
-// Runs fn(param, grad) on contiguous tensors of the parameter's dtype: the parameter itself when
-// it is contiguous, else a contiguous copy that is written back afterwards.
-void with_contiguous(Tensor& param, const std::function<void(Tensor&, const Tensor&)>& fn);
-// A 0-dim float32 tensor holding v (torch 1.13 keeps Adam's and Adagrad's "step" like this).
-Tensor step_tensor(double v);
+// The parameter's gradient in the parameter's dtype (the update ops take both in one dtype).
+Tensor grad_of(const Tensor& param);
+// A 0-dim float32 tensor holding v on `device` (torch keeps Adam's and Adagrad's "step" like
+// this; on the parameter's device, as torch's fused optimizers do, a device kernel reads it).
+Tensor step_tensor(double v, Device device = Device(DeviceType::CPU));
+// The "step" entry of a parameter's state as the update ops take it: a float32 tensor on the
+// parameter's device. A step loaded as a number, in another dtype or on another device is
+// converted in place (torch's fused optimizers convert on load likewise).
+const Tensor& step_of(Value& st, const Tensor& param);
+// Adds 1 to every step tensor, in float32 (before the update, as torch's optimizers do).
+void increment_steps(TensorList steps);
 // Increments a "step" state entry (a tensor or an int) and returns the new value.
 double increment_step(Value& st);
+// The op lists of `key` (a device; an optimizer may add more): parameters on different devices
+// go to different calls, since one multi-tensor call runs on one device. First-seen order. New
+// lists reserve room for `n` parameters (Lists::reserve), so a step does not regrow them.
+template <class Key, class Lists>
+Lists& batch_for(std::vector<std::pair<Key, Lists>>& batches, const Key& key, size_t n) {
+  for (auto& [k, lists] : batches)
+    if (k == key) return lists;
+  Lists& lists = batches.emplace_back(key, Lists{}).second;
+  lists.reserve(n);
+  return lists;
+}
 }  // namespace detail
 
 }  // namespace ember::optim
