@@ -58,7 +58,7 @@ const DType kDtypes[] = {DType::Float32, DType::Float64};
 
 }  // namespace
 
-TEST(OptimOps, AdamAndAdamWMatchReference) {
+EMBER_DEVICE_TEST(OptimOps, AdamAndAdamWMatchReference) {
   struct Opt {
     bool amsgrad, maximize;
     double wd;
@@ -99,7 +99,7 @@ TEST(OptimOps, AdamAndAdamWMatchReference) {
       }
 }
 
-TEST(OptimOps, SgdMatchesReference) {
+EMBER_DEVICE_TEST(OptimOps, SgdMatchesReference) {
   struct Opt {
     double momentum, dampening, wd;
     bool nesterov, maximize, first;
@@ -131,7 +131,7 @@ TEST(OptimOps, SgdMatchesReference) {
     }
 }
 
-TEST(OptimOps, AdagradMatchesReference) {
+EMBER_DEVICE_TEST(OptimOps, AdagradMatchesReference) {
   for (DType dt : kDtypes)
     for (double wd : {0.0, 0.1})
       for (bool maximize : {false, true}) {
@@ -155,7 +155,7 @@ TEST(OptimOps, AdagradMatchesReference) {
       }
 }
 
-TEST(OptimOps, RmspropMatchesReference) {
+EMBER_DEVICE_TEST(OptimOps, RmspropMatchesReference) {
   struct Opt {
     double momentum, wd;
     bool centered, maximize;
@@ -200,7 +200,7 @@ TEST(OptimOps, RmspropMatchesReference) {
 
 // An empty call is a no-op (an optimizer whose parameters have no gradients makes none, but a
 // user may).
-TEST(OptimOps, EmptyListsAreANoOp) {
+EMBER_DEVICE_TEST(OptimOps, EmptyListsAreANoOp) {
   std::vector<Tensor> none;
   _fused_adam_(none, none, none, none, none, none, 0.1, 0.9, 0.99, 0, 1e-8, false, false);
   _fused_sgd_(none, none, none, 0, 0.9, 0.1, 0, false, false, true);
@@ -208,53 +208,8 @@ TEST(OptimOps, EmptyListsAreANoOp) {
 
 // ---------------------------------------------------------------- checks
 namespace {
-
-// A fake accelerator in host memory (PrivateUse1): empty and fill_ are enough for the
-// optimizers' state, and one _fused_sgd_ kernel shows an optimizer reaching its device's kernel.
-class HostAllocator final : public Allocator {
- public:
-  DataPtr allocate(size_t nbytes, Device) override {
-    return {std::malloc(nbytes ? nbytes : 1), [](void* p, void*) { std::free(p); }, nullptr};
-  }
-};
-const Device kFake(DeviceType::PrivateUse1, 0);
-
-Tensor as_cpu(const Tensor& t) { return from_blob(t.data_ptr(), t.sizes(), t.strides(), {.dtype = t.dtype()}); }
-std::vector<Tensor> as_cpu(TensorList ts) {
-  std::vector<Tensor> out;
-  for (const Tensor& t : ts) out.push_back(as_cpu(t));
-  return out;
-}
-
-Tensor fake_empty(IntArrayRef size, TensorOptions opts) {
-  DType dt = opts.dtype_or_default();
-  auto storage = std::make_shared<Storage>(size_t(shape_numel(size) * element_size(dt)), opts.device_or());
-  return Tensor(std::make_shared<TensorImpl>(storage, dt, size.vec(), contiguous_strides(size), 0));
-}
-Tensor& fake_fill(Tensor& self, const Scalar& v) {
-  Tensor c = as_cpu(self);
-  fill_(c, v);
-  return self;
-}
-int g_fake_sgd_calls = 0;
-// The device's kernel: here the CPU one over the same memory; a real device runs its own.
-void fake_fused_sgd(TensorList params, TensorList grads, TensorList bufs, double weight_decay, double momentum,
-                    double lr, double dampening, bool nesterov, bool maximize, bool is_first_step) {
-  ++g_fake_sgd_calls;
-  _fused_sgd_(as_cpu(params), as_cpu(grads), as_cpu(bufs), weight_decay, momentum, lr, dampening, nesterov, maximize,
-              is_first_step);
-}
-
-struct RegisterFakeDevice {
-  RegisterFakeDevice() {
-    static HostAllocator alloc;
-    set_allocator(DeviceType::PrivateUse1, &alloc);
-    ops::empty().set_kernel(DispatchKey::PrivateUse1, fake_empty);
-    ops::fill_().set_kernel(DispatchKey::PrivateUse1, fake_fill);
-    ops::_fused_sgd_().set_kernel(DispatchKey::PrivateUse1, fake_fused_sgd);
-  }
-} register_fake_device;
-
+// Another device for the mixed-device checks: the harness's test device (device_test.h).
+const Device kFake = test_device(0);
 }  // namespace
 
 TEST(OptimOps, ListLengthsMustMatch) {
@@ -292,7 +247,7 @@ TEST(OptimOps, TensorsMustMatchTheirParam) {
   EXPECT_THROW_MSG(adam({zeros({4}), zeros({2, 3}, {.dtype = kFloat64})}, ps, steps), Error,
                    "_fused_adam_: expected grads[1] of dtype float32 (the dtype of params[1]), got float64");
   EXPECT_THROW_MSG(adam({zeros({4}), fake}, ps, steps), Error,
-                   "_fused_adam_: expected grads[1] on cpu (the device of params[1]), got privateuseone:0");
+                   "_fused_adam_: expected grads[1] on cpu (the device of params[1]), got testdevice:0");
   EXPECT_THROW_MSG(adam(ps, {zeros({4}), zeros({6})}, steps), Error,
                    "_fused_adam_: expected exp_avgs[1] of shape [2, 3] (the shape of params[1]), got [6]");
   EXPECT_THROW_MSG(adam(ps, {zeros({4}), Tensor()}, steps), Error,
@@ -304,10 +259,10 @@ TEST(OptimOps, TensorsMustMatchTheirParam) {
                    "_fused_adam_: expected state_steps[1] to be a one-element float32 tensor, got float32 of "
                    "shape [2]");
   EXPECT_THROW_MSG(adam(ps, ps, {steps[0], scalar_tensor(1, {.dtype = kFloat32, .device = kFake})}), Error,
-                   "_fused_adam_: expected state_steps[1] on cpu (the device of params[1]), got privateuseone:0");
+                   "_fused_adam_: expected state_steps[1] on cpu (the device of params[1]), got testdevice:0");
   std::vector<Tensor> mixed = {p, fake};
   EXPECT_THROW_MSG(_fused_sgd_(mixed, mixed, none, 0, 0, 0.1, 0, false, false, false), Error,
-                   "_fused_sgd_: expected all params on one device, got cpu (params[0]) and privateuseone:0 "
+                   "_fused_sgd_: expected all params on one device, got cpu (params[0]) and testdevice:0 "
                    "(params[1])");
 }
 
@@ -353,7 +308,7 @@ TEST(OptimOps, OptimizerStepIsOneDispatchedOp) {
 
 // SGD starts a momentum buffer from the parameter's own gradient the first time it has one,
 // even when the other parameters' buffers exist already: two calls, one per kind.
-TEST(OptimOps, SgdFirstStepIsPerParameter) {
+EMBER_DEVICE_TEST(OptimOps, SgdFirstStepIsPerParameter) {
   auto ps = params_with_grads();
   Tensor late = ps[2];
   late.set_grad(Tensor());
@@ -369,7 +324,7 @@ TEST(OptimOps, SgdFirstStepIsPerParameter) {
 
 // A "step" loaded as a number or as float64 becomes the float32 tensor the ops take; the update
 // is the one the tensor step gives.
-TEST(OptimOps, AdamStepLoadedAsNumberIsConverted) {
+EMBER_DEVICE_TEST(OptimOps, AdamStepLoadedAsNumberIsConverted) {
   auto run = [](Value step) {
     Tensor p = tensor({1.0, -2.0}).requires_grad_();
     p.set_grad(tensor({0.5, 0.25}));
@@ -390,22 +345,23 @@ TEST(OptimOps, AdamStepLoadedAsNumberIsConverted) {
   EXPECT_EQ(run(Value(scalar_tensor(3, {.dtype = kFloat64}))), want);
 }
 
-// A device is added to the optimizers by registering its kernels: SGD on the fake device runs
-// the device's _fused_sgd_, its momentum buffers live there, and no CPU loop sees the tensors.
-TEST(OptimOps, OptimizerReachesANewDevicesKernel) {
-  Tensor p = zeros({3}, {.device = kFake}), g = zeros({3}, {.device = kFake});
-  as_cpu(p).copy_(tensor({1.0, 2.0, 3.0}));
-  as_cpu(g).copy_(tensor({0.5, -1.0, 2.0}));
-  p.requires_grad_();
-  p.set_grad(g);
+// A device is added to the optimizers by registering its kernels: SGD on every device runs that
+// device's _fused_sgd_ (on the test device, its kernel over the same bytes), its momentum
+// buffers live there, and no CPU loop sees the tensors.
+EMBER_DEVICE_TEST(OptimOps, OptimizerRunsOnEveryDevice) {
+  Tensor p = tensor({1.0, 2.0, 3.0}).requires_grad_();
+  p.set_grad(tensor({0.5, -1.0, 2.0}));
   optim::SGD sgd({p}, {.lr = 0.1, .momentum = 0.9});
-  g_fake_sgd_calls = 0;
+  int calls = 0;
+  int id = add_op_observer({.on_begin = [&](const char* n) { calls += std::string(n) == "_fused_sgd_"; }, .on_end = nullptr});
   sgd.step();
   sgd.step();
-  EXPECT_EQ(g_fake_sgd_calls, 2);
+  remove_op_observer(id);
+  EXPECT_EQ(calls, 2);
   const Tensor& buf = sgd.state_for(p).at("momentum_buffer").to_tensor();
-  EXPECT_EQ(buf.device(), kFake);
+  EXPECT_EQ(buf.device(), device());
+  EXPECT_EQ(p.device(), device());
   // buf: g, then 0.9 g + g; p: p - 0.1 g - 0.1 * 1.9 g.
   Vec want = {1.0 - 0.29 * 0.5, 2.0 + 0.29 * 1.0, 3.0 - 0.29 * 2.0};
-  EXPECT_TRUE(close_to(as_cpu(p), Ref{{3}, want}, kFloat32));
+  EXPECT_TRUE(close_to(p.detach(), Ref{{3}, want}, kFloat32));
 }
