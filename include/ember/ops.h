@@ -185,6 +185,10 @@ EMBER_UNARY_DECL(sinh) EMBER_UNARY_DECL(cosh) EMBER_UNARY_DECL(tanh) EMBER_UNARY
 EMBER_UNARY_DECL(relu) EMBER_UNARY_DECL(silu) EMBER_UNARY_DECL(erf) EMBER_UNARY_DECL(floor)
 EMBER_UNARY_DECL(ceil) EMBER_UNARY_DECL(round) EMBER_UNARY_DECL(trunc) EMBER_UNARY_DECL(frac)
 #undef EMBER_UNARY_DECL
+// round to `decimals` decimal places (negative: to tens, hundreds, ...), half to even as
+// round(); floating dtypes only unless decimals is 0.
+Tensor round(const Tensor& a, int64_t decimals);
+Tensor& round_(Tensor& a, int64_t decimals);
 Tensor isnan(const Tensor& a);
 Tensor isinf(const Tensor& a);
 Tensor isfinite(const Tensor& a);
@@ -233,6 +237,22 @@ Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype = std::n
 // Numerically stable for large inputs (subtracts the row max).
 Tensor softmax(const Tensor& a, int64_t dim, std::optional<DType> dtype = std::nullopt);
 Tensor log_softmax(const Tensor& a, int64_t dim, std::optional<DType> dtype = std::nullopt);
+// n-th forward difference along dim (logical_xor for bool), with prepend/append joined on
+// along dim first; n larger than the length leaves that dim empty.
+Tensor diff(const Tensor& a, int64_t n = 1, int64_t dim = -1, const std::optional<Tensor>& prepend = std::nullopt,
+            const std::optional<Tensor>& append = std::nullopt);
+
+// ---------------------------------------------------------------- reductions by selection (src/ops/order_stats.cpp)
+// Results are input values; NaN orders as the largest value. median() of an even count is the
+// lower middle value; median propagates NaN (the dim form returns the first NaN and its index),
+// nanmedian ignores NaN (all-NaN slices give NaN). The index of a value occurring several times
+// is deterministic (the tie in position order). median() of an empty tensor is NaN.
+Tensor median(const Tensor& a);
+std::tuple<Tensor, Tensor> median(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor nanmedian(const Tensor& a);
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& a, int64_t dim, bool keepdim = false);
+// The k-th smallest (1-based) along dim, with its index.
+std::tuple<Tensor, Tensor> kthvalue(const Tensor& a, int64_t k, int64_t dim = -1, bool keepdim = false);
 
 // ---------------------------------------------------------------- linear algebra (src/ops/linalg.cpp)
 Tensor matmul(const Tensor& a, const Tensor& b);

@@ -207,6 +207,8 @@ class Tensor {
   EMBER_UNARY_METHOD(floor) EMBER_UNARY_METHOD(ceil) EMBER_UNARY_METHOD(round)
   EMBER_UNARY_METHOD(trunc) EMBER_UNARY_METHOD(frac)
 #undef EMBER_UNARY_METHOD
+  Tensor round(int64_t decimals) const;
+  Tensor& round_(int64_t decimals);
   Tensor gelu(const std::string& approximate = "none") const;
   Tensor isnan() const;
   Tensor isinf() const;
@@ -251,6 +253,13 @@ class Tensor {
   Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
   Tensor softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
   Tensor log_softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  Tensor diff(int64_t n = 1, int64_t dim = -1, const std::optional<Tensor>& prepend = std::nullopt,
+              const std::optional<Tensor>& append = std::nullopt) const;
+  Tensor median() const;
+  std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
+  Tensor nanmedian() const;
+  std::tuple<Tensor, Tensor> nanmedian(int64_t dim, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
 
   // --- linear algebra ---
   Tensor matmul(const Tensor& other) const;

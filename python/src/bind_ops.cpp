@@ -19,7 +19,7 @@ void make_return_types(nb::module_& m) {
   nb::object namedtuple = nb::module_::import_("collections").attr("namedtuple");
   const std::pair<const char*, const char*> pairs[] = {
       {"max", "values indices"}, {"min", "values indices"},  {"sort", "values indices"},
-      {"topk", "values indices"}, {"median", "values indices"}, {"mode", "values indices"},
+      {"topk", "values indices"}, {"median", "values indices"}, {"nanmedian", "values indices"}, {"mode", "values indices"},
       {"kthvalue", "values indices"}, {"cummax", "values indices"}, {"cummin", "values indices"},
       {"aminmax", "min max"}};
   for (auto [name, fields] : pairs) {

@@ -70,12 +70,6 @@ Tensor where_any(const Tensor& cond, nb::handle a, nb::handle b) {
   return where(cond, number(a, "input"), number(b, "other"));
 }
 
-Tensor round_decimals(const Tensor& self, int64_t decimals) {
-  if (decimals == 0) return round(self);
-  double scale = std::pow(10.0, double(decimals));
-  return div(round(mul(self, Scalar(scale))), Scalar(scale));
-}
-
 }  // namespace
 
 void bind_ops_math(nb::module_& m, TensorClass& cls) {
@@ -301,10 +295,10 @@ void bind_ops_math(nb::module_& m, TensorClass& cls) {
   EMBER_UNARY("silu", silu) EMBER_UNARY("erf", erf) EMBER_UNARY("floor", floor) EMBER_UNARY("ceil", ceil)
   EMBER_UNARY("trunc", trunc) EMBER_UNARY("fix", trunc) EMBER_UNARY("frac", frac)
 #undef EMBER_UNARY
-  def_both(m, cls, "round", [](const Tensor& a, int64_t d) { return round_decimals(a, d); }, nb::kw_only(),
+  def_both(m, cls, "round", [](const Tensor& a, int64_t d) { return round(a, d); }, nb::kw_only(),
            nb::arg("decimals") = 0);
   auto round_inplace = [](Self self, int64_t d) {
-    assign_inplace(tensor_of(self), round_decimals(tensor_of(self), d), "round_");
+    round_(tensor_of(self), d);
     return nb::borrow(self);
   };
   cls.def("round_", round_inplace, nb::kw_only(), nb::arg("decimals") = 0);

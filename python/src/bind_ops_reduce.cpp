@@ -87,19 +87,6 @@ Tensor any_all(const Tensor& a, nb::handle dim, bool keepdim, bool is_any) {
   return out;
 }
 
-// k-th smallest along dim, through a sort (k is 1-based).
-nb::object kth(const Tensor& a, int64_t k, int64_t dim, bool keepdim, const char* name) {
-  Tensor x = a.dim() == 0 ? a.reshape({1}) : a;
-  int64_t d = dim < 0 ? dim + x.dim() : dim;
-  EMBER_CHECK_INDEX(d >= 0 && d < x.dim(), name, ": Dimension out of range (expected to be in range of [",
-                    -x.dim(), ", ", x.dim() - 1, "], but got ", dim, ")");
-  EMBER_CHECK_INDEX(k >= 1 && k <= x.size(d), name, "(): selected number k out of range for dimension ", d);
-  auto [values, indices] = sort(x, d, false, true);
-  Tensor v = values.select(d, k - 1), i = indices.select(d, k - 1);
-  if (keepdim && a.dim() > 0) v = v.unsqueeze(d), i = i.unsqueeze(d);
-  return return_pair(name, v, i);
-}
-
 Tensor nonzero_any(const Tensor& a) { return nonzero(a); }
 
 }  // namespace
@@ -183,18 +170,19 @@ void bind_ops_reduce(nb::module_& m, TensorClass& cls) {
     auto d = dims_arg(dim, "count_nonzero");
     return count_nonzero(a, d ? IntArrayRef(*d) : IntArrayRef());
   }, nb::arg("dim") = nb::none());
-  def_both(m, cls, "median", [](const Tensor& a) {
-    EMBER_CHECK(a.numel() > 0, "median() input tensor cannot be empty");
-    // The lower of the two middle values for an even count, as torch.
-    Tensor sorted = std::get<0>(sort(a.reshape({-1}), 0, false, false));
-    return sorted.select(0, (a.numel() - 1) / 2);
-  });
+  def_both(m, cls, "median", [](const Tensor& a) { return median(a); });
   def_both(m, cls, "median", [](const Tensor& a, int64_t dim, bool keepdim) {
-    int64_t n = a.dim() == 0 ? 1 : a.size(dim);
-    return kth(a, (n - 1) / 2 + 1, dim, keepdim, "median");
+    auto [v, i] = median(a, dim, keepdim);
+    return return_pair("median", v, i);
+  }, nb::arg("dim"), nb::arg("keepdim") = false);
+  def_both(m, cls, "nanmedian", [](const Tensor& a) { return nanmedian(a); });
+  def_both(m, cls, "nanmedian", [](const Tensor& a, int64_t dim, bool keepdim) {
+    auto [v, i] = nanmedian(a, dim, keepdim);
+    return return_pair("nanmedian", v, i);
   }, nb::arg("dim"), nb::arg("keepdim") = false);
   def_both(m, cls, "kthvalue", [](const Tensor& a, int64_t k, int64_t dim, bool keepdim) {
-    return kth(a, k, dim, keepdim, "kthvalue");
+    auto [v, i] = kthvalue(a, k, dim, keepdim);
+    return return_pair("kthvalue", v, i);
   }, nb::arg("k"), nb::arg("dim") = -1, nb::arg("keepdim") = false);
 
   // ---- scans and normalisations
@@ -207,16 +195,9 @@ void bind_ops_reduce(nb::module_& m, TensorClass& cls) {
   def_both(m, cls, "log_softmax", [](const Tensor& a, int64_t dim, OptDT dtype) {
     return log_softmax(a, dim, dtype);
   }, nb::arg("dim"), nb::arg("dtype") = nb::none());
-  def_both(m, cls, "diff", [](const Tensor& a, int64_t n, int64_t dim) {
-    Tensor out = a;
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t len = out.size(dim);
-      if (len == 0) break;
-      out = out.dtype() == kBool ? logical_xor(out.narrow(dim, 1, len - 1), out.narrow(dim, 0, len - 1))
-                                 : sub(out.narrow(dim, 1, len - 1), out.narrow(dim, 0, len - 1));
-    }
-    return out;
-  }, nb::arg("n") = 1, nb::arg("dim") = -1);
+  def_both(m, cls, "diff", [](const Tensor& a, int64_t n, int64_t dim, const std::optional<Tensor>& prepend,
+                              const std::optional<Tensor>& append) { return diff(a, n, dim, prepend, append); },
+           nb::arg("n") = 1, nb::arg("dim") = -1, nb::arg("prepend") = nb::none(), nb::arg("append") = nb::none());
 
   // ---- sorting and searching
   def_both(m, cls, "sort", [](const Tensor& a, int64_t dim, bool descending, bool stable) {

@@ -140,6 +140,8 @@ EMBER_UNARY_METHOD_DEF(relu) EMBER_UNARY_METHOD_DEF(silu) EMBER_UNARY_METHOD_DEF
 EMBER_UNARY_METHOD_DEF(floor) EMBER_UNARY_METHOD_DEF(ceil) EMBER_UNARY_METHOD_DEF(round)
 EMBER_UNARY_METHOD_DEF(trunc) EMBER_UNARY_METHOD_DEF(frac)
 #undef EMBER_UNARY_METHOD_DEF
+Tensor Tensor::round(int64_t decimals) const { return ember::round(*this, decimals); }
+Tensor& Tensor::round_(int64_t decimals) { return ember::round_(*this, decimals); }
 Tensor Tensor::gelu(const std::string& a) const { return ember::gelu(*this, a); }
 Tensor Tensor::isnan() const { return ember::isnan(*this); }
 Tensor Tensor::isinf() const { return ember::isinf(*this); }
@@ -175,6 +177,16 @@ Tensor Tensor::cumsum(int64_t d, std::optional<DType> dt) const { return ember::
 Tensor Tensor::cumprod(int64_t d, std::optional<DType> dt) const { return ember::cumprod(*this, d, dt); }
 Tensor Tensor::softmax(int64_t d, std::optional<DType> dt) const { return ember::softmax(*this, d, dt); }
 Tensor Tensor::log_softmax(int64_t d, std::optional<DType> dt) const { return ember::log_softmax(*this, d, dt); }
+Tensor Tensor::diff(int64_t n, int64_t d, const std::optional<Tensor>& prepend, const std::optional<Tensor>& append) const {
+  return ember::diff(*this, n, d, prepend, append);
+}
+Tensor Tensor::median() const { return ember::median(*this); }
+std::tuple<Tensor, Tensor> Tensor::median(int64_t d, bool k) const { return ember::median(*this, d, k); }
+Tensor Tensor::nanmedian() const { return ember::nanmedian(*this); }
+std::tuple<Tensor, Tensor> Tensor::nanmedian(int64_t d, bool k) const { return ember::nanmedian(*this, d, k); }
+std::tuple<Tensor, Tensor> Tensor::kthvalue(int64_t k, int64_t d, bool keep) const {
+  return ember::kthvalue(*this, k, d, keep);
+}
 
 Tensor Tensor::matmul(const Tensor& o) const { return ember::matmul(*this, o); }
 Tensor Tensor::mm(const Tensor& o) const { return ember::mm(*this, o); }

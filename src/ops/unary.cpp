@@ -45,6 +45,14 @@ Tensor& square_(Tensor& a) {
   return bumped(ops::square_()(a));
 }
 
+// decimals 0 is plain round (which also takes integers); the scaled form is floating only.
+Tensor round(const Tensor& a, int64_t decimals) {
+  return decimals == 0 ? round(a) : ops::round_decimals()(a, decimals);
+}
+Tensor& round_(Tensor& a, int64_t decimals) {
+  return decimals == 0 ? round_(a) : bumped(ops::round_decimals_()(a, decimals));
+}
+
 Tensor gelu(const Tensor& a, const std::string& approximate) {
   EMBER_CHECK(approximate == "none" || approximate == "tanh",
               "approximate argument must be either none or tanh.");
@@ -197,6 +205,20 @@ Tensor gelu_autograd(const Tensor& a, const std::string& approximate) {
   return out;
 }
 
+// round(decimals): piecewise constant, zero gradient (RoundBackward1).
+Tensor round_decimals_autograd(const Tensor& a, int64_t decimals) {
+  Tensor out = below_autograd([&] { return ops::round_decimals()(a, decimals); });
+  record("RoundBackward1", {a}, {out}, {}, [](const variable_list& g, LambdaNode& n) -> variable_list {
+    return {grad_for(n, 0, [&] { return zeros_like(g[0]); })};
+  });
+  return out;
+}
+Tensor& round_decimals_inplace_autograd(Tensor& a, int64_t decimals) {
+  return record_inplace(a, false, [decimals](const Tensor& s) { return round_decimals_autograd(s, decimals); });
+}
+
+EMBER_REGISTER_KERNEL(round_decimals, Autograd, round_decimals_autograd);
+EMBER_REGISTER_KERNEL(round_decimals_, Autograd, round_decimals_inplace_autograd);
 EMBER_REGISTER_KERNEL(nan_to_num, Autograd, nan_to_num_autograd);
 EMBER_REGISTER_KERNEL(leaky_relu, Autograd, leaky_relu_autograd);
 EMBER_REGISTER_KERNEL(gelu, Autograd, gelu_autograd);
