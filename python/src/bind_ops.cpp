@@ -62,16 +62,6 @@ std::optional<std::vector<int64_t>> dims_arg(nb::handle h, const char* op, const
   return dims;
 }
 
-void assign_inplace(Tensor& self, const Tensor& result, const char* op) {
-  DType from = result.dtype(), to = self.dtype();
-  bool ok = !(is_floating(from) && !is_floating(to)) && !(from != kBool && to == kBool);
-  EMBER_CHECK(ok, op, ": result type ", scalar_type_name(from), " can't be cast to the desired output type ",
-              scalar_type_name(to));
-  EMBER_CHECK(result.sizes() == self.sizes(), op, ": output with shape ", self.sizes(),
-              " doesn't match the broadcast shape ", result.sizes());
-  self.copy_(result);
-}
-
 void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   make_return_types(m);
   bind_ops_creation(m, cls);

@@ -9,12 +9,6 @@ void throw_dtype_not_implemented(const char* op, DType t) {
   throw Error(::ember::detail::cat('"', op, "\" not implemented for '", scalar_type_name(t), "'"));
 }
 
-bool can_cast(DType from, DType to) {
-  if (is_floating(from) && !is_floating(to)) return false;
-  if (from != DType::Bool && to == DType::Bool) return false;
-  return true;
-}
-
 namespace {
 // PyTorch's three promotion tiers: dimensioned tensors > 0-dim tensors > wrapped numbers.
 // A lower tier only raises the result when it is of a higher category (bool < int < float).
@@ -103,7 +97,7 @@ TensorIter::TensorIter(std::vector<Tensor> outputs, std::vector<Tensor> inputs, 
     if (!out.defined()) {
       op.original = empty(shape_, {.dtype = result_dtype, .device = dev});
     } else {
-      EMBER_CHECK(can_cast(result_dtype, out.dtype()), "result type ", dtype_name(result_dtype),
+      EMBER_CHECK(ember::can_cast(result_dtype, out.dtype()), "result type ", dtype_name(result_dtype),
                   " can't be cast to the desired output type ", dtype_name(out.dtype()));
       op.original = out;
     }

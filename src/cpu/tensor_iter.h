@@ -192,9 +192,7 @@ template <class F> void cpu_kernel(TensorIter& it, const F& f, int64_t grain = k
   }, grain);
 }
 
-// Promotion and casting rules shared by every backend.
-// torch.can_cast: floats don't cast to integers, non-bools don't cast to bool.
-bool can_cast(DType from, DType to);
+// Promotion rules shared by every backend (casting: ember::can_cast, ops.h).
 // The dtype an op over these operands computes in, honouring wrapped numbers and 0-dim tensors.
 DType compute_result_type(const std::vector<Tensor>& operands);
 

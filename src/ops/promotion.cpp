@@ -22,6 +22,16 @@ DType result_type(const Tensor& a, const Tensor& b) { return cpu::compute_result
 DType result_type(const Tensor& a, const Scalar& b) {
   return cpu::compute_result_type({a, wrapped_scalar(b)});
 }
+bool can_cast(DType from, DType to) {
+  if (is_floating(from) && !is_floating(to)) return false;
+  return from == DType::Bool || to != DType::Bool;
+}
+
+Shape broadcast_shapes(const std::vector<Shape>& shapes) {
+  Shape out;
+  for (const Shape& s : shapes) out = broadcast_shapes(out, s);
+  return out;
+}
 
 std::vector<Tensor> broadcast_tensors(TensorList tensors) {
   Shape shape;

@@ -26,6 +26,13 @@ Tensor sum(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DType>
   return ops::sum()(a, dims, keepdim, dtype);
 }
 
+// NaN counted as 0: the gradient is 0 at NaN inputs (where's), as PyTorch's nansum.
+Tensor nansum(const Tensor& a, std::optional<DType> dtype) { return nansum(a, {}, false, dtype); }
+Tensor nansum(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  Tensor x = is_floating(a.dtype()) ? where(isnan(a), Scalar(0), a) : a;
+  return sum(x, dims, keepdim, dtype);
+}
+
 Tensor mean(const Tensor& a, std::optional<DType> dtype) { return mean(a, {}, false, dtype); }
 Tensor mean(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
   if (dtype) {
@@ -62,6 +69,17 @@ std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim) { ret
 Tensor amax(const Tensor& a, IntArrayRef dims, bool keepdim) { return ops::amax()(a, dims, keepdim); }
 Tensor amin(const Tensor& a, IntArrayRef dims, bool keepdim) { return ops::amin()(a, dims, keepdim); }
 
+std::tuple<Tensor, Tensor> aminmax(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
+  if (!dim) {
+    EMBER_CHECK(a.numel() > 0, "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                "identity.");
+    return {amin(a, {}, keepdim), amax(a, {}, keepdim)};
+  }
+  int64_t d = reduce::wrap_dim(*dim, a.dim());
+  if (a.dim() > 0) EMBER_CHECK_INDEX(a.size(d) != 0, "aminmax: Expected reduction dim ", d, " to have non-zero size.");
+  return {amin(a, {d}, keepdim), amax(a, {d}, keepdim)};
+}
+
 Tensor argmax(const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return ops::argmax()(a, dim, keepdim); }
 Tensor argmin(const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return ops::argmin()(a, dim, keepdim); }
 
@@ -75,9 +93,34 @@ Tensor std(const Tensor& a, IntArrayRef dims, bool unbiased, bool keepdim) {
   return sqrt(var(a, dims, unbiased, keepdim));
 }
 
+// An integral correction goes to the kernel; another one rescales the population variance by
+// N / (N - correction), the divisor clamped at 0 as PyTorch's.
+Tensor var(const Tensor& a, IntArrayRef dims, const std::optional<Scalar>& correction, bool keepdim) {
+  check_var_input(a);
+  double c = correction ? correction->to_double() : 1.0;
+  if (c == std::floor(c) && std::abs(c) < 9e15) return ops::var()(a, dims, int64_t(c), keepdim);
+  Tensor v = ops::var()(a, dims, 0, keepdim);
+  double n = double(reduce::reduced_numel(a.sizes(), reduce::dim_mask(dims, a.dim())));
+  return v * (n / std::max(n - c, 0.0));
+}
+Tensor std(const Tensor& a, IntArrayRef dims, const std::optional<Scalar>& correction, bool keepdim) {
+  return sqrt(var(a, dims, correction, keepdim));
+}
+std::tuple<Tensor, Tensor> var_mean(const Tensor& a, IntArrayRef dims, const std::optional<Scalar>& correction,
+                                    bool keepdim) {
+  return {var(a, dims, correction, keepdim), mean(a, dims, keepdim)};
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& a, IntArrayRef dims, const std::optional<Scalar>& correction,
+                                    bool keepdim) {
+  return {std(a, dims, correction, keepdim), mean(a, dims, keepdim)};
+}
+
 Tensor norm(const Tensor& a, const Scalar& p) { return ops::norm()(a, p, {}, false); }
 Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
   return ops::norm()(a, p, dims, keepdim);
+}
+Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim, DType dtype) {
+  return ops::norm()(a.to(dtype), p, dims, keepdim);
 }
 
 // log(sum(exp(x - m))) + m with m the max over dims; rows whose max is infinite use m = 0 so
@@ -105,11 +148,13 @@ Tensor any(const Tensor& a, int64_t dim, bool keepdim) {
   int64_t d = reduce::wrap_dim(dim, a.dim());
   return ops::any()(a, {d}, keepdim);
 }
+Tensor any(const Tensor& a, IntArrayRef dims, bool keepdim) { return ops::any()(a, dims, keepdim); }
 Tensor all(const Tensor& a) { return ops::all()(a, {}, false); }
 Tensor all(const Tensor& a, int64_t dim, bool keepdim) {
   int64_t d = reduce::wrap_dim(dim, a.dim());
   return ops::all()(a, {d}, keepdim);
 }
+Tensor all(const Tensor& a, IntArrayRef dims, bool keepdim) { return ops::all()(a, dims, keepdim); }
 
 Tensor count_nonzero(const Tensor& a, IntArrayRef dims) {
   Tensor nz = empty(a.sizes(), {.dtype = kBool, .device = a.device()});

@@ -71,6 +71,18 @@ Tensor nan_to_num(const Tensor& a, std::optional<double> nan, std::optional<doub
 Tensor isnan(const Tensor& a) { return ops::isnan()(a); }
 Tensor isinf(const Tensor& a) { return ops::isinf()(a); }
 Tensor isfinite(const Tensor& a) { return ops::isfinite()(a); }
+Tensor isposinf(const Tensor& a) { return logical_and(isinf(a), gt(a, 0)); }
+Tensor isneginf(const Tensor& a) { return logical_and(isinf(a), lt(a, 0)); }
+Tensor isreal(const Tensor& a) { return ones_like(a, {.dtype = kBool}); }
+// -0.0 counts as negative: it is the zero whose reciprocal is -inf.
+Tensor signbit(const Tensor& a) {
+  if (!is_floating(a.dtype())) return lt(a, 0);
+  return logical_or(lt(a, 0), logical_and(eq(a, 0), lt(reciprocal(a), 0)));
+}
+Tensor positive(const Tensor& a) {
+  EMBER_CHECK(a.dtype() != kBool, "The `+` operator, on a bool tensor is not supported.");
+  return a;
+}
 
 }  // namespace ember
 
