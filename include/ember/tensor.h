@@ -108,6 +108,7 @@ class Tensor {
   Tensor mT() const;  // transposes the last two dims
   Tensor squeeze() const;
   Tensor squeeze(int64_t dim) const;
+  Tensor squeeze(IntArrayRef dims) const;
   Tensor unsqueeze(int64_t dim) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
@@ -129,8 +130,17 @@ class Tensor {
   Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
   Tensor tril(int64_t diagonal = 0) const;
   Tensor triu(int64_t diagonal = 0) const;
+  Tensor& tril_(int64_t diagonal = 0);
+  Tensor& triu_(int64_t diagonal = 0);
   Tensor diag(int64_t diagonal = 0) const;
   Tensor movedim(int64_t src, int64_t dst) const;
+  Tensor movedim(IntArrayRef source, IntArrayRef destination) const;
+  Tensor ravel() const;
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
+  Tensor tile(IntArrayRef dims) const;
+  Tensor fliplr() const;
+  Tensor flipud() const;
+  Tensor rot90(int64_t k = 1, IntArrayRef dims = {0, 1}) const;
 
   // --- elementwise ---
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
@@ -159,6 +169,20 @@ class Tensor {
   Tensor& div_(const Scalar& other, std::optional<std::string> rounding_mode = std::nullopt);
   Tensor& pow_(const Scalar& exponent);
   Tensor& pow_(const Tensor& exponent);
+  Tensor float_power(const Tensor& exponent) const;
+  Tensor float_power(const Scalar& exponent) const;
+  Tensor fmax(const Tensor& other) const;
+  Tensor fmin(const Tensor& other) const;
+  Tensor hypot(const Tensor& other) const;
+  Tensor addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
+  Tensor addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
+  Tensor& floor_divide_(const Tensor& other);
+  Tensor& remainder_(const Tensor& other);
+  Tensor& fmod_(const Tensor& other);
+  Tensor& atan2_(const Tensor& other);
+  Tensor& hypot_(const Tensor& other);
+  Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+  Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
 
   Tensor eq(const Tensor& o) const;  Tensor eq(const Scalar& o) const;
   Tensor ne(const Tensor& o) const;  Tensor ne(const Scalar& o) const;
@@ -180,18 +204,35 @@ class Tensor {
   Tensor bitwise_not() const;
   Tensor bitwise_left_shift(const Tensor& o) const;
   Tensor bitwise_right_shift(const Tensor& o) const;
+  Tensor bitwise_left_shift(const Scalar& o) const;
+  Tensor bitwise_right_shift(const Scalar& o) const;
+  Tensor& bitwise_and_(const Tensor& o);
+  Tensor& bitwise_or_(const Tensor& o);
+  Tensor& bitwise_xor_(const Tensor& o);
+  Tensor& bitwise_left_shift_(const Tensor& o);
+  Tensor& bitwise_right_shift_(const Tensor& o);
+  Tensor& bitwise_not_();
+  Tensor& logical_and_(const Tensor& o);
+  Tensor& logical_or_(const Tensor& o);
+  Tensor& logical_xor_(const Tensor& o);
+  Tensor& logical_not_();
 
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const;
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor& clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max);
   Tensor clamp_min(const Scalar& min) const;
   Tensor clamp_max(const Scalar& max) const;
   Tensor maximum(const Tensor& o) const;
   Tensor minimum(const Tensor& o) const;
   Tensor lerp(const Tensor& end, const Scalar& weight) const;
   Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor& lerp_(const Tensor& end, const Scalar& weight);
+  Tensor& lerp_(const Tensor& end, const Tensor& weight);
   Tensor nan_to_num(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
                     std::optional<double> neginf = std::nullopt) const;
+  Tensor& nan_to_num_(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
+                      std::optional<double> neginf = std::nullopt);
   Tensor where(const Tensor& condition, const Tensor& other) const;  // condition ? self : other
 
 #define EMBER_UNARY_METHOD(name) Tensor name() const; Tensor& name##_();
@@ -207,22 +248,37 @@ class Tensor {
   EMBER_UNARY_METHOD(floor) EMBER_UNARY_METHOD(ceil) EMBER_UNARY_METHOD(round)
   EMBER_UNARY_METHOD(trunc) EMBER_UNARY_METHOD(frac)
 #undef EMBER_UNARY_METHOD
+  Tensor round(int64_t decimals) const;
+  Tensor& round_(int64_t decimals);
   Tensor gelu(const std::string& approximate = "none") const;
   Tensor isnan() const;
   Tensor isinf() const;
   Tensor isfinite() const;
+  Tensor isposinf() const;
+  Tensor isneginf() const;
+  Tensor isreal() const;
+  Tensor signbit() const;
+  Tensor positive() const;
 
   // --- random fill, in place ---
   Tensor& uniform_(double from = 0.0, double to = 1.0, Generator* gen = nullptr);
   Tensor& normal_(double mean = 0.0, double std = 1.0, Generator* gen = nullptr);
   Tensor& random_(int64_t from, int64_t to, Generator* gen = nullptr);
   Tensor& bernoulli_(double p = 0.5, Generator* gen = nullptr);
+  Tensor& random_(Generator* gen = nullptr);
+  Tensor& random_(int64_t to, Generator* gen = nullptr);
+  Tensor& bernoulli_(const Tensor& p, Generator* gen = nullptr);
+  Tensor bernoulli(double p, Generator* gen = nullptr) const;
+  Tensor& exponential_(double lambd = 1.0, Generator* gen = nullptr);
+  Tensor& log_normal_(double mean = 1.0, double std = 2.0, Generator* gen = nullptr);
   // int64 indices drawn from the rows of self (weights); see ember::multinomial in ops.h.
   Tensor multinomial(int64_t num_samples, bool replacement = false, Generator* gen = nullptr) const;
 
   // --- reductions ---
   Tensor sum(std::optional<DType> dtype = std::nullopt) const;
   Tensor sum(IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor nansum(std::optional<DType> dtype = std::nullopt) const;
+  Tensor nansum(IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
   Tensor mean(std::optional<DType> dtype = std::nullopt) const;
   Tensor mean(IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
   Tensor prod(std::optional<DType> dtype = std::nullopt) const;
@@ -233,24 +289,37 @@ class Tensor {
   std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
   Tensor amax(IntArrayRef dims = {}, bool keepdim = false) const;
   Tensor amin(IntArrayRef dims = {}, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> aminmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor var(bool unbiased = true) const;
   Tensor var(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
   Tensor std(bool unbiased = true) const;
   Tensor std(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor var(IntArrayRef dims, const std::optional<Scalar>& correction, bool keepdim = false) const;
+  Tensor std(IntArrayRef dims, const std::optional<Scalar>& correction, bool keepdim = false) const;
   Tensor norm(const Scalar& p = 2) const;
   Tensor norm(const Scalar& p, IntArrayRef dims, bool keepdim = false) const;
+  Tensor norm(const Scalar& p, IntArrayRef dims, bool keepdim, DType dtype) const;
   Tensor logsumexp(IntArrayRef dims, bool keepdim = false) const;
   Tensor any() const;
   Tensor any(int64_t dim, bool keepdim = false) const;
+  Tensor any(IntArrayRef dims, bool keepdim = false) const;
   Tensor all() const;
   Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor all(IntArrayRef dims, bool keepdim = false) const;
   Tensor count_nonzero(IntArrayRef dims = {}) const;
   Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
   Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
   Tensor softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
   Tensor log_softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  Tensor diff(int64_t n = 1, int64_t dim = -1, const std::optional<Tensor>& prepend = std::nullopt,
+              const std::optional<Tensor>& append = std::nullopt) const;
+  Tensor median() const;
+  std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
+  Tensor nanmedian() const;
+  std::tuple<Tensor, Tensor> nanmedian(int64_t dim, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
 
   // --- linear algebra ---
   Tensor matmul(const Tensor& other) const;
@@ -259,7 +328,11 @@ class Tensor {
   Tensor mv(const Tensor& vec) const;
   Tensor dot(const Tensor& other) const;
   Tensor outer(const Tensor& other) const;
+  Tensor inner(const Tensor& other) const;
+  Tensor addmv(const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor trace() const;
   Tensor addmm(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor& addmm_(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1);
 
   // --- indexing ---
   Tensor index_select(int64_t dim, const Tensor& index) const;
@@ -268,11 +341,19 @@ class Tensor {
   Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
   Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
   Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce);
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
   Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
   Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
   Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, const Tensor& value) const;
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Tensor& value);
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) const;
+  Tensor take(const Tensor& index) const;
+  Tensor take_along_dim(const Tensor& index, std::optional<int64_t> dim = std::nullopt) const;
   // Advanced indexing with one (optional) index tensor per leading dim: x[i, :, j].
   Tensor index(ArrayRef<std::optional<Tensor>> indices) const;
   Tensor& index_put_(ArrayRef<std::optional<Tensor>> indices, const Tensor& values,
@@ -280,10 +361,13 @@ class Tensor {
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
   Tensor masked_select(const Tensor& mask) const;
   Tensor nonzero() const;
+  Tensor argwhere() const;
   std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false, bool stable = false) const;
   Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false) const;
+  Tensor msort() const;
   std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
 
   // --- autograd (src/autograd/tensor_autograd.cpp) ---

@@ -19,7 +19,7 @@ void make_return_types(nb::module_& m) {
   nb::object namedtuple = nb::module_::import_("collections").attr("namedtuple");
   const std::pair<const char*, const char*> pairs[] = {
       {"max", "values indices"}, {"min", "values indices"},  {"sort", "values indices"},
-      {"topk", "values indices"}, {"median", "values indices"}, {"mode", "values indices"},
+      {"topk", "values indices"}, {"median", "values indices"}, {"nanmedian", "values indices"}, {"mode", "values indices"},
       {"kthvalue", "values indices"}, {"cummax", "values indices"}, {"cummin", "values indices"},
       {"aminmax", "min max"}};
   for (auto [name, fields] : pairs) {
@@ -60,16 +60,6 @@ std::optional<std::vector<int64_t>> dims_arg(nb::handle h, const char* op, const
     one(h);
   }
   return dims;
-}
-
-void assign_inplace(Tensor& self, const Tensor& result, const char* op) {
-  DType from = result.dtype(), to = self.dtype();
-  bool ok = !(is_floating(from) && !is_floating(to)) && !(from != kBool && to == kBool);
-  EMBER_CHECK(ok, op, ": result type ", scalar_type_name(from), " can't be cast to the desired output type ",
-              scalar_type_name(to));
-  EMBER_CHECK(result.sizes() == self.sizes(), op, ": output with shape ", self.sizes(),
-              " doesn't match the broadcast shape ", result.sizes());
-  self.copy_(result);
 }
 
 void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {

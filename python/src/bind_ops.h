@@ -33,8 +33,5 @@ nb::tuple tensor_tuple(const std::vector<Tensor>& v);
 nb::object return_pair(const char* name, Tensor first, Tensor second);
 // A dim argument: None -> nullopt, an int -> {dim}, a tuple/list of ints -> the dims.
 std::optional<std::vector<int64_t>> dims_arg(nb::handle h, const char* op, const char* arg = "dim");
-// The in-place form of an op C++ only has out of place: checks that the result's dtype can be
-// written into self as torch's in-place ops do, then copies it in (autograd follows copy_).
-void assign_inplace(Tensor& self, const Tensor& result, const char* op);
 
 }  // namespace ember::python

@@ -40,16 +40,6 @@ Tensor zeros_f(IntArrayRef s, TensorOptions o) { return zeros(s, o); }
 Tensor ones_f(IntArrayRef s, TensorOptions o) { return ones(s, o); }
 Tensor empty_f(IntArrayRef s, TensorOptions o) { return empty(s, o); }
 
-// torch.normal's four forms: (float, float, size), (Tensor, Tensor), (Tensor, float),
-// (float, Tensor). The tensor forms draw one sample per element of the broadcast shape.
-Tensor normal_tensor(const Tensor& mean, const Tensor& std, Generator* gen) {
-  Shape shape = broadcast_shapes(mean.sizes(), std.sizes());
-  DType t = promote_types(mean.dtype(), std.dtype());
-  EMBER_CHECK(is_floating(t), "normal expects floating-point mean and std, got ", scalar_type_name(t));
-  Tensor noise = randn(shape, {.dtype = t, .device = mean.device()}, gen);
-  return add(mul(noise, std), mean);
-}
-
 // randint's positional forms: randint(high, size), randint(low, high, size), plus keywords.
 Tensor randint_args(const nb::args& args, std::optional<int64_t> low, std::optional<int64_t> high,
                     nb::handle size, Generator* gen, TensorOptions opts) {
@@ -124,13 +114,13 @@ void bind_ops_creation(nb::module_& m, TensorClass& cls) {
     return normal(mean, std, size, EMBER_OPTS, gen);
   }, nb::arg("mean"), nb::arg("std"), nb::arg("size"), nb::kw_only(), nb::arg("generator") = nb::none(),
         nb::arg("out") = nb::none(), EMBER_FACTORY_KW);
-  m.def("normal", [](const Tensor& mean, const Tensor& std, Generator* gen) { return normal_tensor(mean, std, gen); },
+  m.def("normal", [](const Tensor& mean, const Tensor& std, Generator* gen) { return normal(mean, std, gen); },
         nb::arg("mean"), nb::arg("std"), nb::kw_only(), nb::arg("generator") = nb::none());
   m.def("normal", [](const Tensor& mean, double std, Generator* gen) {
-    return normal_tensor(mean, full({}, std, {.dtype = mean.dtype()}), gen);
+    return normal(mean, std, gen);
   }, nb::arg("mean"), nb::arg("std") = 1.0, nb::kw_only(), nb::arg("generator") = nb::none());
   m.def("normal", [](double mean, const Tensor& std, Generator* gen) {
-    return normal_tensor(full({}, mean, {.dtype = std.dtype()}), std, gen);
+    return normal(mean, std, gen);
   }, nb::arg("mean"), nb::arg("std"), nb::kw_only(), nb::arg("generator") = nb::none());
   m.def("bernoulli", [](const Tensor& p, Generator* gen, nb::handle) { return bernoulli(p, gen); },
         nb::arg("input"), nb::kw_only(), nb::arg("generator") = nb::none(), nb::arg("out") = nb::none());
@@ -214,28 +204,12 @@ void bind_ops_creation(nb::module_& m, TensorClass& cls) {
     normal_(tensor_of(self), mean, std, gen);
     return nb::borrow(self);
   }, nb::arg("mean") = 0.0, nb::arg("std") = 1.0, nb::kw_only(), nb::arg("generator") = nb::none());
-  // random_(): [0, 2^mantissa] for floats, the dtype's range for integers; random_(to); random_(from, to).
+  // random_(), random_(to), random_(from, to).
   cls.def("random_", [](Self self, std::optional<int64_t> a, std::optional<int64_t> b, Generator* gen) {
     Tensor& t = tensor_of(self);
-    int64_t from = 0, to;
-    if (a && b) from = *a, to = *b;
-    else if (a) to = *a;
-    else if (b) to = *b;
-    else {
-      switch (t.dtype()) {
-        case kBool: to = 2; break;
-        case kUInt8: to = 256; break;
-        case kInt8: to = 128; break;
-        case kInt16: to = 1 << 15; break;
-        case kInt32: to = int64_t(1) << 31; break;
-        case kFloat16: to = (1 << 11) + 1; break;
-        case kBFloat16: to = (1 << 8) + 1; break;
-        case kFloat32: to = (int64_t(1) << 24) + 1; break;
-        case kFloat64: to = (int64_t(1) << 53) + 1; break;
-        default: to = INT64_MAX; break;
-      }
-    }
-    random_(t, from, to, gen);
+    if (a && b) random_(t, *a, *b, gen);
+    else if (a || b) random_(t, a ? *a : *b, gen);
+    else random_(t, gen);
     return nb::borrow(self);
   }, nb::arg("from") = nb::none(), nb::arg("to") = nb::none(), nb::kw_only(), nb::arg("generator") = nb::none());
   cls.def("bernoulli_", [](Self self, double p, Generator* gen) {
@@ -243,28 +217,19 @@ void bind_ops_creation(nb::module_& m, TensorClass& cls) {
     return nb::borrow(self);
   }, nb::arg("p") = 0.5, nb::kw_only(), nb::arg("generator") = nb::none());
   cls.def("bernoulli_", [](Self self, const Tensor& p, Generator* gen) {
-    Tensor& t = tensor_of(self);
-    t.copy_(bernoulli(p.to(is_floating(t.dtype()) ? t.dtype() : kFloat32).expand(t.sizes()), gen));
+    bernoulli_(tensor_of(self), p, gen);
     return nb::borrow(self);
   }, nb::arg("p"), nb::kw_only(), nb::arg("generator") = nb::none());
   cls.def("bernoulli", [](const Tensor& self, Generator* gen) { return bernoulli(self, gen); }, nb::kw_only(),
           nb::arg("generator") = nb::none());
-  cls.def("bernoulli", [](const Tensor& self, double p, Generator* gen) {
-    Tensor out = empty_like(self);
-    return bernoulli_(out, p, gen);
-  }, nb::arg("p"), nb::kw_only(), nb::arg("generator") = nb::none());
-  // exponential_(lambd): -log(1 - U) / lambd, from a uniform draw.
+  cls.def("bernoulli", [](const Tensor& self, double p, Generator* gen) { return bernoulli(self, p, gen); },
+          nb::arg("p"), nb::kw_only(), nb::arg("generator") = nb::none());
   cls.def("exponential_", [](Self self, double lambd, Generator* gen) {
-    Tensor& t = tensor_of(self);
-    EMBER_CHECK(lambd > 0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
-    Tensor u = rand(t.sizes(), {.dtype = is_floating(t.dtype()) ? t.dtype() : kFloat64}, gen);
-    t.copy_(div(neg(log1p(neg(u))), Scalar(lambd)));
+    exponential_(tensor_of(self), lambd, gen);
     return nb::borrow(self);
   }, nb::arg("lambd") = 1.0, nb::kw_only(), nb::arg("generator") = nb::none());
   cls.def("log_normal_", [](Self self, double mean, double std, Generator* gen) {
-    Tensor& t = tensor_of(self);
-    normal_(t, mean, std, gen);
-    exp_(t);
+    log_normal_(tensor_of(self), mean, std, gen);
     return nb::borrow(self);
   }, nb::arg("mean") = 1.0, nb::arg("std") = 2.0, nb::kw_only(), nb::arg("generator") = nb::none());
   auto multinomial_f = [](const Tensor& self, int64_t n, bool replacement, Generator* gen) {

@@ -25,18 +25,6 @@ std::vector<std::optional<Tensor>> index_list(nb::handle indices) {
   return out;
 }
 
-void check_reduce(const std::optional<std::string>& reduce, const char* op) {
-  EMBER_CHECK(!reduce || *reduce == "add", op, "(): reduce argument must be either add or None in ember, got '",
-              reduce ? *reduce : "", "'");
-}
-
-// A 0-dim tensor fill value where C++ takes a Scalar (index_fill/masked_fill_ with a tensor).
-Scalar fill_value(const Tensor& v, const char* op) {
-  EMBER_CHECK(v.dim() == 0, op, " only supports a 0-dimensional value tensor, but got tensor with ", v.dim(),
-              " dimension(s).");
-  return v.item();
-}
-
 }  // namespace
 
 void bind_ops_linalg(nb::module_& m, TensorClass& cls) {
@@ -47,10 +35,7 @@ void bind_ops_linalg(nb::module_& m, TensorClass& cls) {
   def_both(m, cls, "mv", [](const Tensor& a, const Tensor& b) { return mv(a, b); }, nb::arg("vec"), NoGil());
   def_both(m, cls, "dot", [](const Tensor& a, const Tensor& b) { return dot(a, b); }, nb::arg("other"), NoGil());
   def_both(m, cls, "vdot", [](const Tensor& a, const Tensor& b) { return dot(a, b); }, nb::arg("other"), NoGil());
-  def_both(m, cls, "inner", [](const Tensor& a, const Tensor& b) {
-    if (a.dim() == 0 || b.dim() == 0) return mul(a, b);
-    return matmul(a, b.dim() == 1 ? b : b.transpose(-1, -2).contiguous().transpose(-1, -2).mT());
-  }, nb::arg("other"), NoGil());
+  def_both(m, cls, "inner", [](const Tensor& a, const Tensor& b) { return inner(a, b); }, nb::arg("other"), NoGil());
   def_both(m, cls, "outer", [](const Tensor& a, const Tensor& b) { return outer(a, b); }, nb::arg("vec2"));
   def_both(m, cls, "ger", [](const Tensor& a, const Tensor& b) { return outer(a, b); }, nb::arg("vec2"));
   def_both(m, cls, "addmm", [](const Tensor& a, const Tensor& m1, const Tensor& m2, const Scalar& beta,
@@ -58,16 +43,14 @@ void bind_ops_linalg(nb::module_& m, TensorClass& cls) {
            nb::arg("mat1"), nb::arg("mat2"), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1, NoGil());
   cls.def("addmm_", [](Self self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
     Tensor& t = tensor_of(self);
-    Tensor r;
     {
       nb::gil_scoped_release nogil;
-      r = addmm(t, m1, m2, beta, alpha);
+      t.addmm_(m1, m2, beta, alpha);
     }
-    assign_inplace(t, r, "addmm_");
     return nb::borrow(self);
   }, nb::arg("mat1"), nb::arg("mat2"), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1);
   def_both(m, cls, "addmv", [](const Tensor& a, const Tensor& mat, const Tensor& vec, const Scalar& beta,
-                               const Scalar& alpha) { return add(mul(a, beta), mv(mat, vec), alpha); },
+                               const Scalar& alpha) { return addmv(a, mat, vec, beta, alpha); },
            nb::arg("mat"), nb::arg("vec"), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1, NoGil());
   def_both(m, cls, "baddbmm", [](const Tensor& a, const Tensor& b1, const Tensor& b2, const Scalar& beta,
                                  const Scalar& alpha) { return baddbmm(a, b1, b2, beta, alpha); },
@@ -88,38 +71,26 @@ void bind_ops_linalg(nb::module_& m, TensorClass& cls) {
   def_both(m, cls, "gather", [](const Tensor& a, int64_t dim, const Tensor& index, bool) {
     return gather(a, dim, index);
   }, nb::arg("dim"), nb::arg("index"), nb::kw_only(), nb::arg("sparse_grad") = false);
-  def_both(m, cls, "take", [](const Tensor& a, const Tensor& index) {
-    return index_select(a.reshape({-1}), 0, index.reshape({-1})).reshape(index.sizes());
-  }, nb::arg("index"));
+  def_both(m, cls, "take", [](const Tensor& a, const Tensor& index) { return take(a, index); }, nb::arg("index"));
   def_both(m, cls, "take_along_dim", [](const Tensor& a, const Tensor& index, std::optional<int64_t> dim) {
-    if (!dim) return index_select(a.reshape({-1}), 0, index.reshape({-1}));
-    Shape sa(a.sizes()), si(index.sizes());
-    int64_t d = *dim < 0 ? *dim + a.dim() : *dim;
-    sa[size_t(d)] = 1, si[size_t(d)] = 1;
-    Shape b = broadcast_shapes(sa, si);
-    Shape ea = b, ei = b;
-    ea[size_t(d)] = a.size(d), ei[size_t(d)] = index.size(d);
-    return gather(a.expand(ea), d, index.expand(ei));
+    return take_along_dim(a, index, dim);
   }, nb::arg("indices"), nb::arg("dim") = nb::none());
   using OptStr = std::optional<std::string>;
   def_both(m, cls, "scatter", [](const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src, OptStr reduce) {
-    check_reduce(reduce, "scatter");
-    return reduce ? scatter_add(a, dim, index, src) : scatter(a, dim, index, src);
+    return reduce ? scatter(a, dim, index, src, *reduce) : scatter(a, dim, index, src);
   }, nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::kw_only(), nb::arg("reduce") = nb::none());
   def_both(m, cls, "scatter", [](const Tensor& a, int64_t dim, const Tensor& index, const Scalar& value,
                                  OptStr reduce) {
-    EMBER_CHECK(!reduce, "scatter(): reduce with a scalar value is not supported by ember");
-    return scatter(a, dim, index, value);
+    return reduce ? scatter(a, dim, index, value, *reduce) : scatter(a, dim, index, value);
   }, nb::arg("dim"), nb::arg("index"), nb::arg("value"), nb::kw_only(), nb::arg("reduce") = nb::none());
   cls.def("scatter_", [](Self self, int64_t dim, const Tensor& index, const Tensor& src, OptStr reduce) {
-    check_reduce(reduce, "scatter_");
-    if (reduce) tensor_of(self).scatter_add_(dim, index, src);
+    if (reduce) tensor_of(self).scatter_(dim, index, src, *reduce);
     else tensor_of(self).scatter_(dim, index, src);
     return nb::borrow(self);
   }, nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::kw_only(), nb::arg("reduce") = nb::none());
   cls.def("scatter_", [](Self self, int64_t dim, const Tensor& index, const Scalar& value, OptStr reduce) {
-    EMBER_CHECK(!reduce, "scatter_(): reduce with a scalar value is not supported by ember");
-    tensor_of(self).scatter_(dim, index, value);
+    if (reduce) tensor_of(self).scatter_(dim, index, value, *reduce);
+    else tensor_of(self).scatter_(dim, index, value);
     return nb::borrow(self);
   }, nb::arg("dim"), nb::arg("index"), nb::arg("value"), nb::kw_only(), nb::arg("reduce") = nb::none());
   def_both(m, cls, "scatter_add", [](const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src) {
@@ -140,15 +111,14 @@ void bind_ops_linalg(nb::module_& m, TensorClass& cls) {
     return index_fill(a, dim, index, v);
   }, nb::arg("dim"), nb::arg("index"), nb::arg("value"));
   def_both(m, cls, "index_fill", [](const Tensor& a, int64_t dim, const Tensor& index, const Tensor& v) {
-    return index_fill(a, dim, index, fill_value(v, "index_fill"));
+    return index_fill(a, dim, index, v);
   }, nb::arg("dim"), nb::arg("index"), nb::arg("value"));
   cls.def("index_fill_", [](Self self, int64_t dim, const Tensor& index, const Scalar& v) {
-    assign_inplace(tensor_of(self), index_fill(tensor_of(self), dim, index, v), "index_fill_");
+    tensor_of(self).index_fill_(dim, index, v);
     return nb::borrow(self);
   }, nb::arg("dim"), nb::arg("index"), nb::arg("value"));
   cls.def("index_fill_", [](Self self, int64_t dim, const Tensor& index, const Tensor& v) {
-    Tensor& t = tensor_of(self);
-    assign_inplace(t, index_fill(t, dim, index, fill_value(v, "index_fill_")), "index_fill_");
+    tensor_of(self).index_fill_(dim, index, v);
     return nb::borrow(self);
   }, nb::arg("dim"), nb::arg("index"), nb::arg("value"));
 
@@ -164,8 +134,7 @@ void bind_ops_linalg(nb::module_& m, TensorClass& cls) {
     return nb::borrow(self);
   }, nb::arg("mask"), nb::arg("value"));
   cls.def("masked_fill_", [](Self self, const Tensor& mask, const Tensor& v) {
-    Tensor& t = tensor_of(self);
-    assign_inplace(t, masked_fill(t, mask, v), "masked_fill_");
+    tensor_of(self).masked_fill_(mask, v);
     return nb::borrow(self);
   }, nb::arg("mask"), nb::arg("value"));
   def_both(m, cls, "masked_select", [](const Tensor& a, const Tensor& mask) { return masked_select(a, mask); },
@@ -190,7 +159,7 @@ void bind_ops_linalg(nb::module_& m, TensorClass& cls) {
         nb::arg("tensor2"));
   m.def("result_type", [](const Tensor& a, const Scalar& b) { return result_type(a, b); }, nb::arg("tensor1"),
         nb::arg("tensor2"));
-  m.def("can_cast", &can_cast, nb::arg("from_"), nb::arg("to"));
+  m.def("can_cast", [](DType from, DType to) { return can_cast(from, to); }, nb::arg("from_"), nb::arg("to"));
 }
 
 }  // namespace ember::python

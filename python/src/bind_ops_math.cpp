@@ -15,30 +15,38 @@ using Self = nb::handle_t<Tensor>;
 inline const Tensor& as_tensor(const Tensor& t, const Tensor&) { return t; }
 inline Tensor as_tensor(const Scalar& s, const Tensor& like) { return wrapped_scalar(s, like.device()); }
 
-// name(input, other) for a tensor and for a number `other`, as function and method, and
-// Tensor.<name>_(other) through assign_inplace when inplace_name is given.
-template <class F>
-void def_binary(nb::module_& m, TensorClass& cls, const char* name, F f, const char* inplace_name = nullptr) {
+// name(input, other) for a tensor and for a number `other`, as function and method; with
+// `inplace`, also Tensor.<inplace_name>(other), the C++ in-place op (returning self itself).
+template <class F, class G = std::nullptr_t>
+void def_binary(nb::module_& m, TensorClass& cls, const char* name, F f, const char* inplace_name = nullptr,
+                G inplace = nullptr) {
   // Ops torch defines for tensors only (maximum, logical_and, ...) are lambdas taking a Tensor.
   constexpr bool scalar_other = std::is_invocable_v<F, const Tensor&, const Scalar&>;
   def_both(m, cls, name, [f](const Tensor& a, const Tensor& b) { return f(a, b); }, nb::arg("other"));
   if constexpr (scalar_other) def_both(m, cls, name, [f](const Tensor& a, const Scalar& b) { return f(a, b); }, nb::arg("other"));
-  if (!inplace_name) return;
-  cls.def(inplace_name, [f, inplace_name](Self self, const Tensor& b) {
-    assign_inplace(tensor_of(self), f(tensor_of(self), b), inplace_name);
-    return nb::borrow(self);
-  }, nb::arg("other"));
-  if constexpr (scalar_other) {
-    cls.def(inplace_name, [f, inplace_name](Self self, const Scalar& b) {
-      assign_inplace(tensor_of(self), f(tensor_of(self), b), inplace_name);
+  if constexpr (!std::is_same_v<G, std::nullptr_t>) {
+    cls.def(inplace_name, [inplace](Self self, const Tensor& b) {
+      inplace(tensor_of(self), b);
       return nb::borrow(self);
     }, nb::arg("other"));
+    if constexpr (scalar_other) {
+      cls.def(inplace_name, [inplace](Self self, const Scalar& b) {
+        Tensor& t = tensor_of(self);
+        inplace(t, as_tensor(b, t));
+        return nb::borrow(self);
+      }, nb::arg("other"));
+    }
   }
 }
 
-// clamp's bounds: numbers, tensors, or None each; a tensor bound turns the other into one too.
-Tensor clamp_any(const Tensor& self, nb::handle lo, nb::handle hi) {
-  bool tensors = nb::isinstance<Tensor>(lo) || nb::isinstance<Tensor>(hi);
+// clamp's bounds: numbers, tensors, or None each; a tensor bound turns the other into one too
+// (Python argument parsing; the clamping is C++'s).
+struct ClampBounds {
+  bool tensors = false;
+  std::optional<Scalar> min_s, max_s;
+  std::optional<Tensor> min_t, max_t;
+};
+ClampBounds clamp_bounds(const Tensor& self, nb::handle lo, nb::handle hi) {
   auto scalar = [](nb::handle h, const char* which) -> std::optional<Scalar> {
     if (h.is_none()) return std::nullopt;
     Scalar s;
@@ -46,13 +54,25 @@ Tensor clamp_any(const Tensor& self, nb::handle lo, nb::handle hi) {
                      "' must be a Number or a Tensor, not ", Py_TYPE(h.ptr())->tp_name);
     return s;
   };
-  if (!tensors) return clamp(self, scalar(lo, "min"), scalar(hi, "max"));
+  ClampBounds b;
+  b.tensors = nb::isinstance<Tensor>(lo) || nb::isinstance<Tensor>(hi);
+  if (!b.tensors) {
+    b.min_s = scalar(lo, "min");
+    b.max_s = scalar(hi, "max");
+    return b;
+  }
   auto tensor = [&](nb::handle h, const char* which) -> std::optional<Tensor> {
     if (h.is_none()) return std::nullopt;
     if (nb::isinstance<Tensor>(h)) return tensor_of(h);
     return wrapped_scalar(*scalar(h, which), self.device());
   };
-  return clamp(self, tensor(lo, "min"), tensor(hi, "max"));
+  b.min_t = tensor(lo, "min");
+  b.max_t = tensor(hi, "max");
+  return b;
+}
+Tensor clamp_any(const Tensor& self, nb::handle lo, nb::handle hi) {
+  ClampBounds b = clamp_bounds(self, lo, hi);
+  return b.tensors ? clamp(self, b.min_t, b.max_t) : clamp(self, b.min_s, b.max_s);
 }
 
 // torch.where(condition, input, other) with numbers allowed on either side.
@@ -68,12 +88,6 @@ Tensor where_any(const Tensor& cond, nb::handle a, nb::handle b) {
   if (ta) return where(cond, tensor_of(a), number(b, "other"));
   if (tb) return where(cond, number(a, "input"), tensor_of(b));
   return where(cond, number(a, "input"), number(b, "other"));
-}
-
-Tensor round_decimals(const Tensor& self, int64_t decimals) {
-  if (decimals == 0) return round(self);
-  double scale = std::pow(10.0, double(decimals));
-  return div(round(mul(self, Scalar(scale))), Scalar(scale));
 }
 
 }  // namespace
@@ -110,7 +124,7 @@ void bind_ops_math(nb::module_& m, TensorClass& cls) {
       return nb::borrow(self);
     }, nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
   }
-  m.def("rsub", [](const Tensor& a, const Tensor& b, const Scalar& alpha) { return sub(b, a, alpha); },
+  m.def("rsub", [](const Tensor& a, const Tensor& b, const Scalar& alpha) { return rsub(a, b, alpha); },
         nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
   m.def("rsub", [](const Tensor& a, const Scalar& b, const Scalar& alpha) { return rsub(a, b, alpha); },
         nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
@@ -140,11 +154,14 @@ void bind_ops_math(nb::module_& m, TensorClass& cls) {
       return nb::borrow(self);
     }, nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
   }
-  def_binary(m, cls, "true_divide", [](const Tensor& a, const auto& b) { return div(a, b); }, "true_divide_");
+  def_binary(m, cls, "true_divide", [](const Tensor& a, const auto& b) { return div(a, b); }, "true_divide_",
+             [](Tensor& a, const Tensor& b) { div_(a, b); });
   def_binary(m, cls, "floor_divide", [](const Tensor& a, const auto& b) { return floor_divide(a, b); },
-             "floor_divide_");
-  def_binary(m, cls, "remainder", [](const Tensor& a, const auto& b) { return remainder(a, b); }, "remainder_");
-  def_binary(m, cls, "fmod", [](const Tensor& a, const auto& b) { return fmod(a, b); }, "fmod_");
+             "floor_divide_", [](Tensor& a, const Tensor& b) { floor_divide_(a, b); });
+  def_binary(m, cls, "remainder", [](const Tensor& a, const auto& b) { return remainder(a, b); }, "remainder_",
+             [](Tensor& a, const Tensor& b) { remainder_(a, b); });
+  def_binary(m, cls, "fmod", [](const Tensor& a, const auto& b) { return fmod(a, b); }, "fmod_",
+             [](Tensor& a, const Tensor& b) { fmod_(a, b); });
 
   // pow(exponent): tensor or number exponent; torch.pow(number, tensor) too.
   def_both(m, cls, "pow", [](const Tensor& a, const Tensor& b) { return pow(a, b); }, nb::arg("exponent"));
@@ -154,44 +171,40 @@ void bind_ops_math(nb::module_& m, TensorClass& cls) {
           nb::arg("exponent"));
   cls.def("pow_", [](Self self, const Scalar& b) { tensor_of(self).pow_(b); return nb::borrow(self); },
           nb::arg("exponent"));
-  def_both(m, cls, "float_power", [](const Tensor& a, const Tensor& b) { return pow(a.to(kFloat64), b.to(kFloat64)); },
+  def_both(m, cls, "float_power", [](const Tensor& a, const Tensor& b) { return float_power(a, b); },
            nb::arg("exponent"));
-  def_both(m, cls, "float_power", [](const Tensor& a, const Scalar& b) { return pow(a.to(kFloat64), b); },
+  def_both(m, cls, "float_power", [](const Tensor& a, const Scalar& b) { return float_power(a, b); },
            nb::arg("exponent"));
+  m.def("float_power", [](const Scalar& a, const Tensor& b) { return float_power(a, b); }, nb::arg("self"),
+        nb::arg("exponent"));
 
   // Tensor-only binary ops (torch.maximum(x, 2) is a TypeError in torch too).
   def_binary(m, cls, "maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); });
   def_binary(m, cls, "minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); });
-  def_binary(m, cls, "fmax", [](const Tensor& a, const Tensor& b) {
-    // fmax ignores NaN: take the other operand where one is NaN.
-    return where(isnan(a), b, where(isnan(b), a, maximum(a, b)));
-  });
-  def_binary(m, cls, "fmin", [](const Tensor& a, const Tensor& b) {
-    return where(isnan(a), b, where(isnan(b), a, minimum(a, b)));
-  });
-  def_binary(m, cls, "atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, "atan2_");
-  def_binary(m, cls, "arctan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, "arctan2_");
-  def_binary(m, cls, "hypot", [](const Tensor& a, const Tensor& b) {
-    DType t = result_type(a, b);
-    EMBER_CHECK(is_floating(t), "\"hypot\" not implemented for '", scalar_type_name(t), "'");
-    return sqrt(add(mul(a, a), mul(b, b)));
-  },
-             "hypot_");
+  def_binary(m, cls, "fmax", [](const Tensor& a, const Tensor& b) { return fmax(a, b); });
+  def_binary(m, cls, "fmin", [](const Tensor& a, const Tensor& b) { return fmin(a, b); });
+  def_binary(m, cls, "atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, "atan2_",
+             [](Tensor& a, const Tensor& b) { atan2_(a, b); });
+  def_binary(m, cls, "arctan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, "arctan2_",
+             [](Tensor& a, const Tensor& b) { atan2_(a, b); });
+  def_binary(m, cls, "hypot", [](const Tensor& a, const Tensor& b) { return hypot(a, b); }, "hypot_",
+             [](Tensor& a, const Tensor& b) { hypot_(a, b); });
   def_binary(m, cls, "logical_and", [](const Tensor& a, const Tensor& b) { return logical_and(a, b); },
-             "logical_and_");
+             "logical_and_", [](Tensor& a, const Tensor& b) { logical_and_(a, b); });
   def_binary(m, cls, "logical_or", [](const Tensor& a, const Tensor& b) { return logical_or(a, b); },
-             "logical_or_");
+             "logical_or_", [](Tensor& a, const Tensor& b) { logical_or_(a, b); });
   def_binary(m, cls, "logical_xor", [](const Tensor& a, const Tensor& b) { return logical_xor(a, b); },
-             "logical_xor_");
-  def_binary(m, cls, "bitwise_and", [](const Tensor& a, const auto& b) { return bitwise_and(a, b); }, "bitwise_and_");
-  def_binary(m, cls, "bitwise_or", [](const Tensor& a, const auto& b) { return bitwise_or(a, b); }, "bitwise_or_");
-  def_binary(m, cls, "bitwise_xor", [](const Tensor& a, const auto& b) { return bitwise_xor(a, b); }, "bitwise_xor_");
-  def_binary(m, cls, "bitwise_left_shift", [](const Tensor& a, const auto& b) {
-    return bitwise_left_shift(a, as_tensor(b, a));
-  }, "bitwise_left_shift_");
-  def_binary(m, cls, "bitwise_right_shift", [](const Tensor& a, const auto& b) {
-    return bitwise_right_shift(a, as_tensor(b, a));
-  }, "bitwise_right_shift_");
+             "logical_xor_", [](Tensor& a, const Tensor& b) { logical_xor_(a, b); });
+  def_binary(m, cls, "bitwise_and", [](const Tensor& a, const auto& b) { return bitwise_and(a, b); }, "bitwise_and_",
+             [](Tensor& a, const Tensor& b) { bitwise_and_(a, b); });
+  def_binary(m, cls, "bitwise_or", [](const Tensor& a, const auto& b) { return bitwise_or(a, b); }, "bitwise_or_",
+             [](Tensor& a, const Tensor& b) { bitwise_or_(a, b); });
+  def_binary(m, cls, "bitwise_xor", [](const Tensor& a, const auto& b) { return bitwise_xor(a, b); }, "bitwise_xor_",
+             [](Tensor& a, const Tensor& b) { bitwise_xor_(a, b); });
+  def_binary(m, cls, "bitwise_left_shift", [](const Tensor& a, const auto& b) { return bitwise_left_shift(a, b); },
+             "bitwise_left_shift_", [](Tensor& a, const Tensor& b) { bitwise_left_shift_(a, b); });
+  def_binary(m, cls, "bitwise_right_shift", [](const Tensor& a, const auto& b) { return bitwise_right_shift(a, b); },
+             "bitwise_right_shift_", [](Tensor& a, const Tensor& b) { bitwise_right_shift_(a, b); });
 
   // ---- comparisons (bool results) and their aliases
   def_binary(m, cls, "eq", [](const Tensor& a, const auto& b) { return eq(a, b); });
@@ -218,17 +231,10 @@ void bind_ops_math(nb::module_& m, TensorClass& cls) {
     def_both(m, cls, name, &clamp_any, nb::arg("min") = nb::none(), nb::arg("max") = nb::none());
   }
   for (const char* name : {"clamp_", "clip_"}) {
-    cls.def(name, [name](Self self, nb::handle lo, nb::handle hi) {
-      Tensor& t = tensor_of(self);
-      Scalar l, h;
-      bool lo_num = lo.is_none() || scalar_from_python(lo.ptr(), true, l);
-      bool hi_num = hi.is_none() || scalar_from_python(hi.ptr(), true, h);
-      if (lo_num && hi_num) {  // numbers: the C++ in-place form
-        t.clamp_(lo.is_none() ? std::nullopt : std::optional<Scalar>(l),
-                 hi.is_none() ? std::nullopt : std::optional<Scalar>(h));
-      } else {
-        assign_inplace(t, clamp_any(t, lo, hi), name);
-      }
+    cls.def(name, [](Self self, nb::handle lo, nb::handle hi) {
+      ClampBounds b = clamp_bounds(tensor_of(self), lo, hi);
+      if (b.tensors) tensor_of(self).clamp_(b.min_t, b.max_t);
+      else tensor_of(self).clamp_(b.min_s, b.max_s);
       return nb::borrow(self);
     }, nb::arg("min") = nb::none(), nb::arg("max") = nb::none());
   }
@@ -237,11 +243,15 @@ void bind_ops_math(nb::module_& m, TensorClass& cls) {
   def_both(m, cls, "clamp_max", [](const Tensor& a, nb::handle hi) { return clamp_any(a, nb::none(), hi); },
            nb::arg("max"));
   cls.def("clamp_min_", [](Self self, nb::handle lo) {
-    assign_inplace(tensor_of(self), clamp_any(tensor_of(self), lo, nb::none()), "clamp_min_");
+    ClampBounds b = clamp_bounds(tensor_of(self), lo, nb::none());
+    if (b.tensors) tensor_of(self).clamp_(b.min_t, std::nullopt);
+    else tensor_of(self).clamp_(b.min_s, std::nullopt);
     return nb::borrow(self);
   }, nb::arg("min"));
   cls.def("clamp_max_", [](Self self, nb::handle hi) {
-    assign_inplace(tensor_of(self), clamp_any(tensor_of(self), nb::none(), hi), "clamp_max_");
+    ClampBounds b = clamp_bounds(tensor_of(self), nb::none(), hi);
+    if (b.tensors) tensor_of(self).clamp_(std::nullopt, b.max_t);
+    else tensor_of(self).clamp_(std::nullopt, b.max_s);
     return nb::borrow(self);
   }, nb::arg("max"));
   def_both(m, cls, "lerp", [](const Tensor& a, const Tensor& end, const Scalar& w) { return lerp(a, end, w); },
@@ -249,39 +259,38 @@ void bind_ops_math(nb::module_& m, TensorClass& cls) {
   def_both(m, cls, "lerp", [](const Tensor& a, const Tensor& end, const Tensor& w) { return lerp(a, end, w); },
            nb::arg("end"), nb::arg("weight"));
   cls.def("lerp_", [](Self self, const Tensor& end, const Scalar& w) {
-    assign_inplace(tensor_of(self), lerp(tensor_of(self), end, w), "lerp_");
+    tensor_of(self).lerp_(end, w);
     return nb::borrow(self);
   }, nb::arg("end"), nb::arg("weight"));
   cls.def("lerp_", [](Self self, const Tensor& end, const Tensor& w) {
-    assign_inplace(tensor_of(self), lerp(tensor_of(self), end, w), "lerp_");
+    tensor_of(self).lerp_(end, w);
     return nb::borrow(self);
   }, nb::arg("end"), nb::arg("weight"));
   m.def("where", &where_any, nb::arg("condition"), nb::arg("input"), nb::arg("other"));
-  m.def("where", [](const Tensor& cond) { return tensor_tuple(nonzero(cond).unbind(1)); }, nb::arg("condition"));
+  m.def("where", [](const Tensor& cond) { return tensor_tuple(nonzero_numpy(cond)); }, nb::arg("condition"));
   cls.def("where", [](const Tensor& self, const Tensor& cond, nb::handle other) {
     return where_any(cond, nb::cast(self), other);
   }, nb::arg("condition"), nb::arg("other"));
   using OptD = std::optional<double>;
   def_both(m, cls, "nan_to_num", [](const Tensor& a, OptD nan, OptD pinf, OptD ninf) {
-    return nan_to_num(a, nan ? nan : 0.0, pinf, ninf);
+    return nan_to_num(a, nan, pinf, ninf);
   }, nb::arg("nan") = 0.0, nb::arg("posinf") = nb::none(), nb::arg("neginf") = nb::none());
   cls.def("nan_to_num_", [](Self self, OptD nan, OptD pinf, OptD ninf) {
-    assign_inplace(tensor_of(self), nan_to_num(tensor_of(self), nan ? nan : 0.0, pinf, ninf), "nan_to_num_");
+    tensor_of(self).nan_to_num_(nan, pinf, ninf);
     return nb::borrow(self);
   }, nb::arg("nan") = 0.0, nb::arg("posinf") = nb::none(), nb::arg("neginf") = nb::none());
-  // addcmul / addcdiv: input + value * t1 * t2 (or / t2), used by hand-written optimizers.
   def_both(m, cls, "addcmul", [](const Tensor& a, const Tensor& t1, const Tensor& t2, const Scalar& v) {
-    return add(a, mul(t1, t2), v);
+    return addcmul(a, t1, t2, v);
   }, nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1);
   def_both(m, cls, "addcdiv", [](const Tensor& a, const Tensor& t1, const Tensor& t2, const Scalar& v) {
-    return add(a, div(t1, t2), v);
+    return addcdiv(a, t1, t2, v);
   }, nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1);
   cls.def("addcmul_", [](Self self, const Tensor& t1, const Tensor& t2, const Scalar& v) {
-    tensor_of(self).add_(mul(t1, t2), v);
+    tensor_of(self).addcmul_(t1, t2, v);
     return nb::borrow(self);
   }, nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1);
   cls.def("addcdiv_", [](Self self, const Tensor& t1, const Tensor& t2, const Scalar& v) {
-    tensor_of(self).add_(div(t1, t2), v);
+    tensor_of(self).addcdiv_(t1, t2, v);
     return nb::borrow(self);
   }, nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1);
 
@@ -301,40 +310,36 @@ void bind_ops_math(nb::module_& m, TensorClass& cls) {
   EMBER_UNARY("silu", silu) EMBER_UNARY("erf", erf) EMBER_UNARY("floor", floor) EMBER_UNARY("ceil", ceil)
   EMBER_UNARY("trunc", trunc) EMBER_UNARY("fix", trunc) EMBER_UNARY("frac", frac)
 #undef EMBER_UNARY
-  def_both(m, cls, "round", [](const Tensor& a, int64_t d) { return round_decimals(a, d); }, nb::kw_only(),
+  def_both(m, cls, "round", [](const Tensor& a, int64_t d) { return round(a, d); }, nb::kw_only(),
            nb::arg("decimals") = 0);
   auto round_inplace = [](Self self, int64_t d) {
-    assign_inplace(tensor_of(self), round_decimals(tensor_of(self), d), "round_");
+    round_(tensor_of(self), d);
     return nb::borrow(self);
   };
   cls.def("round_", round_inplace, nb::kw_only(), nb::arg("decimals") = 0);
   m.def("round_", round_inplace, nb::arg("input"), nb::kw_only(), nb::arg("decimals") = 0);
+  // torch returns self itself (the same Python object) from positive.
   def_both(m, cls, "positive", [](Self self) {
-    EMBER_CHECK_TYPE(tensor_of(self).dtype() != kBool,
-                     "The `+` operator, on a bool tensor is not supported.");
+    positive(tensor_of(self));
     return nb::borrow(self);
   });
   def_both(m, cls, "logical_not", [](const Tensor& a) { return logical_not(a); });
   cls.def("logical_not_", [](Self self) {
-    assign_inplace(tensor_of(self), logical_not(tensor_of(self)), "logical_not_");
+    tensor_of(self).logical_not_();
     return nb::borrow(self);
   });
   def_both(m, cls, "bitwise_not", [](const Tensor& a) { return bitwise_not(a); });
   cls.def("bitwise_not_", [](Self self) {
-    assign_inplace(tensor_of(self), bitwise_not(tensor_of(self)), "bitwise_not_");
+    tensor_of(self).bitwise_not_();
     return nb::borrow(self);
   });
   def_both(m, cls, "isnan", [](const Tensor& a) { return isnan(a); });
   def_both(m, cls, "isinf", [](const Tensor& a) { return isinf(a); });
   def_both(m, cls, "isfinite", [](const Tensor& a) { return isfinite(a); });
-  def_both(m, cls, "isposinf", [](const Tensor& a) { return logical_and(isinf(a), gt(a, Scalar(0))); });
-  def_both(m, cls, "isneginf", [](const Tensor& a) { return logical_and(isinf(a), lt(a, Scalar(0))); });
-  def_both(m, cls, "isreal", [](const Tensor& a) { return ones_like(a, {.dtype = kBool}); });
-  def_both(m, cls, "signbit", [](const Tensor& a) {
-    // Negative numbers and -0.0 (1/-0 is -inf), as torch.signbit.
-    if (!is_floating(a.dtype())) return lt(a, Scalar(0));
-    return logical_or(lt(a, Scalar(0)), logical_and(eq(a, Scalar(0)), lt(reciprocal(a), Scalar(0))));
-  });
+  def_both(m, cls, "isposinf", [](const Tensor& a) { return isposinf(a); });
+  def_both(m, cls, "isneginf", [](const Tensor& a) { return isneginf(a); });
+  def_both(m, cls, "isreal", [](const Tensor& a) { return isreal(a); });
+  def_both(m, cls, "signbit", [](const Tensor& a) { return signbit(a); });
   m.def("gelu", [](const Tensor& a, const std::string& approximate) { return gelu(a, approximate); },
         nb::arg("input"), nb::kw_only(), nb::arg("approximate") = "none");
   m.def("leaky_relu", [](const Tensor& a, const Scalar& slope) { return leaky_relu(a, slope); }, nb::arg("input"),

@@ -10,7 +10,10 @@ namespace {
 
 using Self = nb::handle_t<Tensor>;
 
+// A Python number as a wrapped-number tensor where the C++ op takes a tensor.
 inline Tensor wrap(const Scalar& s, const Tensor& like) { return wrapped_scalar(s, like.device()); }
+inline const Tensor& as_tensor(const Tensor& t, const Tensor&) { return t; }
+inline Tensor as_tensor(const Scalar& s, const Tensor& like) { return wrap(s, like); }
 
 }  // namespace
 
@@ -38,9 +41,9 @@ void bind_ops_operators(TensorClass& cls) {
   EMBER_BINOP("__xor__", bitwise_xor(a, b))
 #undef EMBER_BINOP
   cls.def("__lshift__", [](const Tensor& a, const Tensor& b) { return bitwise_left_shift(a, b); }, op);
-  cls.def("__lshift__", [](const Tensor& a, const Scalar& b) { return bitwise_left_shift(a, wrap(b, a)); }, op);
+  cls.def("__lshift__", [](const Tensor& a, const Scalar& b) { return bitwise_left_shift(a, b); }, op);
   cls.def("__rshift__", [](const Tensor& a, const Tensor& b) { return bitwise_right_shift(a, b); }, op);
-  cls.def("__rshift__", [](const Tensor& a, const Scalar& b) { return bitwise_right_shift(a, wrap(b, a)); }, op);
+  cls.def("__rshift__", [](const Tensor& a, const Scalar& b) { return bitwise_right_shift(a, b); }, op);
   cls.def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, op,
           nb::call_guard<nb::gil_scoped_release>());
 
@@ -55,8 +58,8 @@ void bind_ops_operators(TensorClass& cls) {
   cls.def("__rand__", [](const Tensor& a, const Scalar& b) { return bitwise_and(a, b); }, op);
   cls.def("__ror__", [](const Tensor& a, const Scalar& b) { return bitwise_or(a, b); }, op);
   cls.def("__rxor__", [](const Tensor& a, const Scalar& b) { return bitwise_xor(a, b); }, op);
-  cls.def("__rlshift__", [](const Tensor& a, const Scalar& b) { return bitwise_left_shift(wrap(b, a), a); }, op);
-  cls.def("__rrshift__", [](const Tensor& a, const Scalar& b) { return bitwise_right_shift(wrap(b, a), a); }, op);
+  cls.def("__rlshift__", [](const Tensor& a, const Scalar& b) { return bitwise_left_shift(b, a); }, op);
+  cls.def("__rrshift__", [](const Tensor& a, const Scalar& b) { return bitwise_right_shift(b, a); }, op);
   cls.def("__rmatmul__", [](const Tensor& a, const Tensor& b) { return matmul(b, a); }, op,
           nb::call_guard<nb::gil_scoped_release>());
 
@@ -69,29 +72,21 @@ void bind_ops_operators(TensorClass& cls) {
   EMBER_IOP("__imul__", a.mul_(b))
   EMBER_IOP("__itruediv__", a.div_(b))
   EMBER_IOP("__ipow__", a.pow_(b))
-  EMBER_IOP("__ifloordiv__", assign_inplace(a, floor_divide(a, b), "floor_divide_"))
-  EMBER_IOP("__imod__", assign_inplace(a, remainder(a, b), "remainder_"))
-  EMBER_IOP("__iand__", assign_inplace(a, bitwise_and(a, b), "bitwise_and_"))
-  EMBER_IOP("__ior__", assign_inplace(a, bitwise_or(a, b), "bitwise_or_"))
-  EMBER_IOP("__ixor__", assign_inplace(a, bitwise_xor(a, b), "bitwise_xor_"))
+  EMBER_IOP("__ifloordiv__", floor_divide_(a, as_tensor(b, a)))
+  EMBER_IOP("__imod__", remainder_(a, as_tensor(b, a)))
+  EMBER_IOP("__iand__", bitwise_and_(a, as_tensor(b, a)))
+  EMBER_IOP("__ior__", bitwise_or_(a, as_tensor(b, a)))
+  EMBER_IOP("__ixor__", bitwise_xor_(a, as_tensor(b, a)))
+  EMBER_IOP("__ilshift__", bitwise_left_shift_(a, as_tensor(b, a)))
+  EMBER_IOP("__irshift__", bitwise_right_shift_(a, as_tensor(b, a)))
 #undef EMBER_IOP
-  cls.def("__ilshift__", [](Self self, const Scalar& b) {
-    Tensor& a = tensor_of(self);
-    assign_inplace(a, bitwise_left_shift(a, wrap(b, a)), "bitwise_left_shift_");
-    return nb::borrow(self);
-  }, op);
-  cls.def("__irshift__", [](Self self, const Scalar& b) {
-    Tensor& a = tensor_of(self);
-    assign_inplace(a, bitwise_right_shift(a, wrap(b, a)), "bitwise_right_shift_");
-    return nb::borrow(self);
-  }, op);
 
   // ---- unary
   cls.def("__neg__", [](const Tensor& a) { return neg(a); });
   cls.def("__abs__", [](const Tensor& a) { return abs(a); });
   cls.def("__invert__", [](const Tensor& a) { return bitwise_not(a); });
   cls.def("__pos__", [](Self self) {
-    EMBER_CHECK_TYPE(tensor_of(self).dtype() != kBool, "The `+` operator, on a bool tensor is not supported.");
+    positive(tensor_of(self));
     return nb::borrow(self);
   });
 }

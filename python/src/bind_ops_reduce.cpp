@@ -1,8 +1,6 @@
 // Reductions, scans, sorting and searching with torch's Python signatures: dim= as an int or a
 // tuple, keepdim=, dtype=, and torch.return_types namedtuples ((values, indices)) where torch
 // returns them.
-#include <cmath>
-#include <limits>
 #include <numeric>
 
 #include "bind_ops.h"
@@ -33,34 +31,43 @@ Tensor mean_any(const Tensor& a, nb::handle dim, bool keepdim, std::optional<DTy
   return mean(a, reduce_dims(a, dim, "mean"), keepdim, dtype);
 }
 
-// var/std with torch's two spellings: unbiased=bool (also positional: x.var(False)) or
-// correction=int (the divisor is N - correction).
-Tensor var_any(const Tensor& a, nb::handle dim, std::optional<bool> unbiased, bool keepdim, nb::handle correction,
-               bool take_sqrt) {
-  const char* op = take_sqrt ? "std" : "var";
+// var/std's Python spellings: unbiased=bool (also positional: x.var(False)) or correction=
+// (a number). Parsed here; the arithmetic is C++'s var(a, dims, correction, keepdim).
+struct VarArgs {
+  std::vector<int64_t> dims;  // empty: every dim
+  std::optional<Scalar> correction;
+};
+VarArgs var_args(const Tensor& a, nb::handle dim, std::optional<bool> unbiased, nb::handle correction, const char* op) {
   if (PyBool_Check(dim.ptr())) {  // var(unbiased) overload
     unbiased = dim.ptr() == Py_True;
     dim = nb::none();
   }
-  double c = unbiased.value_or(true) ? 1.0 : 0.0;
+  VarArgs r;
   if (!correction.is_none()) {
     EMBER_CHECK_TYPE(!unbiased, op, "(): cannot specify both unbiased and correction");
-    c = nb::cast<double>(correction);
+    Scalar c;
+    EMBER_CHECK_TYPE(scalar_from_python(correction.ptr(), true, c), op, "(): argument 'correction' must be a number, not ",
+                     Py_TYPE(correction.ptr())->tp_name);
+    r.correction = c;
+  } else if (unbiased) {
+    r.correction = Scalar(*unbiased ? 1 : 0);
   }
-  bool all = dim.is_none();
-  std::vector<int64_t> dims = reduce_dims(a, dim, op);
-  if (c == 0.0 || c == 1.0) {
-    bool ub = c == 1.0;
-    if (all && !keepdim) return take_sqrt ? std(a, ub) : var(a, ub);
-    return take_sqrt ? std(a, dims, ub, keepdim) : var(a, dims, ub, keepdim);
-  }
-  // Other corrections: rescale the population variance by N / (N - c).
-  Tensor v = var(a, dims, false, keepdim);
-  double n = double(a.numel()) / double(std::max<int64_t>(v.numel(), 1));
-  v = mul(v, Scalar(n / std::max(n - c, 0.0)));
-  return take_sqrt ? sqrt(v) : v;
+  if (!dim.is_none()) r.dims = reduce_dims(a, dim, op);
+  return r;
+}
+Tensor var_any(const Tensor& a, nb::handle dim, std::optional<bool> unbiased, bool keepdim, nb::handle correction,
+               bool take_sqrt) {
+  VarArgs v = var_args(a, dim, unbiased, correction, take_sqrt ? "std" : "var");
+  return take_sqrt ? std(a, v.dims, v.correction, keepdim) : var(a, v.dims, v.correction, keepdim);
+}
+nb::tuple var_mean_any(const Tensor& a, nb::handle dim, std::optional<bool> unbiased, bool keepdim,
+                       nb::handle correction, bool take_sqrt) {
+  VarArgs v = var_args(a, dim, unbiased, correction, take_sqrt ? "std_mean" : "var_mean");
+  auto [spread, mu] = take_sqrt ? std_mean(a, v.dims, v.correction, keepdim) : var_mean(a, v.dims, v.correction, keepdim);
+  return nb::make_tuple(spread, mu);
 }
 
+// p is a number, None (2) or 'fro' (2 over the given dims, as torch.norm).
 Tensor norm_any(const Tensor& a, nb::handle p, nb::handle dim, bool keepdim, std::optional<DType> dtype) {
   Scalar pv = 2;
   if (PyUnicode_Check(p.ptr())) {
@@ -70,37 +77,15 @@ Tensor norm_any(const Tensor& a, nb::handle p, nb::handle dim, bool keepdim, std
     EMBER_CHECK_TYPE(scalar_from_python(p.ptr(), true, pv), "norm(): argument 'p' must be a number or 'fro', not ",
                      Py_TYPE(p.ptr())->tp_name);
   }
-  Tensor x = dtype ? a.to(*dtype) : a;
-  if (dim.is_none() && !keepdim) return norm(x, pv);
-  return norm(x, pv, reduce_dims(x, dim, "norm"), keepdim);
+  std::vector<int64_t> dims = dim.is_none() ? std::vector<int64_t>{} : reduce_dims(a, dim, "norm");
+  if (dtype) return norm(a, pv, dims, keepdim, *dtype);
+  return norm(a, pv, dims, keepdim);
 }
 
-// any/all over several dims: one dim at a time, the last first so the indices stay valid.
 Tensor any_all(const Tensor& a, nb::handle dim, bool keepdim, bool is_any) {
-  if (dim.is_none() && !keepdim) return is_any ? any(a) : all(a);
-  std::vector<int64_t> dims = reduce_dims(a, dim, is_any ? "any" : "all");
-  for (auto& d : dims) if (d < 0) d += a.dim();
-  std::sort(dims.rbegin(), dims.rend());
-  Tensor out = a;
-  if (dims.empty()) return is_any ? ne(a, Scalar(0)) : ne(a, Scalar(0));
-  for (int64_t d : dims) out = is_any ? any(out, d, keepdim) : all(out, d, keepdim);
-  return out;
+  std::vector<int64_t> dims = dim.is_none() ? std::vector<int64_t>{} : reduce_dims(a, dim, is_any ? "any" : "all");
+  return is_any ? any(a, dims, keepdim) : all(a, dims, keepdim);
 }
-
-// k-th smallest along dim, through a sort (k is 1-based).
-nb::object kth(const Tensor& a, int64_t k, int64_t dim, bool keepdim, const char* name) {
-  Tensor x = a.dim() == 0 ? a.reshape({1}) : a;
-  int64_t d = dim < 0 ? dim + x.dim() : dim;
-  EMBER_CHECK_INDEX(d >= 0 && d < x.dim(), name, ": Dimension out of range (expected to be in range of [",
-                    -x.dim(), ", ", x.dim() - 1, "], but got ", dim, ")");
-  EMBER_CHECK_INDEX(k >= 1 && k <= x.size(d), name, "(): selected number k out of range for dimension ", d);
-  auto [values, indices] = sort(x, d, false, true);
-  Tensor v = values.select(d, k - 1), i = indices.select(d, k - 1);
-  if (keepdim && a.dim() > 0) v = v.unsqueeze(d), i = i.unsqueeze(d);
-  return return_pair(name, v, i);
-}
-
-Tensor nonzero_any(const Tensor& a) { return nonzero(a); }
 
 }  // namespace
 
@@ -111,7 +96,7 @@ void bind_ops_reduce(nb::module_& m, TensorClass& cls) {
   def_both(m, cls, "mean", &mean_any, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
            nb::arg("dtype") = nb::none());
   def_both(m, cls, "nansum", [](const Tensor& a, nb::handle dim, bool keepdim, OptDT dtype) {
-    return sum_any(where(isnan(a), zeros_like(a), a), dim, keepdim, dtype);
+    return nansum(a, dim.is_none() ? std::vector<int64_t>{} : reduce_dims(a, dim, "nansum"), keepdim, dtype);
   }, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(), nb::arg("dtype") = nb::none());
   def_both(m, cls, "prod", [](const Tensor& a, std::optional<int64_t> dim, bool keepdim, OptDT dtype) {
     if (!dim) return prod(a, dtype);
@@ -140,9 +125,8 @@ void bind_ops_reduce(nb::module_& m, TensorClass& cls) {
     return amin(a, d ? IntArrayRef(*d) : IntArrayRef(), keepdim);
   }, nb::arg("dim") = nb::tuple(), nb::arg("keepdim") = false);
   def_both(m, cls, "aminmax", [](const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
-    std::vector<int64_t> d;
-    if (dim) d.push_back(*dim);
-    return return_pair("aminmax", amin(a, d, keepdim), amax(a, d, keepdim));
+    auto [lo, hi] = aminmax(a, dim, keepdim);
+    return return_pair("aminmax", lo, hi);
   }, nb::kw_only(), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
   def_both(m, cls, "argmax", [](const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
     return argmax(a, dim, keepdim);
@@ -161,13 +145,11 @@ void bind_ops_reduce(nb::module_& m, TensorClass& cls) {
   }, nb::arg("dim") = nb::none(), nb::arg("unbiased") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
            nb::arg("correction") = nb::none());
   m.def("var_mean", [](const Tensor& a, nb::handle dim, std::optional<bool> ub, bool keepdim, nb::handle c) {
-    nb::handle mdim = PyBool_Check(dim.ptr()) ? nb::handle(nb::none()) : dim;
-    return nb::make_tuple(var_any(a, dim, ub, keepdim, c, false), mean_any(a, mdim, keepdim, std::nullopt));
+    return var_mean_any(a, dim, ub, keepdim, c, false);
   }, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("unbiased") = nb::none(), nb::arg("keepdim") = false,
         nb::kw_only(), nb::arg("correction") = nb::none());
   m.def("std_mean", [](const Tensor& a, nb::handle dim, std::optional<bool> ub, bool keepdim, nb::handle c) {
-    nb::handle mdim = PyBool_Check(dim.ptr()) ? nb::handle(nb::none()) : dim;
-    return nb::make_tuple(var_any(a, dim, ub, keepdim, c, true), mean_any(a, mdim, keepdim, std::nullopt));
+    return var_mean_any(a, dim, ub, keepdim, c, true);
   }, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("unbiased") = nb::none(), nb::arg("keepdim") = false,
         nb::kw_only(), nb::arg("correction") = nb::none());
   def_both(m, cls, "norm", &norm_any, nb::arg("p") = "fro", nb::arg("dim") = nb::none(), nb::arg("keepdim") = false,
@@ -183,18 +165,19 @@ void bind_ops_reduce(nb::module_& m, TensorClass& cls) {
     auto d = dims_arg(dim, "count_nonzero");
     return count_nonzero(a, d ? IntArrayRef(*d) : IntArrayRef());
   }, nb::arg("dim") = nb::none());
-  def_both(m, cls, "median", [](const Tensor& a) {
-    EMBER_CHECK(a.numel() > 0, "median() input tensor cannot be empty");
-    // The lower of the two middle values for an even count, as torch.
-    Tensor sorted = std::get<0>(sort(a.reshape({-1}), 0, false, false));
-    return sorted.select(0, (a.numel() - 1) / 2);
-  });
+  def_both(m, cls, "median", [](const Tensor& a) { return median(a); });
   def_both(m, cls, "median", [](const Tensor& a, int64_t dim, bool keepdim) {
-    int64_t n = a.dim() == 0 ? 1 : a.size(dim);
-    return kth(a, (n - 1) / 2 + 1, dim, keepdim, "median");
+    auto [v, i] = median(a, dim, keepdim);
+    return return_pair("median", v, i);
+  }, nb::arg("dim"), nb::arg("keepdim") = false);
+  def_both(m, cls, "nanmedian", [](const Tensor& a) { return nanmedian(a); });
+  def_both(m, cls, "nanmedian", [](const Tensor& a, int64_t dim, bool keepdim) {
+    auto [v, i] = nanmedian(a, dim, keepdim);
+    return return_pair("nanmedian", v, i);
   }, nb::arg("dim"), nb::arg("keepdim") = false);
   def_both(m, cls, "kthvalue", [](const Tensor& a, int64_t k, int64_t dim, bool keepdim) {
-    return kth(a, k, dim, keepdim, "kthvalue");
+    auto [v, i] = kthvalue(a, k, dim, keepdim);
+    return return_pair("kthvalue", v, i);
   }, nb::arg("k"), nb::arg("dim") = -1, nb::arg("keepdim") = false);
 
   // ---- scans and normalisations
@@ -207,16 +190,9 @@ void bind_ops_reduce(nb::module_& m, TensorClass& cls) {
   def_both(m, cls, "log_softmax", [](const Tensor& a, int64_t dim, OptDT dtype) {
     return log_softmax(a, dim, dtype);
   }, nb::arg("dim"), nb::arg("dtype") = nb::none());
-  def_both(m, cls, "diff", [](const Tensor& a, int64_t n, int64_t dim) {
-    Tensor out = a;
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t len = out.size(dim);
-      if (len == 0) break;
-      out = out.dtype() == kBool ? logical_xor(out.narrow(dim, 1, len - 1), out.narrow(dim, 0, len - 1))
-                                 : sub(out.narrow(dim, 1, len - 1), out.narrow(dim, 0, len - 1));
-    }
-    return out;
-  }, nb::arg("n") = 1, nb::arg("dim") = -1);
+  def_both(m, cls, "diff", [](const Tensor& a, int64_t n, int64_t dim, const std::optional<Tensor>& prepend,
+                              const std::optional<Tensor>& append) { return diff(a, n, dim, prepend, append); },
+           nb::arg("n") = 1, nb::arg("dim") = -1, nb::arg("prepend") = nb::none(), nb::arg("append") = nb::none());
 
   // ---- sorting and searching
   def_both(m, cls, "sort", [](const Tensor& a, int64_t dim, bool descending, bool stable) {
@@ -226,7 +202,7 @@ void bind_ops_reduce(nb::module_& m, TensorClass& cls) {
   def_both(m, cls, "argsort", [](const Tensor& a, int64_t dim, bool descending, bool stable) {
     return argsort(a, dim, descending, stable);
   }, nb::arg("dim") = -1, nb::arg("descending") = false, nb::arg("stable") = false);
-  def_both(m, cls, "msort", [](const Tensor& a) { return std::get<0>(sort(a, 0, false, false)); });
+  def_both(m, cls, "msort", [](const Tensor& a) { return msort(a); });
   def_both(m, cls, "topk", [](const Tensor& a, int64_t k, int64_t dim, bool largest, bool sorted) {
     auto [v, i] = topk(a, k, dim, largest, sorted);
     return return_pair("topk", v, i);
@@ -243,12 +219,10 @@ void bind_ops_reduce(nb::module_& m, TensorClass& cls) {
     return bincount(a, weights, minlength);
   }, nb::arg("weights") = nb::none(), nb::arg("minlength") = 0);
   def_both(m, cls, "nonzero", [](const Tensor& a, bool as_tuple) -> nb::object {
-    Tensor nz = nonzero_any(a);
-    if (!as_tuple) return nb::cast(nz);
-    if (a.dim() == 0) return tensor_tuple({nz.reshape({-1})});  // torch: one index tensor for a 0-dim input
-    return tensor_tuple(nz.unbind(1));
+    if (as_tuple) return tensor_tuple(nonzero_numpy(a));
+    return nb::cast(nonzero(a));
   }, nb::kw_only(), nb::arg("as_tuple") = false);
-  def_both(m, cls, "argwhere", [](const Tensor& a) { return nonzero(a); });
+  def_both(m, cls, "argwhere", [](const Tensor& a) { return argwhere(a); });
 }
 
 }  // namespace ember::python

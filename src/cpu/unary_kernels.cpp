@@ -136,6 +136,28 @@ template <class Fn> Tensor& unary_keep_into(Tensor& out, const Tensor& a, const 
   return out;
 }
 
+// round(decimals != 0), floating types only: PyTorch's round_decimals_kernel. 10^|decimals| is
+// computed in double and converted to the compute type once.
+Tensor& round_decimals_into(Tensor& out, const Tensor& a, int64_t decimals, const char* name) {
+  TensorIter it = TensorIter::unary_op(out, a, {.op_name = name});
+  visit_dtype<kFloatTypes>(it.compute_dtype(), "round_cpu", [&]<class T>() {
+    const bool negative = decimals < 0;
+    const T ten_pow = T(std::pow(10.0, std::fabs(double(decimals))));
+    cpu_kernel(it, [ten_pow, negative](T x) -> T {
+      return negative ? round_fn::f(x / ten_pow) * ten_pow : round_fn::f(x * ten_pow) / ten_pow;
+    });
+  });
+  out = it.output();
+  return out;
+}
+Tensor round_decimals_cpu(const Tensor& a, int64_t decimals) {
+  Tensor out;
+  return round_decimals_into(out, a, decimals, "round");
+}
+Tensor& round_decimals_inplace_cpu(Tensor& a, int64_t decimals) { return round_decimals_into(a, a, decimals, "round_"); }
+EMBER_REGISTER_KERNEL(round_decimals, CPU, round_decimals_cpu);
+EMBER_REGISTER_KERNEL(round_decimals_, CPU, round_decimals_inplace_cpu);
+
 #define EMBER_KEEP_KERNELS(n)                                                              \
   Tensor n##_cpu(const Tensor& a) { Tensor out; return unary_keep_into<n##_fn>(out, a, #n); } \
   Tensor& n##_inplace_cpu(Tensor& a) { return unary_keep_into<n##_fn>(a, a, #n "_"); }        \

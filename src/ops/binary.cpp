@@ -37,6 +37,7 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 }
 Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return sub(a, wrap(b, a), alpha); }
 Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return sub(wrap(b, a), a, alpha); }
+Tensor rsub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return sub(b, a, alpha); }
 Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
   EMBER_CHECK(self.dtype() != DType::Bool || other.dtype() != DType::Bool,
               "Subtraction, the `-` operator, with two bool tensors is not supported. "
@@ -84,6 +85,9 @@ Tensor remainder(const Tensor& a, const Tensor& b) { return ops::remainder()(a, 
 Tensor remainder(const Tensor& a, const Scalar& b) { return remainder(a, wrap(b, a)); }
 Tensor fmod(const Tensor& a, const Tensor& b) { return ops::fmod()(a, b); }
 Tensor fmod(const Tensor& a, const Scalar& b) { return fmod(a, wrap(b, a)); }
+Tensor& floor_divide_(Tensor& self, const Tensor& other) { return bumped(ops::floor_divide_()(self, other)); }
+Tensor& remainder_(Tensor& self, const Tensor& other) { return bumped(ops::remainder_()(self, other)); }
+Tensor& fmod_(Tensor& self, const Tensor& other) { return bumped(ops::fmod_()(self, other)); }
 
 // ---------------------------------------------------------------- pow, maximum, minimum, atan2
 Tensor pow(const Tensor& a, const Tensor& b) {
@@ -99,6 +103,36 @@ Tensor& pow_(Tensor& self, const Tensor& exponent) {
 Tensor maximum(const Tensor& a, const Tensor& b) { return ops::maximum()(a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return ops::minimum()(a, b); }
 Tensor atan2(const Tensor& a, const Tensor& b) { return ops::atan2()(a, b); }
+Tensor& atan2_(Tensor& self, const Tensor& other) { return bumped(ops::atan2_()(self, other)); }
+
+// float_power: pow in float64 (the exponent too, so an integer exponent cannot round).
+Tensor float_power(const Tensor& a, const Tensor& b) { return pow(a.to(kFloat64), b.to(kFloat64)); }
+Tensor float_power(const Tensor& a, const Scalar& b) { return pow(a.to(kFloat64), Scalar(b.to_double())); }
+Tensor float_power(const Scalar& a, const Tensor& b) { return pow(Scalar(a.to_double()), b.to(kFloat64)); }
+
+// fmax/fmin pick self where it wins, ties included, or where other is NaN; so NaN results only
+// where both are NaN, and the gradient of a tie goes to self (as PyTorch's formula).
+Tensor fmax(const Tensor& a, const Tensor& b) { return where(logical_or(ge(a, b), isnan(b)), a, b); }
+Tensor fmin(const Tensor& a, const Tensor& b) { return where(logical_or(le(a, b), isnan(b)), a, b); }
+
+Tensor hypot(const Tensor& a, const Tensor& b) {
+  DType t = result_type(a, b);
+  EMBER_CHECK(is_floating(t), "\"hypot_cpu\" not implemented for '", scalar_type_name(t), "'");
+  return sqrt(add(mul(a, a), mul(b, b)));
+}
+
+Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return add(self, mul(t1, t2), value);
+}
+Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  EMBER_CHECK(!(is_integral(t1.dtype(), true) && is_integral(t2.dtype(), true)),
+              "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform "
+              "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as "
+              "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
+              "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter "
+              "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+  return add(self, div(t1, t2), value);
+}
 
 // ---------------------------------------------------------------- bitwise (integers and bool)
 Tensor bitwise_and(const Tensor& a, const Tensor& b) { return ops::bitwise_and()(a, b); }
@@ -110,6 +144,17 @@ Tensor bitwise_xor(const Tensor& a, const Scalar& b) { return bitwise_xor(a, wra
 Tensor bitwise_not(const Tensor& a) { return ops::bitwise_not()(a); }
 Tensor bitwise_left_shift(const Tensor& a, const Tensor& b) { return ops::bitwise_left_shift()(a, b); }
 Tensor bitwise_right_shift(const Tensor& a, const Tensor& b) { return ops::bitwise_right_shift()(a, b); }
+Tensor bitwise_left_shift(const Tensor& a, const Scalar& b) { return bitwise_left_shift(a, wrap(b, a)); }
+Tensor bitwise_left_shift(const Scalar& a, const Tensor& b) { return bitwise_left_shift(wrap(a, b), b); }
+Tensor bitwise_right_shift(const Tensor& a, const Scalar& b) { return bitwise_right_shift(a, wrap(b, a)); }
+Tensor bitwise_right_shift(const Scalar& a, const Tensor& b) { return bitwise_right_shift(wrap(a, b), b); }
+Tensor& bitwise_and_(Tensor& self, const Tensor& other) { return bumped(ops::bitwise_and_()(self, other)); }
+Tensor& bitwise_or_(Tensor& self, const Tensor& other) { return bumped(ops::bitwise_or_()(self, other)); }
+Tensor& bitwise_xor_(Tensor& self, const Tensor& other) { return bumped(ops::bitwise_xor_()(self, other)); }
+Tensor& bitwise_left_shift_(Tensor& self, const Tensor& other) { return bumped(ops::bitwise_left_shift_()(self, other)); }
+Tensor& bitwise_right_shift_(Tensor& self, const Tensor& other) {
+  return bumped(ops::bitwise_right_shift_()(self, other));
+}
 
 // ---------------------------------------------------------------- where, clamp, lerp
 namespace {

@@ -154,6 +154,45 @@ Tensor& bernoulli_(Tensor& self, double p, Generator* gen) {
   return self;
 }
 
+// The default range of random_(): PyTorch's [0, 2^digits] for floating dtypes (every integer
+// in it is exact) and [0, max] for integers.
+Tensor& random_(Tensor& self, Generator* gen) {
+  int64_t to;
+  switch (self.dtype()) {
+    case kBool: to = 2; break;
+    case kUInt8: to = 256; break;
+    case kInt8: to = 128; break;
+    case kInt16: to = int64_t(1) << 15; break;
+    case kInt32: to = int64_t(1) << 31; break;
+    case kFloat16: to = (int64_t(1) << 11) + 1; break;
+    case kBFloat16: to = (int64_t(1) << 8) + 1; break;
+    case kFloat32: to = (int64_t(1) << 24) + 1; break;
+    case kFloat64: to = (int64_t(1) << 53) + 1; break;
+    default: to = INT64_MAX; break;
+  }
+  return random_(self, 0, to, gen);
+}
+Tensor& random_(Tensor& self, int64_t to, Generator* gen) { return random_(self, 0, to, gen); }
+
+Tensor& bernoulli_(Tensor& self, const Tensor& p, Generator* gen) {
+  Tensor draws = bernoulli(p.to(is_floating(self.dtype()) ? self.dtype() : kFloat32).expand(self.sizes()), gen);
+  return self.copy_(draws);
+}
+Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
+  Tensor out = empty_like(self);
+  return bernoulli_(out, p, gen);
+}
+
+Tensor& exponential_(Tensor& self, double lambd, Generator* gen) {
+  EMBER_CHECK(lambd > 0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
+  Tensor u = rand(self.sizes(), {.dtype = is_floating(self.dtype()) ? self.dtype() : kFloat64}, gen);
+  return self.copy_(div(neg(log1p(neg(u))), Scalar(lambd)));
+}
+Tensor& log_normal_(Tensor& self, double mean, double std, Generator* gen) {
+  normal_(self, mean, std, gen);
+  return exp_(self);
+}
+
 namespace {
 void check_float(const char* op, DType t) {
   EMBER_CHECK(is_floating(t), '"', op, "\" not implemented for '", scalar_type_name(t), "'");
@@ -176,6 +215,20 @@ Tensor normal(double mean, double std, IntArrayRef size, TensorOptions opts, Gen
   NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   Tensor t = empty(size, opts);
   return normal_(t, mean, std, gen);
+}
+// One standard normal draw per element of the broadcast shape, scaled and shifted: the
+// gradient flows to mean and std as PyTorch's (normal is std * noise + mean there too).
+Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen) {
+  DType t = promote_types(mean.dtype(), std.dtype());
+  EMBER_CHECK(is_floating(t), "normal expects floating-point mean and std, got ", scalar_type_name(t));
+  Tensor noise = randn(broadcast_shapes(mean.sizes(), std.sizes()), {.dtype = t, .device = mean.device()}, gen);
+  return add(mul(noise, std), mean);
+}
+Tensor normal(const Tensor& mean, double std, Generator* gen) {
+  return normal(mean, full({}, std, {.dtype = mean.dtype(), .device = mean.device()}), gen);
+}
+Tensor normal(double mean, const Tensor& std, Generator* gen) {
+  return normal(full({}, mean, {.dtype = std.dtype(), .device = std.device()}), std, gen);
 }
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, TensorOptions opts, Generator* gen) {
   NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end

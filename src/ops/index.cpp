@@ -70,6 +70,54 @@ Tensor index_fill(const Tensor& a, int64_t dim, const Tensor& index, const Scala
 }
 
 Tensor index(const Tensor& a, ArrayRef<std::optional<Tensor>> indices) { return ops::index()(a, indices); }
+// A tensor value must be 0-dim: it fills as a number (its gradient is not tracked).
+Tensor index_fill(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& value) {
+  EMBER_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  return index_fill(a, dim, index, value.item());
+}
+
+Tensor scatter(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) {
+  EMBER_CHECK(reduce == "add" || reduce == "multiply", "reduce argument must be either add or multiply.");
+  EMBER_CHECK(reduce == "add", "scatter(): reduce='multiply' is not supported by ember");
+  return scatter_add(a, dim, index, src);
+}
+Tensor scatter(const Tensor& a, int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce) {
+  EMBER_CHECK(reduce == "add" || reduce == "multiply", "reduce argument must be either add or multiply.");
+  EMBER_CHECK(false, "scatter(): reduce='", reduce, "' with a scalar value is not supported by ember");
+  return a;
+}
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) {
+  EMBER_CHECK(reduce == "add" || reduce == "multiply", "reduce argument must be either add or multiply.");
+  EMBER_CHECK(reduce == "add", "scatter_(): reduce='multiply' is not supported by ember");
+  return scatter_add_(dim, index, src);
+}
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce) {
+  EMBER_CHECK(reduce == "add" || reduce == "multiply", "reduce argument must be either add or multiply.");
+  EMBER_CHECK(false, "scatter_(): reduce='", reduce, "' with a scalar value is not supported by ember");
+  return *this;
+}
+
+Tensor take(const Tensor& a, const Tensor& index) {
+  EMBER_CHECK(index.dtype() == kInt64, "take(): Expected a long tensor for index, but got ",
+              scalar_type_name(index.dtype()));
+  return index_select(a.reshape({-1}), 0, index.reshape({-1})).reshape(index.sizes());
+}
+
+Tensor take_along_dim(const Tensor& a, const Tensor& index, std::optional<int64_t> dim) {
+  if (!dim) return gather(a.reshape({-1}), 0, index.reshape({-1}));
+  EMBER_CHECK(a.dim() == index.dim(), "torch.take_along_dim(): input and indices should have the same number of "
+              "dimensions, but got ", a.dim(), " dimensions for input, and ", index.dim(), " dimensions for indices");
+  EMBER_CHECK(index.dtype() == kInt64, "torch.take_along_dim(): dtype of indices should be Long but got ",
+              scalar_type_name(index.dtype()));
+  int64_t d = wrap_dim(*dim, a.dim());
+  // Broadcast in every dim but d, where each keeps its own length.
+  Shape a_sizes = a.sizes(), i_sizes = index.sizes();
+  if (a.dim() > 0) a_sizes[size_t(d)] = index.size(d), i_sizes[size_t(d)] = a.size(d);
+  Tensor ib = index.expand(broadcast_shapes(a_sizes, index.sizes()));
+  Tensor ab = a.expand(broadcast_shapes(i_sizes, a.sizes()));
+  return gather(ab, d, ib);
+}
 
 Tensor index_put(const Tensor& a, ArrayRef<std::optional<Tensor>> indices, const Tensor& values, bool accumulate) {
   Tensor out = a.clone();
@@ -114,6 +162,10 @@ Tensor masked_select(const Tensor& a, const Tensor& mask) {
 }
 
 Tensor nonzero(const Tensor& a) { return ops::nonzero()(a); }
+std::vector<Tensor> nonzero_numpy(const Tensor& a) {
+  return nonzero(a.dim() == 0 ? a.unsqueeze(0) : a).unbind(1);
+}
+Tensor argwhere(const Tensor& a) { return nonzero(a); }
 
 Tensor bincount(const Tensor& a, const std::optional<Tensor>& weights, int64_t minlength) {
   return ops::bincount()(a, weights, minlength);

@@ -146,6 +146,31 @@ Tensor outer(const Tensor& a, const Tensor& b) {
   return mul(a.unsqueeze(1), b);
 }
 
+// tensordot over the last dims: every row of a (as a matrix) against every row of b.
+Tensor inner(const Tensor& a, const Tensor& b) {
+  if (a.dim() == 0 || b.dim() == 0) return mul(a, b);
+  EMBER_CHECK(a.size(-1) == b.size(-1), "inner() the last dimension must match on both input tensors but got shapes ",
+              a.sizes(), " and ", b.sizes());
+  int64_t n = a.size(-1);
+  Shape out(a.sizes().begin(), a.sizes().end() - 1);
+  out.insert(out.end(), b.sizes().begin(), b.sizes().end() - 1);
+  return matmul(a.reshape({-1, n}), b.reshape({-1, n}).t()).reshape(out);
+}
+
+Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
+  EMBER_CHECK(mat.dim() == 2 && vec.dim() == 1 && self.dim() <= 1, "vector + matrix @ vector expected, got ",
+              self.dim(), ", ", mat.dim(), ", ", vec.dim());
+  Tensor prod = mv(mat, vec);
+  // beta == 0: self is not read, so NaN or inf in it does not propagate (as PyTorch).
+  if (beta.to_double() == 0.0) return mul(prod, alpha).expand(broadcast_shapes(self.sizes(), prod.sizes()));
+  return add(mul(self, beta), prod, alpha);
+}
+
+Tensor trace(const Tensor& a) {
+  EMBER_CHECK(a.dim() == 2, "trace: expected a matrix, but got tensor with dim ", a.dim());
+  return sum(diagonal(a, 0, 0, 1));
+}
+
 namespace {
 
 // Batch dims of a matmul operand can be folded into its rows (a view, no copy): each batch

@@ -82,6 +82,9 @@ EMBER_OP(gelu, Tensor(const Tensor&, const std::string&))
 // backward is built (create_graph composes it from differentiable ops, src/ops/unary.cpp).
 EMBER_OP(gelu_backward, Tensor(const Tensor&, const Tensor&, const std::string&))
 EMBER_OP(leaky_relu, Tensor(const Tensor&, const Scalar&))
+// round(decimals != 0): x * 10^d rounded half to even, divided back (d < 0: the other way round).
+EMBER_OP(round_decimals, Tensor(const Tensor&, int64_t))
+EMBER_OP(round_decimals_, Tensor&(Tensor&, int64_t))
 EMBER_OP(logical_not, Tensor(const Tensor&))
 EMBER_OP(bitwise_not, Tensor(const Tensor&))
 EMBER_OP(isnan, Tensor(const Tensor&))
@@ -107,6 +110,17 @@ EMBER_OP(cumsum, Tensor(const Tensor&, int64_t, std::optional<DType>))
 EMBER_OP(cumprod, Tensor(const Tensor&, int64_t, std::optional<DType>))
 EMBER_OP(softmax, Tensor(const Tensor&, int64_t, std::optional<DType>))
 EMBER_OP(log_softmax, Tensor(const Tensor&, int64_t, std::optional<DType>))
+
+// ---- reductions by selection (median, kthvalue) (order_stats.cpp, cpu/order_stats_kernels.cpp)
+// Along one (wrapped) dim, (values, indices): the k-th smallest (1-based) / the lower median /
+// the lower median of the non-NaN values, NaN ordered as the largest value, ties by position.
+EMBER_OP(kthvalue, std::tuple<Tensor, Tensor>(const Tensor&, int64_t, int64_t, bool))
+EMBER_OP(median_dim, std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool))
+EMBER_OP(nanmedian_dim, std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool))
+// Over every element, 0-dim; NaN for an empty input. CompositeBackend kernels (through the
+// dim forms on the flattened input), so a new device needs only the three above.
+EMBER_OP(median, Tensor(const Tensor&))
+EMBER_OP(nanmedian, Tensor(const Tensor&))
 
 // ---- linear algebra (linalg.cpp, cpu/blas_kernels.cpp)
 EMBER_OP(mm, Tensor(const Tensor&, const Tensor&))

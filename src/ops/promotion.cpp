@@ -69,6 +69,12 @@ DType result_type(const Tensor& a, const Scalar& b) {
   return compute_result_type({a, wrapped_scalar(b)});
 }
 
+Shape broadcast_shapes(const std::vector<Shape>& shapes) {
+  Shape out;
+  for (const Shape& s : shapes) out = broadcast_shapes(out, s);
+  return out;
+}
+
 std::vector<Tensor> broadcast_tensors(TensorList tensors) {
   Shape shape;
   for (size_t i = 0; i < tensors.size(); ++i)

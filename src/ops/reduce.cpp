@@ -26,6 +26,13 @@ Tensor sum(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DType>
   return ops::sum()(a, dims, keepdim, dtype);
 }
 
+// NaN counted as 0: the gradient is 0 at NaN inputs (where's), as PyTorch's nansum.
+Tensor nansum(const Tensor& a, std::optional<DType> dtype) { return nansum(a, {}, false, dtype); }
+Tensor nansum(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  Tensor x = is_floating(a.dtype()) ? where(isnan(a), Scalar(0), a) : a;
+  return sum(x, dims, keepdim, dtype);
+}
+
 Tensor mean(const Tensor& a, std::optional<DType> dtype) { return mean(a, {}, false, dtype); }
 Tensor mean(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
   if (dtype) {
@@ -62,6 +69,17 @@ std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim) { ret
 Tensor amax(const Tensor& a, IntArrayRef dims, bool keepdim) { return ops::amax()(a, dims, keepdim); }
 Tensor amin(const Tensor& a, IntArrayRef dims, bool keepdim) { return ops::amin()(a, dims, keepdim); }
 
+std::tuple<Tensor, Tensor> aminmax(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
+  if (!dim) {
+    EMBER_CHECK(a.numel() > 0, "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                "identity.");
+    return {amin(a, {}, keepdim), amax(a, {}, keepdim)};
+  }
+  int64_t d = reduce::wrap_dim(*dim, a.dim());
+  if (a.dim() > 0) EMBER_CHECK_INDEX(a.size(d) != 0, "aminmax: Expected reduction dim ", d, " to have non-zero size.");
+  return {amin(a, {d}, keepdim), amax(a, {d}, keepdim)};
+}
+
 Tensor argmax(const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return ops::argmax()(a, dim, keepdim); }
 Tensor argmin(const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return ops::argmin()(a, dim, keepdim); }
 
@@ -75,9 +93,34 @@ Tensor std(const Tensor& a, IntArrayRef dims, bool unbiased, bool keepdim) {
   return sqrt(var(a, dims, unbiased, keepdim));
 }
 
+// An integral correction goes to the kernel; another one rescales the population variance by
+// N / (N - correction), the divisor clamped at 0 as PyTorch's.
+Tensor var(const Tensor& a, IntArrayRef dims, const std::optional<Scalar>& correction, bool keepdim) {
+  check_var_input(a);
+  double c = correction ? correction->to_double() : 1.0;
+  if (c == std::floor(c) && std::abs(c) < 9e15) return ops::var()(a, dims, int64_t(c), keepdim);
+  Tensor v = ops::var()(a, dims, 0, keepdim);
+  double n = double(reduce::reduced_numel(a.sizes(), reduce::dim_mask(dims, a.dim())));
+  return v * (n / std::max(n - c, 0.0));
+}
+Tensor std(const Tensor& a, IntArrayRef dims, const std::optional<Scalar>& correction, bool keepdim) {
+  return sqrt(var(a, dims, correction, keepdim));
+}
+std::tuple<Tensor, Tensor> var_mean(const Tensor& a, IntArrayRef dims, const std::optional<Scalar>& correction,
+                                    bool keepdim) {
+  return {var(a, dims, correction, keepdim), mean(a, dims, keepdim)};
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& a, IntArrayRef dims, const std::optional<Scalar>& correction,
+                                    bool keepdim) {
+  return {std(a, dims, correction, keepdim), mean(a, dims, keepdim)};
+}
+
 Tensor norm(const Tensor& a, const Scalar& p) { return ops::norm()(a, p, {}, false); }
 Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
   return ops::norm()(a, p, dims, keepdim);
+}
+Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim, DType dtype) {
+  return ops::norm()(a.to(dtype), p, dims, keepdim);
 }
 
 // log(sum(exp(x - m))) + m with m the max over dims; rows whose max is infinite use m = 0 so
@@ -105,11 +148,13 @@ Tensor any(const Tensor& a, int64_t dim, bool keepdim) {
   int64_t d = reduce::wrap_dim(dim, a.dim());
   return ops::any()(a, {d}, keepdim);
 }
+Tensor any(const Tensor& a, IntArrayRef dims, bool keepdim) { return ops::any()(a, dims, keepdim); }
 Tensor all(const Tensor& a) { return ops::all()(a, {}, false); }
 Tensor all(const Tensor& a, int64_t dim, bool keepdim) {
   int64_t d = reduce::wrap_dim(dim, a.dim());
   return ops::all()(a, {d}, keepdim);
 }
+Tensor all(const Tensor& a, IntArrayRef dims, bool keepdim) { return ops::all()(a, dims, keepdim); }
 
 Tensor count_nonzero(const Tensor& a, IntArrayRef dims) {
   Tensor nz = empty(a.sizes(), {.dtype = kBool, .device = a.device()});
@@ -120,6 +165,47 @@ Tensor count_nonzero(const Tensor& a, IntArrayRef dims) {
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype) { return ops::cumsum()(a, dim, dtype); }
 Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype) { return ops::cumprod()(a, dim, dtype); }
 
+namespace {
+// prepend/append must match the input in every dim but the differencing one.
+void check_diff_operand(const Tensor& a, const std::optional<Tensor>& other, int64_t dim) {
+  if (!other) return;
+  EMBER_CHECK(other->dim() == a.dim(), "diff expects prepend or append to be the same dimension as input");
+  for (int64_t i = 0; i < other->dim(); ++i) {
+    if (i == dim) continue;
+    EMBER_CHECK(other->size(i) == a.size(i), "diff expects the shape of tensor to prepend or append to match that "
+                "of input except along the differencing dimension; input.size(", i, ") = ", a.size(i),
+                ", but got tensor.size(", i, ") = ", other->size(i));
+  }
+}
+}  // namespace
+
+// n-th forward difference along dim (logical_xor for bool), after prepend/append are joined
+// on; composed of differentiable ops. n beyond the length leaves an empty dim, as PyTorch.
+Tensor diff(const Tensor& a, int64_t n, int64_t dim, const std::optional<Tensor>& prepend,
+            const std::optional<Tensor>& append) {
+  EMBER_CHECK(a.dim() >= 1, "diff expects input to be at least one-dimensional");
+  EMBER_CHECK(n >= 0, "order must be non-negative but got ", n);
+  int64_t d = reduce::wrap_dim(dim, a.dim());
+  check_diff_operand(a, prepend, d);
+  check_diff_operand(a, append, d);
+  if (n == 0) return a.clone();
+  Tensor out = a;
+  if (prepend || append) {
+    std::vector<Tensor> parts;
+    if (prepend) parts.push_back(*prepend);
+    parts.push_back(a);
+    if (append) parts.push_back(*append);
+    out = cat(parts, d);
+  }
+  n = std::min(n, out.size(d));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t len = out.size(d) - 1;
+    Tensor hi = out.narrow(d, 1, len), lo = out.narrow(d, 0, len);
+    out = out.dtype() == kBool ? logical_xor(hi, lo) : sub(hi, lo);
+  }
+  return out;
+}
+
 }  // namespace ember
 
 // ---------------------------------------------------------------- gradients
@@ -127,6 +213,7 @@ Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype) { retur
 // ops, so they are differentiable again (double backward). A reduced gradient is first brought
 // back to keepdim shape, then broadcast over the reduced dims.
 #include "autograd/record.h"
+#include "ops/reduce_backward.h"
 
 namespace ember {
 namespace {
@@ -254,30 +341,16 @@ Tensor amin_ag(const Tensor& a, IntArrayRef dims, bool keepdim) {
   return out;
 }
 
-// max(dim)/min(dim): the gradient goes to the position of the returned index.
-LambdaNode::Backward select_index_backward(Shape in_sizes, int64_t dim, bool keepdim) {
-  return [in_sizes = std::move(in_sizes), dim, keepdim](const variable_list& g, LambdaNode& n) -> variable_list {
-    if (in_sizes.empty()) return {g[0]};
-    Tensor indices = n.unpack(0);
-    uint64_t mask = uint64_t(1) << dim;
-    Tensor gk = unsqueeze_reduced(g[0], in_sizes, mask, keepdim);
-    Tensor ik = unsqueeze_reduced(indices, in_sizes, mask, keepdim);
-    Shape pos_shape(in_sizes.size(), 1);
-    pos_shape[size_t(dim)] = in_sizes[size_t(dim)];
-    Tensor positions = arange(in_sizes[size_t(dim)], {.dtype = kInt64, .device = g[0].device()}).view(pos_shape);
-    return {where(eq(positions, ik), gk.expand(in_sizes), 0.0)};
-  };
-}
 std::tuple<Tensor, Tensor> max_dim_ag(const Tensor& a, int64_t dim, bool keepdim) {
   auto [values, indices] = below_autograd([&] { return ops::max_dim()(a, dim, keepdim); });
   int64_t d = reduce::wrap_dim(dim, a.dim());
-  record("MaxBackward0", {a}, {values, indices}, {saved_output(indices)}, select_index_backward(a.sizes(), d, keepdim));
+  record("MaxBackward0", {a}, {values, indices}, {saved_output(indices)}, value_selecting_backward(a.sizes(), d, keepdim));
   return {values, indices};
 }
 std::tuple<Tensor, Tensor> min_dim_ag(const Tensor& a, int64_t dim, bool keepdim) {
   auto [values, indices] = below_autograd([&] { return ops::min_dim()(a, dim, keepdim); });
   int64_t d = reduce::wrap_dim(dim, a.dim());
-  record("MinBackward0", {a}, {values, indices}, {saved_output(indices)}, select_index_backward(a.sizes(), d, keepdim));
+  record("MinBackward0", {a}, {values, indices}, {saved_output(indices)}, value_selecting_backward(a.sizes(), d, keepdim));
   return {values, indices};
 }
 
@@ -397,9 +470,37 @@ EMBER_REGISTER_KERNEL(cumprod, Autograd, cumprod_ag);
 Tensor full_extremum(const Tensor& a, bool is_max) {
   Tensor out = below_autograd([&] { return is_max ? ops::amax()(a, {}, false) : ops::amin()(a, {}, false); });
   record(is_max ? "MaxBackward1" : "MinBackward1", {a}, {out}, {saved_input(a), saved_output(out)},
-         extremum_backward(reduce::dim_mask({}, a.dim()), false));
+         [](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {evenly_distribute_backward(g[0], n.unpack(0), n.unpack(1))};
+         });
   return out;
 }
 
 }  // namespace
+}  // namespace ember
+
+// ---------------------------------------------------------------- formulas shared with order_stats.cpp
+namespace ember {
+using autograd::LambdaNode;
+using autograd::variable_list;
+
+LambdaNode::Backward value_selecting_backward(Shape in_sizes, int64_t dim, bool keepdim) {
+  return [in_sizes = std::move(in_sizes), dim, keepdim](const variable_list& g, LambdaNode& n) -> variable_list {
+    if (in_sizes.empty()) return {g[0]};
+    Tensor indices = n.unpack(0);
+    Tensor gk = g[0], ik = indices;
+    if (!keepdim) gk = gk.unsqueeze(dim), ik = ik.unsqueeze(dim);
+    Shape pos_shape(in_sizes.size(), 1);
+    pos_shape[size_t(dim)] = in_sizes[size_t(dim)];
+    Tensor positions = arange(in_sizes[size_t(dim)], {.dtype = kInt64, .device = g[0].device()}).view(pos_shape);
+    return {where(eq(positions, ik), gk.expand(in_sizes), 0.0)};
+  };
+}
+
+Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& input, const Tensor& value) {
+  Tensor mask = logical_or(eq(input, value), logical_and(isnan(input), isnan(value)));
+  Tensor m = mask.to(grad.dtype());
+  return m * (grad / m.sum());
+}
+
 }  // namespace ember

@@ -306,6 +306,134 @@ Tensor triu(const Tensor& self, int64_t diagonal) {
   return ops::triu()(self, diagonal);
 }
 
+// ---------------------------------------------------------------- rearrangements composed of the above
+
+Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) {
+  EMBER_CHECK(source.size() == destination.size(), "movedim: Invalid source or destination dims: source (", source,
+              " dims) should contain the same number of dims as destination (", destination, " dims)");
+  int64_t n = self.dim();
+  std::vector<int64_t> order(size_t(std::max<int64_t>(n, 1)), -1);
+  std::vector<bool> used(order.size(), false);
+  for (size_t i = 0; i < source.size(); ++i) {
+    int64_t s = wrap_dim(source[i], n), d = wrap_dim(destination[i], n);
+    EMBER_CHECK(!used[size_t(s)], "movedim: repeated dim in `source` (", source, ")");
+    EMBER_CHECK(order[size_t(d)] == -1, "movedim: repeated dim in `destination` (", destination, ")");
+    order[size_t(d)] = s;
+    used[size_t(s)] = true;
+  }
+  if (n == 0) return self;
+  // The dims not moved fill the free destinations in their original order.
+  int64_t next = 0;
+  for (auto& o : order) {
+    if (o != -1) continue;
+    while (used[size_t(next)]) ++next;
+    o = next++;
+  }
+  return permute(self, order);
+}
+
+Tensor ravel(const Tensor& self) { return reshape(self, {-1}); }
+
+Tensor tile(const Tensor& self, IntArrayRef dims) {
+  std::vector<int64_t> reps(dims.begin(), dims.end());
+  if (int64_t(reps.size()) < self.dim()) reps.insert(reps.begin(), size_t(self.dim()) - reps.size(), 1);
+  return repeat(self, reps);
+}
+
+Tensor fliplr(const Tensor& self) {
+  EMBER_CHECK(self.dim() >= 2, "Input must be >= 2-d.");
+  return flip(self, {1});
+}
+Tensor flipud(const Tensor& self) {
+  EMBER_CHECK(self.dim() >= 1, "Input must be >= 1-d.");
+  return flip(self, {0});
+}
+
+Tensor rot90(const Tensor& self, int64_t k, IntArrayRef dims) {
+  const int64_t total_dims = self.dim(), total_rot_dims = int64_t(dims.size());
+  EMBER_CHECK(total_rot_dims == 2, "expected total rotation dims == 2, but got dims = ", total_rot_dims);
+  EMBER_CHECK(total_dims >= 2, "expected total dims >= 2, but got total dims = ", total_dims);
+  EMBER_CHECK(dims[0] != dims[1] && std::abs(dims[0] - dims[1]) != total_dims,
+              "expected rotation dims to be different, but got dim0 = ", dims[0], " and dim1 = ", dims[1]);
+  EMBER_CHECK(dims[0] < total_dims && dims[0] >= -total_dims, "Rotation dim0 out of range, dim0 = ", dims[0]);
+  EMBER_CHECK(dims[1] < total_dims && dims[1] >= -total_dims, "Rotation dim1 out of range, dim1 = ", dims[1]);
+  switch ((4 + (k % 4)) % 4) {
+    case 1: return flip(self, {dims[1]}).transpose(dims[0], dims[1]);
+    case 2: return flip(self, dims);
+    case 3: return flip(self, {dims[0]}).transpose(dims[0], dims[1]);
+    default: return clone(self);
+  }
+}
+
+Tensor atleast_1d(const Tensor& self) { return self.dim() == 0 ? self.reshape({1}) : self; }
+Tensor atleast_2d(const Tensor& self) {
+  if (self.dim() == 0) return self.reshape({1, 1});
+  return self.dim() == 1 ? self.unsqueeze(0) : self;
+}
+Tensor atleast_3d(const Tensor& self) {
+  if (self.dim() == 0) return self.reshape({1, 1, 1});
+  if (self.dim() == 1) return self.unsqueeze(0).unsqueeze(-1);
+  return self.dim() == 2 ? self.unsqueeze(-1) : self;
+}
+namespace {
+template <Tensor (*F)(const Tensor&)> std::vector<Tensor> each(TensorList tensors) {
+  std::vector<Tensor> out;
+  out.reserve(tensors.size());
+  for (const Tensor& t : tensors) out.push_back(F(t));
+  return out;
+}
+}  // namespace
+std::vector<Tensor> atleast_1d(TensorList tensors) { return each<atleast_1d>(tensors); }
+std::vector<Tensor> atleast_2d(TensorList tensors) { return each<atleast_2d>(tensors); }
+std::vector<Tensor> atleast_3d(TensorList tensors) { return each<atleast_3d>(tensors); }
+
+Tensor hstack(TensorList tensors) {
+  EMBER_CHECK(!tensors.empty(), "hstack expects a non-empty TensorList");
+  std::vector<Tensor> rep = atleast_1d(tensors);
+  return cat(rep, rep[0].dim() == 1 ? 0 : 1);
+}
+Tensor vstack(TensorList tensors) {
+  EMBER_CHECK(!tensors.empty(), "vstack expects a non-empty TensorList");
+  return cat(atleast_2d(tensors), 0);
+}
+Tensor dstack(TensorList tensors) {
+  EMBER_CHECK(!tensors.empty(), "dstack expects a non-empty TensorList");
+  return cat(atleast_3d(tensors), 2);
+}
+Tensor column_stack(TensorList tensors) {
+  EMBER_CHECK(!tensors.empty(), "column_stack expects a non-empty TensorList");
+  std::vector<Tensor> cols;
+  for (const Tensor& t : tensors) cols.push_back(t.dim() <= 1 ? t.reshape({t.numel(), 1}) : t);
+  return hstack(cols);
+}
+
+std::vector<Tensor> meshgrid(TensorList tensors, const std::string& indexing) {
+  EMBER_CHECK(!tensors.empty(), "meshgrid expects a non-empty TensorList");
+  for (size_t i = 0; i + 1 < tensors.size(); ++i) {
+    EMBER_CHECK(tensors[i].dtype() == tensors[i + 1].dtype(), "meshgrid expects all tensors to have the same dtype");
+    EMBER_CHECK(tensors[i].device() == tensors[i + 1].device(), "meshgrid expects all tensors to have the same device");
+  }
+  EMBER_CHECK(indexing == "ij" || indexing == "xy",
+              "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: ", indexing);
+  std::vector<Tensor> in(tensors.begin(), tensors.end());
+  // "xy" is "ij" with the first two inputs (and outputs) swapped.
+  bool swap = indexing == "xy" && in.size() >= 2;
+  if (swap) std::swap(in[0], in[1]);
+  Shape shape;
+  for (const Tensor& t : in) {
+    EMBER_CHECK(t.dim() <= 1, "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: ", t.sizes());
+    shape.push_back(t.numel());
+  }
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    Shape view_shape(in.size(), 1);
+    view_shape[i] = -1;
+    out.push_back(in[i].reshape(view_shape).expand(shape));
+  }
+  if (swap) std::swap(out[0], out[1]);
+  return out;
+}
+
 Tensor diag(const Tensor& self, int64_t diagonal) {
   EMBER_CHECK(self.dim() == 1 || self.dim() == 2, "diag(): Supports 1D or 2D tensors. Got ", self.dim(), "D");
   if (self.dim() == 2) return clone(ember::diagonal(self, diagonal));

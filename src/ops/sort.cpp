@@ -12,6 +12,8 @@ Tensor argsort(const Tensor& a, int64_t dim, bool descending, bool stable) {
   return std::get<1>(sort(a, dim, descending, stable));
 }
 
+Tensor msort(const Tensor& a) { return std::get<0>(sort(a, 0, false)); }
+
 std::tuple<Tensor, Tensor> topk(const Tensor& a, int64_t k, int64_t dim, bool largest, bool sorted) {
   return ops::topk()(a, k, dim, largest, sorted);
 }

@@ -140,6 +140,8 @@ EMBER_UNARY_METHOD_DEF(relu) EMBER_UNARY_METHOD_DEF(silu) EMBER_UNARY_METHOD_DEF
 EMBER_UNARY_METHOD_DEF(floor) EMBER_UNARY_METHOD_DEF(ceil) EMBER_UNARY_METHOD_DEF(round)
 EMBER_UNARY_METHOD_DEF(trunc) EMBER_UNARY_METHOD_DEF(frac)
 #undef EMBER_UNARY_METHOD_DEF
+Tensor Tensor::round(int64_t decimals) const { return ember::round(*this, decimals); }
+Tensor& Tensor::round_(int64_t decimals) { return ember::round_(*this, decimals); }
 Tensor Tensor::gelu(const std::string& a) const { return ember::gelu(*this, a); }
 Tensor Tensor::isnan() const { return ember::isnan(*this); }
 Tensor Tensor::isinf() const { return ember::isinf(*this); }
@@ -175,6 +177,16 @@ Tensor Tensor::cumsum(int64_t d, std::optional<DType> dt) const { return ember::
 Tensor Tensor::cumprod(int64_t d, std::optional<DType> dt) const { return ember::cumprod(*this, d, dt); }
 Tensor Tensor::softmax(int64_t d, std::optional<DType> dt) const { return ember::softmax(*this, d, dt); }
 Tensor Tensor::log_softmax(int64_t d, std::optional<DType> dt) const { return ember::log_softmax(*this, d, dt); }
+Tensor Tensor::diff(int64_t n, int64_t d, const std::optional<Tensor>& prepend, const std::optional<Tensor>& append) const {
+  return ember::diff(*this, n, d, prepend, append);
+}
+Tensor Tensor::median() const { return ember::median(*this); }
+std::tuple<Tensor, Tensor> Tensor::median(int64_t d, bool k) const { return ember::median(*this, d, k); }
+Tensor Tensor::nanmedian() const { return ember::nanmedian(*this); }
+std::tuple<Tensor, Tensor> Tensor::nanmedian(int64_t d, bool k) const { return ember::nanmedian(*this, d, k); }
+std::tuple<Tensor, Tensor> Tensor::kthvalue(int64_t k, int64_t d, bool keep) const {
+  return ember::kthvalue(*this, k, d, keep);
+}
 
 Tensor Tensor::matmul(const Tensor& o) const { return ember::matmul(*this, o); }
 Tensor Tensor::mm(const Tensor& o) const { return ember::mm(*this, o); }
@@ -212,6 +224,95 @@ Tensor& Tensor::bernoulli_(double p, Generator* g) { return ember::bernoulli_(*t
 Tensor Tensor::multinomial(int64_t n, bool r, Generator* g) const { return ember::multinomial(*this, n, r, g); }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
+
+// ---- methods of the ops moved out of the Python bindings (issue 14)
+Tensor Tensor::squeeze(IntArrayRef d) const { return ember::squeeze(*this, d); }
+Tensor Tensor::movedim(IntArrayRef s, IntArrayRef d) const { return ember::movedim(*this, s, d); }
+Tensor Tensor::ravel() const { return ember::ravel(*this); }
+Tensor Tensor::unfold(int64_t d, int64_t size, int64_t step) const { return ember::unfold(*this, d, size, step); }
+Tensor Tensor::tile(IntArrayRef d) const { return ember::tile(*this, d); }
+Tensor Tensor::fliplr() const { return ember::fliplr(*this); }
+Tensor Tensor::flipud() const { return ember::flipud(*this); }
+Tensor Tensor::rot90(int64_t k, IntArrayRef d) const { return ember::rot90(*this, k, d); }
+Tensor& Tensor::tril_(int64_t k) { return ember::tril_(*this, k); }
+Tensor& Tensor::triu_(int64_t k) { return ember::triu_(*this, k); }
+
+Tensor Tensor::float_power(const Tensor& e) const { return ember::float_power(*this, e); }
+Tensor Tensor::float_power(const Scalar& e) const { return ember::float_power(*this, e); }
+Tensor Tensor::fmax(const Tensor& o) const { return ember::fmax(*this, o); }
+Tensor Tensor::fmin(const Tensor& o) const { return ember::fmin(*this, o); }
+Tensor Tensor::hypot(const Tensor& o) const { return ember::hypot(*this, o); }
+Tensor Tensor::addcmul(const Tensor& a, const Tensor& b, const Scalar& v) const { return ember::addcmul(*this, a, b, v); }
+Tensor Tensor::addcdiv(const Tensor& a, const Tensor& b, const Scalar& v) const { return ember::addcdiv(*this, a, b, v); }
+Tensor& Tensor::floor_divide_(const Tensor& o) { return ember::floor_divide_(*this, o); }
+Tensor& Tensor::remainder_(const Tensor& o) { return ember::remainder_(*this, o); }
+Tensor& Tensor::fmod_(const Tensor& o) { return ember::fmod_(*this, o); }
+Tensor& Tensor::atan2_(const Tensor& o) { return ember::atan2_(*this, o); }
+Tensor& Tensor::hypot_(const Tensor& o) { return ember::hypot_(*this, o); }
+Tensor& Tensor::addcmul_(const Tensor& a, const Tensor& b, const Scalar& v) { return ember::addcmul_(*this, a, b, v); }
+Tensor& Tensor::addcdiv_(const Tensor& a, const Tensor& b, const Scalar& v) { return ember::addcdiv_(*this, a, b, v); }
+Tensor Tensor::bitwise_left_shift(const Scalar& o) const { return ember::bitwise_left_shift(*this, o); }
+Tensor Tensor::bitwise_right_shift(const Scalar& o) const { return ember::bitwise_right_shift(*this, o); }
+Tensor& Tensor::bitwise_and_(const Tensor& o) { return ember::bitwise_and_(*this, o); }
+Tensor& Tensor::bitwise_or_(const Tensor& o) { return ember::bitwise_or_(*this, o); }
+Tensor& Tensor::bitwise_xor_(const Tensor& o) { return ember::bitwise_xor_(*this, o); }
+Tensor& Tensor::bitwise_left_shift_(const Tensor& o) { return ember::bitwise_left_shift_(*this, o); }
+Tensor& Tensor::bitwise_right_shift_(const Tensor& o) { return ember::bitwise_right_shift_(*this, o); }
+Tensor& Tensor::bitwise_not_() { return ember::bitwise_not_(*this); }
+Tensor& Tensor::logical_and_(const Tensor& o) { return ember::logical_and_(*this, o); }
+Tensor& Tensor::logical_or_(const Tensor& o) { return ember::logical_or_(*this, o); }
+Tensor& Tensor::logical_xor_(const Tensor& o) { return ember::logical_xor_(*this, o); }
+Tensor& Tensor::logical_not_() { return ember::logical_not_(*this); }
+Tensor& Tensor::clamp_(const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) {
+  return ember::clamp_(*this, lo, hi);
+}
+Tensor& Tensor::lerp_(const Tensor& e, const Scalar& w) { return ember::lerp_(*this, e, w); }
+Tensor& Tensor::lerp_(const Tensor& e, const Tensor& w) { return ember::lerp_(*this, e, w); }
+Tensor& Tensor::nan_to_num_(std::optional<double> n, std::optional<double> p, std::optional<double> m) {
+  return ember::nan_to_num_(*this, n, p, m);
+}
+Tensor Tensor::isposinf() const { return ember::isposinf(*this); }
+Tensor Tensor::isneginf() const { return ember::isneginf(*this); }
+Tensor Tensor::isreal() const { return ember::isreal(*this); }
+Tensor Tensor::signbit() const { return ember::signbit(*this); }
+Tensor Tensor::positive() const { return ember::positive(*this); }
+
+Tensor& Tensor::random_(Generator* g) { return ember::random_(*this, g); }
+Tensor& Tensor::random_(int64_t to, Generator* g) { return ember::random_(*this, to, g); }
+Tensor& Tensor::bernoulli_(const Tensor& p, Generator* g) { return ember::bernoulli_(*this, p, g); }
+Tensor Tensor::bernoulli(double p, Generator* g) const { return ember::bernoulli(*this, p, g); }
+Tensor& Tensor::exponential_(double l, Generator* g) { return ember::exponential_(*this, l, g); }
+Tensor& Tensor::log_normal_(double m, double s, Generator* g) { return ember::log_normal_(*this, m, s, g); }
+
+Tensor Tensor::nansum(std::optional<DType> dt) const { return ember::nansum(*this, dt); }
+Tensor Tensor::nansum(IntArrayRef d, bool k, std::optional<DType> dt) const { return ember::nansum(*this, d, k, dt); }
+std::tuple<Tensor, Tensor> Tensor::aminmax(std::optional<int64_t> d, bool k) const { return ember::aminmax(*this, d, k); }
+Tensor Tensor::var(IntArrayRef d, const std::optional<Scalar>& c, bool k) const { return ember::var(*this, d, c, k); }
+Tensor Tensor::std(IntArrayRef d, const std::optional<Scalar>& c, bool k) const { return ember::std(*this, d, c, k); }
+Tensor Tensor::norm(const Scalar& p, IntArrayRef d, bool k, DType dt) const { return ember::norm(*this, p, d, k, dt); }
+Tensor Tensor::any(IntArrayRef d, bool k) const { return ember::any(*this, d, k); }
+Tensor Tensor::all(IntArrayRef d, bool k) const { return ember::all(*this, d, k); }
+
+Tensor Tensor::inner(const Tensor& o) const { return ember::inner(*this, o); }
+Tensor Tensor::addmv(const Tensor& m, const Tensor& v, const Scalar& b, const Scalar& a) const {
+  return ember::addmv(*this, m, v, b, a);
+}
+Tensor Tensor::trace() const { return ember::trace(*this); }
+Tensor& Tensor::addmm_(const Tensor& m1, const Tensor& m2, const Scalar& b, const Scalar& a) {
+  return ember::addmm_(*this, m1, m2, b, a);
+}
+
+Tensor Tensor::index_fill(int64_t d, const Tensor& i, const Tensor& v) const { return ember::index_fill(*this, d, i, v); }
+Tensor& Tensor::index_fill_(int64_t d, const Tensor& i, const Scalar& v) { return ember::index_fill_(*this, d, i, v); }
+Tensor& Tensor::index_fill_(int64_t d, const Tensor& i, const Tensor& v) { return ember::index_fill_(*this, d, i, v); }
+Tensor Tensor::scatter(int64_t d, const Tensor& i, const Tensor& s, const std::string& r) const {
+  return ember::scatter(*this, d, i, s, r);
+}
+Tensor Tensor::take(const Tensor& i) const { return ember::take(*this, i); }
+Tensor Tensor::take_along_dim(const Tensor& i, std::optional<int64_t> d) const { return ember::take_along_dim(*this, i, d); }
+Tensor& Tensor::masked_fill_(const Tensor& m, const Tensor& v) { return ember::masked_fill_(*this, m, v); }
+Tensor Tensor::argwhere() const { return ember::argwhere(*this); }
+Tensor Tensor::msort() const { return ember::msort(*this); }
 
 Tensor operator-(const Tensor& a) { return neg(a); }
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

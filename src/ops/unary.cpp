@@ -45,6 +45,14 @@ Tensor& square_(Tensor& a) {
   return bumped(ops::square_()(a));
 }
 
+// decimals 0 is plain round (which also takes integers); the scaled form is floating only.
+Tensor round(const Tensor& a, int64_t decimals) {
+  return decimals == 0 ? round(a) : ops::round_decimals()(a, decimals);
+}
+Tensor& round_(Tensor& a, int64_t decimals) {
+  return decimals == 0 ? round_(a) : bumped(ops::round_decimals_()(a, decimals));
+}
+
 Tensor gelu(const Tensor& a, const std::string& approximate) {
   EMBER_CHECK(approximate == "none" || approximate == "tanh",
               "approximate argument must be either none or tanh.");
@@ -63,6 +71,18 @@ Tensor nan_to_num(const Tensor& a, std::optional<double> nan, std::optional<doub
 Tensor isnan(const Tensor& a) { return ops::isnan()(a); }
 Tensor isinf(const Tensor& a) { return ops::isinf()(a); }
 Tensor isfinite(const Tensor& a) { return ops::isfinite()(a); }
+Tensor isposinf(const Tensor& a) { return logical_and(isinf(a), gt(a, 0)); }
+Tensor isneginf(const Tensor& a) { return logical_and(isinf(a), lt(a, 0)); }
+Tensor isreal(const Tensor& a) { return ones_like(a, {.dtype = kBool}); }
+// -0.0 counts as negative: it is the zero whose reciprocal is -inf.
+Tensor signbit(const Tensor& a) {
+  if (!is_floating(a.dtype())) return lt(a, 0);
+  return logical_or(lt(a, 0), logical_and(eq(a, 0), lt(reciprocal(a), 0)));
+}
+Tensor positive(const Tensor& a) {
+  EMBER_CHECK(a.dtype() != kBool, "The `+` operator, on a bool tensor is not supported.");
+  return a;
+}
 
 }  // namespace ember
 
@@ -197,6 +217,20 @@ Tensor gelu_autograd(const Tensor& a, const std::string& approximate) {
   return out;
 }
 
+// round(decimals): piecewise constant, zero gradient (RoundBackward1).
+Tensor round_decimals_autograd(const Tensor& a, int64_t decimals) {
+  Tensor out = below_autograd([&] { return ops::round_decimals()(a, decimals); });
+  record("RoundBackward1", {a}, {out}, {}, [](const variable_list& g, LambdaNode& n) -> variable_list {
+    return {grad_for(n, 0, [&] { return zeros_like(g[0]); })};
+  });
+  return out;
+}
+Tensor& round_decimals_inplace_autograd(Tensor& a, int64_t decimals) {
+  return record_inplace(a, false, [decimals](const Tensor& s) { return round_decimals_autograd(s, decimals); });
+}
+
+EMBER_REGISTER_KERNEL(round_decimals, Autograd, round_decimals_autograd);
+EMBER_REGISTER_KERNEL(round_decimals_, Autograd, round_decimals_inplace_autograd);
 EMBER_REGISTER_KERNEL(nan_to_num, Autograd, nan_to_num_autograd);
 EMBER_REGISTER_KERNEL(leaky_relu, Autograd, leaky_relu_autograd);
 EMBER_REGISTER_KERNEL(gelu, Autograd, gelu_autograd);

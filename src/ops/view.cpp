@@ -1,5 +1,6 @@
 // View ops: new windows onto the same storage (no copy). They only touch metadata, so one
 // device-agnostic kernel (CompositeBackend) serves every backend.
+#include <algorithm>
 #include <numeric>
 
 #include "ember/ops.h"
@@ -261,6 +262,37 @@ Tensor expand(const Tensor& self, IntArrayRef sizes) { return ops::expand()(self
 Tensor squeeze(const Tensor& self) { return ops::squeeze()(self); }
 Tensor squeeze(const Tensor& self, int64_t dim) { return ops::squeeze_dim()(self, dim); }
 Tensor unsqueeze(const Tensor& self, int64_t dim) { return ops::unsqueeze()(self, dim); }
+// The size-1 dims among dims (torch 2.0's squeeze.dims), squeezed last first so the remaining
+// indices stay valid.
+Tensor squeeze(const Tensor& self, IntArrayRef dims) {
+  std::vector<int64_t> wrapped;
+  for (int64_t d : dims) {
+    int64_t w = wrap_dim(d, self.dim());
+    EMBER_CHECK(std::find(wrapped.begin(), wrapped.end(), w) == wrapped.end(), "dim ", w,
+                " appears multiple times in the list of dims");
+    wrapped.push_back(w);
+  }
+  std::sort(wrapped.rbegin(), wrapped.rend());
+  Tensor out = self;
+  for (int64_t d : wrapped) out = squeeze(out, d);
+  return out;
+}
+// Windows of `size` every `step` along dim as a new last dim: an as_strided view.
+Tensor unfold(const Tensor& self, int64_t dim, int64_t size, int64_t step) {
+  int64_t d = wrap_dim(dim, self.dim());
+  int64_t max_size = self.dim() == 0 ? 1 : self.size(d);
+  EMBER_CHECK(size <= max_size, "maximum size for tensor at dimension ", d, " is ", max_size, " but size is ", size);
+  EMBER_CHECK(size >= 0, "size is ", size, " but must be >= 0");
+  EMBER_CHECK(step > 0, "step is ", step, " but must be > 0");
+  Shape sizes = self.sizes(), strides = self.strides();
+  sizes.push_back(size);
+  strides.push_back(self.dim() == 0 ? 1 : strides[size_t(d)]);
+  if (d < self.dim()) {
+    sizes[size_t(d)] = (sizes[size_t(d)] - size) / step + 1;
+    strides[size_t(d)] *= step;
+  }
+  return as_strided(self, sizes, strides, self.storage_offset());
+}
 Tensor select(const Tensor& self, int64_t dim, int64_t index) { return ops::select()(self, dim, index); }
 Tensor slice(const Tensor& self, int64_t dim, OptInt start, OptInt end, int64_t step) {
   return ops::slice()(self, dim, start, end, step);

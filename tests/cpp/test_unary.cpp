@@ -210,6 +210,52 @@ EMBER_DEVICE_TEST(UnaryKeep, RoundHalfToEven) {
   EXPECT_TRUE(std::signbit(round(tensor({-0.3})).item<double>()));
 }
 
+// round(decimals): PyTorch's formula, nearbyint(x * 10^d) / 10^d (d < 0: nearbyint(x / 10^-d) *
+// 10^-d), computed in the compute type (float for float32/float16/bfloat16, double for float64).
+EMBER_DEVICE_TEST(UnaryKeep, RoundDecimals) {
+  auto ref = [](double x, int64_t d, bool in_float) {
+    double p = std::pow(10.0, std::fabs(double(d)));
+    if (in_float) {
+      float pf = float(p), xf = float(x);
+      return double(d < 0 ? std::nearbyint(xf / pf) * pf : std::nearbyint(xf * pf) / pf);
+    }
+    return d < 0 ? std::nearbyint(x / p) * p : std::nearbyint(x * p) / p;
+  };
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  std::vector<double> v{1.2345, -2.5678, 0.125, 0.135, 1250.0, -1350.0, 2.5e-3, 1e30, nan, inf, -inf, -0.0, 0.0049};
+  for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16})
+    for (int64_t d : {1, 2, 3, -1, -2, 40})
+      for (Layout layout : {Layout::Contiguous, Layout::Strided}) {
+        SCOPED_TRACE(std::string(dtype_name(dt)) + " decimals " + std::to_string(d));
+        Tensor x = tensor(v, {.dtype = DType::Float64}).to(dt);
+        if (layout == Layout::Strided) x = x.repeat_interleave(2).slice(0, 0, std::nullopt, 2);
+        Tensor r = round(x, d);
+        EXPECT_EQ(r.dtype(), dt);
+        EXPECT_TRUE(close_to(r, ref_unary(ref_of(x), [&](double e) { return ref(e, d, dt != DType::Float64); })));
+        EXPECT_TRUE(r.allclose(x.round(d), 0.0, 0.0, /*equal_nan=*/true));  // the method forwards
+      }
+  // Halves go to even at the scaled position; decimals 0 is round() and also takes integers.
+  EXPECT_EQ(round(tensor({0.25, 0.35, -0.25}, {.dtype = DType::Float64}), 1).tolist<double>(),
+            (std::vector<double>{0.2, 0.4, -0.2}));
+  EXPECT_EQ(round(tensor({150.0, 250.0, -149.0}), -2).tolist<double>(), (std::vector<double>{200, 200, -100}));
+  EXPECT_TRUE(round(tensor({3, -7}), 0).equal(tensor({3, -7})));
+  EXPECT_THROW_MSG(round(tensor({3, -7}), 1), Error, "\"round_cpu\" not implemented for 'Long'");
+  // In place keeps self and bumps its version.
+  Tensor y = tensor({1.26, -0.04});
+  auto v0 = y._version();
+  Tensor& same = y.round_(1);
+  EXPECT_TRUE(same.is_same(y));
+  EXPECT_EQ(y._version(), v0 + 1);
+  EXPECT_TRUE(y.equal(tensor({1.3, -0.0})));
+  EXPECT_THROW_MSG(tensor({1, 2}).round_(2), Error, "not implemented for 'Long'");
+  // Piecewise constant: zero gradient, RoundBackward1.
+  Tensor g = tensor({0.123, 4.56}, {.dtype = DType::Float64}).requires_grad_();
+  Tensor out = round(g, 1);
+  EXPECT_EQ(out.grad_fn()->name(), "RoundBackward1");
+  (out * 3.0).sum().backward();
+  EXPECT_EQ(g.grad().tolist<double>(), (std::vector<double>{0, 0}));
+}
+
 EMBER_DEVICE_TEST(UnaryKeep, SpecialValues) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
   Tensor x = tensor({nan, inf, -inf, -0.0});

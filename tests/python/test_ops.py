@@ -628,3 +628,36 @@ def test_indexing_ops_against_torch(torch_ref):
             tout = out
     for e, t in zip(eout, tout):
         np.testing.assert_allclose(e.double().numpy(), t.double().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_bindings_forward_to_the_cpp_ops():
+    # The Python layer parses arguments and builds torch's return types; the ops are C++ ones.
+    x = T(np.array([[1.0, np.nan, 3.0], [4.0, 2.0, 0.0]], np.float32))
+    nm = x.nanmedian(1)
+    assert type(nm).__name__ == "nanmedian" and nm.values.tolist() == [1.0, 2.0] and nm.indices.tolist() == [0, 1]
+    assert math.isnan(ember.median(x).item()) and ember.nanmedian(x).item() == 2.0
+    assert ember.diff(T([1.0, 4.0, 9.0]), prepend=T([0.0]), append=T([16.0])).tolist() == [1, 3, 5, 7]
+    close(ember.round(T([1.2345, -2.5678]), decimals=2), [1.23, -2.57])
+    y = T([0.25, 0.35])
+    assert y.round_(decimals=1) is y
+    v = T(np.arange(5, dtype=np.float32))
+    close(v.var(correction=0.5), np.var(np.arange(5)) * 5 / 4.5)
+    var, mean = ember.var_mean(v, 0, correction=2)
+    close(var, np.var(np.arange(5)) * 5 / 3)
+    close(mean, 2.0)
+    assert ember.any(T([[0, 1], [0, 0]]), dim=(0, 1)).item() is True
+    gx, gy = ember.meshgrid(T([1, 2, 3]), T([4, 5]), indexing="xy")
+    assert tuple(gx.shape) == (2, 3) and gx.tolist() == [[1, 2, 3], [1, 2, 3]]
+    z = ember.tensor([1, 2])
+    assert (z.__ilshift__(2)) is z and z.tolist() == [4, 8]
+    z <<= 1
+    assert z.tolist() == [8, 16]
+    w = ember.tensor([1.0, 2.0])
+    assert w.lerp_(ember.tensor([3.0, 4.0]), 0.5) is w and w.tolist() == [2.0, 3.0]
+    assert w.clamp_(min=ember.tensor([2.5, 0.0])) is w and w.tolist() == [2.5, 3.0]
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        ember.tensor([1, 2]).logical_not_().hypot_(ember.tensor([1.0]))
+    assert ember.can_cast(ember.float32, ember.int64) is False
+    assert ember.rot90(ember.arange(4).reshape(2, 2)).tolist() == [[1, 3], [0, 2]]
+    assert ember.tensor([1.0, 2.0]).unfold(0, 1, 1).shape == (2, 1)
+    assert [t.tolist() for t in ember.nonzero(ember.tensor(3), as_tuple=True)] == [[0]]
