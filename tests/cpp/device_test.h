@@ -15,10 +15,16 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "ember/ember.h"
+
+namespace ember {
+// gtest prints a device parameter as its name ("testdevice:0"), not as bytes.
+inline void PrintTo(const Device& d, std::ostream* os) { *os << d.str(); }
+}  // namespace ember
 
 namespace ember::testing {
 
