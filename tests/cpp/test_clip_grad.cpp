@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "device_test.h"
 #include "ember/ember.h"
 #include "ember/nn/utils.h"
 
@@ -49,7 +50,7 @@ void expect_scaled(const GradSet& s, double coef) {
 
 }  // namespace
 
-TEST(ClipGrad, NormTwo) {
+EMBER_DEVICE_TEST(ClipGrad, NormTwo) {
   GradSet s;
   const double total = s.norm(2.0);
   Tensor t = clip_grad_norm_(s.params, 1.0);
@@ -63,7 +64,7 @@ TEST(ClipGrad, NormTwo) {
   EXPECT_NEAR(std::sqrt(acc), 1.0, 1e-5);
 }
 
-TEST(ClipGrad, NormInfAndOther) {
+EMBER_DEVICE_TEST(ClipGrad, NormInfAndOther) {
   GradSet s;
   const double total = s.norm(kInf);
   EXPECT_DOUBLE_EQ(total, 7.0);
@@ -78,7 +79,7 @@ TEST(ClipGrad, NormInfAndOther) {
   expect_scaled(s3, 0.5 / (total3 + 1e-6));
 }
 
-TEST(ClipGrad, SmallNormUntouched) {
+EMBER_DEVICE_TEST(ClipGrad, SmallNormUntouched) {
   GradSet s(1e-3);
   const double total = s.norm(2.0);
   Tensor t = clip_grad_norm_(s.params, 1.0);
@@ -86,7 +87,7 @@ TEST(ClipGrad, SmallNormUntouched) {
   expect_scaled(s, 1.0);  // coefficient clamped to 1
 }
 
-TEST(ClipGrad, ParamsWithoutGradAreSkipped) {
+EMBER_DEVICE_TEST(ClipGrad, ParamsWithoutGradAreSkipped) {
   GradSet s;
   Tensor no_grad = zeros({4}).requires_grad_(true);
   std::vector<Tensor> ps = s.params;
@@ -97,7 +98,7 @@ TEST(ClipGrad, ParamsWithoutGradAreSkipped) {
   EXPECT_EQ(clip_grad_norm_({}, 1.0).item<double>(), 0.0);
 }
 
-TEST(ClipGrad, NonFiniteError) {
+EMBER_DEVICE_TEST(ClipGrad, NonFiniteError) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<Tensor> ps = {param_with_grad({1, 1}, {1.0, nan}, {2}), param_with_grad({1}, {2.0}, {1})};
   try {
@@ -118,7 +119,7 @@ TEST(ClipGrad, NonFiniteError) {
   EXPECT_TRUE(std::isnan(t.item<double>()));
 }
 
-TEST(ClipGrad, Value) {
+EMBER_DEVICE_TEST(ClipGrad, Value) {
   GradSet s;
   clip_grad_value_(s.params, 1.25);
   for (size_t i = 0; i < s.params.size(); ++i) {
@@ -128,7 +129,7 @@ TEST(ClipGrad, Value) {
   }
 }
 
-TEST(ParamVector, RoundTrip) {
+EMBER_DEVICE_TEST(ParamVector, RoundTrip) {
   GradSet s;
   Tensor v = parameters_to_vector(s.params);
   ASSERT_EQ(v.dim(), 1);
@@ -143,7 +144,7 @@ TEST(ParamVector, RoundTrip) {
   EXPECT_TRUE(s.params[0].requires_grad());
 }
 
-TEST(ParamVector, SizeMismatch) {
+EMBER_DEVICE_TEST(ParamVector, SizeMismatch) {
   GradSet s;
   EXPECT_THROW(vector_to_parameters(zeros({9}), s.params), Error);
   EXPECT_THROW(vector_to_parameters(zeros({11}), s.params), Error);

@@ -31,7 +31,7 @@ double phi(double x) { return std::exp(-x * x / 2) / std::sqrt(2 * M_PI); }
 double Phi(double x) { return 0.5 * (1 + std::erf(x / std::sqrt(2.0))); }
 }  // namespace
 
-TEST(NNInit, CalculateGain) {
+EMBER_DEVICE_TEST(NNInit, CalculateGain) {
   // torch.nn.init.calculate_gain (torch 1.13)
   for (const char* nl : {"linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                          "conv_transpose3d", "sigmoid"})
@@ -44,7 +44,7 @@ TEST(NNInit, CalculateGain) {
   EXPECT_THROW_MSG(init::calculate_gain("foo"), ValueError, "Unsupported nonlinearity foo");
 }
 
-TEST(NNInit, FanInFanOut) {
+EMBER_DEVICE_TEST(NNInit, FanInFanOut) {
   EXPECT_EQ(init::calculate_fan_in_and_fan_out(empty({20, 10})), (std::pair<int64_t, int64_t>{10, 20}));  // Linear
   EXPECT_EQ(init::calculate_fan_in_and_fan_out(empty({16, 8, 3, 5})),
             (std::pair<int64_t, int64_t>{8 * 15, 16 * 15}));  // Conv2d
@@ -58,7 +58,7 @@ TEST(NNInit, FanInFanOut) {
                    "Mode fan_avg not supported, please use one of fan_in, fan_out");
 }
 
-TEST(NNInit, ConstantsAndEye) {
+EMBER_DEVICE_TEST(NNInit, ConstantsAndEye) {
   Tensor t = empty({3, 5});
   init::constant_(t, 2.5);
   EXPECT_EQ(stats(t).min, 2.5);
@@ -73,7 +73,7 @@ TEST(NNInit, ConstantsAndEye) {
   EXPECT_THROW_MSG(init::eye_(t3), ValueError, "Only tensors with 2 dimensions are supported");
 }
 
-TEST(NNInit, UniformNormalStats) {
+EMBER_DEVICE_TEST(NNInit, UniformNormalStats) {
   Generator g(42);
   Tensor t = empty({200, 200});
   init::uniform_(t, -0.5, 1.5, &g);
@@ -94,7 +94,7 @@ TEST(NNInit, UniformNormalStats) {
   EXPECT_TRUE(a.equal(b));
 }
 
-TEST(NNInit, XavierKaiming) {
+EMBER_DEVICE_TEST(NNInit, XavierKaiming) {
   Generator g(1);
   Tensor w = empty({300, 200});
   init::xavier_uniform_(w, 2.0, &g);
@@ -124,7 +124,7 @@ TEST(NNInit, XavierKaiming) {
   EXPECT_NO_THROW(init::kaiming_uniform_(z));
 }
 
-TEST(NNInit, TruncNormal) {
+EMBER_DEVICE_TEST(NNInit, TruncNormal) {
   Generator g(9);
   Tensor t = empty({100000}, {.dtype = kFloat64});
   double mean = 1.0, sd = 2.0, a = -1.0, b = 2.0;
@@ -147,7 +147,7 @@ TEST(NNInit, TruncNormal) {
   EXPECT_NEAR(s.std, 0.8796, 0.01);
 }
 
-TEST(NNInit, Orthogonal) {
+EMBER_DEVICE_TEST(NNInit, Orthogonal) {
   Generator g(3);
   for (Shape shape : {Shape{30, 10}, Shape{10, 30}, Shape{16, 16}, Shape{8, 2, 3, 3}}) {
     Tensor t = ember::empty(shape);
@@ -177,7 +177,7 @@ TEST(NNInit, Orthogonal) {
   EXPECT_THROW_MSG(init::orthogonal_(v), ValueError, "Only tensors with 2 or more dimensions are supported");
 }
 
-TEST(NNInit, InPlaceWithoutHistory) {
+EMBER_DEVICE_TEST(NNInit, InPlaceWithoutHistory) {
   Tensor w = zeros({4, 3}).requires_grad_();
   Tensor& r = init::kaiming_uniform_(w);
   EXPECT_EQ(&r, &w);

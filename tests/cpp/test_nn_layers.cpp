@@ -8,7 +8,7 @@ using namespace ember;
 using namespace ember::testing;
 namespace F = ember::nn::functional;
 
-TEST(Layers, ConvInitAndForward) {
+EMBER_DEVICE_TEST(Layers, ConvInitAndForward) {
   nn::Conv2d conv(4, 6, 3, {.padding = std::string("same"), .groups = 2});
   EXPECT_EQ(conv.weight.sizes(), (Shape{6, 2, 3, 3}));
   double bound = 1.0 / std::sqrt(2.0 * 9.0);  // fan_in = in/groups * kH * kW
@@ -23,7 +23,7 @@ TEST(Layers, ConvInitAndForward) {
   EXPECT_THROW_MSG(nn::Conv2d(3, 4, 3, {.groups = 2}), ValueError, "in_channels must be divisible by groups");
 }
 
-TEST(Layers, BatchNormTrainEvalAndCumulativeMomentum) {
+EMBER_DEVICE_TEST(Layers, BatchNormTrainEvalAndCumulativeMomentum) {
   manual_seed(1);
   nn::BatchNorm2d bn(3);
   Tensor x = randn({4, 3, 2, 2}) * 2 + 1;
@@ -49,7 +49,7 @@ TEST(Layers, BatchNormTrainEvalAndCumulativeMomentum) {
   EXPECT_THROW_MSG(bn(randn({3, 3})), ValueError, "expected 4D input (got 2D input)");
 }
 
-TEST(Layers, NormsEmbeddingDropout) {
+EMBER_DEVICE_TEST(Layers, NormsEmbeddingDropout) {
   nn::LayerNorm ln(4);
   Tensor x = randn({2, 3, 4});
   EXPECT_TRUE(ln(x).allclose(F::layer_norm(x, {4}, ln.weight, ln.bias)));
@@ -80,7 +80,7 @@ TEST(Layers, NormsEmbeddingDropout) {
   EXPECT_TRUE(drop(ones_in).equal(ones_in));
 }
 
-TEST(Layers, LossModules) {
+EMBER_DEVICE_TEST(Layers, LossModules) {
   Tensor logits = tensor({{2.0, 0.5, -1.0}, {0.1, 0.2, 3.0}});
   Tensor target = tensor({0, 2});
   nn::CrossEntropyLoss ce;

@@ -110,7 +110,7 @@ std::vector<std::string> keys(const nn::Module& m) {
 
 }  // namespace
 
-TEST(RNN, TanhTwoLayersBidirectionalWithH0MatchesReference) {
+EMBER_DEVICE_TEST(RNN, TanhTwoLayersBidirectionalWithH0MatchesReference) {
   nn::RNN rnn({.input_size = 3, .hidden_size = 4, .num_layers = 2, .bidirectional = true});
   Tensor x = randn({5, 2, 3}), h0 = randn({4, 2, 4});
   auto [out, h_n] = rnn(x, h0);
@@ -123,7 +123,7 @@ TEST(RNN, TanhTwoLayersBidirectionalWithH0MatchesReference) {
   EXPECT_TRUE(close(static_cast<nn::Module&>(rnn)(x), reference(Kind::Tanh, rnn, 2, true, 4, x).out));
 }
 
-TEST(RNN, ReluWithoutBiasMatchesReference) {
+EMBER_DEVICE_TEST(RNN, ReluWithoutBiasMatchesReference) {
   nn::RNN rnn({.input_size = 3, .hidden_size = 5, .nonlinearity = "relu", .bias = false});
   EXPECT_EQ(rnn.parameters().size(), 2u);
   Tensor x = randn({4, 3, 3});
@@ -134,7 +134,7 @@ TEST(RNN, ReluWithoutBiasMatchesReference) {
   EXPECT_GE(out.min().item<double>(), 0.0);
 }
 
-TEST(LSTM, TwoLayersBidirectionalMatchesReference) {
+EMBER_DEVICE_TEST(LSTM, TwoLayersBidirectionalMatchesReference) {
   nn::LSTM lstm({.input_size = 3, .hidden_size = 4, .num_layers = 2, .bidirectional = true});
   Tensor x = randn({6, 2, 3}), h0 = randn({4, 2, 4}), c0 = randn({4, 2, 4});
   auto [out, h_n, c_n] = lstm(x, h0, c0);
@@ -151,7 +151,7 @@ TEST(LSTM, TwoLayersBidirectionalMatchesReference) {
   EXPECT_FALSE(close(z.output, r.out));  // the given state mattered
 }
 
-TEST(GRU, TwoLayersBidirectionalMatchesReference) {
+EMBER_DEVICE_TEST(GRU, TwoLayersBidirectionalMatchesReference) {
   nn::GRU gru({.input_size = 2, .hidden_size = 3, .num_layers = 2, .bidirectional = true});
   Tensor x = randn({4, 3, 2}), h0 = randn({4, 3, 3});
   auto [out, h_n] = gru(x, h0);
@@ -162,7 +162,7 @@ TEST(GRU, TwoLayersBidirectionalMatchesReference) {
   EXPECT_TRUE(close(z.output, reference(Kind::Gru, gru, 2, true, 3, x).out));
 }
 
-TEST(RNNBase, BatchFirstBothWays) {
+EMBER_DEVICE_TEST(RNNBase, BatchFirstBothWays) {
   nn::LSTM a({.input_size = 3, .hidden_size = 4, .num_layers = 2});
   nn::LSTM b({.input_size = 3, .hidden_size = 4, .num_layers = 2, .batch_first = true});
   b.load_state_dict(a.state_dict());
@@ -183,7 +183,7 @@ TEST(RNNBase, BatchFirstBothWays) {
   EXPECT_TRUE(close(rg.output.transpose(0, 1), reference(Kind::Gru, g, 1, true, 2, x).out));
 }
 
-TEST(RNNBase, UnbatchedInput) {
+EMBER_DEVICE_TEST(RNNBase, UnbatchedInput) {
   nn::GRU gru({.input_size = 3, .hidden_size = 4, .bidirectional = true});
   Tensor x = randn({5, 3}), h0 = randn({2, 4});
   auto [out, h_n] = gru(x, h0);
@@ -207,7 +207,7 @@ TEST(RNNBase, UnbatchedInput) {
   EXPECT_TRUE(close(ru.output, reference(Kind::Tanh, rnn, 1, false, 2, x.unsqueeze(1)).out));
 }
 
-TEST(RNNBase, GradcheckInputAndInitialState) {
+EMBER_DEVICE_TEST(RNNBase, GradcheckInputAndInitialState) {
   Tensor x = randn({3, 2, 2}, {.dtype = kFloat64}).requires_grad_(true);
   Tensor h0 = randn({2, 2, 3}, {.dtype = kFloat64}).requires_grad_(true);
   Tensor c0 = randn({2, 2, 3}, {.dtype = kFloat64}).requires_grad_(true);
@@ -235,7 +235,7 @@ TEST(RNNBase, GradcheckInputAndInitialState) {
   }, {xb, h0, c0}));
 }
 
-TEST(RNNBase, ParameterGradientsFlow) {
+EMBER_DEVICE_TEST(RNNBase, ParameterGradientsFlow) {
   nn::LSTM lstm({.input_size = 3, .hidden_size = 4, .num_layers = 2, .bidirectional = true});
   lstm(randn({4, 2, 3})).output.sum().backward();
   for (auto& [name, p] : lstm.named_parameters()) {
@@ -245,7 +245,7 @@ TEST(RNNBase, ParameterGradientsFlow) {
   }
 }
 
-TEST(RNNBase, StateDictKeysCountsAndReprAsPyTorch) {
+EMBER_DEVICE_TEST(RNNBase, StateDictKeysCountsAndReprAsPyTorch) {
   // From torch 1.13: list(m.state_dict().keys()), sum(p.numel() for p in m.parameters()), repr(m).
   nn::LSTM lstm({.input_size = 3, .hidden_size = 5, .num_layers = 2, .bidirectional = true});
   EXPECT_EQ(keys(lstm), (std::vector<std::string>{
@@ -272,7 +272,7 @@ TEST(RNNBase, StateDictKeysCountsAndReprAsPyTorch) {
   EXPECT_FALSE(rnn.bias_ih(0).defined());
 }
 
-TEST(RNNBase, InitIsUniformOverOneOverSqrtHidden) {
+EMBER_DEVICE_TEST(RNNBase, InitIsUniformOverOneOverSqrtHidden) {
   nn::LSTM lstm(10, 16);
   const double bound = 1.0 / std::sqrt(16.0);
   for (auto& [name, p] : lstm.named_parameters()) {
@@ -284,7 +284,7 @@ TEST(RNNBase, InitIsUniformOverOneOverSqrtHidden) {
   EXPECT_FALSE(a.weight_ih(0).equal(b.weight_ih(0)));
 }
 
-TEST(RNNBase, DropoutOnlyBetweenLayersAndOnlyInTraining) {
+EMBER_DEVICE_TEST(RNNBase, DropoutOnlyBetweenLayersAndOnlyInTraining) {
   nn::LSTM drop({.input_size = 3, .hidden_size = 8, .num_layers = 2, .dropout = 0.5});
   nn::LSTM plain({.input_size = 3, .hidden_size = 8, .num_layers = 2});
   plain.load_state_dict(drop.state_dict());
@@ -300,7 +300,7 @@ TEST(RNNBase, DropoutOnlyBetweenLayersAndOnlyInTraining) {
   EXPECT_TRUE(one(x).output.equal(one(x).output));
 }
 
-TEST(RNNBase, ErrorsAsPyTorch) {
+EMBER_DEVICE_TEST(RNNBase, ErrorsAsPyTorch) {
   nn::RNN rnn(4, 5);
   EXPECT_THROW_MSG(rnn(randn({2, 3, 3})), Error, "input.size(-1) must be equal to input_size. Expected 4, got 3");
   EXPECT_THROW_MSG(rnn(randn({2, 2, 4}), randn({1, 3, 5})), Error, "Expected hidden size (1, 2, 5), got [1, 3, 5]");
@@ -328,7 +328,7 @@ TEST(RNNBase, ErrorsAsPyTorch) {
   EXPECT_THROW_MSG(nn::LSTM(4, 0), ValueError, "hidden_size must be greater than zero");
 }
 
-TEST(LSTM, MatchesTorchOnLoadedWeights) {
+EMBER_DEVICE_TEST(LSTM, MatchesTorchOnLoadedWeights) {
   // torch.manual_seed(0); m = nn.LSTM(2, 3, bidirectional=True).double(), weights rounded to 4
   // decimals; x = round(randn(3, 2, 2) * 1e3) / 1e3; o, (h, c) = m(x).
   const std::vector<std::pair<std::string, std::vector<double>>> w = {
@@ -363,7 +363,7 @@ TEST(LSTM, MatchesTorchOnLoadedWeights) {
   EXPECT_TRUE(close(c, want_c, 1e-12));
 }
 
-TEST(RecurrentFunctional, RunsTheModulesParameters) {
+EMBER_DEVICE_TEST(RecurrentFunctional, RunsTheModulesParameters) {
   // The functionals on a module's flat_weights() are its forward; they take the weights of any
   // caller (ember.nn's Python modules) and check their count and sizes.
   nn::LSTM lstm({.input_size = 3, .hidden_size = 4, .num_layers = 2, .bidirectional = true});

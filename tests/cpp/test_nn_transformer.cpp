@@ -105,7 +105,7 @@ struct MHAFixture {
 
 }  // namespace
 
-TEST(MultiheadAttention, InitAndParameterNames) {
+EMBER_DEVICE_TEST(MultiheadAttention, InitAndParameterNames) {
   manual_seed(0);
   nn::MultiheadAttention m(8, 2);
   auto sd = m.state_dict();
@@ -128,7 +128,7 @@ TEST(MultiheadAttention, InitAndParameterNames) {
   EXPECT_EQ(nb.num_parameters(), 24 * 8 + 64);
 }
 
-TEST(MultiheadAttention, NoMaskMatchesReference) {
+EMBER_DEVICE_TEST(MultiheadAttention, NoMaskMatchesReference) {
   MHAFixture f;
   auto ref = reference_mha(f.q, f.k, f.v, f.m, no_mask);
   auto [out, w] = f.m.forward(f.q, f.k, f.v);
@@ -147,7 +147,7 @@ TEST(MultiheadAttention, NoMaskMatchesReference) {
   EXPECT_TRUE(o32.to(kFloat64).allclose(out, 1e-4, 1e-5));
 }
 
-TEST(MultiheadAttention, AttnMaskKinds) {
+EMBER_DEVICE_TEST(MultiheadAttention, AttnMaskKinds) {
   MHAFixture f;
   const int64_t L = f.L, S = f.S, N = f.N, H = f.H;
   // bool (L, S): true = NOT allowed. Keep at least one allowed key per row.
@@ -191,7 +191,7 @@ TEST(MultiheadAttention, AttnMaskKinds) {
   EXPECT_THROW(f.m.forward(f.q, f.k, f.v, std::nullopt, true, tensor({{false, true}})), std::exception);
 }
 
-TEST(MultiheadAttention, KeyPaddingMaskAndCombined) {
+EMBER_DEVICE_TEST(MultiheadAttention, KeyPaddingMaskAndCombined) {
   MHAFixture f;
   const int64_t S = f.S;
   Tensor kpm = tensor({{false, false, true, false}, {false, true, true, true}});  // (N, S) true = ignore
@@ -221,7 +221,7 @@ TEST(MultiheadAttention, KeyPaddingMaskAndCombined) {
   EXPECT_THROW(f.m.forward(f.q, f.k, f.v, tensor({{false, true}})), std::exception);
 }
 
-TEST(MultiheadAttention, IsCausalSelfAttention) {
+EMBER_DEVICE_TEST(MultiheadAttention, IsCausalSelfAttention) {
   MHAFixture f;
   Tensor x = f.q;  // L = S = 3
   auto ref = reference_mha(x, x, x, f.m, [](int64_t, int64_t, int64_t i, int64_t j) { return j > i ? -kInf : 0.0; });
@@ -234,7 +234,7 @@ TEST(MultiheadAttention, IsCausalSelfAttention) {
   EXPECT_TRUE(o.allclose(o2, 1e-12, 1e-12));
 }
 
-TEST(MultiheadAttention, BatchFirstAndUnbatched) {
+EMBER_DEVICE_TEST(MultiheadAttention, BatchFirstAndUnbatched) {
   MHAFixture f;
   auto ref = reference_mha(f.q, f.k, f.v, f.m, no_mask);
   auto [o_seq, w_seq] = f.m.forward(f.q, f.k, f.v);
@@ -259,7 +259,7 @@ TEST(MultiheadAttention, BatchFirstAndUnbatched) {
   }
 }
 
-TEST(MultiheadAttention, DropoutOnlyInTraining) {
+EMBER_DEVICE_TEST(MultiheadAttention, DropoutOnlyInTraining) {
   manual_seed(1);
   nn::MultiheadAttention m(8, 2, /*dropout=*/0.5);
   Tensor x = randn({5, 3, 8});
@@ -281,7 +281,7 @@ TEST(MultiheadAttention, DropoutOnlyInTraining) {
   EXPECT_TRUE(wt.masked_fill(kept.logical_not(), 0.0).allclose(we3.masked_fill(kept.logical_not(), 0.0) * 2.0, 1e-5, 1e-6));
 }
 
-TEST(MultiheadAttention, Gradcheck) {
+EMBER_DEVICE_TEST(MultiheadAttention, Gradcheck) {
   manual_seed(2);
   nn::MultiheadAttention m(4, 2);
   m.to(kFloat64);
@@ -330,7 +330,7 @@ Tensor reference_layer(nn::TransformerEncoderLayer& l, const Tensor& src, const 
 
 }  // namespace
 
-TEST(TransformerEncoderLayer, PostNormAndPreNormMatchReference) {
+EMBER_DEVICE_TEST(TransformerEncoderLayer, PostNormAndPreNormMatchReference) {
   for (bool norm_first : {false, true})
     for (std::string act : {"relu", "gelu"}) {
       manual_seed(4);
@@ -361,7 +361,7 @@ TEST(TransformerEncoderLayer, PostNormAndPreNormMatchReference) {
     }
 }
 
-TEST(TransformerEncoderLayer, BatchFirstAndCausal) {
+EMBER_DEVICE_TEST(TransformerEncoderLayer, BatchFirstAndCausal) {
   manual_seed(5);
   nn::TransformerEncoderLayer l(8, 2, 16, 0.0, "relu", 1e-5, /*batch_first=*/true);
   Tensor src = randn({2, 4, 8});
@@ -377,7 +377,7 @@ TEST(TransformerEncoderLayer, BatchFirstAndCausal) {
   EXPECT_FALSE(y2.select(1, 3).allclose(y.select(1, 3), 1e-3, 1e-3));
 }
 
-TEST(TransformerEncoderLayer, TrainVsEval) {
+EMBER_DEVICE_TEST(TransformerEncoderLayer, TrainVsEval) {
   manual_seed(6);
   nn::TransformerEncoderLayer l(8, 2, 32);  // dropout 0.1
   Tensor src = randn({6, 4, 8});
@@ -397,7 +397,7 @@ TEST(TransformerEncoderLayer, TrainVsEval) {
   EXPECT_THROW(nn::TransformerEncoderLayer(8, 2, 16, 0.1, "tanh"), std::exception);
 }
 
-TEST(TransformerEncoderLayer, StateDictMatchesPyTorch) {
+EMBER_DEVICE_TEST(TransformerEncoderLayer, StateDictMatchesPyTorch) {
   nn::TransformerEncoderLayer l(8, 2);
   std::vector<std::string> keys;
   for (auto& [k, v] : l.state_dict()) keys.push_back(k);
@@ -413,7 +413,7 @@ TEST(TransformerEncoderLayer, StateDictMatchesPyTorch) {
   EXPECT_EQ(nn::TransformerEncoderLayer(512, 8).num_parameters(), 3152384);  // torch 1.13
 }
 
-TEST(TransformerEncoder, StackKeysCountsAndForward) {
+EMBER_DEVICE_TEST(TransformerEncoder, StackKeysCountsAndForward) {
   manual_seed(7);
   nn::TransformerEncoderLayer proto(8, 2, 16);
   nn::TransformerEncoder enc(proto, 2, nn::make<nn::LayerNorm>(8));
@@ -546,7 +546,7 @@ struct GPT2Model : nn::Module {
 
 }  // namespace
 
-TEST(SeedModels, MultiHeadSelfAttentionEqualsMultiheadAttention) {
+EMBER_DEVICE_TEST(SeedModels, MultiHeadSelfAttentionEqualsMultiheadAttention) {
   manual_seed(8);
   MultiHeadSelfAttention seed(8, 2);
   nn::MultiheadAttention mha(8, 2, 0.0, /*bias=*/false, /*batch_first=*/true);
@@ -567,7 +567,7 @@ TEST(SeedModels, MultiHeadSelfAttentionEqualsMultiheadAttention) {
   EXPECT_TRUE(seed.get_parameter("q_proj.weight").grad().defined());
 }
 
-TEST(SeedModels, GPT2TiedEmbeddingTrainsAndRoundTrips) {
+EMBER_DEVICE_TEST(SeedModels, GPT2TiedEmbeddingTrainsAndRoundTrips) {
   manual_seed(9);
   GPT2Model m(11, 8, 2, 2, 16, 6);
   EXPECT_TRUE(m.lm_head.weight.is_same(m.token_embedding.weight));
@@ -607,7 +607,7 @@ TEST(SeedModels, GPT2TiedEmbeddingTrainsAndRoundTrips) {
   EXPECT_TRUE(copy(ids).equal(a));
 }
 
-TEST(SeedModels, LoRAOnlyTrainsTheAdapter) {
+EMBER_DEVICE_TEST(SeedModels, LoRAOnlyTrainsTheAdapter) {
   manual_seed(10);
   MultiHeadSelfAttention attn(8, 2);
   Tensor x = randn({2, 4, 8});
@@ -663,7 +663,7 @@ Ref flat_ref(Shape s, std::vector<double> v) { return Ref{std::move(s), std::mov
 //   m = torch.nn.MultiheadAttention(4, 2).double(); fill(m); o, w = m(q, k, v, key_padding_mask=kpm, attn_mask=am)
 //   l = torch.nn.TransformerEncoderLayer(4, 2, 6, activation="gelu", norm_first=True).double(); fill(l); l.eval()
 //   l2 = torch.nn.TransformerEncoderLayer(4, 2, 6).double(); fill(l2); l2.eval()
-TEST(AgainstPyTorch, MultiheadAttentionAndEncoderLayerValues) {
+EMBER_DEVICE_TEST(AgainstPyTorch, MultiheadAttentionAndEncoderLayerValues) {
   nn::MultiheadAttention m(4, 2);
   m.to(kFloat64);
   fill_deterministic(m);
@@ -702,7 +702,7 @@ TEST(AgainstPyTorch, MultiheadAttentionAndEncoderLayerValues) {
 
 // ------------------------------------------------------------------ F::multi_head_attention_forward
 
-TEST(MultiHeadAttentionForward, SeparateWeightsEqualThePackedOnes) {
+EMBER_DEVICE_TEST(MultiHeadAttentionForward, SeparateWeightsEqualThePackedOnes) {
   MHAFixture f;
   Tensor mask = tensor({{false, true, false, false}, {false, false, false, false}, {true, false, false, false}});
   auto [want, want_w] = f.m.forward(f.q, f.k, f.v, std::nullopt, true, mask, false);
@@ -725,7 +725,7 @@ TEST(MultiHeadAttentionForward, SeparateWeightsEqualThePackedOnes) {
 // Values printed by torch 1.13 (F.multi_head_attention_forward) for the same inputs: E = 4, two
 // heads, kdim 3, vdim 2 (separate projection weights), bias_k/bias_v, add_zero_attn, a bool
 // attn_mask and key_padding_mask; weight tensor i is 0.5 * sin(0.37 * arange(numel) + i).
-TEST(MultiHeadAttentionForward, ExtrasAgainstPyTorch) {
+EMBER_DEVICE_TEST(MultiHeadAttentionForward, ExtrasAgainstPyTorch) {
   const int64_t E = 4, L = 2, S = 3, N = 1;
   auto det = [](Shape s, int i) {
     int64_t n = 1;

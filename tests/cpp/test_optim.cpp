@@ -223,7 +223,7 @@ const std::vector<Case>& cases() {
 
 }  // namespace
 
-TEST(Optim, TrajectoriesMatchTorch) {
+EMBER_DEVICE_TEST(Optim, TrajectoriesMatchTorch) {
   for (const auto& c : cases()) {
     SCOPED_TRACE(std::string(c.name) + " " + dtype_name(c.dtype));
     auto params = make_params(c.dtype);
@@ -238,7 +238,7 @@ TEST(Optim, TrajectoriesMatchTorch) {
 }
 
 // A non-contiguous parameter (a transposed leaf) takes the same path as a contiguous one.
-TEST(Optim, NonContiguousParamMatchesContiguous) {
+EMBER_DEVICE_TEST(Optim, NonContiguousParamMatchesContiguous) {
   for (const auto& c : cases()) {
     if (c.dtype != DType::Float64) continue;
     SCOPED_TRACE(c.name);
@@ -262,7 +262,7 @@ TEST(Optim, NonContiguousParamMatchesContiguous) {
 
 // An independent float64 re-implementation of Adam (amsgrad, weight decay) written from the
 // paper's formulas, checked over 20 steps.
-TEST(Optim, AdamMatchesFloat64Reference) {
+EMBER_DEVICE_TEST(Optim, AdamMatchesFloat64Reference) {
   double lr = 0.05, b1 = 0.85, b2 = 0.95, eps = 1e-6, wd = 0.03;
   Tensor p = tensor({0.7, -1.2, 2.5}, {.dtype = DType::Float64}).requires_grad_();
   std::vector<Tensor> ps = {p};
@@ -285,7 +285,7 @@ TEST(Optim, AdamMatchesFloat64Reference) {
   EXPECT_TRUE(close_to(p.detach(), Ref{{3}, x}, DType::Float64));
 }
 
-TEST(Optim, ParamGroupsWithDifferentLrs) {
+EMBER_DEVICE_TEST(Optim, ParamGroupsWithDifferentLrs) {
   Tensor a = tensor({1.0, 2.0}).requires_grad_(), b = tensor({1.0, 2.0}).requires_grad_();
   optim::SGD sgd(std::vector<optim::ParamGroup>{{{a}}, {{b}, Value::dict({{"lr", 0.5}})}}, {.lr = 0.1});
   EXPECT_DOUBLE_EQ(sgd.param_groups[0].lr(), 0.1);
@@ -301,7 +301,7 @@ TEST(Optim, ParamGroupsWithDifferentLrs) {
             "'maximize': False, 'foreach': None, 'differentiable': False}");
 }
 
-TEST(Optim, EditingLrBetweenStepsTakesEffect) {
+EMBER_DEVICE_TEST(Optim, EditingLrBetweenStepsTakesEffect) {
   Tensor a = tensor({1.0, 2.0}).requires_grad_();
   optim::Adam adam({a}, {.lr = 0.1});
   a.set_grad(ones({2}));
@@ -315,7 +315,7 @@ TEST(Optim, EditingLrBetweenStepsTakesEffect) {
   EXPECT_TRUE(close_to(a.detach(), Ref{{2}, {0.7, 1.7}}));
 }
 
-TEST(Optim, ParamsWithoutGradAreSkipped) {
+EMBER_DEVICE_TEST(Optim, ParamsWithoutGradAreSkipped) {
   Tensor a = tensor({1.0}).requires_grad_(), b = tensor({1.0}).requires_grad_();
   optim::Adam adam({a, b}, {.lr = 0.1});
   a.set_grad(ones({1}));
@@ -325,7 +325,7 @@ TEST(Optim, ParamsWithoutGradAreSkipped) {
   EXPECT_EQ(adam.state.size(), 1u);
 }
 
-TEST(Optim, ZeroGrad) {
+EMBER_DEVICE_TEST(Optim, ZeroGrad) {
   Tensor a = tensor({1.0, 2.0}).requires_grad_();
   optim::SGD sgd({a}, {.lr = 0.1});
   a.set_grad(ones({2}));
@@ -372,7 +372,7 @@ void expect_step_tensor(const Value& st, double step) {
 }  // namespace
 
 // Values below: torch 1.13, printed by repr(opt.state_dict()['param_groups']) and the state.
-TEST(Optim, StateDictLayoutAdam) {
+EMBER_DEVICE_TEST(Optim, StateDictLayoutAdam) {
   Value sd = two_group_state_dict<optim::Adam>(optim::AdamOptions{});
   EXPECT_EQ(sd.at("param_groups").repr(),
             "[{'lr': 0.001, 'betas': (0.9, 0.999), 'eps': 1e-08, 'weight_decay': 0, 'amsgrad': False, "
@@ -395,7 +395,7 @@ TEST(Optim, StateDictLayoutAdam) {
   expect_state(st.at(1), "exp_avg_sq", {0.00012990999675821513, 0.00020499738457147032});
 }
 
-TEST(Optim, StateDictLayoutAdamAmsgrad) {
+EMBER_DEVICE_TEST(Optim, StateDictLayoutAdamAmsgrad) {
   Value sd = two_group_state_dict<optim::Adam>(optim::AdamOptions{.betas = {0.8, 0.9}, .amsgrad = true});
   EXPECT_EQ(sd.at("param_groups")[0].repr(),
             "{'lr': 0.001, 'betas': (0.8, 0.9), 'eps': 1e-08, 'weight_decay': 0, 'amsgrad': True, "
@@ -406,7 +406,7 @@ TEST(Optim, StateDictLayoutAdamAmsgrad) {
   expect_state(sd.at("state").at(1), "max_exp_avg_sq", {0.012100000865757465, 0.020474988967180252});
 }
 
-TEST(Optim, StateDictLayoutAdamW) {
+EMBER_DEVICE_TEST(Optim, StateDictLayoutAdamW) {
   Value sd = two_group_state_dict<optim::AdamW>(optim::AdamWOptions{});
   EXPECT_EQ(sd.at("param_groups")[1].repr(),
             "{'lr': 0.5, 'betas': (0.9, 0.999), 'eps': 1e-08, 'weight_decay': 0.01, 'amsgrad': False, "
@@ -417,7 +417,7 @@ TEST(Optim, StateDictLayoutAdamW) {
   expect_state(sd.at("state").at(1), "exp_avg_sq", {0.00013091624714434147, 0.00020612397929653525});
 }
 
-TEST(Optim, StateDictLayoutSGD) {
+EMBER_DEVICE_TEST(Optim, StateDictLayoutSGD) {
   Value sd = two_group_state_dict<optim::SGD>(optim::SGDOptions{.lr = 0.1, .momentum = 0.9});
   EXPECT_EQ(sd.at("param_groups")[0].repr(),
             "{'lr': 0.1, 'momentum': 0.9, 'dampening': 0, 'weight_decay': 0, 'nesterov': False, "
@@ -430,7 +430,7 @@ TEST(Optim, StateDictLayoutSGD) {
   EXPECT_EQ(plain.at("state").repr(), "{0: {'momentum_buffer': None}, 1: {'momentum_buffer': None}}");
 }
 
-TEST(Optim, StateDictLayoutRMSprop) {
+EMBER_DEVICE_TEST(Optim, StateDictLayoutRMSprop) {
   Value sd = two_group_state_dict<optim::RMSprop>(optim::RMSpropOptions{.momentum = 0.5, .centered = true});
   EXPECT_EQ(sd.at("param_groups")[0].repr(),
             "{'lr': 0.01, 'momentum': 0.5, 'alpha': 0.99, 'eps': 1e-08, 'centered': True, 'weight_decay': 0, "
@@ -447,7 +447,7 @@ TEST(Optim, StateDictLayoutRMSprop) {
   expect_state(sd.at("state").at(1), "momentum_buffer", {-4.998857498168945, -5.023687362670898});
 }
 
-TEST(Optim, StateDictLayoutAdagrad) {
+EMBER_DEVICE_TEST(Optim, StateDictLayoutAdagrad) {
   Value sd = two_group_state_dict<optim::Adagrad>(optim::AdagradOptions{});
   EXPECT_EQ(sd.at("param_groups")[1].repr(),
             "{'lr': 0.5, 'lr_decay': 0, 'eps': 1e-10, 'weight_decay': 0, 'initial_accumulator_value': 0, "
@@ -465,7 +465,7 @@ TEST(Optim, StateDictLayoutAdagrad) {
 
 // Run 3 steps, save the state, build a new optimizer over copies of the parameters, load, and
 // continue: parameters stay bit-identical to the uninterrupted run.
-TEST(Optim, ResumeIsBitIdentical) {
+EMBER_DEVICE_TEST(Optim, ResumeIsBitIdentical) {
   for (const auto& c : cases()) {
     SCOPED_TRACE(std::string(c.name) + " " + dtype_name(c.dtype));
     auto params = make_params(c.dtype);
@@ -495,7 +495,7 @@ TEST(Optim, ResumeIsBitIdentical) {
   }
 }
 
-TEST(Optim, LoadStateDictTakesSavedOptions) {
+EMBER_DEVICE_TEST(Optim, LoadStateDictTakesSavedOptions) {
   Tensor a = tensor({1.0}).requires_grad_(), b = tensor({1.0}).requires_grad_();
   optim::SGD src({a}, {.lr = 0.3, .momentum = 0.5});
   optim::SGD dst({b}, {.lr = 0.1});
@@ -507,7 +507,7 @@ TEST(Optim, LoadStateDictTakesSavedOptions) {
   EXPECT_DOUBLE_EQ(src.param_groups[0].lr(), 0.3);
 }
 
-TEST(Optim, LoadStateDictErrors) {
+EMBER_DEVICE_TEST(Optim, LoadStateDictErrors) {
   Tensor a = tensor({1.0}).requires_grad_(), b = tensor({1.0}).requires_grad_(), c = tensor({1.0}).requires_grad_();
   optim::Adam one({a});
   optim::Adam two(std::vector<optim::ParamGroup>{{{b}}, {{c}}});
@@ -518,7 +518,7 @@ TEST(Optim, LoadStateDictErrors) {
                    "loaded state dict contains a parameter group that doesn't match the size of optimizer's group");
 }
 
-TEST(Optim, ConstructorErrors) {
+EMBER_DEVICE_TEST(Optim, ConstructorErrors) {
   Tensor a = tensor({1.0}).requires_grad_();
   EXPECT_THROW_MSG(optim::SGD({a}, {.lr = -0.1}), ValueError, "Invalid learning rate: -0.1");
   EXPECT_THROW_MSG(optim::SGD({a}, {.lr = 0.1, .momentum = -1}), ValueError, "Invalid momentum value: -1.0");
@@ -546,7 +546,7 @@ TEST(Optim, ConstructorErrors) {
   EXPECT_THROW_MSG(optim::Adam({nonleaf}), ValueError, "can't optimize a non-leaf Tensor");
 }
 
-TEST(Optim, AddParamGroupFillsDefaults) {
+EMBER_DEVICE_TEST(Optim, AddParamGroupFillsDefaults) {
   Tensor a = tensor({1.0}).requires_grad_(), b = tensor({1.0}).requires_grad_();
   optim::AdamW adamw({a}, {.lr = 1e-3, .weight_decay = 0.05});
   adamw.add_param_group({{b}, Value::dict({{"lr", 0.01}})});
@@ -559,7 +559,7 @@ TEST(Optim, AddParamGroupFillsDefaults) {
   EXPECT_DOUBLE_EQ(adamw.param_groups[1].lr(), 0.01);
 }
 
-TEST(Optim, ModuleParameters) {
+EMBER_DEVICE_TEST(Optim, ModuleParameters) {
   nn::Linear lin(3, 2);
   optim::AdamW adamw(lin.parameters(), {.lr = 1e-2, .weight_decay = 0.01});
   Tensor x = randn({4, 3});
@@ -573,7 +573,7 @@ TEST(Optim, ModuleParameters) {
 
 // state_for looks where the previous lookup's successor was first; any order of lookups, and
 // edits of `state` between them, still find each parameter's own entry.
-TEST(Optim, StateForFindsEntriesInAnyOrder) {
+EMBER_DEVICE_TEST(Optim, StateForFindsEntriesInAnyOrder) {
   std::vector<Tensor> ps = {zeros({1}).requires_grad_(), zeros({2}).requires_grad_(), zeros({3}).requires_grad_()};
   optim::SGD sgd(ps, {.lr = 0.1});
   for (int i : {0, 1, 2}) sgd.state_for(ps[i])["id"] = int64_t(i);
