@@ -7,7 +7,7 @@ using namespace ember::testing;
 using autograd::variable_list;
 
 // The seeds' examples, with the numbers they print.
-TEST(Autograd, SeedExamples) {
+EMBER_DEVICE_TEST(Autograd, SeedExamples) {
   Tensor x = tensor(2.0, {.requires_grad = true});
   Tensor y = tensor(3.0, {.requires_grad = true});
   Tensor z = x.pow(2) + y.pow(3);
@@ -44,7 +44,7 @@ TEST(Autograd, SeedExamples) {
 
 // The seeds' manual gradient descent for y = 2x + 1: PyTorch prints "y = 2.07 x + 0.79" after
 // 100 epochs at lr 0.01 (w = 2.072226047515869, b = 0.7876465916633606 in torch 1.13).
-TEST(Autograd, SeedManualGradientDescent) {
+EMBER_DEVICE_TEST(Autograd, SeedManualGradientDescent) {
   Tensor w = tensor({0.0}, {.requires_grad = true});
   Tensor b = tensor({0.0}, {.requires_grad = true});
   Tensor x_train = tensor({1.0, 2.0, 3.0, 4.0});
@@ -64,7 +64,7 @@ TEST(Autograd, SeedManualGradientDescent) {
   EXPECT_NEAR(b.item<double>(), 0.7876465916633606, 1e-5);
 }
 
-TEST(Autograd, AccumulatesUntilZeroed) {
+EMBER_DEVICE_TEST(Autograd, AccumulatesUntilZeroed) {
   Tensor w = tensor(1.0, {.requires_grad = true});
   (w * 2).backward();
   EXPECT_EQ(w.grad().item<double>(), 2.0);
@@ -77,7 +77,7 @@ TEST(Autograd, AccumulatesUntilZeroed) {
   EXPECT_FALSE(w.grad().defined());
 }
 
-TEST(Autograd, LeafAndGradFn) {
+EMBER_DEVICE_TEST(Autograd, LeafAndGradFn) {
   Tensor x = ones({2, 2}, {.requires_grad = true});
   EXPECT_TRUE(x.is_leaf());
   EXPECT_EQ(x.grad_fn(), nullptr);
@@ -92,7 +92,7 @@ TEST(Autograd, LeafAndGradFn) {
   EXPECT_TRUE(d.is_alias_of(y));
 }
 
-TEST(Autograd, BackwardErrors) {
+EMBER_DEVICE_TEST(Autograd, BackwardErrors) {
   Tensor x = ones({3}, {.requires_grad = true});
   Tensor y = x * 2;
   EXPECT_THROW_MSG(y.backward(), Error, "grad can be implicitly created only for scalar outputs");
@@ -110,7 +110,7 @@ TEST(Autograd, BackwardErrors) {
   EXPECT_EQ(b.grad().tolist<float>(), (std::vector<float>{4, 4}));
 }
 
-TEST(Autograd, SecondDerivative) {
+EMBER_DEVICE_TEST(Autograd, SecondDerivative) {
   Tensor x = tensor(3.0, {.requires_grad = true});
   Tensor y = x * x * x;
   variable_list g = autograd::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true);
@@ -119,7 +119,7 @@ TEST(Autograd, SecondDerivative) {
   EXPECT_EQ(gg[0].item<double>(), 18.0);
 }
 
-TEST(Autograd, GradDoesNotTouchDotGrad) {
+EMBER_DEVICE_TEST(Autograd, GradDoesNotTouchDotGrad) {
   Tensor x = ones({2}, {.requires_grad = true});
   Tensor unused = ones({2}, {.requires_grad = true});
   Tensor y = (x * 3).sum();
@@ -131,7 +131,7 @@ TEST(Autograd, GradDoesNotTouchDotGrad) {
   EXPECT_FALSE(g2[1].defined());
 }
 
-TEST(Autograd, GradModes) {
+EMBER_DEVICE_TEST(Autograd, GradModes) {
   Tensor x = ones({2}, {.requires_grad = true});
   {
     NoGradGuard no_grad;
@@ -154,7 +154,7 @@ TEST(Autograd, GradModes) {
   EXPECT_TRUE(is_grad_enabled());
 }
 
-TEST(Autograd, BroadcastingReducesToInputShape) {
+EMBER_DEVICE_TEST(Autograd, BroadcastingReducesToInputShape) {
   Tensor a = ones({2, 3}, {.requires_grad = true});
   Tensor b = ones({3}, {.requires_grad = true});
   Tensor c = ones({2, 1}, {.requires_grad = true});
@@ -165,7 +165,7 @@ TEST(Autograd, BroadcastingReducesToInputShape) {
   EXPECT_EQ(c.grad().tolist<float>(), (std::vector<float>{6, 6}));
 }
 
-TEST(Autograd, ViewsRouteGradientsToBase) {
+EMBER_DEVICE_TEST(Autograd, ViewsRouteGradientsToBase) {
   Tensor x = arange(6, {.dtype = kFloat64}).requires_grad_();
   Tensor v = x.view({2, 3});
   Tensor s = v.t().select(0, 1) * 10 + v.slice(1, 0, std::nullopt, 2).sum();
@@ -175,7 +175,7 @@ TEST(Autograd, ViewsRouteGradientsToBase) {
   EXPECT_EQ(x.grad().tolist<double>(), (std::vector<double>{2, 10, 2, 2, 10, 2}));
 }
 
-TEST(Autograd, InPlaceVersionCheck) {
+EMBER_DEVICE_TEST(Autograd, InPlaceVersionCheck) {
   Tensor a = ones({3}, {.requires_grad = true});
   Tensor b = a * 2;
   Tensor c = b * b;  // saves b
@@ -189,7 +189,7 @@ TEST(Autograd, InPlaceVersionCheck) {
                    "a view of a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
-TEST(Autograd, InPlaceOnNonLeafAndViews) {
+EMBER_DEVICE_TEST(Autograd, InPlaceOnNonLeafAndViews) {
   Tensor x = tensor({1.0, 2.0, 3.0}, {.requires_grad = true});
   Tensor y = x * 1;
   y.mul_(x);  // y = x^2
@@ -214,7 +214,7 @@ TEST(Autograd, InPlaceOnNonLeafAndViews) {
   EXPECT_EQ(w.grad().tolist<float>(), (std::vector<float>{2, 2}));
 }
 
-TEST(Autograd, HooksAndRetainGrad) {
+EMBER_DEVICE_TEST(Autograd, HooksAndRetainGrad) {
   Tensor x = ones({2}, {.requires_grad = true});
   Tensor y = x * 3;
   y.retain_grad();
@@ -252,7 +252,7 @@ struct MyCube : autograd::Function<MyCube> {
   }
 };
 
-TEST(Autograd, CustomFunction) {
+EMBER_DEVICE_TEST(Autograd, CustomFunction) {
   Tensor x = tensor({2.0, -1.0}, {.requires_grad = true});
   Tensor y = MyCube::apply(x);
   EXPECT_EQ(y.grad_fn()->name(), "MyCubeBackward");
@@ -260,7 +260,7 @@ TEST(Autograd, CustomFunction) {
   EXPECT_EQ(x.grad().tolist<float>(), (std::vector<float>{12, 3}));
 }
 
-TEST(Autograd, CheckpointGivesIdenticalGradients) {
+EMBER_DEVICE_TEST(Autograd, CheckpointGivesIdenticalGradients) {
   auto block = [](const variable_list& in) -> variable_list { return {(in[0] * in[1]).exp().sum({1})}; };
   Tensor a = randn({3, 4}, {.dtype = kFloat64}).requires_grad_();
   Tensor b = randn({3, 4}, {.dtype = kFloat64}).requires_grad_();
@@ -273,7 +273,7 @@ TEST(Autograd, CheckpointGivesIdenticalGradients) {
   EXPECT_TRUE(b.grad().equal(gb));
 }
 
-TEST(Autograd, CheckpointGivesCapturedParametersTheirGradients) {
+EMBER_DEVICE_TEST(Autograd, CheckpointGivesCapturedParametersTheirGradients) {
   Tensor w = randn({4}, {.dtype = kFloat64}).requires_grad_();
   auto block = [&w](const variable_list& in) -> variable_list { return {(in[0] * w).tanh()}; };
   Tensor x = randn({3, 4}, {.dtype = kFloat64}).requires_grad_();
@@ -287,7 +287,7 @@ TEST(Autograd, CheckpointGivesCapturedParametersTheirGradients) {
   EXPECT_TRUE(x.grad().allclose(gx));
 }
 
-TEST(Autograd, LongChainDoesNotOverflowTheStack) {
+EMBER_DEVICE_TEST(Autograd, LongChainDoesNotOverflowTheStack) {
   Tensor x = tensor(1.0, {.requires_grad = true});
   Tensor y = x;
   for (int i = 0; i < 100000; ++i) y = y * 1.0;
@@ -296,7 +296,7 @@ TEST(Autograd, LongChainDoesNotOverflowTheStack) {
   y = Tensor();  // frees 100,000 nodes without recursion
 }
 
-TEST(Autograd, ManualGradientDescentLearnsLine) {
+EMBER_DEVICE_TEST(Autograd, ManualGradientDescentLearnsLine) {
   // y = 2x + 1 learned by hand-written gradient descent, as in the seeds.
   manual_seed(0);
   Tensor xs = linspace(-1, 1, 20).unsqueeze(1);
@@ -318,7 +318,7 @@ TEST(Autograd, ManualGradientDescentLearnsLine) {
   EXPECT_NEAR(b.item<double>(), 1.0, 1e-3);
 }
 
-TEST(Gradcheck, CoreOps) {
+EMBER_DEVICE_TEST(Gradcheck, CoreOps) {
   for (Layout l : {Layout::Contiguous, Layout::Transposed, Layout::Strided}) {
     Tensor a = grad_input(l, -2, 2, 1), b = grad_input(l, -2, 2, 2);
     Tensor row = grad_input(Layout::Contiguous, -2, 2, 3).select(0, 0).detach().requires_grad_();

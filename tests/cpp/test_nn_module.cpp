@@ -26,7 +26,7 @@ struct WithBuffers : nn::Module {
 
 }  // namespace
 
-TEST(Module, MembersRegisterThemselves) {
+EMBER_DEVICE_TEST(Module, MembersRegisterThemselves) {
   TwoLayerMLP m;
   auto named = m.named_parameters();
   ASSERT_EQ(named.size(), 4u);
@@ -48,7 +48,7 @@ TEST(Module, MembersRegisterThemselves) {
   EXPECT_EQ(y.sizes(), (Shape{4, 10}));
 }
 
-TEST(Module, LinearMatchesItsFormulaAndInit) {
+EMBER_DEVICE_TEST(Module, LinearMatchesItsFormulaAndInit) {
   nn::Linear lin(5, 3);
   Tensor x = randn({2, 4, 5});
   Tensor y = lin(x);
@@ -65,7 +65,7 @@ TEST(Module, LinearMatchesItsFormulaAndInit) {
   EXPECT_TRUE(lin.bias.grad().allclose(full({3}, 8.0)));
 }
 
-TEST(Module, StateDictKeysAndRoundTrip) {
+EMBER_DEVICE_TEST(Module, StateDictKeysAndRoundTrip) {
   WithBuffers m;
   auto sd = m.state_dict();
   std::vector<std::string> keys;
@@ -95,7 +95,7 @@ TEST(Module, StateDictKeysAndRoundTrip) {
                    "current model is [256, 784].");
 }
 
-TEST(Module, TrainEvalZeroGradFreezeTie) {
+EMBER_DEVICE_TEST(Module, TrainEvalZeroGradFreezeTie) {
   TwoLayerMLP m;
   EXPECT_TRUE(m.fc1.is_training());
   m.eval();
@@ -126,7 +126,7 @@ TEST(Module, TrainEvalZeroGradFreezeTie) {
   EXPECT_EQ(tied.state_dict().size(), 2u);  // both keys, as PyTorch's state_dict keeps them
 }
 
-TEST(Module, ToDtypeAndApply) {
+EMBER_DEVICE_TEST(Module, ToDtypeAndApply) {
   TwoLayerMLP m;
   m.to(kFloat64);
   EXPECT_EQ(m.fc1.weight.dtype(), kFloat64);
@@ -137,7 +137,7 @@ TEST(Module, ToDtypeAndApply) {
   EXPECT_EQ(count, 3);
 }
 
-TEST(Containers, SequentialModuleListModuleDict) {
+EMBER_DEVICE_TEST(Containers, SequentialModuleListModuleDict) {
   nn::Sequential seq(nn::make<nn::Linear>(4, 8), nn::make<nn::ReLU>(), nn::make<nn::Linear>(8, 2));
   EXPECT_EQ(seq.size(), 3u);
   EXPECT_EQ(seq(randn({5, 4})).sizes(), (Shape{5, 2}));
@@ -168,7 +168,7 @@ TEST(Containers, SequentialModuleListModuleDict) {
   EXPECT_THROW_MSG(heads["box"], IndexError, "ModuleDict has no key 'box'");
 }
 
-TEST(Module, NestedPrinting) {
+EMBER_DEVICE_TEST(Module, NestedPrinting) {
   TwoLayerMLP m;
   EXPECT_EQ(m.repr(),
             "TwoLayerMLP(\n"
