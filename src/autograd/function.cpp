@@ -1,8 +1,11 @@
 // Custom autograd functions (Function<T>::apply) and gradient checkpointing.
 #include <cxxabi.h>
 
+#include <algorithm>
+
 #include "autograd/meta.h"
 #include "autograd/record.h"
+#include "ember/core/backend.h"
 #include "ember/core/generator.h"
 #include "ember/ops.h"
 
@@ -102,13 +105,36 @@ variable_list apply_custom(const char* type_name, const std::function<variable_l
 
 // ---- checkpoint
 
+namespace {
+// The generators a checkpointed region may draw from: the CPU's and those of its inputs'
+// devices (torch stashes the same states), so the recomputation replays the forward's draws.
+std::vector<Generator*> region_generators(const variable_list& inputs) {
+  std::vector<Generator*> gens{&default_generator()};
+  for (const auto& t : inputs) {
+    if (!t.defined() || t.is_cpu()) continue;
+    Generator* g = &default_generator(t.device());
+    if (std::find(gens.begin(), gens.end(), g) == gens.end()) gens.push_back(g);
+  }
+  return gens;
+}
+std::vector<std::string> states_of(const std::vector<Generator*>& gens) {
+  std::vector<std::string> states;
+  for (Generator* g : gens) states.push_back(g->get_state());
+  return states;
+}
+void set_states(const std::vector<Generator*>& gens, const std::vector<std::string>& states) {
+  for (size_t i = 0; i < gens.size(); ++i) gens[i]->set_state(states[i]);
+}
+}  // namespace
+
 variable_list checkpoint(const std::function<variable_list(const variable_list&)>& fn, const variable_list& inputs) {
-  std::string rng_state = default_generator().get_state();
+  std::vector<Generator*> gens = region_generators(inputs);
+  std::vector<std::string> rng_states = states_of(gens);
   auto forward = [&](AutogradContext* ctx) -> variable_list {
     ctx->save_for_backward(inputs);
     return fn(inputs);
   };
-  auto backward = [fn, rng_state](AutogradContext* ctx, const variable_list& grads) -> variable_list {
+  auto backward = [fn, gens, rng_states](AutogradContext* ctx, const variable_list& grads) -> variable_list {
     variable_list saved = ctx->get_saved_variables();
     variable_list detached;
     for (const auto& t : saved) {
@@ -117,15 +143,14 @@ variable_list checkpoint(const std::function<variable_list(const variable_list&)
       detached.push_back(d);
     }
     // Recompute with the random state the forward saw, then backprop through the recomputation.
-    Generator& gen = default_generator();
-    std::string current = gen.get_state();
-    gen.set_state(rng_state);
+    std::vector<std::string> current = states_of(gens);
+    set_states(gens, rng_states);
     variable_list outs;
     {
       EnableGradGuard enable;
       outs = fn(detached);
     }
-    gen.set_state(current);
+    set_states(gens, current);
     variable_list diff_outs, diff_grads;
     for (size_t i = 0; i < outs.size(); ++i)
       if (outs[i].requires_grad()) { diff_outs.push_back(outs[i]); diff_grads.push_back(grads[i]); }

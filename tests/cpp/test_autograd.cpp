@@ -1,5 +1,6 @@
 // The autograd engine: the seeds' examples with their printed numbers, graph rules, errors,
 // hooks, custom functions, checkpointing, long chains.
+#include "ember/nn/functional.h"
 #include "gradcheck.h"
 
 using namespace ember;
@@ -271,6 +272,23 @@ EMBER_DEVICE_TEST(Autograd, CheckpointGivesIdenticalGradients) {
   autograd::checkpoint(block, {a, b})[0].sum().backward();
   EXPECT_TRUE(a.grad().equal(ga));
   EXPECT_TRUE(b.grad().equal(gb));
+}
+
+// The recomputation replays the random draws of the forward on the inputs' device (dropout
+// masks match), whichever generator that device uses.
+EMBER_DEVICE_TEST(Autograd, CheckpointReplaysTheRandomStreamOfTheInputsDevice) {
+  auto block = [](const variable_list& in) -> variable_list {
+    return {nn::functional::dropout(in[0].exp(), 0.5, /*training=*/true) * 3};
+  };
+  Tensor x = randn({64}, {.dtype = kFloat64}).requires_grad_();
+  manual_seed(5);
+  Tensor y = autograd::checkpoint(block, {x})[0];
+  Tensor kept = y.ne(0).to(kFloat64);  // the forward's mask
+  randn({16});                          // other draws between forward and backward
+  y.sum().backward();
+  // d/dx of dropout(exp(x)) * 3 with p = 0.5: exp(x) * 2 * 3 where kept, 0 elsewhere.
+  Tensor want = x.detach().exp() * 6 * kept;
+  EXPECT_TRUE(x.grad().allclose(want)) << "the recomputation drew a different dropout mask";
 }
 
 EMBER_DEVICE_TEST(Autograd, CheckpointGivesCapturedParametersTheirGradients) {
