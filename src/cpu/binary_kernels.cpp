@@ -1,8 +1,12 @@
-// CPU kernels for two-operand elementwise ops (and the three-operand where/clamp/lerp).
+// CPU kernels for two-operand elementwise ops (and the three-operand where/clamp/lerp). Each
+// loop calls the op's formula (src/ops/elementwise_formulas.h) with the CPU's elementary
+// functions (cpu/elementwise_math.h); the kernels here pick dtypes, the fast forms of a
+// scalar operand, and report integer division by zero.
 #include <atomic>
 #include <cmath>
 #include <string_view>
 
+#include "cpu/elementwise_math.h"
 #include "cpu/tensor_iter.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -10,17 +14,23 @@
 namespace ember::cpu {
 namespace {
 
+namespace f = formula;
+
+template <class T> constexpr bool is_fp = std::is_floating_point_v<T>;
+
+// Runs the two-operand formula fn in the compute type T.
+template <class T, class Fn> void run2(TensorIter& it, Fn fn) {
+  cpu_kernel(it, [fn](T x, T y) -> T { return fn(x, y); });
+}
+
+// a + alpha * b; with alpha 1 the formula is instantiated with a constant alpha, which the
+// compiler folds to a + b (fma(1, b, a) is a + b exactly).
 Tensor& add_into(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, const char* name) {
   TensorIter it = TensorIter::binary_op(out, a, b, {.op_name = name});
   visit_dtype<kNumericAndBool>(it.compute_dtype(), name, [&]<class T>() {
-    if constexpr (std::is_same_v<T, bool>) {
-      bool al = alpha.to_bool();
-      cpu_kernel(it, [al](bool x, bool y) -> bool { return x || (al && y); });
-    } else {
-      T al = alpha.to<T>();
-      if (al == T(1)) cpu_kernel(it, [](T x, T y) -> T { return x + y; });
-      else cpu_kernel(it, [al](T x, T y) -> T { return x + al * y; });
-    }
+    const T al = alpha.to<T>();
+    if (al == T(1)) cpu_kernel(it, [](T x, T y) -> T { return f::add_fn<T, CpuMath>{T(1)}(x, y); });
+    else run2<T>(it, f::add_fn<T, CpuMath>{al});
   });
   out = it.output();
   return out;
@@ -43,10 +53,7 @@ Tensor& sub_inplace_cpu(Tensor& self, const Tensor& b, const Scalar& alpha) {
 
 Tensor& mul_into(Tensor& out, const Tensor& a, const Tensor& b, const char* name) {
   TensorIter it = TensorIter::binary_op(out, a, b, {.op_name = name});
-  visit_dtype<kNumericAndBool>(it.compute_dtype(), name, [&]<class T>() {
-    if constexpr (std::is_same_v<T, bool>) cpu_kernel(it, [](bool x, bool y) -> bool { return x && y; });
-    else cpu_kernel(it, [](T x, T y) -> T { return x * y; });
-  });
+  visit_dtype<kNumericAndBool>(it.compute_dtype(), name, [&]<class T>() { run2<T>(it, f::mul_fn<CpuMath>{}); });
   out = it.output();
   return out;
 }
@@ -61,86 +68,30 @@ EMBER_REGISTER_KERNEL(mul, CPU, mul_cpu);
 EMBER_REGISTER_KERNEL(mul_, CPU, mul_inplace_cpu);
 
 // ---------------------------------------------------------------- helpers
-template <class T> constexpr bool is_fp = std::is_floating_point_v<T>;
-
 // Integer division by zero raises PyTorch's ZeroDivisionError. The loops run on several
-// threads, where an exception must not escape: they raise a flag, checked afterwards.
+// threads, where an exception must not escape: the formulas report it through this, and the
+// flag is checked after the loop.
 struct ZeroDivFlag {
   mutable std::atomic<bool> hit{false};
-  void set() const { hit.store(true, std::memory_order_relaxed); }
   void check() const { EMBER_CHECK(!hit.load(), "ZeroDivisionError"); }
 };
+struct ReportZeroDiv {
+  const ZeroDivFlag* flag;
+  void operator()() const { flag->hit.store(true, std::memory_order_relaxed); }
+};
 
-// -x with two's complement wrap-around (x / -1 for the most negative integer).
-template <class T> T wrap_neg(T x) {
-  using U = std::make_unsigned_t<T>;
-  return T(U(0) - U(x));
-}
-
-template <class T> T div_trunc_int(T x, T y, const ZeroDivFlag& z) {
-  if (y == 0) { z.set(); return T(0); }
-  if constexpr (std::is_signed_v<T>) if (y == T(-1)) return wrap_neg(x);
-  return T(x / y);
-}
-template <class T> T div_floor_int(T x, T y, const ZeroDivFlag& z) {
-  if (y == 0) { z.set(); return T(0); }
-  if constexpr (std::is_signed_v<T>) {
-    if (y == T(-1)) return wrap_neg(x);
-    T q = T(x / y), r = T(x % y);
-    if (r != 0 && ((r < 0) != (y < 0))) --q;
-    return q;
-  } else {
-    return T(x / y);
-  }
-}
-// Floor division of floats, as PyTorch (and Python) compute it.
-template <class T> T div_floor_fp(T a, T b) {
-  if (b == T(0)) return a / b;
-  T mod = std::fmod(a, b);
-  T div = (a - mod) / b;
-  if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1);
-  T fl;
-  if (div != T(0)) {
-    fl = std::floor(div);
-    if (div - fl > T(0.5)) fl += T(1);
-  } else {
-    fl = std::copysign(T(0), a / b);
-  }
-  return fl;
-}
-template <class T> T remainder_int(T x, T y, const ZeroDivFlag& z) {
-  if (y == 0) { z.set(); return T(0); }
-  if constexpr (std::is_signed_v<T>) {
-    if (y == T(-1)) return T(0);
-    T r = T(x % y);
-    if (r != 0 && ((r < 0) != (y < 0))) r = T(r + y);
-    return r;
-  } else {
-    return T(x % y);
-  }
-}
-template <class T> T fmod_int(T x, T y, const ZeroDivFlag& z) {
-  if (y == 0) { z.set(); return T(0); }
-  if constexpr (std::is_signed_v<T>) if (y == T(-1)) return T(0);
-  return T(x % y);
-}
-
-// Integer power by squaring; negative exponents give 0 except for bases 1 and -1.
-template <class T> T powi(T base, T exp) {
-  if constexpr (std::is_signed_v<T>) {
-    if (exp < 0) {
-      if (base == 1) return T(1);
-      if (base == -1) return (exp % 2 == 0) ? T(1) : T(-1);
-      return T(0);
+// A division-family formula Fn<M, OnZeroDiv> over the iterator: floating types as they are,
+// integers reporting division by zero.
+template <template <class, class> class Fn> void division_loop(TensorIter& it, const char* name) {
+  visit_dtype<kNumericTypes>(it.compute_dtype(), name, [&]<class T>() {
+    if constexpr (is_fp<T>) {
+      run2<T>(it, Fn<CpuMath, f::IgnoreZeroDiv>{});
+    } else {
+      ZeroDivFlag z;
+      run2<T>(it, Fn<CpuMath, ReportZeroDiv>{ReportZeroDiv{&z}});
+      z.check();
     }
-  }
-  using U = std::make_unsigned_t<T>;
-  U result = 1, b = U(base);
-  for (U e = U(exp); e; e >>= 1) {
-    if (e & 1) result = U(result * b);
-    b = U(b * b);
-  }
-  return T(result);
+  });
 }
 
 // Builds the iterator, runs the kernel body, and hands back the (possibly in-place) result.
@@ -155,31 +106,11 @@ Tensor& binary_into(Tensor& out, const Tensor& a, const Tensor& b, IterConfig cf
 // ---------------------------------------------------------------- div and friends
 void div_true_body(TensorIter& it) {
   visit_dtype<kFloatTypes>(it.compute_dtype(), "div_true_cpu", [&]<class T>() {
-    cpu_kernel(it, [](T x, T y) -> T { return x / y; });
+    run2<T>(it, f::div_true_fn<CpuMath>{});
   });
 }
-void div_trunc_body(TensorIter& it) {
-  visit_dtype<kNumericTypes>(it.compute_dtype(), "div_trunc_cpu", [&]<class T>() {
-    if constexpr (is_fp<T>) {
-      cpu_kernel(it, [](T x, T y) -> T { return std::trunc(x / y); });
-    } else {
-      ZeroDivFlag z;
-      cpu_kernel(it, [&z](T x, T y) -> T { return div_trunc_int(x, y, z); });
-      z.check();
-    }
-  });
-}
-void div_floor_body(TensorIter& it) {
-  visit_dtype<kNumericTypes>(it.compute_dtype(), "div_floor_cpu", [&]<class T>() {
-    if constexpr (is_fp<T>) {
-      cpu_kernel(it, [](T x, T y) -> T { return div_floor_fp(x, y); });
-    } else {
-      ZeroDivFlag z;
-      cpu_kernel(it, [&z](T x, T y) -> T { return div_floor_int(x, y, z); });
-      z.check();
-    }
-  });
-}
+void div_trunc_body(TensorIter& it) { division_loop<f::div_trunc_fn>(it, "div_trunc_cpu"); }
+void div_floor_body(TensorIter& it) { division_loop<f::div_floor_fn>(it, "div_floor_cpu"); }
 
 Tensor& div_into(Tensor& out, const Tensor& a, const Tensor& b, const std::optional<std::string>& mode,
                  const char* name) {
@@ -197,123 +128,70 @@ Tensor& div_inplace_cpu(Tensor& self, const Tensor& b, const std::optional<std::
 
 // ---------------------------------------------------------------- the EMBER_BINARY_ARITH_OPS family
 void floor_divide_body(TensorIter& it) { div_floor_body(it); }
+void remainder_body(TensorIter& it) { division_loop<f::remainder_fn>(it, "remainder_cpu"); }
+void fmod_body(TensorIter& it) { division_loop<f::fmod_fn>(it, "fmod_cpu"); }
 
-void remainder_body(TensorIter& it) {
-  visit_dtype<kNumericTypes>(it.compute_dtype(), "remainder_cpu", [&]<class T>() {
-    if constexpr (is_fp<T>) {
-      cpu_kernel(it, [](T a, T b) -> T {
-        T mod = std::fmod(a, b);
-        if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) mod += b;
-        return mod;
-      });
-    } else {
-      ZeroDivFlag z;
-      cpu_kernel(it, [&z](T x, T y) -> T { return remainder_int(x, y, z); });
-      z.check();
-    }
-  });
-}
-
-void fmod_body(TensorIter& it) {
-  visit_dtype<kNumericTypes>(it.compute_dtype(), "fmod_cpu", [&]<class T>() {
-    if constexpr (is_fp<T>) {
-      cpu_kernel(it, [](T x, T y) -> T { return std::fmod(x, y); });
-    } else {
-      ZeroDivFlag z;
-      cpu_kernel(it, [&z](T x, T y) -> T { return fmod_int(x, y, z); });
-      z.check();
-    }
-  });
-}
-
-// pow: a 0-dim exponent (a Python number, usually) takes the fast forms PyTorch uses.
+// pow: a 0-dim exponent (a Python number, usually) takes the special forms PyTorch uses for
+// 2, 3, -2, 0.5, -0.5 and -1, the identity for 1 and a fill for 0; other exponents and tensor
+// exponents use pow_fn.
 void pow_body(TensorIter& it) {
   const Tensor& exponent = it.operand(2);
   bool scalar_exp = exponent.dim() == 0;
   visit_dtype<kNumericTypes>(it.compute_dtype(), "pow", [&]<class T>() {
+    auto one = [&](auto fn) { cpu_kernel(it, [fn](T x, T) -> T { return fn(x); }); };
+    if (!scalar_exp) return run2<T>(it, f::pow_fn<CpuMath>{});
+    const T e = exponent.item().to<T>();
+    if (e == T(2)) return one(f::square_fn<CpuMath>{});
+    if (e == T(3)) return one(f::cube_fn<CpuMath>{});
     if constexpr (is_fp<T>) {
-      if (scalar_exp) {
-        T e = exponent.item().to<T>();
-        if (e == T(2)) cpu_kernel(it, [](T x, T) -> T { return x * x; });
-        else if (e == T(3)) cpu_kernel(it, [](T x, T) -> T { return x * x * x; });
-        else if (e == T(1)) cpu_kernel(it, [](T x, T) -> T { return x; });
-        else if (e == T(0)) cpu_kernel(it, [](T, T) -> T { return T(1); });
-        else if (e == T(-1)) cpu_kernel(it, [](T x, T) -> T { return T(1) / x; });
-        else if (e == T(-2)) cpu_kernel(it, [](T x, T) -> T { return T(1) / (x * x); });
-        else if (e == T(0.5)) cpu_kernel(it, [](T x, T) -> T { return std::sqrt(x); });
-        else if (e == T(-0.5)) cpu_kernel(it, [](T x, T) -> T { return T(1) / std::sqrt(x); });
-        else cpu_kernel(it, [e](T x, T) -> T { return std::pow(x, e); });
-      } else {
-        cpu_kernel(it, [](T x, T y) -> T { return std::pow(x, y); });
-      }
-    } else {
-      if (scalar_exp) {
-        T e = exponent.item().to<T>();
-        if (e == T(2)) cpu_kernel(it, [](T x, T) -> T { return T(x * x); });
-        else if (e == T(3)) cpu_kernel(it, [](T x, T) -> T { return T(x * x * x); });
-        else cpu_kernel(it, [e](T x, T) -> T { return powi(x, e); });
-      } else {
-        cpu_kernel(it, [](T x, T y) -> T { return powi(x, y); });
-      }
+      if (e == T(1)) return one([](T x) { return x; });
+      if (e == T(0)) return one([](T) { return T(1); });
+      if (e == T(-1)) return one(f::reciprocal_fn<CpuMath>{});
+      if (e == T(-2)) return one(f::inverse_square_fn<CpuMath>{});
+      if (e == T(0.5)) return one(f::sqrt_fn<CpuMath>{});
+      if (e == T(-0.5)) return one(f::rsqrt_fn<CpuMath>{});
     }
+    cpu_kernel(it, [e](T x, T) -> T { return f::pow_fn<CpuMath>{}(x, e); });
   });
 }
 
-// maximum/minimum: NaN in either operand propagates.
 void maximum_body(TensorIter& it) {
   visit_dtype<kNumericAndBool>(it.compute_dtype(), "maximum_cpu", [&]<class T>() {
-    if constexpr (std::is_same_v<T, bool>) cpu_kernel(it, [](bool x, bool y) -> bool { return x || y; });
-    else if constexpr (is_fp<T>) cpu_kernel(it, [](T x, T y) -> T { return (x > y || x != x) ? x : y; });
-    else cpu_kernel(it, [](T x, T y) -> T { return x > y ? x : y; });
+    run2<T>(it, f::maximum_fn<CpuMath>{});
   });
 }
 void minimum_body(TensorIter& it) {
   visit_dtype<kNumericAndBool>(it.compute_dtype(), "minimum_cpu", [&]<class T>() {
-    if constexpr (std::is_same_v<T, bool>) cpu_kernel(it, [](bool x, bool y) -> bool { return x && y; });
-    else if constexpr (is_fp<T>) cpu_kernel(it, [](T x, T y) -> T { return (x < y || x != x) ? x : y; });
-    else cpu_kernel(it, [](T x, T y) -> T { return x < y ? x : y; });
+    run2<T>(it, f::minimum_fn<CpuMath>{});
   });
 }
-
 void atan2_body(TensorIter& it) {
-  visit_dtype<kFloatTypes>(it.compute_dtype(), "atan2_cpu", [&]<class T>() {
-    cpu_kernel(it, [](T y, T x) -> T { return std::atan2(y, x); });
-  });
+  visit_dtype<kFloatTypes>(it.compute_dtype(), "atan2_cpu", [&]<class T>() { run2<T>(it, f::atan2_fn<CpuMath>{}); });
 }
 
 void bitwise_and_body(TensorIter& it) {
   visit_dtype<kIntAndBool>(it.compute_dtype(), "bitwise_and_cpu", [&]<class T>() {
-    cpu_kernel(it, [](T x, T y) -> T { return T(x & y); });
+    run2<T>(it, f::bitwise_and_fn<CpuMath>{});
   });
 }
 void bitwise_or_body(TensorIter& it) {
   visit_dtype<kIntAndBool>(it.compute_dtype(), "bitwise_or_cpu", [&]<class T>() {
-    cpu_kernel(it, [](T x, T y) -> T { return T(x | y); });
+    run2<T>(it, f::bitwise_or_fn<CpuMath>{});
   });
 }
 void bitwise_xor_body(TensorIter& it) {
   visit_dtype<kIntAndBool>(it.compute_dtype(), "bitwise_xor_cpu", [&]<class T>() {
-    cpu_kernel(it, [](T x, T y) -> T { return T(x ^ y); });
+    run2<T>(it, f::bitwise_xor_fn<CpuMath>{});
   });
 }
-// Shifts by a negative amount or by the width or more give 0 (left) or the sign fill (right).
 void bitwise_left_shift_body(TensorIter& it) {
   visit_dtype<kIntTypes>(it.compute_dtype(), "lshift_cpu", [&]<class T>() {
-    cpu_kernel(it, [](T a, T b) -> T {
-      using U = std::make_unsigned_t<T>;
-      constexpr T bits = T(sizeof(T) * 8);
-      if (std::make_signed_t<T>(b) < 0 || b >= bits) return T(0);
-      return T(U(a) << b);
-    });
+    run2<T>(it, f::bitwise_left_shift_fn<CpuMath>{});
   });
 }
 void bitwise_right_shift_body(TensorIter& it) {
   visit_dtype<kIntTypes>(it.compute_dtype(), "rshift_cpu", [&]<class T>() {
-    cpu_kernel(it, [](T a, T b) -> T {
-      constexpr T max_shift = T(sizeof(T) * 8 - std::is_signed_v<T>);
-      if (std::make_signed_t<T>(b) < 0 || b >= max_shift) return T(a >> max_shift);
-      return T(a >> b);
-    });
+    run2<T>(it, f::bitwise_right_shift_fn<CpuMath>{});
   });
 }
 
@@ -401,17 +279,8 @@ Tensor where_cpu(const Tensor& cond, const Tensor& a, const Tensor& b) {
 EMBER_REGISTER_KERNEL(where, CPU, where_cpu);
 
 // ---------------------------------------------------------------- clamp
-// min then max, as torch.clamp: when min > max every element becomes max. NaN propagates
-// (from the input and from a NaN bound).
-template <class T> inline T clamp_lo(T x, T lo) {
-  if constexpr (is_fp<T>) return (x > lo || x != x) ? x : lo;
-  else return x < lo ? lo : x;
-}
-template <class T> inline T clamp_hi(T x, T hi) {
-  if constexpr (is_fp<T>) return (x < hi || x != x) ? x : hi;
-  else return x > hi ? hi : x;
-}
-
+// Both bounds: clamp_fn (a NaN bound gives NaN); one bound: maximum_fn (min) or minimum_fn
+// (max), as PyTorch's clamp_min/clamp_max. NaN in the input propagates.
 Tensor& clamp_into(Tensor& out, const Tensor& a, const std::optional<Scalar>& lo,
                    const std::optional<Scalar>& hi, const char* name) {
   std::vector<Tensor> parts{a};
@@ -421,9 +290,9 @@ Tensor& clamp_into(Tensor& out, const Tensor& a, const std::optional<Scalar>& lo
   TensorIter it = TensorIter::unary_op(out, a, {.op_name = name, .compute_dtype = dt});
   visit_dtype<kNumericTypes>(it.compute_dtype(), "clamp_cpu", [&]<class T>() {
     T l = lo ? lo->to<T>() : T(0), h = hi ? hi->to<T>() : T(0);
-    if (lo && hi) cpu_kernel(it, [l, h](T x) -> T { return clamp_hi(clamp_lo(x, l), h); });
-    else if (lo) cpu_kernel(it, [l](T x) -> T { return clamp_lo(x, l); });
-    else cpu_kernel(it, [h](T x) -> T { return clamp_hi(x, h); });
+    if (lo && hi) cpu_kernel(it, [l, h](T x) -> T { return f::clamp_fn<CpuMath>{}(x, l, h); });
+    else if (lo) cpu_kernel(it, [l](T x) -> T { return f::maximum_fn<CpuMath>{}(x, l); });
+    else cpu_kernel(it, [h](T x) -> T { return f::minimum_fn<CpuMath>{}(x, h); });
   });
   out = it.output();
   return out;
@@ -443,9 +312,9 @@ Tensor clamp_tensor_cpu(const Tensor& a, const std::optional<Tensor>& lo, const 
   Tensor out;
   TensorIter it({out}, inputs, {.op_name = "clamp"});
   visit_dtype<kNumericTypes>(it.compute_dtype(), "clamp_cpu", [&]<class T>() {
-    if (lo && hi) cpu_kernel(it, [](T x, T l, T h) -> T { return clamp_hi(clamp_lo(x, l), h); });
-    else if (lo) cpu_kernel(it, [](T x, T l) -> T { return clamp_lo(x, l); });
-    else cpu_kernel(it, [](T x, T h) -> T { return clamp_hi(x, h); });
+    if (lo && hi) cpu_kernel(it, [](T x, T l, T h) -> T { return f::clamp_fn<CpuMath>{}(x, l, h); });
+    else if (lo) run2<T>(it, f::maximum_fn<CpuMath>{});
+    else run2<T>(it, f::minimum_fn<CpuMath>{});
   });
   return it.output();
 }
@@ -454,10 +323,6 @@ EMBER_REGISTER_KERNEL(clamp_, CPU, clamp_inplace_cpu);
 EMBER_REGISTER_KERNEL(clamp_tensor, CPU, clamp_tensor_cpu);
 
 // ---------------------------------------------------------------- lerp
-// start + weight * (end - start), written from the nearer end for accuracy (as PyTorch).
-template <class T> inline T lerp_fn(T s, T e, T w) {
-  return std::abs(w) < T(0.5) ? s + w * (e - s) : e - (e - s) * (T(1) - w);
-}
 Tensor lerp_cpu(const Tensor& start, const Tensor& end, const Tensor& weight) {
   Tensor out;
   DType dt = start.dtype();
@@ -466,14 +331,13 @@ Tensor lerp_cpu(const Tensor& start, const Tensor& end, const Tensor& weight) {
     TensorIter it({out}, {start, end}, {.op_name = "lerp", .compute_dtype = dt});
     visit_dtype<kFloatTypes>(it.compute_dtype(), "lerp_kernel_scalar", [&]<class T>() {
       const T w = T(wv);
-      if (std::abs(w) < T(0.5)) cpu_kernel(it, [w](T s, T e) -> T { return s + w * (e - s); });
-      else cpu_kernel(it, [w](T s, T e) -> T { return e - (e - s) * (T(1) - w); });
+      cpu_kernel(it, [w](T s, T e) -> T { return f::lerp_fn<CpuMath>{}(s, e, w); });
     });
     return it.output();
   }
   TensorIter it({out}, {start, end, weight}, {.op_name = "lerp", .compute_dtype = dt});
   visit_dtype<kFloatTypes>(it.compute_dtype(), "lerp_kernel_tensor", [&]<class T>() {
-    cpu_kernel(it, [](T s, T e, T w) -> T { return lerp_fn(s, e, w); });
+    cpu_kernel(it, [](T s, T e, T w) -> T { return f::lerp_fn<CpuMath>{}(s, e, w); });
   });
   return it.output();
 }

@@ -1,5 +1,7 @@
 // CPU kernels for comparisons and logical ops: the operands are compared in their promoted
-// dtype and the result is bool.
+// dtype and the result is bool. The comparisons are the formulas of
+// src/ops/elementwise_formulas.h.
+#include "cpu/elementwise_math.h"
 #include "cpu/tensor_iter.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -7,60 +9,32 @@
 namespace ember::cpu {
 namespace {
 
-template <class Cmp> Tensor compare(const Tensor& a, const Tensor& b, const char* name, Cmp cmp) {
+namespace f = formula;
+
+template <class Cmp> Tensor compare(const Tensor& a, const Tensor& b, const char* name) {
   Tensor out;
   TensorIter it = TensorIter::binary_op(out, a, b, {.op_name = name, .output_dtype = DType::Bool});
   visit_dtype<kNumericAndBool>(it.compute_dtype(), name, [&]<class T>() {
-    cpu_kernel(it, [cmp](T x, T y) -> bool { return cmp(x, y); });
+    cpu_kernel(it, [](T x, T y) -> bool { return Cmp{}(x, y); });
   });
   return it.output();
 }
 
-Tensor eq_cpu(const Tensor& a, const Tensor& b) { return compare(a, b, "eq", [](auto x, auto y) { return x == y; }); }
-Tensor ne_cpu(const Tensor& a, const Tensor& b) { return compare(a, b, "ne", [](auto x, auto y) { return x != y; }); }
-Tensor lt_cpu(const Tensor& a, const Tensor& b) { return compare(a, b, "lt", [](auto x, auto y) { return x < y; }); }
-Tensor le_cpu(const Tensor& a, const Tensor& b) { return compare(a, b, "le", [](auto x, auto y) { return x <= y; }); }
-Tensor gt_cpu(const Tensor& a, const Tensor& b) { return compare(a, b, "gt", [](auto x, auto y) { return x > y; }); }
-Tensor ge_cpu(const Tensor& a, const Tensor& b) { return compare(a, b, "ge", [](auto x, auto y) { return x >= y; }); }
-
-// Logical ops: nonzero (NaN included) is true.
-Tensor logical_and_cpu(const Tensor& a, const Tensor& b) {
-  return compare(a, b, "logical_and", [](auto x, auto y) {
-    using T = decltype(x);
-    return (x != T(0)) & (y != T(0));
-  });
-}
-Tensor logical_or_cpu(const Tensor& a, const Tensor& b) {
-  return compare(a, b, "logical_or", [](auto x, auto y) {
-    using T = decltype(x);
-    return (x != T(0)) | (y != T(0));
-  });
-}
-Tensor logical_xor_cpu(const Tensor& a, const Tensor& b) {
-  return compare(a, b, "logical_xor", [](auto x, auto y) {
-    using T = decltype(x);
-    return (x != T(0)) != (y != T(0));
-  });
-}
+// Logical ops count nonzero (NaN included) as true.
+#define EMBER_COMPARE_KERNEL(n)                                                                  \
+  Tensor n##_cpu(const Tensor& a, const Tensor& b) { return compare<f::n##_fn<CpuMath>>(a, b, #n); } \
+  EMBER_REGISTER_KERNEL(n, CPU, n##_cpu);
+EMBER_COMPARE_OPS(EMBER_COMPARE_KERNEL)
+#undef EMBER_COMPARE_KERNEL
 
 Tensor logical_not_cpu(const Tensor& a) {
   Tensor out;
   TensorIter it = TensorIter::unary_op(out, a, {.op_name = "logical_not", .output_dtype = DType::Bool});
   visit_dtype<kNumericAndBool>(it.compute_dtype(), "logical_not", [&]<class T>() {
-    cpu_kernel(it, [](T x) -> bool { return x == T(0); });
+    cpu_kernel(it, [](T x) -> bool { return f::logical_not_fn<CpuMath>{}(x); });
   });
   return it.output();
 }
-
-EMBER_REGISTER_KERNEL(eq, CPU, eq_cpu);
-EMBER_REGISTER_KERNEL(ne, CPU, ne_cpu);
-EMBER_REGISTER_KERNEL(lt, CPU, lt_cpu);
-EMBER_REGISTER_KERNEL(le, CPU, le_cpu);
-EMBER_REGISTER_KERNEL(gt, CPU, gt_cpu);
-EMBER_REGISTER_KERNEL(ge, CPU, ge_cpu);
-EMBER_REGISTER_KERNEL(logical_and, CPU, logical_and_cpu);
-EMBER_REGISTER_KERNEL(logical_or, CPU, logical_or_cpu);
-EMBER_REGISTER_KERNEL(logical_xor, CPU, logical_xor_cpu);
 EMBER_REGISTER_KERNEL(logical_not, CPU, logical_not_cpu);
 
 }  // namespace
