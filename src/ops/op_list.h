@@ -82,9 +82,6 @@ EMBER_OP(gelu, Tensor(const Tensor&, const std::string&))
 // backward is built (create_graph composes it from differentiable ops, src/ops/unary.cpp).
 EMBER_OP(gelu_backward, Tensor(const Tensor&, const Tensor&, const std::string&))
 EMBER_OP(leaky_relu, Tensor(const Tensor&, const Scalar&))
-// round(decimals != 0): x * 10^d rounded half to even, divided back (d < 0: the other way round).
-EMBER_OP(round_decimals, Tensor(const Tensor&, int64_t))
-EMBER_OP(round_decimals_, Tensor&(Tensor&, int64_t))
 EMBER_OP(logical_not, Tensor(const Tensor&))
 EMBER_OP(bitwise_not, Tensor(const Tensor&))
 EMBER_OP(isnan, Tensor(const Tensor&))
@@ -121,6 +118,10 @@ EMBER_OP(nanmedian_dim, std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool)
 // dim forms on the flattened input), so a new device needs only the three above.
 EMBER_OP(median, Tensor(const Tensor&))
 EMBER_OP(nanmedian, Tensor(const Tensor&))
+// round(decimals != 0) (unary.cpp, cpu/unary_kernels.cpp): x * 10^d rounded half to even and
+// divided back (d < 0: divided first). Elementwise, listed here with this change's other ops.
+EMBER_OP(round_decimals, Tensor(const Tensor&, int64_t))
+EMBER_OP(round_decimals_, Tensor&(Tensor&, int64_t))
 
 // ---- linear algebra (linalg.cpp, cpu/blas_kernels.cpp)
 EMBER_OP(mm, Tensor(const Tensor&, const Tensor&))
