@@ -84,7 +84,10 @@ EMBER_VEC_INLINE float exp_f32(float x) {
   float r = fmadd(-n, 0.693359375f, xc);
   r = fmadd(-n, -2.12194440e-4f, r);
   float y = ldexp2_f32(expm_poly_f32(r), n);
-  return x != x ? x : y;
+  // Below ln(2^-150) the exact result rounds to +0: return it as such, never a subnormal the
+  // polynomial's last bit could leave (exp(-inf) in a masked softmax row must be a plain 0, and
+  // a subnormal there makes every later multiply take the slow microcode path).
+  return x != x ? x : (x < -103.972077f ? 0.0f : y);
 }
 
 // 2^x, computed without the x*ln2 rounding error of exp(x*ln2).

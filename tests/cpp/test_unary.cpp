@@ -351,3 +351,14 @@ EMBER_DEVICE_TEST(Predicates, IsNanIsInfIsFinite) {
   EXPECT_EQ(isfinite(i).sizes(), (Shape{3, 4}));
   EXPECT_EQ(isnan(make_input(DType::Float32, Layout::Empty)).numel(), 0);
 }
+
+// exp's underflow is a plain +0 from ln(2^-150) down (as libm's expf): a subnormal left there by
+// the polynomial's last bit would be wrong and would slow every later multiply (masked softmax).
+EMBER_DEVICE_TEST(UnaryFloat, ExpUnderflowsToExactZero) {
+  std::vector<float> xs{-std::numeric_limits<float>::infinity(), -1000.0f, -104.0f, -103.98f, -103.9f, -87.0f};
+  Tensor y = tensor(xs).exp();
+  auto got = y.tolist<float>();
+  for (size_t i = 0; i < xs.size(); ++i) EXPECT_EQ(got[i], std::exp(xs[i])) << "exp(" << xs[i] << ")";
+  EXPECT_EQ(got[0], 0.0f);
+  EXPECT_FALSE(std::signbit(got[0]));
+}
