@@ -58,13 +58,21 @@ void check(const char* op, TensorList params, std::initializer_list<ListArg> lis
 
 }  // namespace
 
-void _fused_adam_(TensorList params, TensorList grads, TensorList exp_avgs, TensorList exp_avg_sqs,
-                  TensorList max_exp_avg_sqs, TensorList state_steps, double lr, double beta1, double beta2,
-                  double weight_decay, double eps, bool amsgrad, bool maximize) {
-  check("_fused_adam_", params,
+namespace {
+// Adam and AdamW take the same lists; only the weight-decay rule differs.
+void check_adam(const char* op, TensorList params, TensorList grads, TensorList exp_avgs, TensorList exp_avg_sqs,
+                TensorList max_exp_avg_sqs, TensorList state_steps, bool amsgrad) {
+  check(op, params,
         {{"grads", grads}, {"exp_avgs", exp_avgs}, {"exp_avg_sqs", exp_avg_sqs},
          {"max_exp_avg_sqs", max_exp_avg_sqs, amsgrad ? nullptr : "amsgrad=False"},
          {"state_steps", state_steps, nullptr, /*steps=*/true}});
+}
+}  // namespace
+
+void _fused_adam_(TensorList params, TensorList grads, TensorList exp_avgs, TensorList exp_avg_sqs,
+                  TensorList max_exp_avg_sqs, TensorList state_steps, double lr, double beta1, double beta2,
+                  double weight_decay, double eps, bool amsgrad, bool maximize) {
+  check_adam("_fused_adam_", params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad);
   ops::_fused_adam_()(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2,
                       weight_decay, eps, amsgrad, maximize);
 }
@@ -72,10 +80,7 @@ void _fused_adam_(TensorList params, TensorList grads, TensorList exp_avgs, Tens
 void _fused_adamw_(TensorList params, TensorList grads, TensorList exp_avgs, TensorList exp_avg_sqs,
                    TensorList max_exp_avg_sqs, TensorList state_steps, double lr, double beta1, double beta2,
                    double weight_decay, double eps, bool amsgrad, bool maximize) {
-  check("_fused_adamw_", params,
-        {{"grads", grads}, {"exp_avgs", exp_avgs}, {"exp_avg_sqs", exp_avg_sqs},
-         {"max_exp_avg_sqs", max_exp_avg_sqs, amsgrad ? nullptr : "amsgrad=False"},
-         {"state_steps", state_steps, nullptr, /*steps=*/true}});
+  check_adam("_fused_adamw_", params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad);
   ops::_fused_adamw_()(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2,
                        weight_decay, eps, amsgrad, maximize);
 }

@@ -186,32 +186,36 @@ Result run(Cell cell, const Tensor& input_in, const Tensor& hx_in, const Tensor&
   return r;
 }
 
-Tensor state_or_undefined(const std::optional<Tensor>& hx) { return hx ? *hx : Tensor(); }
+// The one-state recurrences (tanh, relu, GRU): (output, h_n).
+std::tuple<Tensor, Tensor> run_one_state(Cell cell, const Tensor& input, const std::optional<Tensor>& hx,
+                                         TensorList params, bool has_biases, int64_t num_layers, double dropout,
+                                         bool train, bool bidirectional, bool batch_first) {
+  Result r = run(cell, input, hx ? *hx : Tensor(), Tensor(), params, has_biases, num_layers, dropout, train,
+                 bidirectional, batch_first);
+  return {r.output, r.h_n};
+}
 
 }  // namespace
 
 std::tuple<Tensor, Tensor> rnn_tanh(const Tensor& input, const std::optional<Tensor>& hx, TensorList params,
                                     bool has_biases, int64_t num_layers, double dropout, bool train,
                                     bool bidirectional, bool batch_first) {
-  Result r = run(Cell::Tanh, input, state_or_undefined(hx), Tensor(), params, has_biases, num_layers, dropout, train,
-                 bidirectional, batch_first);
-  return {r.output, r.h_n};
+  return run_one_state(Cell::Tanh, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                       batch_first);
 }
 
 std::tuple<Tensor, Tensor> rnn_relu(const Tensor& input, const std::optional<Tensor>& hx, TensorList params,
                                     bool has_biases, int64_t num_layers, double dropout, bool train,
                                     bool bidirectional, bool batch_first) {
-  Result r = run(Cell::Relu, input, state_or_undefined(hx), Tensor(), params, has_biases, num_layers, dropout, train,
-                 bidirectional, batch_first);
-  return {r.output, r.h_n};
+  return run_one_state(Cell::Relu, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                       batch_first);
 }
 
 std::tuple<Tensor, Tensor> gru(const Tensor& input, const std::optional<Tensor>& hx, TensorList params,
                                bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional,
                                bool batch_first) {
-  Result r = run(Cell::Gru, input, state_or_undefined(hx), Tensor(), params, has_biases, num_layers, dropout, train,
-                 bidirectional, batch_first);
-  return {r.output, r.h_n};
+  return run_one_state(Cell::Gru, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                       batch_first);
 }
 
 std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, TensorList hx, TensorList params, bool has_biases,
