@@ -127,12 +127,14 @@ def make_gpt(T, vocab=256, d=128, layers=4, heads=4, block=128):
             self.blocks = nn.ModuleList([Block() for _ in range(layers)])
             self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
 
-        def forward(self, idx, targets):
+        def forward(self, idx, targets=None):
             B, L = idx.shape
             x = self.tok(idx) + self.pos(T.arange(L))
             for blk in self.blocks:
                 x = blk(x)
             logits = self.head(self.ln(x))
+            if targets is None:
+                return logits
             return F.cross_entropy(logits.view(-1, vocab), targets.view(-1))
 
     return GPT()

@@ -12,7 +12,6 @@
 // run single-threaded inside a parallel region); large matrices are done one after another and
 // the library threads each of them. The two are never nested.
 #include <cblas.h>
-#include <omp.h>
 
 #include <climits>
 #include <type_traits>
@@ -95,7 +94,7 @@ void gemm_blas(int64_t batch, int64_t M, int64_t N, int64_t K, T alpha, const Te
   // A batch at least two matrices per thread deep splits by matrix up to kMediumGemm too: a
   // BLAS call that threads itself pays a fork and barriers per matrix (attention's 32 heads of
   // 128x128x32 spend a tenth of their time there), the split pays one.
-  const bool deep = batch >= 2 * int64_t(omp_get_max_threads()) && work < kMediumGemm;
+  const bool deep = batch >= 2 * int64_t(ember::detail::max_parallel_threads()) && work < kMediumGemm;
   if (batch > 1 && (work < kSmallGemm || deep)) {
     parallel_for(0, batch, std::max<int64_t>(1, kSmallGemm / work / 4), [&](int64_t b0, int64_t b1) {
       for (int64_t i = b0; i < b1; ++i) one(i);

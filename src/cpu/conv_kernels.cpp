@@ -16,7 +16,6 @@
 // single-threaded BLAS call per GEMM (OpenBLAS's OpenMP build runs single-threaded inside a
 // parallel region); a batch of one runs inline and lets BLAS thread the GEMM. The weight
 // gradient is accumulated per thread and summed at the end.
-#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -129,7 +128,7 @@ template <class T> void col2im(const T* col, T* x, const ConvGeom& g) {
 
 // Runs fn(tid, n0, n1) over the batch split in contiguous chunks, one per thread.
 template <class F> int split_batch(int64_t N, int64_t work_per_sample, const F& fn) {
-  int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+  int nt = ember::detail::max_parallel_threads();
   // tiny problems: a thread hand-off costs more than the work
   if (work_per_sample * N < 32768) nt = 1;
   nt = int(std::min<int64_t>(nt, N));
@@ -137,13 +136,11 @@ template <class F> int split_batch(int64_t N, int64_t work_per_sample, const F& 
     fn(0, int64_t(0), N);
     return 1;
   }
-#pragma omp parallel num_threads(nt)
-  {
-    int64_t tid = omp_get_thread_num(), n_t = omp_get_num_threads();
-    int64_t per = (N + n_t - 1) / n_t;
+  const int64_t per = (N + nt - 1) / nt;
+  parallel_chunks(nt, [&](int64_t tid, int64_t) {
     int64_t b = tid * per, e = std::min(N, b + per);
     if (b < e) fn(int(tid), b, e);
-  }
+  });
   return nt;
 }
 
@@ -254,7 +251,7 @@ Tensor conv2d_backward_weight_cpu(const Tensor& grad_out, const Tensor& input, I
     const T* X = static_cast<const T*>(x.data_ptr());
     T* DW = static_cast<T*>(dw.data_ptr());
     const int64_t OHW = g.OHW(), Kg = g.Kg(), Og = g.Og(), Cg = g.Cg(), wnum = dw.numel();
-    int max_t = std::max(1, omp_get_max_threads());
+    int max_t = std::max(1, ember::detail::max_parallel_threads());
     std::vector<std::vector<T>> partial(static_cast<size_t>(max_t));
     int used = split_batch(g.N, g.O * OHW * Kg, [&](int tid, int64_t n0, int64_t n1) {
       T* acc = DW;

@@ -3,8 +3,9 @@
 // op = transpose when ta / tb. float32 goes to oneDNN's sgemm where the build found oneDNN
 // (EMBER_HAVE_DNNL): on this AVX-512 machine it is 10-40% faster than OpenBLAS at every shape
 // ember's workloads use (docs/PERFORMANCE.md); float64, and float32 without oneDNN, go to
-// OpenBLAS. Both run on the same libgomp pool as ember's loops; called inside a parallel region
-// either runs single-threaded. With beta == 0, C's old contents (NaN included) are ignored.
+// OpenBLAS. Threads: products up to 512^3 multiply-adds are cut into blocks of C on ember's
+// pool (core/thread_pool.h), each a single-threaded library call; larger ones are threaded by
+// the library (OpenMP). Called inside a parallel region either runs single-threaded. With beta == 0, C's old contents (NaN included) are ignored.
 #include <cstdint>
 
 namespace ember::cpu {

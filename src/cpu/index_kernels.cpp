@@ -363,7 +363,7 @@ Tensor nonzero_cpu(const Tensor& self) {
   Walker<1> w;
   w.sizes = self.sizes();
   w.strides = {self.strides()};
-  int64_t nchunks = n > kGrainSize ? std::min<int64_t>(omp_get_max_threads(), (n + kGrainSize - 1) / kGrainSize) : 1;
+  int64_t nchunks = n > kGrainSize ? std::min<int64_t>(ember::detail::max_parallel_threads(), (n + kGrainSize - 1) / kGrainSize) : 1;
   if (n == 0) nchunks = 0;
   const int64_t per = nchunks ? (n + nchunks - 1) / nchunks : 0;
   std::vector<int64_t> counts(nchunks + 1, 0);

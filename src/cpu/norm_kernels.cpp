@@ -146,7 +146,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& grad_ou
   const int64_t m = rows.first, n = rows.second;
   const bool need_dx = mask & 1, need_dw = mask & 2, need_db = mask & 4;
   Tensor dx = need_dx ? empty(x.sizes(), {.dtype = cdt, .device = x.device()}) : Tensor();
-  const int64_t nblocks = std::max<int64_t>(1, std::min<int64_t>(m, 2 * int64_t(omp_get_max_threads())));
+  const int64_t nblocks = std::max<int64_t>(1, std::min<int64_t>(m, 2 * int64_t(ember::detail::max_parallel_threads())));
   Tensor wbuf = need_dw ? zeros({nblocks, n}, {.dtype = cdt, .device = x.device()}) : Tensor();
   Tensor bbuf = need_db ? zeros({nblocks, n}, {.dtype = cdt, .device = x.device()}) : Tensor();
   visit_dtype<kFloatTypes>(cdt, "native_layer_norm_backward", [&]<class T>() {

@@ -161,7 +161,7 @@ typename Op::acc_t reduce_range(const Op& op, const typename Op::in_t* base, con
 template <class Op> void inner_mode(const Op& op, const typename Op::in_t* in, const Geom& g) {
   using A = typename Op::acc_t;
   const size_t nk = g.ksz.size();
-  const int nt = omp_get_max_threads();
+  const int nt = ember::detail::max_parallel_threads();
   if (g.num_out < nt && g.num_red >= 2 * kGrainSize) {
     // Few outputs, long slices: split each slice across threads, combine in slice order.
     for (int64_t o = 0; o < g.num_out; ++o) {
@@ -206,7 +206,7 @@ template <class Op> void vector_mode(const Op& op, const typename Op::in_t* in, 
   const size_t nk = g.ksz.size();
   const int64_t K = g.ksz.back(), kos = g.kos.back();
   const int64_t n_outer = g.num_out / K;
-  const int nt = omp_get_max_threads();
+  const int nt = ember::detail::max_parallel_threads();
   int64_t B = kMaxBlock;
   if (n_outer < nt) B = std::clamp<int64_t>((K / nt + 15) / 16 * 16, 16, kMaxBlock);
   const int64_t nblk = (K + B - 1) / B;
