@@ -183,10 +183,11 @@ class LBFGS(Optimizer):
         with no_grad():
             return self._step(closure)
 
-    def _step(self, closure):
-        def evaluate():
+    def _step(self, user_closure):
+        def closure():  # the step runs under no_grad; the model is evaluated with grad
             with _enable_grad():
-                return closure()
+                return user_closure()
+        evaluate = closure
 
         if len(self._params) == 0:
             return evaluate()
