@@ -2,7 +2,7 @@
 eta_t = lr / (1 + lambd * lr * t)^alpha, and a running average 'ax' of the iterates from step t0
 on. Runs over ember tensor ops, as torch's single-tensor path does; the state is torch's
 ('step', 'eta', 'mu', 'ax'), eta and mu being 0-dim tensors of the scalar dtype."""
-from .. import zeros_like
+from .. import tensor, zeros_like
 from .optimizer import (Optimizer, _check_lr, _enable_grad, _scalar_state, _step_tensors_after_load, _to_scalar,
                         _use_grad_for_differentiable)
 
@@ -70,6 +70,8 @@ class ASGD(Optimizer):
                 else:
                     ax.copy_(p)
                 step = state["step"].item()
-                eta.fill_(lr / ((1 + lambd * lr * step) ** alpha))
-                mu.fill_(1 / max(1, step - t0))
+                # Via a tensor of the default dtype, as torch.as_tensor: a float64 eta (a state
+                # loaded into float64 parameters) holds the float32-rounded value, as in torch.
+                eta.copy_(tensor(lr / ((1 + lambd * lr * step) ** alpha)))
+                mu.copy_(tensor(1 / max(1, step - t0)))
         return loss
