@@ -395,7 +395,7 @@ def _lbfgs_run(lib, problem, dtype, kw, steps):
         loss.backward()
         return loss
     for _ in range(steps):
-        losses.append(float(opt.step(closure)))
+        losses.append(float(opt.step(closure).detach()))
         traj.append(np.concatenate([_arr(p).ravel() for p in params]))
     return np.array(traj), losses, opt, params
 
@@ -592,3 +592,27 @@ def test_load_state_dict_casts_like_torch2():
     sd["state"][0]["step"] = ember.tensor(2.0, dtype=ember.float64)
     opt32.load_state_dict(sd)
     assert opt32.state[w32]["step"].dtype == ember.float32
+
+
+DIFFERENTIABLE = [("Adadelta", dict(weight_decay=0.1)), ("Adamax", dict(weight_decay=0.1)),
+                  ("NAdam", dict(weight_decay=0.1)), ("RAdam", dict(weight_decay=0.1, betas=(0.9, 0.9))),
+                  ("Rprop", {}), ("ASGD", dict(weight_decay=0.1))]
+
+
+@pytest.mark.parametrize("case", DIFFERENTIABLE, ids=[c[0] for c in DIFFERENTIABLE])
+def test_differentiable_step_matches_torch(case):
+    # differentiable=True: the update is recorded by autograd, so d(new param)/d(old param)
+    # (here 1 - lr * weight_decay-like factors) flows back as in torch.
+    torch = _torch()
+    name, kw = case
+    _torch_opt(torch, name, dict(kw, differentiable=True))
+    grads = []
+    for lib, mod in ((torch, torch.optim), (ember, optim)):
+        w = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
+        p = w.clone()
+        opt = getattr(mod, name)([p], lr=0.1, differentiable=True, **kw)
+        p.grad = lib.tensor([0.3, 0.4], dtype=lib.float64)
+        opt.step()
+        (p * lib.tensor([1.0, 3.0], dtype=lib.float64)).sum().backward()
+        grads.append(_arr(w.grad))
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)

@@ -62,7 +62,10 @@ class Adamax(Optimizer):
                     grad = grad.add(p, alpha=wd)
                 exp_avg.lerp_(grad, 1 - beta1)
                 # u_t = max(beta2 * u_{t-1}, |g_t| + eps)
-                exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
+                decayed = exp_inf.mul_(beta2)
+                if group["differentiable"]:
+                    decayed = decayed.clone()  # autograd must not save exp_inf, overwritten below
+                exp_inf.copy_(maximum(decayed, grad.abs().add_(eps)))
                 bias_correction = 1 - beta1 ** state["step"].item()
                 p.addcdiv_(exp_avg, exp_inf, value=-(lr / bias_correction))
         return loss
