@@ -3,8 +3,10 @@
 param_groups is a plain list of dicts (edit g['lr'] and the next step uses it), state maps each
 parameter to its dict, and state_dict()/load_state_dict() use torch's layout, so checkpoints move
 between ember and torch. Subclass it and write step() with self.param_groups and self.state, as in
-torch. The built-in optimizers (SGD, Adam, ...) derive from _CppOptimizer below: their update runs
-in ember's C++ library (include/ember/optim/), which also keeps their per-parameter state.
+torch. SGD, Adam, AdamW, RMSprop and Adagrad derive from _CppOptimizer below: their update runs in
+ember's C++ library (include/ember/optim/), which also keeps their per-parameter state; Adadelta,
+Adamax, NAdam, RAdam, Rprop, ASGD and LBFGS are plain Python subclasses over ember tensor ops.
+Step, state_dict and load_state_dict hooks work as in torch 2 for all of them.
 """
 import copy
 import functools
