@@ -616,3 +616,35 @@ def test_differentiable_step_matches_torch(case):
         (p * lib.tensor([1.0, 3.0], dtype=lib.float64)).sum().backward()
         grads.append(_arr(w.grad))
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["ASGD", "NAdam", "LBFGS"])
+def test_reload_with_module_parameters_keeps_scalar_state(name):
+    # nn.Parameter-held state: the reloaded scalars ('eta', 'mu_product', ...) keep the values
+    # and dtype load_state_dict gave them, and the optimizer goes on as the original.
+    ember.manual_seed(3)
+    model = ember.nn.Linear(3, 2).double()
+    model2 = ember.nn.Linear(3, 2).double()
+    model2.load_state_dict(model.state_dict())
+    x, y = ember.randn(5, 3, dtype=ember.float64), ember.randn(5, 2, dtype=ember.float64)
+    opts = [getattr(optim, name)(m.parameters(), lr=0.05) for m in (model, model2)]
+
+    def run(m, o, n):
+        for _ in range(n):
+            def closure():
+                o.zero_grad()
+                loss = ((m(x) - y) ** 2).mean()
+                loss.backward()
+                return loss
+            o.step(closure)
+    run(model, opts[0], 3)
+    run(model2, opts[1], 3)
+    opts[1].load_state_dict(copy.deepcopy(opts[0].state_dict()))
+    for k, v in opts[1].state[model2.weight].items():
+        if isinstance(v, ember.Tensor) and k != "step":
+            assert v.dtype == ember.float64, k
+    run(model, opts[0], 3)
+    run(model2, opts[1], 3)
+    # (As in torch 2, the reload casts 'eta'/'mu'/'mu_product' to float64, so from then on they
+    # round differently from the original's float32 ones.)
+    np.testing.assert_allclose(_arr(model2.weight), _arr(model.weight), rtol=0 if name == "LBFGS" else 1e-7)

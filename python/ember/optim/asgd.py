@@ -2,7 +2,7 @@
 eta_t = lr / (1 + lambd * lr * t)^alpha, and a running average 'ax' of the iterates from step t0
 on. Runs over ember tensor ops, as torch's single-tensor path does; the state is torch's
 ('step', 'eta', 'mu', 'ax'), eta and mu being 0-dim tensors of the scalar dtype."""
-from .. import tensor, zeros_like
+from .. import Tensor, tensor, zeros_like
 from .optimizer import (Optimizer, _check_lr, _enable_grad, _scalar_state, _step_tensors_after_load, _to_scalar,
                         _use_grad_for_differentiable)
 
@@ -33,7 +33,7 @@ class ASGD(Optimizer):
             for p in group["params"]:
                 st = self.state.get(p, None)
                 for key in ("step", "eta", "mu"):
-                    if st and key in st and not isinstance(st[key], type(p)):
+                    if st and key in st and not isinstance(st[key], Tensor):
                         st[key] = _scalar_state(st[key], p, True)
 
     @_use_grad_for_differentiable

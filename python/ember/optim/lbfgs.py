@@ -138,6 +138,7 @@ class LBFGS(Optimizer):
         super().__setstate__(state)
         # load_state_dict rebuilds param_groups: keep _params pointing at the group's list.
         self._params = self.param_groups[0]["params"]
+        self._numel_cache = None
 
     def _numel(self):
         if self._numel_cache is None:
