@@ -1,7 +1,8 @@
 """ember.optim: torch.optim's optimizers and lr schedulers.
 
 The built-in optimizers run their update in ember's C++ library; Optimizer is the Python base
-class to subclass for an optimizer of one's own (step() over self.param_groups / self.state).
+class to subclass (Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD and LBFGS are such Python
+optimizers over ember's tensor ops) for an optimizer of one's own (step() over self.param_groups / self.state).
 """
 from .optimizer import Optimizer
 from .sgd import SGD
@@ -9,6 +10,14 @@ from .adam import Adam
 from .adamw import AdamW
 from .rmsprop import RMSprop
 from .adagrad import Adagrad
+from .adadelta import Adadelta
+from .adamax import Adamax
+from .nadam import NAdam
+from .radam import RAdam
+from .rprop import Rprop
+from .asgd import ASGD
+from .lbfgs import LBFGS
 from . import lr_scheduler
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+           "Rprop", "ASGD", "LBFGS", "lr_scheduler"]

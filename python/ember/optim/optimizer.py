@@ -3,18 +3,51 @@
 param_groups is a plain list of dicts (edit g['lr'] and the next step uses it), state maps each
 parameter to its dict, and state_dict()/load_state_dict() use torch's layout, so checkpoints move
 between ember and torch. Subclass it and write step() with self.param_groups and self.state, as in
-torch. The built-in optimizers (SGD, Adam, ...) derive from _CppOptimizer below: their update runs
-in ember's C++ library (include/ember/optim/), which also keeps their per-parameter state.
+torch. SGD, Adam, AdamW, RMSprop and Adagrad derive from _CppOptimizer below: their update runs in
+ember's C++ library (include/ember/optim/), which also keeps their per-parameter state; Adadelta,
+Adamax, NAdam, RAdam, Rprop, ASGD and LBFGS are plain Python subclasses over ember tensor ops.
+Step, state_dict and load_state_dict hooks work as in torch 2 for all of them.
 """
 import copy
-from collections import defaultdict
+import functools
+import warnings
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, MutableMapping
 from itertools import chain
 
 from .. import _C
 from .._C import Tensor
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+
+# Hooks run around every optimizer's step() (torch.optim.optimizer's global hooks).
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
+
+
+def _removable_handle(hooks_dict):
+    from ..nn.modules.module import RemovableHandle
+    return RemovableHandle(hooks_dict)
+
+
+def register_optimizer_step_pre_hook(hook):
+    """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), run before every
+    optimizer's step(). Returns a handle whose remove() unregisters it."""
+    handle = _removable_handle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """hook(optimizer, args, kwargs) -> None, run after every optimizer's step()."""
+    handle = _removable_handle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
+_HOOK_DICTS = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+               "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+               "_optimizer_load_state_dict_post_hooks")
 
 
 class _RequiredParameter:
@@ -39,6 +72,59 @@ def _enable_grad():
     return enable_grad()
 
 
+def _get_scalar_dtype():
+    """dtype of the scalar state tensors ('step', 'mu_product', 'eta', ...): float64 when the
+    default dtype is float64, else float32 (as torch)."""
+    from .. import float32, float64, get_default_dtype
+    return float64 if get_default_dtype() == float64 else float32
+
+
+def _to_scalar(x):
+    """A group's lr may be a one-element tensor: its Python value."""
+    if isinstance(x, Tensor):
+        return x.item()
+    return x
+
+
+def _check_lr(lr):
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _scalar_state(value, param, capturable):
+    """A 0-dim state tensor of the scalar dtype: on the parameter's device when capturable, else
+    on the CPU (torch keeps 'step' on the host so reading it costs no device sync)."""
+    from .. import tensor
+    if capturable:
+        return tensor(float(value), dtype=_get_scalar_dtype(), device=param.device)
+    return tensor(float(value), dtype=_get_scalar_dtype())
+
+
+def _step_tensors_after_load(optimizer, *extra_keys):
+    """__setstate__ helper: state saved with a Python number for 'step' (older torch) gets the
+    0-dim tensor torch 2 stores."""
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            st = optimizer.state.get(p, None)
+            if not st:
+                continue
+            for key in ("step",) + extra_keys:
+                if key in st and not isinstance(st[key], Tensor):
+                    st[key] = _scalar_state(st[key], p, group.get("capturable", False))
+
+
+def _use_grad_for_differentiable(step):
+    """step() runs under no_grad unless the group asks to differentiate through the update."""
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        from ..autograd.grad_mode import set_grad_enabled
+        with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
+            return step(self, *args, **kwargs)
+    return wrapper
+
+
 class Optimizer:
     r"""Base class for all optimizers.
 
@@ -49,9 +135,16 @@ class Optimizer:
 
     def __init__(self, params, defaults):
         self.defaults = defaults
+        for name in _HOOK_DICTS:
+            setattr(self, name, OrderedDict())
+        self._patch_step_function()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors "
                             "or dicts, but got " + _typename(params))
+        if isinstance(params, set):
+            warnings.warn("optimizer parameters need to be organized in ordered collections, but the ordering "
+                          "of tensors in sets will change between runs. Please use a list instead. This will "
+                          "be an error in a future release.", FutureWarning, stacklevel=2)
         self.state = defaultdict(dict)
         self.param_groups = []
         param_groups = list(params)
@@ -67,7 +160,74 @@ class Optimizer:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            if name not in self.__dict__:
+                setattr(self, name, OrderedDict())
+        self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+
+    # -- hooks -----------------------------------------------------------------------------------
+    @staticmethod
+    def profile_hook_step(func):
+        """Wraps a step() so that the global and per-optimizer step pre/post hooks run around it."""
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            self = args[0]
+            for pre_hook in chain(_global_optimizer_pre_hooks.values(),
+                                  self.__dict__.get("_optimizer_step_pre_hooks", {}).values()):
+                result = pre_hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), "
+                                           f"but got {result}.")
+            out = func(*args, **kwargs)
+            for post_hook in chain(self.__dict__.get("_optimizer_step_post_hooks", {}).values(),
+                                   _global_optimizer_post_hooks.values()):
+                post_hook(self, args, kwargs)
+            return out
+        wrapper.hooked = True
+        return wrapper
+
+    def _patch_step_function(self):
+        # As torch: the class's step is wrapped once, on the first instance, so that subclasses
+        # written by users get the hooks too.
+        cls = self.__class__
+        if not getattr(cls.step, "hooked", False):
+            cls.step = self.profile_hook_step(cls.step)
+
+    def _register_hook(self, name, hook, prepend=False):
+        hooks = getattr(self, name)
+        handle = _removable_handle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_step_pre_hook(self, hook):
+        """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), before each step()."""
+        return self._register_hook("_optimizer_step_pre_hooks", hook)
+
+    def register_step_post_hook(self, hook):
+        """hook(optimizer, args, kwargs) -> None, after each step()."""
+        return self._register_hook("_optimizer_step_post_hooks", hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer) -> None, before state_dict() builds its result."""
+        return self._register_hook("_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) -> None or a state_dict returned instead."""
+        return self._register_hook("_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) -> None or a state_dict loaded instead."""
+        return self._register_hook("_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer) -> None, after load_state_dict()."""
+        return self._register_hook("_optimizer_load_state_dict_post_hooks", hook, prepend)
 
     def __repr__(self):
         s = self.__class__.__name__ + " ("
@@ -91,6 +251,13 @@ class Optimizer:
                             "ordering of tensors in sets will change between runs. Please use a list instead.")
         else:
             param_group["params"] = list(params)
+        # torch 2: params may be (name, tensor) pairs, e.g. model.named_parameters().
+        names = [p[0] for p in param_group["params"] if isinstance(p, tuple)]
+        param_group["params"] = [p[1] if isinstance(p, tuple) else p for p in param_group["params"]]
+        if names:
+            if len(names) != len(param_group["params"]):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(param))
@@ -106,6 +273,11 @@ class Optimizer:
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this "
                           "will cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
                           stacklevel=3)
+        for g in self.param_groups:
+            if ("param_names" in param_group) != ("param_names" in g):
+                raise ValueError("all optimizer param groups should be with/without names. cannot add param group "
+                                 + ("with names" if "param_names" in param_group else "without names")
+                                 + " to the optimizer")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -133,6 +305,16 @@ class Optimizer:
     def state_dict(self):
         """{'state': {index: per-parameter state}, 'param_groups': [options + 'params': indices]}:
         torch's layout. State tensors are shared with the optimizer, as in torch."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
+        state_dict = self._build_state_dict()
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
+
+    def _build_state_dict(self):
         mapping, groups = self._pack_groups()
         state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
         return {"state": state, "param_groups": groups}
@@ -148,35 +330,56 @@ class Optimizer:
 
     def load_state_dict(self, state_dict):
         """Loads a state_dict() (ember's or torch's): saved parameter indices map onto this
-        optimizer's parameters in order; state tensors are copied and cast to each parameter's
-        floating dtype (except 'step')."""
-        state_dict = copy.deepcopy(state_dict)
-        saved_groups = self._check_loadable(state_dict)
+        optimizer's parameters in order. As in torch 2, the state tensors are not copied: each is
+        cast (.to, which shares the tensor when nothing changes) to its parameter's device and,
+        for a floating parameter, dtype; 'step' stays as saved unless the group is capturable or
+        fused (then float32 on the parameter's device)."""
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        self._load_state_dict(state_dict)
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
+
+    def _load_state_dict(self, state_dict):
+        self._check_loadable(state_dict)
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
         id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
                           chain.from_iterable(g["params"] for g in self.param_groups)))
+        policy = {}  # saved index -> whether its group keeps 'step' as float32 on the device
+        for g in state_dict["param_groups"]:
+            for i in g["params"]:
+                policy.setdefault(i, bool(g.get("capturable", False) or g.get("fused", False)))
 
-        def cast(param, value, key=None):
+        def cast(param, value, device_step, key=None):
             if isinstance(value, Tensor):
-                if key != "step":
-                    if param.is_floating_point():
-                        value = value.to(param.dtype)
-                    value = value.to(param.device)
-                return value
+                if key == "step":
+                    if device_step:
+                        from .. import float32
+                        return value.to(dtype=float32, device=param.device)
+                    return value
+                if param.is_floating_point():
+                    return value.to(dtype=param.dtype, device=param.device)
+                return value.to(device=param.device)
             if isinstance(value, dict):
-                return {k: cast(param, v, key=k) for k, v in value.items()}
+                return {k: cast(param, v, device_step, key=k) for k, v in value.items()}
             if isinstance(value, Iterable) and not isinstance(value, str):
-                return type(value)(cast(param, v) for v in value)
+                return type(value)(cast(param, v, device_step) for v in value)
             return value
 
         state = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
-                state[id_map[k]] = cast(id_map[k], v)
+                state[id_map[k]] = cast(id_map[k], v, policy.get(k, False))
             else:
                 state[k] = v
         groups = []
         for g, ng in zip(self.param_groups, saved_groups):
             ng["params"] = g["params"]
+            if "param_names" in g and "param_names" not in ng:
+                ng["param_names"] = g["param_names"]
             groups.append(ng)
         self.__setstate__({"state": state, "param_groups": groups})
 
@@ -293,11 +496,11 @@ class _CppOptimizer(Optimizer):
         self._cpp.step(self.param_groups)
         return loss
 
-    def state_dict(self):
+    def _build_state_dict(self):
         _, groups = self._pack_groups()
         return {"state": self._cpp.state_dict_state(self.param_groups), "param_groups": groups}
 
-    def load_state_dict(self, state_dict):
+    def _load_state_dict(self, state_dict):
         saved_groups = self._check_loadable(state_dict)
         # The C++ optimizer maps indices to parameters, copies and casts the state tensors.
         self._cpp.load_state_dict(self.param_groups, state_dict)
