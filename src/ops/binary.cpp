@@ -445,14 +445,15 @@ Tensor where_autograd(const Tensor& c, const Tensor& a, const Tensor& b) {
   return out;
 }
 
-// Gradient passes where min <= x <= max (bounds included, as PyTorch).
+// PyTorch 2.x: the gradient passes strictly inside the bounds, min < x < max (1.13 included
+// the bounds); NaN inputs get none.
 Tensor clamp_autograd(const Tensor& a, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
   Tensor out = below_autograd([&] { return ops::clamp()(a, min, max); });
   record("ClampBackward1", {a}, {out}, {saved_input(a)},
          [min, max](const variable_list& g, LambdaNode& n) -> variable_list {
            return {grad_for(n, 0, [&] {
              Tensor x = n.unpack(0);
-             Tensor pass = min && max ? x.ge(*min).logical_and(x.le(*max)) : min ? x.ge(*min) : x.le(*max);
+             Tensor pass = min && max ? x.gt(*min).logical_and(x.lt(*max)) : min ? x.gt(*min) : x.lt(*max);
              return where(pass, g[0], 0.0);
            })};
          });
@@ -462,6 +463,13 @@ Tensor& clamp_inplace_autograd(Tensor& self, const std::optional<Scalar>& min, c
   return record_inplace(self, true, [&](const Tensor& s) { return clamp_autograd(s, min, max); });
 }
 
+// Tensor bounds follow PyTorch 2.x, where clamp is max(x, min) then min(., max) and each tie
+// splits its gradient evenly between the two sides:
+//   x:   g where neither x < min nor x > max; halved where x ties exactly one bound
+//   min: g where x < min <= max; g/2 where x == min < max
+//   max: g where x > max or min > max (then max is the result); g/2 where x == max > min
+// With one bound it is clamp_min / clamp_max: x keeps g unless past the bound, the bound gets g
+// unless x is past it, and both get g/2 on a tie (NaN x passes its gradient to both).
 Tensor clamp_tensor_autograd(const Tensor& a, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   Tensor out = below_autograd([&] { return ops::clamp_tensor()(a, min, max); });
   Tensor lo = min ? *min : Tensor(), hi = max ? *max : Tensor();
@@ -469,19 +477,32 @@ Tensor clamp_tensor_autograd(const Tensor& a, const std::optional<Tensor>& min, 
          [sa = a.sizes(), slo = lo.defined() ? lo.sizes() : Shape{}, shi = hi.defined() ? hi.sizes() : Shape{}](
              const variable_list& g, LambdaNode& n) -> variable_list {
            Tensor x = n.unpack(0), lo = n.unpack(1), hi = n.unpack(2);
-           bool both = lo.defined() && hi.defined();
-           return {grad_for(n, 0, [&] {
-                     Tensor pass = both ? x.ge(lo).logical_and(x.le(hi)) : lo.defined() ? x.ge(lo) : x.le(hi);
-                     return sum_to(where(pass, g[0], 0.0), sa);
-                   }),
-                   grad_for(n, 1, [&] {
-                     Tensor take = both ? x.lt(lo).logical_and(lo.lt(hi)) : x.lt(lo);
-                     return sum_to(where(take, g[0], 0.0), slo);
-                   }),
-                   grad_for(n, 2, [&] {
-                     Tensor take = both ? x.gt(hi).logical_or(hi.lt(lo)) : x.gt(hi);
-                     return sum_to(where(take, g[0], 0.0), shi);
-                   })};
+           const Tensor& gr = g[0];
+           if (lo.defined() && hi.defined()) {
+             Tensor tie_lo = x.eq(lo), tie_hi = x.eq(hi);
+             return {grad_for(n, 0, [&] {
+                       Tensor pass = x.lt(lo).logical_or(x.gt(hi)).logical_not();
+                       Tensor half = tie_lo.logical_xor(tie_hi);
+                       return sum_to(where(pass, where(half, gr * 0.5, gr), 0.0), sa);
+                     }),
+                     grad_for(n, 1, [&] {
+                       Tensor full = x.lt(lo).logical_and(lo.le(hi));
+                       Tensor half = tie_lo.logical_and(lo.lt(hi));
+                       return sum_to(where(full, gr, where(half, gr * 0.5, 0.0)), slo);
+                     }),
+                     grad_for(n, 2, [&] {
+                       Tensor full = x.gt(hi).logical_or(lo.gt(hi));
+                       Tensor half = tie_hi.logical_and(lo.lt(hi));
+                       return sum_to(where(full, gr, where(half, gr * 0.5, 0.0)), shi);
+                     })};
+           }
+           const bool has_lo = lo.defined();
+           const Tensor& b = has_lo ? lo : hi;
+           Tensor split = where(x.eq(b), gr * 0.5, gr);
+           Tensor x_past = has_lo ? x.lt(b) : x.gt(b), b_past = has_lo ? x.gt(b) : x.lt(b);
+           return {grad_for(n, 0, [&] { return sum_to(where(x_past, 0.0, split), sa); }),
+                   grad_for(n, 1, [&] { return sum_to(where(b_past, 0.0, split), slo); }),
+                   grad_for(n, 2, [&] { return sum_to(where(b_past, 0.0, split), shi); })};
          });
   return out;
 }

@@ -197,6 +197,24 @@ EMBER_DEVICE_TEST(GradElementwise, ClampTensorBothBounds) {
   EXPECT_EQ(x.grad().tolist<float>(), (std::vector<float>{0, 0, 0}));
   EXPECT_EQ(lo.grad().tolist<float>(), (std::vector<float>{0, 0, 0}));
   EXPECT_EQ(hi.grad().tolist<float>(), (std::vector<float>{1, 1, 1}));
+  // Ties split evenly between x and the bound it meets; x meeting both keeps all (PyTorch 2.x).
+  auto grads = [](std::vector<double> xs, std::vector<double> los, std::vector<double> his) {
+    Tensor x = tensor(xs), lo = tensor(los), hi = tensor(his);
+    for (Tensor* t : {&x, &lo, &hi}) t->requires_grad_();
+    x.clamp(lo, hi).backward(ones({int64_t(xs.size())}, {.dtype = kFloat32}));
+    return std::vector<std::vector<float>>{x.grad().tolist<float>(), lo.grad().tolist<float>(),
+                                           hi.grad().tolist<float>()};
+  };
+  const double nan = std::nan("");
+  auto r = grads({0, 1, 0, 1, -1, 1, nan, nan}, {0, 0, 0, 1, 0, 0, 0, 1}, {1, 1, 0, 1, 0, 0, 1, 0});
+  EXPECT_EQ(r[0], (std::vector<float>{0.5, 0.5, 1, 1, 0, 0, 1, 1}));
+  EXPECT_EQ(r[1], (std::vector<float>{0.5, 0, 0, 0, 1, 0, 0, 0}));
+  EXPECT_EQ(r[2], (std::vector<float>{0, 0.5, 0, 0, 0, 1, 0, 1}));
+  // One tensor bound: a tie halves; a NaN x passes its gradient to both.
+  Tensor x1 = tensor({-1.0, 0.0, 1.0, nan}, {.requires_grad = true}), lo1 = tensor({0.0}, {.requires_grad = true});
+  x1.clamp(lo1, std::nullopt).backward(ones({4}, {.dtype = kFloat32}));
+  EXPECT_EQ(x1.grad().tolist<float>(), (std::vector<float>{0, 0.5, 1, 1}));
+  EXPECT_EQ(lo1.grad().tolist<float>(), (std::vector<float>{2.5}));
 }
 
 EMBER_DEVICE_TEST(GradElementwise, LerpTensorWeight) {
@@ -268,8 +286,11 @@ EMBER_DEVICE_TEST(GradElementwise, KinksFollowPyTorch) {
   EXPECT_EQ(grad_of([](const Tensor& t) { return t.relu(); }), (std::vector<float>{0, 0, 1}));
   EXPECT_EQ(grad_of([](const Tensor& t) { return t.abs(); }), (std::vector<float>{-1, 0, 1}));
   EXPECT_EQ(grad_of([](const Tensor& t) { return leaky_relu(t, 0.1); }), (std::vector<float>{0.1f, 0.1f, 1}));
-  // clamp passes the gradient on its bounds.
-  EXPECT_EQ(grad_of([](const Tensor& t) { return t.clamp(-1.0, 0.0); }), (std::vector<float>{1, 1, 0}));
+  // clamp passes the gradient strictly inside its bounds (PyTorch 2.x; 1.13 included them).
+  EXPECT_EQ(grad_of([](const Tensor& t) { return t.clamp(-1.0, 0.0); }), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(grad_of([](const Tensor& t) { return t.clamp(-2.0, 3.0); }), (std::vector<float>{1, 1, 1}));
+  EXPECT_EQ(grad_of([](const Tensor& t) { return t.clamp(-1.0); }), (std::vector<float>{0, 1, 1}));
+  EXPECT_EQ(grad_of([](const Tensor& t) { return t.clamp(std::nullopt, 2.0); }), (std::vector<float>{1, 1, 0}));
   EXPECT_EQ(grad_of([](const Tensor& t) { return t.clamp(0.5, 0.1); }), (std::vector<float>{0, 0, 0}));
   EXPECT_EQ(grad_of([](const Tensor& t) { return t.sqrt(); })[2], float(0.5 / std::sqrt(2.0)));
   // pow at 0 with exponent 0: zero gradient, not NaN.

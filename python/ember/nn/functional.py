@@ -44,9 +44,19 @@ def _legacy_string(size_average, reduce):
 
 
 def _inplace(input, result):
-    """The in-place form of an activation C++ has no in-place op for: write `result` into `input`
-    (autograd records the copy). relu and silu use their own in-place ops instead."""
+    """Writes `result` into `input` (autograd records the copy). Only for results whose backward
+    does not read `input` (dropout's mask); activations use _inplace_apply."""
     return input.copy_(result)
+
+
+def _inplace_apply(input, fn):
+    """The in-place form of an activation C++ has no in-place op for: fn's backward reads its
+    input, which the in-place write is about to change, so when autograd records, fn runs on a
+    copy of the old value (what torch's in-place kernels save as original_self); then the result
+    is written into `input`. relu and silu use their own in-place ops instead."""
+    from .. import is_grad_enabled
+    src = input.clone() if input.requires_grad and is_grad_enabled() else input
+    return input.copy_(fn(src))
 
 
 # ---- linear and convolution ------------------------------------------------------------------
@@ -163,12 +173,13 @@ def relu_(input):
 
 
 def relu6(input, inplace=False):
-    return _inplace(input, _F.relu6(input)) if inplace else _F.relu6(input)
+    return _inplace_apply(input, _F.relu6) if inplace else _F.relu6(input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    out = _F.leaky_relu(input, negative_slope)
-    return _inplace(input, out) if inplace else out
+    if inplace:
+        return _inplace_apply(input, lambda x: _F.leaky_relu(x, negative_slope))
+    return _F.leaky_relu(input, negative_slope)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -184,8 +195,9 @@ def silu(input, inplace=False):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    out = _F.elu(input, alpha)
-    return _inplace(input, out) if inplace else out
+    if inplace:
+        return _inplace_apply(input, lambda x: _F.elu(x, alpha))
+    return _F.elu(input, alpha)
 
 
 def elu_(input, alpha=1.0):
@@ -205,27 +217,37 @@ def tanh(input):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    out = input.clamp(min_val, max_val)
-    return _inplace(input, out) if inplace else out
+    if inplace:
+        return _inplace_apply(input, lambda x: x.clamp(min_val, max_val))
+    return input.clamp(min_val, max_val)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
     return hardtanh(input, min_val, max_val, True)
 
 
+def _hardsigmoid(x):
+    return (x + 3.0).clamp(0.0, 6.0) / 6.0
+
+
+def _hardswish(x):
+    return x * (x + 3.0).clamp(0.0, 6.0) / 6.0
+
+
+def _mish(x):
+    return x * _F.tanh(_F.softplus(x))
+
+
 def hardsigmoid(input, inplace=False):
-    out = (input + 3.0).clamp(0.0, 6.0) / 6.0
-    return _inplace(input, out) if inplace else out
+    return _inplace_apply(input, _hardsigmoid) if inplace else _hardsigmoid(input)
 
 
 def hardswish(input, inplace=False):
-    out = input * (input + 3.0).clamp(0.0, 6.0) / 6.0
-    return _inplace(input, out) if inplace else out
+    return _inplace_apply(input, _hardswish) if inplace else _hardswish(input)
 
 
 def mish(input, inplace=False):
-    out = input * _F.tanh(_F.softplus(input))
-    return _inplace(input, out) if inplace else out
+    return _inplace_apply(input, _mish) if inplace else _mish(input)
 
 
 def logsigmoid(input):
@@ -347,3 +369,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     return _F.kl_div(input, target, _legacy_reduction(size_average, reduce, reduction), log_target)
+
+
+from ._functional_more import *  # noqa: E402,F401,F403  (more activations, dropouts, losses, pooling)
+from . import _functional_more as _more  # noqa: E402
+__all__ += _more.__all__

@@ -21,18 +21,22 @@ Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   return ember::log_softmax(x, dim, dtype);
 }
 
-// elu(x) = x for x > 0, alpha * (exp(x) - 1) otherwise.
+// elu(x) = x for x > 0, alpha * (exp(x) - 1) otherwise. The negative branch reads
+// where(x > 0, 0, x), not clamp: clamp passes no gradient at its bound, and at x = 0 torch's
+// gradient is the negative branch's, alpha.
 Tensor elu(const Tensor& x, double alpha) {
-  Tensor neg = ember::expm1(ember::clamp(x, std::nullopt, Scalar(0.0)));
-  return ember::where(x.gt(0.0), x, neg * alpha);
+  Tensor pos = x.gt(0.0);
+  Tensor neg = ember::expm1(ember::where(pos, ember::zeros_like(x), x));
+  return ember::where(pos, x, neg * alpha);
 }
 
 // softplus(x) = log(1 + exp(beta x)) / beta, and x itself where beta x > threshold.
 Tensor softplus(const Tensor& x, double beta, double threshold) {
   Tensor bx = beta == 1.0 ? x : x * beta;
-  Tensor soft = ember::log1p(ember::exp(ember::clamp(bx, std::nullopt, Scalar(threshold))));
+  Tensor above = bx.gt(threshold);  // where, not clamp: at bx == threshold the soft branch's gradient
+  Tensor soft = ember::log1p(ember::exp(ember::where(above, ember::full_like(bx, threshold), bx)));
   if (beta != 1.0) soft = soft / beta;
-  return ember::where(bx.gt(threshold), x, soft);
+  return ember::where(above, x, soft);
 }
 
 namespace {

@@ -3,14 +3,21 @@ from .module import Module  # noqa: F401
 from .linear import Identity, Linear, LazyLinear, Bilinear, Flatten, Unflatten  # noqa: F401
 from .conv import Conv1d, Conv2d  # noqa: F401
 from .pooling import MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d  # noqa: F401
+from .pooling import LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d  # noqa: F401
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm, RMSNorm  # noqa: F401
+from .normalization import BatchNorm3d  # noqa: F401
 from .activation import (ReLU, ReLU6, LeakyReLU, GELU, SiLU, ELU, Softplus, Sigmoid, Tanh, Softmax,  # noqa: F401
                          Softmin, LogSoftmax, Hardtanh, Hardsigmoid, Hardswish, Mish, LogSigmoid, Softsign,
                          Tanhshrink, PReLU)
+from .activation import SELU, CELU, RReLU, Threshold, Hardshrink, Softshrink, Softmax2d  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
+from .dropout import Dropout3d, AlphaDropout, FeatureAlphaDropout  # noqa: F401
 from .sparse import Embedding  # noqa: F401
 from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, SmoothL1Loss, HuberLoss, BCELoss,  # noqa: F401
                    BCEWithLogitsLoss, KLDivLoss)
+from .loss import (MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss,  # noqa: F401
+                   CosineEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, MultiMarginLoss,
+                   MultiLabelMarginLoss, GaussianNLLLoss, PoissonNLLLoss)
 from .container import Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
 from .rnn import RNNBase, RNN, LSTM, GRU  # noqa: F401
 from .transformer import MultiheadAttention, TransformerEncoderLayer, TransformerEncoder  # noqa: F401

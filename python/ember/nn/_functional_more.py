@@ -1,0 +1,392 @@
+"""More of torch.nn.functional, composed from ember's differentiable ops: the remaining
+activations (selu, celu, rrelu, threshold, shrinks), alpha and feature dropouts, the margin,
+embedding and likelihood losses, LP pooling and max-unpooling. Re-exported by functional.py.
+
+Each follows torch 2.x's formula (the same terms in the same order where rounding could show)
+so values and gradients match torch's; the gradients come from autograd through the parts.
+"""
+import math
+
+from .. import _C
+from .._C import _nn as _F
+
+__all__ = [
+    "selu", "selu_", "celu", "celu_", "rrelu", "rrelu_", "threshold", "threshold_", "hardshrink", "softshrink",
+    "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout3d", "margin_ranking_loss",
+    "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "cosine_embedding_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss", "multi_margin_loss", "multilabel_margin_loss",
+    "gaussian_nll_loss", "poisson_nll_loss", "lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d",
+]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _apply(input, fn, inplace):
+    from .functional import _inplace_apply
+    return _inplace_apply(input, fn) if inplace else fn(input)
+
+
+def _reduce(loss, reduction):
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+# ---- activations ------------------------------------------------------------------------------
+
+def selu(input, inplace=False):
+    return _apply(input, lambda x: _F.elu(x, _SELU_ALPHA) * _SELU_SCALE, inplace)
+
+
+def selu_(input):
+    return selu(input, True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
+    return _apply(input, lambda x: _F.elu(x / alpha, 1.0) * alpha, inplace)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, True)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: in training each non-positive element is scaled by its own slope
+    drawn from U(lower, upper); in eval by the mean slope (lower + upper) / 2."""
+    if not training:
+        return _apply(input, lambda x: _F.leaky_relu(x, (lower + upper) / 2), inplace)
+    slopes = _C.empty_like(input.detach()).uniform_(lower, upper)
+    return _apply(input, lambda x: x * _C.where(x > 0, _C.ones_like(x), slopes), inplace)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, True)
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _apply(input, lambda x: _C.where(x > threshold, x, _C.full_like(x, value)), inplace)
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, True)
+
+
+def hardshrink(input, lambd=0.5):
+    return _C.where(input.abs() > lambd, input, _C.zeros_like(input))
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    zero = _C.zeros_like(input)
+    return _C.where(input > lambd, input - lambd, _C.where(input < -lambd, input + lambd, zero))
+
+
+# ---- dropouts ---------------------------------------------------------------------------------
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _noise_shape(input, feature):
+    if not feature:
+        return list(input.shape)
+    return list(input.shape[:2]) + [1] * (input.dim() - 2)
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    _check_p(p)
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        return _apply(input, lambda x: x * 0.0, inplace)
+    # torch's alpha dropout: dropped units take SELU's negative saturation value, then an affine
+    # map a * x + b restores zero mean and unit variance.
+    alpha = 1.7580993408473766
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    keep = _C.empty(_noise_shape(input, feature), dtype=input.dtype, device=input.device).bernoulli_(1 - p)
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    noise = keep * a
+    return _apply(input, lambda x: x * noise + b, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, True)
+
+
+def _feature_dropout(name, input, p, training, inplace, dims):
+    _check_p(p)
+    if input.dim() not in dims:
+        raise RuntimeError(f"{name}: Expected {dims[0]}D or {dims[1]}D input, but received a {input.dim()}D input. "
+                           f"Note that {name} exists to provide channel-wise dropout on inputs with "
+                           f"{dims[0] - 1} spatial dimensions, a channel dimension, and an optional batch dimension "
+                           f"(i.e. {dims[0]}D or {dims[1]}D inputs).")
+    if not training or p == 0:
+        return input
+    batched = input.dim() == dims[1]
+    x = input if batched else input.unsqueeze(0)
+    if p == 1:
+        mask = _C.zeros(_noise_shape(x, True), dtype=x.dtype, device=x.device)
+    else:
+        mask = _C.empty(_noise_shape(x, True), dtype=x.dtype, device=x.device).bernoulli_(1 - p).div_(1 - p)
+    if not batched:
+        mask = mask.squeeze(0)
+    return _apply(input, lambda t: t * mask, inplace)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout("dropout1d", input, p, training, inplace, (2, 3))
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout("dropout3d", input, p, training, inplace, (4, 5))
+
+
+# ---- losses -----------------------------------------------------------------------------------
+
+def _legacy(size_average, reduce, reduction):
+    from .functional import _legacy_reduction
+    return _legacy_reduction(size_average, reduce, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {tuple(input1.shape)}, input2: {tuple(input2.shape)}, "
+                           f"target: {tuple(target.shape)} ")
+    loss = (-target * (input1 - input2) + margin).clamp_min(0)
+    return _reduce(loss, _legacy(size_average, reduce, reduction))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    zeros = _C.zeros_like(input)
+    margin_clamp = (margin - input).clamp_min(0)
+    output_margin = _C.where(target != 1, margin_clamp, zeros)
+    output_self = _C.where(target != -1, input, zeros)
+    return _reduce(output_margin + output_self, _legacy(size_average, reduce, reduction))
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    loss = (-input * target).exp().log1p()
+    return _reduce(loss, _legacy(size_average, reduce, reduction))
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    loss = -(target * _logsigmoid(input) + (1 - target) * _logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(dim=input.dim() - 1) / input.size(-1)
+    return _reduce(loss, reduction)
+
+
+def _logsigmoid(x):
+    return -_F.softplus(-x, 1.0, 20.0)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"cosine_embedding_loss: input1 and input2 must have the same number of dimensions, "
+                           f"but got {input1.dim()} and {input2.dim()}")
+    dim = input1.dim() - 1
+    eps = 1e-12
+    prod_sum = (input1 * input2).sum(dim)
+    mag1 = (input1 * input1).sum(dim) + eps
+    mag2 = (input2 * input2).sum(dim) + eps
+    cos = prod_sum / (mag1 * mag2).sqrt()
+    zeros = _C.zeros_like(cos)
+    pos = 1 - cos
+    neg = (cos - margin).clamp_min(0)
+    out = _C.where(target == 1, pos, zeros) + _C.where(target == -1, neg, zeros)
+    return _reduce(out, _legacy(size_average, reduce, reduction))
+
+
+def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    return (x1 - x2 + eps).norm(p, -1, keepdim)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    if not (anchor.dim() == positive.dim() == negative.dim()):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and "
+                           f"negative {negative.dim()}D inputs")
+    d_pos = _pairwise_distance(anchor, positive, p, eps)
+    d_neg = _pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = _C.minimum(d_neg, _pairwise_distance(positive, negative, p, eps))
+    loss = (margin + d_pos - d_neg).clamp_min(0)
+    return _reduce(loss, _legacy(size_average, reduce, reduction))
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
+    dist = distance_function if distance_function is not None else _pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = _C.minimum(d_neg, dist(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    reduction = _legacy(size_average, reduce, reduction)
+    unbatched = input.dim() <= 1
+    x = input.reshape(1, -1) if unbatched else input
+    y = target.reshape(-1)
+    if x.dim() != 2 or y.numel() != x.size(0):
+        raise RuntimeError(f"inconsistent target size, expected {x.size(0)} but got {tuple(target.shape)}")
+    C = x.size(1)
+    x_y = x.gather(1, y.unsqueeze(1))
+    z = (margin - x_y + x).clamp_min(0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.index_select(0, y).unsqueeze(1)
+    not_target = _C.arange(C, device=x.device).unsqueeze(0) != y.unsqueeze(1)
+    loss = _C.where(not_target, z, _C.zeros_like(z)).sum(1) / C
+    if unbatched and reduction == "none":
+        loss = loss.reshape(target.shape)
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    unbatched = input.dim() <= 1
+    x = input.reshape(1, -1) if unbatched else input
+    y = target.reshape(1, -1) if unbatched else target
+    if y.shape != x.shape:
+        raise RuntimeError(f"inconsistent target size: {tuple(target.shape)} for input of size: "
+                           f"{tuple(input.shape)}")
+    C = x.size(1)
+    # the targets of a row are its indices before the first -1
+    listed = (y >= 0).to(_C.int64).cumprod(1) > 0
+    classes = _C.arange(C, device=x.device)
+    is_target = (y.unsqueeze(2) == classes).logical_and(listed.unsqueeze(2)).any(1)
+    hinge = (1 - (x.unsqueeze(2) - x.unsqueeze(1))).clamp_min(0)
+    pair = is_target.unsqueeze(2).logical_and(is_target.logical_not().unsqueeze(1))
+    loss = _C.where(pair, hinge, _C.zeros_like(hinge)).sum((1, 2)) / C
+    if unbatched:
+        loss = loss.reshape(()) if reduction == "none" else loss
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    if isinstance(var, (int, float)):
+        var = _C.full_like(input, float(var))
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:  # homoscedastic: one variance per sample
+            var = var.unsqueeze(-1)
+        elif input.shape[:-1] == var.shape[:-1] and var.size(-1) == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = var.clone()
+    from .. import no_grad
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + _C.where(target > 1, stirling, _C.zeros_like(stirling))
+    return _reduce(loss, reduction)
+
+
+# ---- LP pooling and max-unpooling -------------------------------------------------------------
+
+def _pair(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    from .functional import avg_pool1d
+    k = kernel_size[0] if isinstance(kernel_size, (tuple, list)) else kernel_size
+    if stride is not None:
+        out = avg_pool1d(input.pow(norm_type), k, stride, 0, ceil_mode)
+    else:
+        out = avg_pool1d(input.pow(norm_type), k, padding=0, ceil_mode=ceil_mode)
+    return (out.sign() * _F.relu(out.abs())).mul(k).pow(1.0 / norm_type)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    from .functional import avg_pool2d
+    kh, kw = _pair(kernel_size, 2)
+    if stride is not None:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return (out.sign() * _F.relu(out.abs())).mul(kh * kw).pow(1.0 / norm_type)
+
+
+def _unpool(name, input, indices, kernel_size, stride, padding, output_size, n):
+    k = _pair(kernel_size, n)
+    s = _pair(stride if stride is not None else kernel_size, n)
+    p = _pair(padding, n)
+    spatial = list(input.shape[-n:])
+    default = [(spatial[i] - 1) * s[i] - 2 * p[i] + k[i] for i in range(n)]
+    if output_size is None:
+        size = default
+    else:
+        size = list(output_size)[-n:]
+        for i in range(n):
+            lo, hi = default[i] - s[i], default[i] + s[i]
+            if not lo < size[i] < hi:
+                raise ValueError(f"invalid output_size \"{list(output_size)}\" (dim {i} must be between {lo} and {hi})")
+    if indices.shape != input.shape:
+        raise RuntimeError(f"{name}: Expected shape of indices to be same as that of the input tensor "
+                           f"({tuple(input.shape)}) but got indices tensor with shape: {tuple(indices.shape)}")
+    lead = list(input.shape[:-n])
+    plane = 1
+    for v in size:
+        plane *= v
+    flat_in = input.reshape(lead + [-1])
+    flat_idx = indices.reshape(lead + [-1])
+    if flat_idx.numel() and (bool((flat_idx < 0).any()) or bool((flat_idx >= plane).any())):
+        raise RuntimeError(f"Found an invalid max index: {int(flat_idx.max())} "
+                           f"(output volumes are of size {'x'.join(map(str, size))})")
+    out = _C.zeros(lead + [plane], dtype=input.dtype, device=input.device)
+    out = out.scatter(-1, flat_idx, flat_in)
+    return out.reshape(lead + size)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _unpool("max_unpool1d", input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _unpool("max_unpool2d", input, indices, kernel_size, stride, padding, output_size, 2)
