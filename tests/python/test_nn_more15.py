@@ -205,3 +205,110 @@ def test_batchnorm3d_matches_torch(torch_ref):
     np.testing.assert_allclose(np.asarray(e.running_var.tolist()), t.running_var.numpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="expected 5D input"):
         e(ember.randn(2, 3, 4))
+
+
+# ---- spatial transformer pieces, embedding bags, pdist, gumbel-softmax ------------------------
+
+GRID_IN = rng.randn(2, 3, 5, 6)
+GRID = rng.uniform(-1.3, 1.3, (2, 4, 7, 2))  # past the borders on purpose: padding modes matter
+THETA = np.array([[[0.9, 0.2, 0.1], [-0.3, 1.1, -0.2]], [[1.2, -0.1, 0.3], [0.1, 0.8, 0.05]]])
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_matches_torch(mode, padding_mode, align_corners, torch_ref):
+    def run(T):
+        x = T.tensor(GRID_IN, requires_grad=True)
+        g = T.tensor(GRID, requires_grad=True)
+        out = T.nn.functional.grid_sample(x, g, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+        (out * T.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)))).sum().backward()
+        return [np.asarray(t.tolist()) for t in (out.detach(), x.grad, g.grad)]
+    for e, t in zip(run(ember), run(torch_ref)):
+        np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid_matches_torch(align_corners, torch_ref):
+    def run(T):
+        theta = T.tensor(THETA, requires_grad=True)
+        grid = T.nn.functional.affine_grid(theta, [2, 3, 4, 7], align_corners=align_corners)
+        (grid * grid).sum().backward()
+        return np.asarray(grid.detach().tolist()), np.asarray(theta.grad.tolist())
+    for e, t in zip(run(ember), run(torch_ref)):
+        np.testing.assert_allclose(e, t, rtol=1e-7, atol=1e-10)
+    theta3 = rng.randn(1, 3, 4)
+    np.testing.assert_allclose(
+        np.asarray(F.affine_grid(ember.tensor(theta3), [1, 1, 2, 3, 4], align_corners=align_corners).tolist()),
+        torch_ref.nn.functional.affine_grid(torch_ref.tensor(theta3), [1, 1, 2, 3, 4],
+                                            align_corners=align_corners).numpy(), rtol=1e-7)
+
+
+BAGS = [
+    dict(input=[1, 2, 4, 5, 4, 3, 2, 9], offsets=[0, 4, 4], mode="sum", padding_idx=2),
+    dict(input=[1, 2, 4, 5, 4, 3, 2, 9], offsets=[0, 4, 4], mode="mean", padding_idx=2),
+    dict(input=[1, 2, 4, 5, 4, 3, 2, 9], offsets=[0, 4, 4], mode="max"),
+    dict(input=[1, 2, 4, 5, 4, 3], offsets=[0, 2, 6], mode="mean", include_last_offset=True),
+    dict(input=[[1, 2, 4], [4, 3, 2]], mode="sum", per_sample_weights=[[1.0, 2, 3], [0.5, 1, 2]]),
+    dict(input=[[1, 2, 4], [4, 3, 2]], mode="max"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BAGS)))
+def test_embedding_bag_matches_torch(case, torch_ref):
+    spec = dict(BAGS[case])
+    weight = rng.randn(10, 4)
+
+    def run(T):
+        w = T.tensor(weight, requires_grad=True)
+        kw = dict(spec)
+        inp = T.tensor(kw.pop("input"))
+        if "offsets" in kw:
+            kw["offsets"] = T.tensor(kw["offsets"])
+        if "per_sample_weights" in kw:
+            kw["per_sample_weights"] = T.tensor(kw["per_sample_weights"], dtype=T.float64)
+        out = T.nn.functional.embedding_bag(inp, w, **kw)
+        (out * T.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)))).sum().backward()
+        return np.asarray(out.detach().tolist()), np.asarray(w.grad.tolist())
+    for e, t in zip(run(ember), run(torch_ref)):
+        np.testing.assert_allclose(e, t, rtol=1e-7, atol=1e-12)
+
+
+def test_embedding_bag_module_and_errors():
+    # torch 2.x's repr (1.13 printed mode=sum without quotes)
+    assert repr(nn.EmbeddingBag(10, 3, mode="sum", padding_idx=2)) == "EmbeddingBag(10, 3, mode='sum', padding_idx=2)"
+    bag = nn.EmbeddingBag(10, 3)
+    assert list(bag(ember.tensor([1, 2, 3, 4]), ember.tensor([0, 2])).shape) == [2, 3]
+    with pytest.raises(ValueError, match="offsets has to be a 1D Tensor but got None"):
+        bag(ember.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="offsets\\[0\\] has to be 0"):
+        bag(ember.tensor([1, 2]), ember.tensor([1]))
+    with pytest.raises(NotImplementedError, match="per_sample_weights is only supported for mode='sum'"):
+        bag(ember.tensor([1, 2]), ember.tensor([0]), ember.ones(2))
+
+
+def test_pdist_matches_torch(torch_ref):
+    x = rng.randn(5, 3)
+    for p in (1, 2, 3.5):
+        xe, xt = ember.tensor(x, requires_grad=True), torch_ref.tensor(x, requires_grad=True)
+        de, dt = F.pdist(xe, p), torch_ref.nn.functional.pdist(xt, p)
+        de.sum().backward()
+        dt.sum().backward()
+        np.testing.assert_allclose(np.asarray(de.tolist()), dt.detach().numpy(), rtol=1e-10)
+        np.testing.assert_allclose(np.asarray(xe.grad.tolist()), xt.grad.numpy(), rtol=1e-9)
+
+
+def test_gumbel_softmax():
+    ember.manual_seed(0)
+    logits = ember.randn(64, 5, requires_grad=True)
+    soft = F.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(np.asarray(soft.sum(1).tolist()), 1.0, rtol=1e-6)
+    hard = F.gumbel_softmax(logits, tau=0.5, hard=True)
+    assert bool(((hard == 0) | (hard == 1)).all()) and bool((hard.sum(1) == 1).all())
+    (hard * ember.arange(5.0)).sum().backward()  # straight-through: the soft sample's gradient
+    assert float(logits.grad.abs().sum()) > 0
+    # the argmax of many samples follows softmax(logits)
+    ember.manual_seed(3)
+    base = ember.tensor([[0.0, 1.0, 2.0]]).expand(20000, 3)
+    freq = np.asarray(F.gumbel_softmax(base, hard=True).mean(0).tolist())
+    np.testing.assert_allclose(freq, np.exp([0, 1, 2]) / np.exp([0, 1, 2]).sum(), atol=0.015)

@@ -9,6 +9,7 @@ import math
 
 from .. import _C
 from .._C import _nn as _F
+from ..autograd import Function
 
 __all__ = [
     "selu", "selu_", "celu", "celu_", "rrelu", "rrelu_", "threshold", "threshold_", "hardshrink", "softshrink",
@@ -16,6 +17,7 @@ __all__ = [
     "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "cosine_embedding_loss",
     "triplet_margin_loss", "triplet_margin_with_distance_loss", "multi_margin_loss", "multilabel_margin_loss",
     "gaussian_nll_loss", "poisson_nll_loss", "lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d",
+    "affine_grid", "grid_sample", "embedding_bag", "gumbel_softmax", "pdist",
 ]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -390,3 +392,268 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _unpool("max_unpool2d", input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+# ---- spatial transformers: affine_grid and grid_sample (2-D) ----------------------------------
+
+def _base_coords(n, align_corners, like):
+    """The normalized coordinate of each of n pixel centres (torch's linspace_from_neg_one)."""
+    if n <= 1:
+        return _C.zeros([max(n, 0)], dtype=like.dtype, device=like.device)
+    c = _C.linspace(-1.0, 1.0, n, dtype=like.dtype, device=like.device)
+    return c if align_corners else c * ((n - 1) / n)
+
+
+def affine_grid(theta, size, align_corners=None):
+    if align_corners is None:
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {tuple(size)}. "
+                             f"Got {tuple(theta.shape)}.")
+        N, _, H, W = size
+        xs = _base_coords(W, align_corners, theta)
+        ys = _base_coords(H, align_corners, theta)
+        base = _C.stack([xs.reshape(1, W).expand(H, W), ys.reshape(H, 1).expand(H, W),
+                         _C.ones([H, W], dtype=theta.dtype, device=theta.device)], -1)
+        grid = base.reshape(1, H * W, 3).matmul(theta.transpose(1, 2))  # (N, H*W, 2)
+        return grid.reshape(N, H, W, 2)
+    if len(size) == 5:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {tuple(size)}. "
+                             f"Got {tuple(theta.shape)}.")
+        N, _, D, H, W = size
+        xs = _base_coords(W, align_corners, theta).reshape(1, 1, W).expand(D, H, W)
+        ys = _base_coords(H, align_corners, theta).reshape(1, H, 1).expand(D, H, W)
+        zs = _base_coords(D, align_corners, theta).reshape(D, 1, 1).expand(D, H, W)
+        one = _C.ones([D, H, W], dtype=theta.dtype, device=theta.device)
+        base = _C.stack([xs, ys, zs, one], -1)
+        return base.reshape(1, D * H * W, 4).matmul(theta.transpose(1, 2)).reshape(N, D, H, W, 3)
+    raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                              f"respectively. Got size {tuple(size)}.")
+
+
+def _unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord, lo, hi):
+    """Reflects coordinates into [lo, hi] by folding at both ends (mirror padding)."""
+    if hi == lo:
+        return _C.zeros_like(coord) + lo
+    span = hi - lo
+    x = (coord - lo).abs()
+    flips = (x / span).floor()
+    extra = x - flips * span
+    even = (flips.remainder(2) == 0)
+    return _C.where(even, extra + lo, span - extra + lo)
+
+
+def _source_coord(coord, size, padding_mode, align_corners):
+    x = _unnormalize(coord, size, align_corners)
+    if padding_mode == "border":
+        x = x.clamp(0, size - 1)
+    elif padding_mode == "reflection":
+        x = _reflect(x, 0, size - 1) if align_corners else _reflect(x, -0.5, size - 0.5)
+        x = x.clamp(0, size - 1)
+    return x
+
+
+def _gather2d(flat, W, H, ix, iy):
+    """input values at integer pixel (ix, iy) (N, Ho, Wo) of flat (N, C, H*W), zero outside."""
+    N, C = flat.shape[0], flat.shape[1]
+    inside = (ix >= 0).logical_and(ix <= W - 1).logical_and(iy >= 0).logical_and(iy <= H - 1)
+    idx = (iy.clamp(0, H - 1) * W + ix.clamp(0, W - 1)).to(_C.int64).reshape(N, 1, -1).expand(N, C, -1)
+    vals = flat.gather(2, idx).reshape(N, C, *ix.shape[1:])
+    return vals * inside.unsqueeze(1).to(flat.dtype)
+
+
+def _cubic_weights(t, A=-0.75):
+    def near(x):
+        return ((A + 2) * x - (A + 3)) * x * x + 1
+
+    def far(x):
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        align_corners = False
+    if input.dim() != 4 or grid.dim() != 4 or grid.size(-1) != 2:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions and last "
+                           f"dimension 2 (ember samples 2-D images), but got input with sizes "
+                           f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if input.size(0) != grid.size(0):
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    N, C, H, W = input.shape
+    flat = input.reshape(N, C, H * W)
+    gx, gy = grid[..., 0], grid[..., 1]
+    if mode == "bicubic":
+        # bicubic reads a 4x4 neighbourhood of the unclamped coordinate; padding applies per tap
+        x = _unnormalize(gx, W, align_corners)
+        y = _unnormalize(gy, H, align_corners)
+        x0, y0 = x.floor(), y.floor()
+        wx, wy = _cubic_weights(x - x0), _cubic_weights(y - y0)
+        out = None
+        for j in range(4):
+            row = None
+            for i in range(4):
+                ix, iy = x0 - 1 + i, y0 - 1 + j
+                if padding_mode != "zeros":
+                    ix = _pad_tap(ix, W, padding_mode, align_corners)
+                    iy = _pad_tap(iy, H, padding_mode, align_corners)
+                term = _gather2d(flat, W, H, ix, iy) * wx[i].unsqueeze(1)
+                row = term if row is None else row + term
+            term = row * wy[j].unsqueeze(1)
+            out = term if out is None else out + term
+        return out
+    x = _source_coord(gx, W, padding_mode, align_corners)
+    y = _source_coord(gy, H, padding_mode, align_corners)
+    if mode == "nearest":
+        return _ZeroGridGrad.apply(_gather2d(flat, W, H, x.round(), y.round()), grid)
+    x0, y0 = x.floor(), y.floor()
+    tx, ty = (x - x0).unsqueeze(1), (y - y0).unsqueeze(1)
+    v00 = _gather2d(flat, W, H, x0, y0)
+    v01 = _gather2d(flat, W, H, x0 + 1, y0)
+    v10 = _gather2d(flat, W, H, x0, y0 + 1)
+    v11 = _gather2d(flat, W, H, x0 + 1, y0 + 1)
+    return v00 * (1 - tx) * (1 - ty) + v01 * tx * (1 - ty) + v10 * (1 - tx) * ty + v11 * tx * ty
+
+
+class _ZeroGridGrad(Function):
+    """Passes the sampled output through and gives the grid a zero gradient: nearest sampling is
+    piecewise constant in the grid, and torch returns zeros for it rather than no gradient."""
+
+    @staticmethod
+    def forward(ctx, out, grid):
+        ctx.grid_shape = list(grid.shape)
+        return out.view_as(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, _C.zeros(ctx.grid_shape, dtype=grad.dtype, device=grad.device)
+
+
+def _pad_tap(i, size, padding_mode, align_corners):
+    if padding_mode == "border":
+        return i.clamp(0, size - 1)
+    r = _reflect(i, 0, size - 1) if align_corners else _reflect(i, -0.5, size - 0.5)
+    return r.clamp(0, size - 1)
+
+
+# ---- embedding_bag, gumbel_softmax, pdist -----------------------------------------------------
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums, means or maxes of bags of embeddings. A 2-D input is one bag per row; a 1-D input is
+    cut into bags at `offsets`. The bags are padded to one (B, L) index matrix and reduced with a
+    mask, so autograd gives torch's gradients (padding_idx rows and padding get none)."""
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                                  f"on GitHub.")
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        from .functional import embedding
+        if max_norm is not None:  # renormalise the looked-up rows in place, as embedding does
+            embedding(input.reshape(-1), weight, None, max_norm, norm_type)
+    num = weight.size(0)
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += num
+        if not 0 <= padding_idx < num:
+            raise AssertionError("padding_idx must be within the number of embeddings")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences. However, found offsets of type {}".format(type(offsets)))
+        idx = input
+        valid = _C.ones(list(input.shape), dtype=_C.bool, device=input.device)
+        psw = per_sample_weights
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        starts = [int(v) for v in offsets.tolist()]
+        n = input.size(0)
+        if include_last_offset:
+            bounds = starts
+        else:
+            bounds = starts + [n]
+        if starts and starts[0] != 0:
+            raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+                               f"from position 0. However, got {starts[0]}")
+        if bounds and bounds[-1] > n:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length ({n}), but got "
+                               f"offsets[-1] of {bounds[-1]}")
+        B = max(len(bounds) - 1, 0)
+        L = max([bounds[i + 1] - bounds[i] for i in range(B)] + [1])
+        pos = [[bounds[b] + j if bounds[b] + j < bounds[b + 1] else -1 for j in range(L)] for b in range(B)]
+        pos_t = _C.tensor(pos, dtype=_C.int64, device=input.device).reshape(B, L)
+        valid = pos_t >= 0
+        take = pos_t.clamp_min(0).reshape(-1)
+        idx = input.index_select(0, take).reshape(B, L) if n else _C.zeros([B, L], dtype=_C.int64,
+                                                                          device=input.device)
+        psw = None if per_sample_weights is None else per_sample_weights.index_select(0, take).reshape(B, L)
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if padding_idx is not None:
+        valid = valid.logical_and(idx != padding_idx)
+    emb = weight.index_select(0, idx.reshape(-1)).reshape(*idx.shape, weight.size(1))
+    mask = valid.unsqueeze(-1).to(weight.dtype)
+    if mode == "max":
+        neg = _C.full_like(emb, float("-inf"))
+        out = _C.where(valid.unsqueeze(-1), emb, neg).amax(1)
+        return _C.where(valid.any(1).unsqueeze(-1), out, _C.zeros_like(out))
+    if psw is not None:
+        emb = emb * psw.unsqueeze(-1)
+    total = (emb * mask).sum(1)
+    if mode == "sum":
+        return total
+    count = valid.sum(1).to(weight.dtype).clamp_min(1).unsqueeze(-1)
+    return total / count
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """Samples from the Gumbel-softmax distribution; hard=True returns one-hot samples whose
+    gradient is the soft sample's (straight-through)."""
+    gumbels = -_C.empty_like(logits.detach()).exponential_().log()
+    y_soft = _F.softmax((logits + gumbels) / tau, dim, None)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = _C.zeros_like(logits.detach()).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+def pdist(input, p=2):
+    """The p-norm distance between every pair of rows of an (N, M) input: the upper triangle of
+    cdist(input, input) in row order, N * (N - 1) / 2 values."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.size(0)
+    rows = [i for i in range(n) for _ in range(i + 1, n)]
+    cols = [j for i in range(n) for j in range(i + 1, n)]
+    if not rows:
+        return _C.zeros([0], dtype=input.dtype, device=input.device)
+    r = _C.tensor(rows, dtype=_C.int64, device=input.device)
+    c = _C.tensor(cols, dtype=_C.int64, device=input.device)
+    diff = input.index_select(0, r) - input.index_select(0, c)
+    return diff.norm(p, 1)

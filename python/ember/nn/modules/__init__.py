@@ -12,7 +12,7 @@ from .activation import (ReLU, ReLU6, LeakyReLU, GELU, SiLU, ELU, Softplus, Sigm
 from .activation import SELU, CELU, RReLU, Threshold, Hardshrink, Softshrink, Softmax2d  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
 from .dropout import Dropout3d, AlphaDropout, FeatureAlphaDropout  # noqa: F401
-from .sparse import Embedding  # noqa: F401
+from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, SmoothL1Loss, HuberLoss, BCELoss,  # noqa: F401
                    BCEWithLogitsLoss, KLDivLoss)
 from .loss import (MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss,  # noqa: F401
