@@ -137,7 +137,7 @@ void bind_functional(nb::module_& m) {
     std::vector<int64_t> stride = stride_from(stride_obj);
     nb::gil_scoped_release release;
     return F::avg_pool2d_divisor(x, k, stride, padding, ceil_mode, count_include_pad, divisor_override);
-  }, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride"), nb::arg("padding"), nb::arg("ceil_mode"),
+  }, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride").none(), nb::arg("padding"), nb::arg("ceil_mode"),
      nb::arg("count_include_pad"), nb::arg("divisor_override"));
   m.def("adaptive_avg_pool1d", &F::adaptive_avg_pool1d, nb::arg("input"), nb::arg("output_size"), Release());
   m.def("adaptive_avg_pool3d", &F::adaptive_avg_pool3d, nb::arg("input"), nb::arg("output_size"), Release());

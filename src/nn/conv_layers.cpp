@@ -154,7 +154,7 @@ ConvTransposeNd::ConvTransposeNd(int64_t n, int64_t in, int64_t out, std::vector
   options.dilation = expand_to(options.dilation, n, "dilation");
   Shape w{in, out / options.groups};
   w.insert(w.end(), kernel_size.begin(), kernel_size.end());
-  weight = make_parameter(empty(w));
+  weight = make_parameter(ember::empty(w));
   register_parameter("weight", &weight);
   if (options.bias) {
     bias = make_parameter(empty({out}));

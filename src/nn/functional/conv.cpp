@@ -204,7 +204,7 @@ Shape check_conv_transpose(const char* op, int64_t k, const Tensor& input, const
   EMBER_CHECK(op_ok, "output padding must be smaller than either stride or dilation, but got ",
               named("output_padding", output_padding, 0, " "), " ", named("stride", stride, 1, " "), " ",
               named("dilation", dilation, 1, " "));
-  Shape out(size_t(k));
+  Shape out(size_t(k), 0);
   bool small = false;
   for (int64_t i = 0; i < k; ++i) {
     out[i] = (in_shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (weight.sizes()[2 + i] - 1) +
@@ -314,7 +314,7 @@ Shape conv_transpose_output_padding(IntArrayRef input_size, IntArrayRef output_s
   EMBER_CHECK_VALUE(int64_t(os.size()) == k, "ConvTranspose", k, "D: for ", input_size.size(),
                     "D input, output_size must have ", k, " or ", off + size_t(k), " elements (got ",
                     output_size.size(), ")");
-  Shape mins(size_t(k)), maxs(size_t(k)), out(size_t(k));
+  Shape mins(size_t(k), 0), maxs(size_t(k), 0), out(size_t(k), 0);
   for (int64_t d = 0; d < k; ++d) {
     mins[d] = (input_size[off + d] - 1) * stride[d] - 2 * padding[d] + dilation[d] * (kernel_size[d] - 1) + 1;
     maxs[d] = mins[d] + stride[d] - 1;
