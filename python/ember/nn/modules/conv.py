@@ -23,7 +23,7 @@ class _ConvNd(Module):
     _transposed = False
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None, output_padding=0):
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
         n = self._n
         if groups <= 0:
@@ -50,7 +50,7 @@ class _ConvNd(Module):
         self.padding = padding
         self.dilation = dilation
         self.transposed = self._transposed
-        self.output_padding = _ntuple(output_padding, n)
+        self.output_padding = (0,) * n  # a transposed convolution sets its own
         self.groups = groups
         self.padding_mode = padding_mode
         # F.pad's argument (last dim first) for the non-zero padding modes.
@@ -134,7 +134,8 @@ class _ConvTransposeNd(_ConvNd):
         if isinstance(padding, str):
             raise TypeError(f"{self.__class__.__name__}: padding must be an int or a tuple of ints, not {padding!r}")
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, device, dtype, output_padding)
+                         padding_mode, device, dtype)
+        self.output_padding = _ntuple(output_padding, self._n)
 
     def _output_padding(self, input, output_size, stride, padding, kernel_size, num_spatial_dims=None,
                         dilation=None):
