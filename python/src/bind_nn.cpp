@@ -132,13 +132,6 @@ void bind_functional(nb::module_& m) {
     return F::avg_pool3d(x, k, stride, padding, ceil_mode, count_include_pad, divisor_override);
   }, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0,
      nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true, nb::arg("divisor_override") = nb::none());
-  m.def("avg_pool2d_divisor", [](const Tensor& x, IntArrayRef k, nb::handle stride_obj, IntArrayRef padding,
-                                 bool ceil_mode, bool count_include_pad, int64_t divisor_override) {
-    std::vector<int64_t> stride = stride_from(stride_obj);
-    nb::gil_scoped_release release;
-    return F::avg_pool2d_divisor(x, k, stride, padding, ceil_mode, count_include_pad, divisor_override);
-  }, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride").none(), nb::arg("padding"), nb::arg("ceil_mode"),
-     nb::arg("count_include_pad"), nb::arg("divisor_override"));
   m.def("adaptive_avg_pool1d", &F::adaptive_avg_pool1d, nb::arg("input"), nb::arg("output_size"), Release());
   m.def("adaptive_avg_pool3d", &F::adaptive_avg_pool3d, nb::arg("input"), nb::arg("output_size"), Release());
   m.def("adaptive_max_pool1d_with_indices", &F::adaptive_max_pool1d_with_indices, nb::arg("input"),
@@ -168,12 +161,12 @@ void bind_functional(nb::module_& m) {
   }, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0,
      nb::arg("dilation") = 1, nb::arg("ceil_mode") = false);
   m.def("avg_pool2d", [](const Tensor& x, IntArrayRef k, nb::handle stride_obj, IntArrayRef padding,
-                         bool ceil_mode, bool count_include_pad) {
+                         bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
     std::vector<int64_t> stride = stride_from(stride_obj);
     nb::gil_scoped_release release;
-    return F::avg_pool2d(x, k, stride, padding, ceil_mode, count_include_pad);
+    return F::avg_pool2d(x, k, stride, padding, ceil_mode, count_include_pad, divisor_override);
   }, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0,
-     nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true);
+     nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true, nb::arg("divisor_override") = nb::none());
   m.def("adaptive_avg_pool2d", &F::adaptive_avg_pool2d, nb::arg("input"), nb::arg("output_size"), Release());
   m.def("pad", &F::pad, nb::arg("input"), nb::arg("pad"), nb::arg("mode") = "constant", nb::arg("value") = 0.0);
 

@@ -51,8 +51,10 @@ Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
                                                    IntArrayRef padding = {0, 0}, IntArrayRef dilation = {1, 1},
                                                    bool ceil_mode = false);
+// divisor_override: the divisor of every window instead of its size (runs the 3-d op on unit depth).
 Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0, 0},
-                  bool ceil_mode = false, bool count_include_pad = true);
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
 Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
 // 1-d and 3-d pooling and adaptive max pooling (src/nn/functional/pool_nd.cpp); 1-d runs the 2-d
 // ops on unit height, adaptive max 1-d/2-d the 3-d op on unit depth. Indices are flat positions
@@ -72,9 +74,6 @@ Tensor avg_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
 Tensor avg_pool3d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
                   bool ceil_mode = false, bool count_include_pad = true,
                   std::optional<int64_t> divisor_override = std::nullopt);
-// avg_pool2d with a divisor_override (runs the 3-d op on unit depth).
-Tensor avg_pool2d_divisor(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
-                          bool ceil_mode, bool count_include_pad, int64_t divisor_override);
 Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size);
 Tensor adaptive_avg_pool3d(const Tensor& input, IntArrayRef output_size);
 std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& input, IntArrayRef output_size);

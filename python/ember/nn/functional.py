@@ -87,10 +87,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                divisor_override=None):
     if stride is not None and not isinstance(stride, int) and len(stride) == 0:
         stride = None
-    if divisor_override is not None:
-        return _F.avg_pool2d_divisor(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                     divisor_override)
-    return _F.avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+    return _F.avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 def _no_stride(stride):

@@ -182,32 +182,6 @@ Tensor avg_pool3d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
   });
 }
 
-Tensor avg_pool2d_divisor(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
-                          bool ceil_mode, bool count_include_pad, int64_t divisor_override) {
-  EMBER_CHECK(divisor_override != 0, "divisor must be not zero");
-  EMBER_CHECK(kernel_size.size() == 1 || kernel_size.size() == 2,
-              "avg_pool2d: kernel_size must either be a single int, or a tuple of two ints");
-  EMBER_CHECK(stride.size() <= 2, "avg_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
-  EMBER_CHECK(padding.size() == 1 || padding.size() == 2,
-              "avg_pool2d: padding must either be a single int, or a tuple of two ints");
-  EMBER_CHECK(input.dim() == 3 || input.dim() == 4, "non-empty 3D or 4D (batch mode) tensor expected for input");
-  const Shape k = expand(kernel_size, 2), s = stride.empty() ? k : expand(stride, 2), p = expand(padding, 2);
-  EMBER_CHECK(k[0] > 0 && k[1] > 0, "kernel size should be greater than zero, but got kH: ", k[0], " kW: ", k[1]);
-  const int64_t r = input.dim(), C = input.sizes()[r - 3], H = input.sizes()[r - 2], W = input.sizes()[r - 1];
-  const int64_t OH = pool_out(H, k[0], p[0], s[0], 1, ceil_mode), OW = pool_out(W, k[1], p[1], s[1], 1, ceil_mode);
-  EMBER_CHECK(s[0] > 0 && s[1] > 0, "stride should be greater than zero, but got dH: ", s[0], " dW: ", s[1]);
-  EMBER_CHECK(H > 0 && W > 0 && C > 0, "non-empty 3D or 4D (batch mode) tensor expected for input");
-  EMBER_CHECK(OH >= 1 && OW >= 1, "Given input size: (", C, "x", H, "x", W, "). Calculated output size: (", C, "x",
-              OH, "x", OW, "). Output size is too small");
-  check_floating(input, "avg_pool2d");
-  const bool was_batched = input.dim() == 4;
-  Tensor x = (was_batched ? input : input.unsqueeze(0)).unsqueeze(2);
-  return unbatch(ops::avg_pool3d()(x, {1, k[0], k[1]}, {1, s[0], s[1]}, {0, p[0], p[1]}, ceil_mode, count_include_pad,
-                                   divisor_override)
-                     .squeeze(2),
-                 was_batched);
-}
-
 // ---- adaptive pooling
 
 Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size) {
