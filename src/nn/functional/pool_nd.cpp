@@ -60,9 +60,9 @@ void pool3d_shape_check(const Tensor& input, const Shape& k, const Shape& s, con
               "). Calculated output size: (", C, "x", out[0], "x", out[1], "x", out[2], "). Output size is too small");
 }
 
-// Runs f on batched input: unbatched input gains a batch dim and loses it again.
-template <class F> auto batched(const Tensor& input, int64_t batched_rank, F f) {
-  return f(input.dim() == batched_rank ? input : input.unsqueeze(0));
+// Unbatched input gains a batch dim for the op; its result loses it again.
+Tensor batch_of(const Tensor& input, int64_t batched_rank) {
+  return input.dim() == batched_rank ? input : input.unsqueeze(0);
 }
 Tensor unbatch(const Tensor& out, bool was_batched) { return was_batched ? out : out.squeeze(0); }
 
@@ -136,10 +136,8 @@ std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& input, IntArray
   for (int i = 0; i < 3; ++i) out[i] = pool_out(input.sizes()[input.dim() - 3 + i], k[i], p[i], s[i], d[i], ceil_mode);
   pool3d_shape_check(input, k, s, p, d, out, false);
   check_floating(input, "max_pool3d_with_indices_cpu");
-  return batched(input, 5, [&](const Tensor& x) -> std::tuple<Tensor, Tensor> {
-    auto [o, i] = ops::max_pool3d_with_indices()(x, k, s, p, d, ceil_mode);
-    return {unbatch(o, input.dim() == 5), unbatch(i, input.dim() == 5)};
-  });
+  auto [o, i] = ops::max_pool3d_with_indices()(batch_of(input, 5), k, s, p, d, ceil_mode);
+  return {unbatch(o, input.dim() == 5), unbatch(i, input.dim() == 5)};
 }
 
 Tensor max_pool3d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
@@ -176,10 +174,8 @@ Tensor avg_pool3d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
   for (int i = 0; i < 3; ++i) out[i] = pool_out(input.sizes()[input.dim() - 3 + i], k[i], p[i], s[i], 1, ceil_mode);
   pool3d_shape_check(input, k, s, p, d, out, true);
   check_floating(input, "avg_pool3d_out_frame");
-  return batched(input, 5, [&](const Tensor& x) {
-    return unbatch(ops::avg_pool3d()(x, k, s, p, ceil_mode, count_include_pad, divisor_override.value_or(0)),
-                   input.dim() == 5);
-  });
+  Tensor y = ops::avg_pool3d()(batch_of(input, 5), k, s, p, ceil_mode, count_include_pad, divisor_override.value_or(0));
+  return unbatch(y, input.dim() == 5);
 }
 
 // ---- adaptive pooling
@@ -203,7 +199,7 @@ Tensor adaptive_avg_pool3d(const Tensor& input, IntArrayRef output_size) {
                 "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch dimensions, but input has "
                 "sizes ", input.sizes(), " with dimension ", i, " being empty");
   check_floating(input, "adaptive_avg_pool3d_cpu");
-  return batched(input, 5, [&](const Tensor& x) { return unbatch(ops::adaptive_avg_pool3d()(x, os), input.dim() == 5); });
+  return unbatch(ops::adaptive_avg_pool3d()(batch_of(input, 5), os), input.dim() == 5);
 }
 
 namespace {
