@@ -85,6 +85,66 @@ void bind_functional(nb::module_& m) {
   }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(), nb::arg("stride") = 1,
      nb::arg("padding") = 0, nb::arg("dilation") = 1, nb::arg("groups") = 1);
 
+  // ---- issue 15 (conv): conv3d, transposed convolutions, 1-d/3-d and adaptive max pooling, fold
+  m.def("conv3d", [](const Tensor& x, const Tensor& w, const OptTensor& b, IntArrayRef stride, nb::handle padding,
+                     IntArrayRef dilation, int64_t groups) {
+    F::Padding p = padding_from(padding, "conv3d");
+    nb::gil_scoped_release release;
+    return F::conv3d(x, w, b, stride, std::move(p), dilation, groups);
+  }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(), nb::arg("stride") = 1,
+     nb::arg("padding") = 0, nb::arg("dilation") = 1, nb::arg("groups") = 1);
+  m.def("conv_transpose1d", &F::conv_transpose1d, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(),
+        nb::arg("stride") = 1, nb::arg("padding") = 0, nb::arg("output_padding") = 0, nb::arg("groups") = 1,
+        nb::arg("dilation") = 1, Release());
+  m.def("conv_transpose2d", &F::conv_transpose2d, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(),
+        nb::arg("stride") = 1, nb::arg("padding") = 0, nb::arg("output_padding") = 0, nb::arg("groups") = 1,
+        nb::arg("dilation") = 1, Release());
+  m.def("conv_transpose3d", &F::conv_transpose3d, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(),
+        nb::arg("stride") = 1, nb::arg("padding") = 0, nb::arg("output_padding") = 0, nb::arg("groups") = 1,
+        nb::arg("dilation") = 1, Release());
+  m.def("_conv_transpose_output_padding", &F::conv_transpose_output_padding, nb::arg("input_size"),
+        nb::arg("output_size"), nb::arg("stride"), nb::arg("padding"), nb::arg("kernel_size"), nb::arg("dilation"));
+  // max pooling with indices; stride None = kernel_size
+  auto max_pool = [&m](const char* name, auto fn) {
+    m.def(name, [fn](const Tensor& x, IntArrayRef k, nb::handle stride_obj, IntArrayRef padding, IntArrayRef dilation,
+                     bool ceil_mode) {
+      std::vector<int64_t> stride = stride_from(stride_obj);
+      nb::gil_scoped_release release;
+      return fn(x, k, stride, padding, dilation, ceil_mode);
+    }, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0,
+       nb::arg("dilation") = 1, nb::arg("ceil_mode") = false);
+  };
+  max_pool("max_pool1d_with_indices", &F::max_pool1d_with_indices);
+  max_pool("max_pool3d_with_indices", &F::max_pool3d_with_indices);
+  max_pool("max_pool1d", &F::max_pool1d);
+  max_pool("max_pool3d", &F::max_pool3d);
+  m.def("avg_pool1d", [](const Tensor& x, IntArrayRef k, nb::handle stride_obj, IntArrayRef padding, bool ceil_mode,
+                         bool count_include_pad) {
+    std::vector<int64_t> stride = stride_from(stride_obj);
+    nb::gil_scoped_release release;
+    return F::avg_pool1d(x, k, stride, padding, ceil_mode, count_include_pad);
+  }, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0,
+     nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true);
+  m.def("avg_pool3d", [](const Tensor& x, IntArrayRef k, nb::handle stride_obj, IntArrayRef padding, bool ceil_mode,
+                         bool count_include_pad, std::optional<int64_t> divisor_override) {
+    std::vector<int64_t> stride = stride_from(stride_obj);
+    nb::gil_scoped_release release;
+    return F::avg_pool3d(x, k, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  }, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0,
+     nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true, nb::arg("divisor_override") = nb::none());
+  m.def("adaptive_avg_pool1d", &F::adaptive_avg_pool1d, nb::arg("input"), nb::arg("output_size"), Release());
+  m.def("adaptive_avg_pool3d", &F::adaptive_avg_pool3d, nb::arg("input"), nb::arg("output_size"), Release());
+  m.def("adaptive_max_pool1d_with_indices", &F::adaptive_max_pool1d_with_indices, nb::arg("input"),
+        nb::arg("output_size"), Release());
+  m.def("adaptive_max_pool2d_with_indices", &F::adaptive_max_pool2d_with_indices, nb::arg("input"),
+        nb::arg("output_size"), Release());
+  m.def("adaptive_max_pool3d_with_indices", &F::adaptive_max_pool3d_with_indices, nb::arg("input"),
+        nb::arg("output_size"), Release());
+  m.def("unfold", &F::unfold, nb::arg("input"), nb::arg("kernel_size"), nb::arg("dilation") = 1,
+        nb::arg("padding") = 0, nb::arg("stride") = 1, Release());
+  m.def("fold", &F::fold, nb::arg("input"), nb::arg("output_size"), nb::arg("kernel_size"), nb::arg("dilation") = 1,
+        nb::arg("padding") = 0, nb::arg("stride") = 1, Release());
+
   // ---- pooling and padding (stride None / empty = kernel_size)
   m.def("max_pool2d", [](const Tensor& x, IntArrayRef k, nb::handle stride_obj, IntArrayRef padding,
                          IntArrayRef dilation, bool ceil_mode) {
@@ -101,12 +161,12 @@ void bind_functional(nb::module_& m) {
   }, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0,
      nb::arg("dilation") = 1, nb::arg("ceil_mode") = false);
   m.def("avg_pool2d", [](const Tensor& x, IntArrayRef k, nb::handle stride_obj, IntArrayRef padding,
-                         bool ceil_mode, bool count_include_pad) {
+                         bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
     std::vector<int64_t> stride = stride_from(stride_obj);
     nb::gil_scoped_release release;
-    return F::avg_pool2d(x, k, stride, padding, ceil_mode, count_include_pad);
+    return F::avg_pool2d(x, k, stride, padding, ceil_mode, count_include_pad, divisor_override);
   }, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0,
-     nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true);
+     nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true, nb::arg("divisor_override") = nb::none());
   m.def("adaptive_avg_pool2d", &F::adaptive_avg_pool2d, nb::arg("input"), nb::arg("output_size"), Release());
   m.def("pad", &F::pad, nb::arg("input"), nb::arg("pad"), nb::arg("mode") = "constant", nb::arg("value") = 0.0);
 

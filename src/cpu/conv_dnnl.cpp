@@ -61,14 +61,23 @@ bool covered(DType dtype, int64_t in_channels, int64_t groups, IntArrayRef in_si
   return true;
 }
 
-// The convolution's shapes in oneDNN's terms (dilation counted from 0, as oneDNN does).
+// The convolution's shapes in oneDNN's terms (dilation counted from 0, as oneDNN does), for 2 or
+// 3 spatial dims.
 struct Geometry {
-  Dims src, wei, dst, stride, dilate, pad;  // wei is (G, O/G, C/G, KH, KW) when grouped
-  bool bias = false;
-  Tag wei_tag() const { return wei.size() == 5 ? Tag::goihw : Tag::oihw; }
+  Dims src, wei, dst, stride, dilate, pad;  // wei is (G, O/G, C/G, [KD,] KH, KW) when grouped
+  bool bias = false, grouped = false;
+  bool is3d() const { return src.size() == 5; }
+  Tag data_tag() const { return is3d() ? Tag::ncdhw : Tag::nchw; }
+  Tag wei_tag() const {
+    if (grouped) return is3d() ? Tag::goidhw : Tag::goihw;
+    return is3d() ? Tag::oidhw : Tag::oihw;
+  }
   std::vector<int64_t> key(int kind) const {
-    std::vector<int64_t> k{kind, bias};
-    for (const Dims* d : {&src, &wei, &dst, &stride, &dilate, &pad}) k.insert(k.end(), d->begin(), d->end());
+    std::vector<int64_t> k{kind, bias, grouped};
+    for (const Dims* d : {&src, &wei, &dst, &stride, &dilate, &pad}) {
+      k.push_back(int64_t(d->size()));
+      k.insert(k.end(), d->begin(), d->end());
+    }
     return k;
   }
 };
@@ -76,15 +85,22 @@ struct Geometry {
 Geometry geometry(IntArrayRef in, IntArrayRef w, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                   int64_t groups, bool bias) {
   Geometry g;
-  g.src = {in[0], in[1], in[2], in[3]};
-  // ember's (O, C/G, KH, KW) weight is, byte for byte, oneDNN's grouped (G, O/G, C/G, KH, KW)
-  g.wei = groups == 1 ? Dims{w[0], w[1], w[2], w[3]} : Dims{groups, w[0] / groups, w[1], w[2], w[3]};
-  const int64_t oh = (in[2] + 2 * padding[0] - dilation[0] * (w[2] - 1) - 1) / stride[0] + 1;
-  const int64_t ow = (in[3] + 2 * padding[1] - dilation[1] * (w[3] - 1) - 1) / stride[1] + 1;
-  g.dst = {in[0], w[0], oh, ow};
-  g.stride = {stride[0], stride[1]};
-  g.dilate = {dilation[0] - 1, dilation[1] - 1};
-  g.pad = {padding[0], padding[1]};
+  const size_t k = in.size() - 2;
+  g.src = Dims(in.begin(), in.end());
+  // ember's (O, C/G, ...) weight is, byte for byte, oneDNN's grouped (G, O/G, C/G, ...)
+  g.grouped = groups != 1;
+  g.wei = Dims(w.begin(), w.end());
+  if (g.grouped) {
+    g.wei[0] = w[0] / groups;
+    g.wei.insert(g.wei.begin(), groups);
+  }
+  g.dst = {in[0], w[0]};
+  for (size_t i = 0; i < k; ++i) {
+    g.dst.push_back((in[2 + i] + 2 * padding[i] - dilation[i] * (w[2 + i] - 1) - 1) / stride[i] + 1);
+    g.stride.push_back(stride[i]);
+    g.dilate.push_back(dilation[i] - 1);
+    g.pad.push_back(padding[i]);
+  }
   g.bias = bias;
   return g;
 }
@@ -173,7 +189,7 @@ std::shared_ptr<Entry> entry(Kind kind, const Geometry& g) {
   std::shared_ptr<Entry> e;
   try {
     e = std::make_shared<Entry>();
-    const memory::desc src = plain(g.src, Tag::nchw), wei = plain(g.wei, g.wei_tag()), dst = plain(g.dst, Tag::nchw);
+    const memory::desc src = plain(g.src, g.data_tag()), wei = plain(g.wei, g.wei_tag()), dst = plain(g.dst, g.data_tag());
     if (kind == kForward) {
       auto pd = forward_pd(g);
       e->prim = dnnl::convolution_forward(pd);
@@ -234,8 +250,8 @@ Tensor forward(const Tensor& input, const Tensor& weight, const std::optional<Te
     std::unordered_map<int, memory> args;
     Tensor b = has_bias ? bias->contiguous() : Tensor();
     if (has_bias) args.emplace(DNNL_ARG_BIAS, memory(plain({g.dst[1]}, Tag::x), cpu_engine(), b.data_ptr()));
-    return execute(*e, input.contiguous(), weight.contiguous(),
-                   empty({g.dst[0], g.dst[1], g.dst[2], g.dst[3]}, input.options()), std::move(args));
+    return execute(*e, input.contiguous(), weight.contiguous(), empty(Shape(g.dst.begin(), g.dst.end()), input.options()),
+                   std::move(args));
   });
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// 2-d convolution through oneDNN's convolution primitives (its AVX-512 direct kernels on blocked
+// 2-d and 3-d convolution through oneDNN's convolution primitives (its AVX-512 direct kernels on blocked
 // layouts), for the cases where they beat ember's im2col + GEMM: float32, at least 8 input
 // channels, any groups (depthwise 32x64x32x32 3x3: forward 2.25 -> 1.07 ms, PyTorch 1.30). On the CNN's 32 -> 64 channel 3x3 layer (batch 64, 14x14) forward 2.7 ->
 // 1.65 ms, backward 5.5 -> 3.6 ms, reorders to and from the blocked layouts included; with one

@@ -1,6 +1,7 @@
-// CPU kernels for 2-d convolution: conv2d_forward, conv2d_backward_input, conv2d_backward_weight.
+// CPU kernels for 2-d and 3-d convolution: conv{2,3}d_forward, conv{2,3}d_backward_input,
+// conv{2,3}d_backward_weight (one kernel each; a 2-d convolution is a 3-d one of unit depth).
 // Arguments arrive checked (and padding made symmetric) by src/nn/functional/conv.cpp; input
-// is batched (N, C, H, W) and weight (O, C / groups, KH, KW).
+// is batched (N, C, [D,] H, W) and weight (O, C / groups, [KD,] KH, KW).
 //
 // float32 with at least 8 input channels goes to oneDNN's convolution first
 // (src/cpu/conv_dnnl.h); everything else, and everything without oneDNN, runs here.
@@ -25,6 +26,7 @@
 #include "core/dtype_dispatch.h"
 #include "cpu/conv_dnnl.h"
 #include "cpu/gemm.h"
+#include "cpu/im2col.h"
 #include "core/parallel.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -32,98 +34,55 @@
 namespace ember::cpu {
 namespace {
 
-struct ConvGeom {
-  int64_t N, C, H, W, O, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw, G;
+// A convolution's geometry: the window sweep of one group (im2col.h) plus batch, channels and
+// groups. 2-d convolutions are 3-d ones with unit depth.
+struct ConvGeom : WindowGeom {
+  int64_t N = 0, C = 0, O = 0, G = 1;
   int64_t Cg() const { return C / G; }
   int64_t Og() const { return O / G; }
-  int64_t Kg() const { return Cg() * KH * KW; }
-  int64_t OHW() const { return OH * OW; }
-  bool pointwise() const { return KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0; }
+  int64_t Kg() const { return Cg() * taps(); }
+  int64_t OHW() const { return out_spatial(); }
+  bool pointwise() const {
+    return taps() == 1 && sd == 1 && sh == 1 && sw == 1 && pd == 0 && ph == 0 && pw == 0;
+  }
+  // output spatial sizes from the grad_output of a backward op (which may exceed the formula's,
+  // as a transposed convolution's output_padding makes them)
+  void outputs_from(const Tensor& grad_out) {
+    const int64_t r = grad_out.dim();
+    OW = grad_out.sizes()[r - 1];
+    OH = grad_out.sizes()[r - 2];
+    OD = r == 5 ? grad_out.sizes()[2] : 1;
+  }
 };
 
+// in: (N, C, [D,] H, W), wt: (O, C / G, [KD,] KH, KW); stride/padding/dilation one entry per spatial dim.
 ConvGeom geom_of(IntArrayRef in, IntArrayRef wt, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                  int64_t groups) {
-  ConvGeom g{};
-  g.N = in[0]; g.C = in[1]; g.H = in[2]; g.W = in[3];
-  g.O = wt[0]; g.KH = wt[2]; g.KW = wt[3];
-  g.sh = stride[0]; g.sw = stride[1]; g.ph = padding[0]; g.pw = padding[1];
-  g.dh = dilation[0]; g.dw = dilation[1]; g.G = groups;
-  g.OH = (g.H + 2 * g.ph - g.dh * (g.KH - 1) - 1) / g.sh + 1;
-  g.OW = (g.W + 2 * g.pw - g.dw * (g.KW - 1) - 1) / g.sw + 1;
+  ConvGeom g;
+  const size_t k = in.size() - 2, o = 3 - k;  // spatial dims given, offset into (D, H, W)
+  int64_t* sizes[3] = {&g.D, &g.H, &g.W};
+  int64_t* ks[3] = {&g.KD, &g.KH, &g.KW};
+  int64_t* outs[3] = {&g.OD, &g.OH, &g.OW};
+  int64_t* ss[3] = {&g.sd, &g.sh, &g.sw};
+  int64_t* ps[3] = {&g.pd, &g.ph, &g.pw};
+  int64_t* ds[3] = {&g.dd, &g.dh, &g.dw};
+  g.N = in[0];
+  g.C = in[1];
+  g.O = wt[0];
+  g.G = groups;
+  for (size_t i = 0; i < k; ++i) {
+    *sizes[o + i] = in[2 + i];
+    *ks[o + i] = wt[2 + i];
+    *ss[o + i] = stride[i];
+    *ps[o + i] = padding[i];
+    *ds[o + i] = dilation[i];
+    *outs[o + i] = (in[2 + i] + 2 * padding[i] - dilation[i] * (wt[2 + i] - 1) - 1) / stride[i] + 1;
+  }
   return g;
 }
 
-// x: Cg planes of H x W; col: (Cg*KH*KW) x (OH*OW).
-template <class T> void im2col(const T* x, T* col, const ConvGeom& g) {
-  const int64_t OHW = g.OHW();
-  for (int64_t c = 0; c < g.Cg(); ++c) {
-    const T* xc = x + c * g.H * g.W;
-    for (int64_t kh = 0; kh < g.KH; ++kh) {
-      for (int64_t kw = 0; kw < g.KW; ++kw) {
-        T* row = col + ((c * g.KH + kh) * g.KW + kw) * OHW;
-        const int64_t iw0 = kw * g.dw - g.pw;
-        // output columns whose input column is inside [0, W)
-        int64_t lo = 0, hi = g.OW;
-        if (g.sw == 1) {
-          lo = std::clamp<int64_t>(-iw0, 0, g.OW);
-          hi = std::clamp<int64_t>(g.W - iw0, lo, g.OW);
-        }
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
-          T* r = row + oh * g.OW;
-          if (ih < 0 || ih >= g.H) {
-            std::fill(r, r + g.OW, T(0));
-            continue;
-          }
-          const T* xr = xc + ih * g.W;
-          if (g.sw == 1) {
-            std::fill(r, r + lo, T(0));
-            if (hi > lo) std::memcpy(r + lo, xr + iw0 + lo, size_t(hi - lo) * sizeof(T));
-            std::fill(r + hi, r + g.OW, T(0));
-          } else {
-            for (int64_t ow = 0; ow < g.OW; ++ow) {
-              const int64_t iw = ow * g.sw + iw0;
-              r[ow] = (iw >= 0 && iw < g.W) ? xr[iw] : T(0);
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
-// The adjoint of im2col: adds each column entry into the input pixel it came from (x pre-zeroed).
-template <class T> void col2im(const T* col, T* x, const ConvGeom& g) {
-  const int64_t OHW = g.OHW();
-  for (int64_t c = 0; c < g.Cg(); ++c) {
-    T* xc = x + c * g.H * g.W;
-    for (int64_t kh = 0; kh < g.KH; ++kh) {
-      for (int64_t kw = 0; kw < g.KW; ++kw) {
-        const T* row = col + ((c * g.KH + kh) * g.KW + kw) * OHW;
-        const int64_t iw0 = kw * g.dw - g.pw;
-        int64_t lo = 0, hi = g.OW;
-        if (g.sw == 1) {
-          lo = std::clamp<int64_t>(-iw0, 0, g.OW);
-          hi = std::clamp<int64_t>(g.W - iw0, lo, g.OW);
-        }
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
-          if (ih < 0 || ih >= g.H) continue;
-          const T* r = row + oh * g.OW;
-          T* xr = xc + ih * g.W;
-          if (g.sw == 1) {
-            T* dst = xr + iw0;
-            for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += r[ow];
-          } else {
-            for (int64_t ow = 0; ow < g.OW; ++ow) {
-              const int64_t iw = ow * g.sw + iw0;
-              if (iw >= 0 && iw < g.W) xr[iw] += r[ow];
-            }
-          }
-        }
-      }
-    }
-  }
+Shape output_shape(const ConvGeom& g, size_t rank) {
+  return rank == 5 ? Shape{g.N, g.O, g.OD, g.OH, g.OW} : Shape{g.N, g.O, g.OH, g.OW};
 }
 
 // Runs fn(tid, n0, n1) over the batch split in contiguous chunks, one per thread.
@@ -146,17 +105,17 @@ template <class F> int split_batch(int64_t N, int64_t work_per_sample, const F& 
 
 bool reduced(const Tensor& t) { return is_reduced_float(t.dtype()); }
 
-Tensor conv2d_forward_cpu(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+Tensor conv_forward_cpu(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   if (reduced(input)) {
     std::optional<Tensor> b32;
     if (bias && bias->defined()) b32 = bias->to(kFloat32);
-    return conv2d_forward_cpu(input.to(kFloat32), weight.to(kFloat32), b32, stride, padding, dilation, groups)
+    return conv_forward_cpu(input.to(kFloat32), weight.to(kFloat32), b32, stride, padding, dilation, groups)
         .to(input.dtype());
   }
   if (Tensor r = dnnl_conv::forward(input, weight, bias, stride, padding, dilation, groups); r.defined()) return r;
   const ConvGeom g = geom_of(input.sizes(), weight.sizes(), stride, padding, dilation, groups);
-  Tensor out = empty({g.N, g.O, g.OH, g.OW}, input.options());
+  Tensor out = empty(output_shape(g, input.dim()), input.options());
   if (out.numel() == 0) return out;
   Tensor x = input.contiguous(), w = weight.contiguous();
   Tensor b = bias && bias->defined() ? bias->contiguous() : Tensor();
@@ -176,10 +135,10 @@ Tensor conv2d_forward_cpu(const Tensor& input, const Tensor& weight, const std::
           std::fill(Yn, Yn + g.O * OHW, T(0));
         if (Kg == 0) continue;
         for (int64_t gi = 0; gi < g.G; ++gi) {
-          const T* xg = X + (n * g.C + gi * Cg) * g.H * g.W;
+          const T* xg = X + (n * g.C + gi * Cg) * g.spatial();
           const T* colp = xg;
           if (!g.pointwise()) {
-            im2col(xg, col.data(), g);
+            im2col(xg, col.data(), Cg, g);
             colp = col.data();
           }
           gemm(false, false, Og, OHW, Kg, T(1), Wp + gi * Og * Kg, Kg, colp, OHW, B ? T(1) : T(0),
@@ -191,18 +150,17 @@ Tensor conv2d_forward_cpu(const Tensor& input, const Tensor& weight, const std::
   return out;
 }
 
-Tensor conv2d_backward_input_cpu(const Tensor& grad_out, const Tensor& weight, IntArrayRef input_size,
+Tensor conv_backward_input_cpu(const Tensor& grad_out, const Tensor& weight, IntArrayRef input_size,
                                  IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   if (reduced(grad_out))
-    return conv2d_backward_input_cpu(grad_out.to(kFloat32), weight.to(kFloat32), input_size, stride, padding,
+    return conv_backward_input_cpu(grad_out.to(kFloat32), weight.to(kFloat32), input_size, stride, padding,
                                      dilation, groups)
         .to(grad_out.dtype());
   if (Tensor r = dnnl_conv::backward_input(grad_out, weight, input_size, stride, padding, dilation, groups);
       r.defined())
     return r;
   ConvGeom g = geom_of(input_size, weight.sizes(), stride, padding, dilation, groups);
-  g.OH = grad_out.sizes()[2];
-  g.OW = grad_out.sizes()[3];
+  g.outputs_from(grad_out);
   Tensor dx = zeros(input_size, grad_out.options());
   if (dx.numel() == 0 || grad_out.numel() == 0) return dx;
   Tensor gy = grad_out.contiguous(), w = weight.contiguous();
@@ -215,14 +173,14 @@ Tensor conv2d_backward_input_cpu(const Tensor& grad_out, const Tensor& weight, I
       std::vector<T> col(g.pointwise() ? 0 : size_t(Kg * OHW));
       for (int64_t n = n0; n < n1; ++n) {
         for (int64_t gi = 0; gi < g.G; ++gi) {
-          T* dxg = DX + (n * g.C + gi * Cg) * g.H * g.W;
+          T* dxg = DX + (n * g.C + gi * Cg) * g.spatial();
           const T* gyg = GY + (n * g.O + gi * Og) * OHW;
           const T* wg = Wp + gi * Og * Kg;
           if (g.pointwise()) {
             gemm(true, false, Kg, OHW, Og, T(1), wg, Kg, gyg, OHW, T(0), dxg, OHW);
           } else {
             gemm(true, false, Kg, OHW, Og, T(1), wg, Kg, gyg, OHW, T(0), col.data(), OHW);
-            col2im(col.data(), dxg, g);
+            col2im(col.data(), dxg, Cg, g);
           }
         }
       }
@@ -231,18 +189,17 @@ Tensor conv2d_backward_input_cpu(const Tensor& grad_out, const Tensor& weight, I
   return dx;
 }
 
-Tensor conv2d_backward_weight_cpu(const Tensor& grad_out, const Tensor& input, IntArrayRef weight_size,
+Tensor conv_backward_weight_cpu(const Tensor& grad_out, const Tensor& input, IntArrayRef weight_size,
                                   IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   if (reduced(grad_out))
-    return conv2d_backward_weight_cpu(grad_out.to(kFloat32), input.to(kFloat32), weight_size, stride, padding,
+    return conv_backward_weight_cpu(grad_out.to(kFloat32), input.to(kFloat32), weight_size, stride, padding,
                                       dilation, groups)
         .to(grad_out.dtype());
   if (Tensor r = dnnl_conv::backward_weight(grad_out, input, weight_size, stride, padding, dilation, groups);
       r.defined())
     return r;
   ConvGeom g = geom_of(input.sizes(), weight_size, stride, padding, dilation, groups);
-  g.OH = grad_out.sizes()[2];
-  g.OW = grad_out.sizes()[3];
+  g.outputs_from(grad_out);
   Tensor dw = zeros(weight_size, grad_out.options());
   if (dw.numel() == 0 || grad_out.numel() == 0) return dw;
   Tensor gy = grad_out.contiguous(), x = input.contiguous();
@@ -262,10 +219,10 @@ Tensor conv2d_backward_weight_cpu(const Tensor& grad_out, const Tensor& input, I
       std::vector<T> col(g.pointwise() ? 0 : size_t(Kg * OHW));
       for (int64_t n = n0; n < n1; ++n) {
         for (int64_t gi = 0; gi < g.G; ++gi) {
-          const T* xg = X + (n * g.C + gi * Cg) * g.H * g.W;
+          const T* xg = X + (n * g.C + gi * Cg) * g.spatial();
           const T* colp = xg;
           if (!g.pointwise()) {
-            im2col(xg, col.data(), g);
+            im2col(xg, col.data(), Cg, g);
             colp = col.data();
           }
           gemm(false, true, Og, Kg, OHW, T(1), GY + (n * g.O + gi * Og) * OHW, OHW, colp, OHW, T(1),
@@ -282,9 +239,13 @@ Tensor conv2d_backward_weight_cpu(const Tensor& grad_out, const Tensor& input, I
   return dw;
 }
 
-EMBER_REGISTER_KERNEL(conv2d_forward, CPU, conv2d_forward_cpu);
-EMBER_REGISTER_KERNEL(conv2d_backward_input, CPU, conv2d_backward_input_cpu);
-EMBER_REGISTER_KERNEL(conv2d_backward_weight, CPU, conv2d_backward_weight_cpu);
+EMBER_REGISTER_KERNEL(conv2d_forward, CPU, conv_forward_cpu);
+EMBER_REGISTER_KERNEL(conv2d_backward_input, CPU, conv_backward_input_cpu);
+EMBER_REGISTER_KERNEL(conv2d_backward_weight, CPU, conv_backward_weight_cpu);
+// The same kernels, over (N, C, D, H, W).
+EMBER_REGISTER_KERNEL(conv3d_forward, CPU, conv_forward_cpu);
+EMBER_REGISTER_KERNEL(conv3d_backward_input, CPU, conv_backward_input_cpu);
+EMBER_REGISTER_KERNEL(conv3d_backward_weight, CPU, conv_backward_weight_cpu);
 
 }  // namespace
 }  // namespace ember::cpu

@@ -1,9 +1,12 @@
-// CPU kernels for 2-d pooling on batched (N, C, H, W) input: max_pool2d_with_indices and its
-// backward, avg_pool2d and its backward, adaptive_avg_pool2d and its backward. Arguments arrive
-// checked by src/nn/functional/pool.cpp (stride filled in, output size >= 1). Each H x W plane
-// is independent: planes are split across threads. Indices are flat positions in the plane,
-// as PyTorch's. Window rules (padding, ceil_mode, count_include_pad, adaptive start/end) follow
-// PyTorch's CPU kernels.
+// CPU kernels for pooling on batched (N, C, H, W) and (N, C, D, H, W) input: max pooling with
+// indices and its backward, average pooling and its backward, adaptive average pooling and its
+// backward, adaptive max pooling. Arguments arrive checked by src/nn/functional/pool.cpp and
+// pool_nd.cpp (stride filled in, output size >= 1). Each plane (volume) is independent: planes
+// are split across threads. Indices are flat positions in the plane (volume), as PyTorch's.
+// Window rules (padding, ceil_mode, count_include_pad, adaptive start/end) follow PyTorch's CPU
+// kernels. Average and adaptive pooling have one kernel over (D, H, W) that the 2-d ops run
+// with unit depth; max pooling keeps a 2-d kernel of its own for its vector fast paths, and the
+// 3-d kernel shares its take rule.
 // GCC 12 warns inside its own masked-load intrinsics (their undefined pass-through operand).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
@@ -216,141 +219,254 @@ std::tuple<Tensor, Tensor> max_pool2d_cpu(const Tensor& input, IntArrayRef k, In
   return {out, idx};
 }
 
-Tensor max_pool2d_backward_cpu(const Tensor& grad_out, const Tensor& input, const Tensor& indices) {
-  if (reduced(grad_out)) return max_pool2d_backward_cpu(grad_out.to(kFloat32), input, indices).to(grad_out.dtype());
-  const int64_t N = input.sizes()[0], C = input.sizes()[1], H = input.sizes()[2], W = input.sizes()[3];
-  const int64_t OHW = grad_out.sizes()[2] * grad_out.sizes()[3];
+// Scatters grad_output into the input's planes (volumes) at the indices; any spatial rank.
+Tensor max_pool_backward_cpu(const Tensor& grad_out, const Tensor& input, const Tensor& indices) {
+  if (reduced(grad_out)) return max_pool_backward_cpu(grad_out.to(kFloat32), input, indices).to(grad_out.dtype());
+  const int64_t planes = input.sizes()[0] * input.sizes()[1];
   Tensor dx = zeros(input.sizes(), grad_out.options());
-  if (dx.numel() == 0 || OHW == 0) return dx;
+  if (dx.numel() == 0 || grad_out.numel() == 0) return dx;
+  const int64_t in_plane = dx.numel() / planes, out_plane = grad_out.numel() / planes;
   Tensor gy = grad_out.contiguous(), ind = indices.contiguous();
-  visit_dtype<kFloatTypes>(grad_out.dtype(), "max_pool2d_backward", [&]<class T>() {
+  visit_dtype<kFloatTypes>(grad_out.dtype(), "max_pool_backward", [&]<class T>() {
     const T* GY = static_cast<const T*>(gy.data_ptr());
     const int64_t* I = static_cast<const int64_t*>(ind.data_ptr());
     T* DX = static_cast<T*>(dx.data_ptr());
-    for_planes(N * C, OHW, [&](int64_t pl) {
-      T* dp = DX + pl * H * W;
-      const T* gp = GY + pl * OHW;
-      const int64_t* ip = I + pl * OHW;
-      for (int64_t j = 0; j < OHW; ++j) dp[ip[j]] += gp[j];
+    for_planes(planes, out_plane, [&](int64_t pl) {
+      T* dp = DX + pl * in_plane;
+      const T* gp = GY + pl * out_plane;
+      const int64_t* ip = I + pl * out_plane;
+      for (int64_t j = 0; j < out_plane; ++j) dp[ip[j]] += gp[j];
     });
   });
   return dx;
 }
 
-// The window of avg pool output (oh, ow): clipped bounds and divisor.
-struct AvgWin {
-  int64_t h0, h1, w0, w1, div;
-};
-inline AvgWin avg_window(int64_t oh, int64_t ow, int64_t H, int64_t W, IntArrayRef k, IntArrayRef s, IntArrayRef p,
-                         bool count_include_pad) {
-  int64_t h0 = oh * s[0] - p[0], w0 = ow * s[1] - p[1];
-  int64_t h1 = std::min(h0 + k[0], H + p[0]), w1 = std::min(w0 + k[1], W + p[1]);
-  int64_t pool = (h1 - h0) * (w1 - w0);
-  h0 = std::max<int64_t>(h0, 0);
-  w0 = std::max<int64_t>(w0, 0);
-  h1 = std::min(h1, H);
-  w1 = std::min(w1, W);
-  int64_t div = count_include_pad ? pool : (h1 - h0) * (w1 - w0);
-  return {h0, h1, w0, w1, div};
-}
-
-Tensor avg_pool2d_cpu(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil_mode,
-                      bool count_include_pad) {
-  if (reduced(input))
-    return avg_pool2d_cpu(input.to(kFloat32), k, s, p, ceil_mode, count_include_pad).to(input.dtype());
-  const int64_t N = input.sizes()[0], C = input.sizes()[1], H = input.sizes()[2], W = input.sizes()[3];
-  const int64_t OH = pool_out_size(H, k[0], p[0], s[0], 1, ceil_mode);
-  const int64_t OW = pool_out_size(W, k[1], p[1], s[1], 1, ceil_mode);
-  Tensor out = empty({N, C, OH, OW}, input.options());
-  if (out.numel() == 0) return out;
+// 3-d max pool: the taps of each window in (d, h, w) order with max_take, starting at -inf
+// with the first in-range tap's index, as PyTorch's kernel.
+std::tuple<Tensor, Tensor> max_pool3d_cpu(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                                          IntArrayRef d, bool ceil_mode) {
+  if (reduced(input)) {
+    auto [o, i] = max_pool3d_cpu(input.to(kFloat32), k, s, p, d, ceil_mode);
+    return {o.to(input.dtype()), i};
+  }
+  const int64_t N = input.sizes()[0], C = input.sizes()[1];
+  const int64_t in[3] = {input.sizes()[2], input.sizes()[3], input.sizes()[4]};
+  int64_t out[3];
+  for (int i = 0; i < 3; ++i) out[i] = pool_out_size(in[i], k[i], p[i], s[i], d[i], ceil_mode);
+  Tensor y = empty({N, C, out[0], out[1], out[2]}, input.options());
+  Tensor idx = empty({N, C, out[0], out[1], out[2]}, {.dtype = kInt64, .device = input.device()});
+  if (y.numel() == 0) return {y, idx};
+  // the clipped tap range [lo, hi) of every output position along each dim
+  std::vector<int64_t> lo[3], hi[3];
+  for (int i = 0; i < 3; ++i) {
+    lo[i].resize(size_t(out[i]));
+    hi[i].resize(size_t(out[i]));
+    for (int64_t o = 0; o < out[i]; ++o) {
+      const int64_t start = o * s[i] - p[i];
+      int64_t a = 0, b = k[i];
+      while (a < b && start + a * d[i] < 0) ++a;
+      while (b > a && start + (b - 1) * d[i] >= in[i]) --b;
+      lo[i][size_t(o)] = a;
+      hi[i][size_t(o)] = b;
+    }
+  }
   Tensor x = input.contiguous();
-  visit_dtype<kFloatTypes>(input.dtype(), "avg_pool2d", [&]<class T>() {
+  visit_dtype<kFloatTypes>(input.dtype(), "max_pool3d", [&]<class T>() {
     const T* X = static_cast<const T*>(x.data_ptr());
-    T* Y = static_cast<T*>(out.data_ptr());
-    for_planes(N * C, OH * OW * k[0] * k[1], [&](int64_t pl) {
-      const T* xp = X + pl * H * W;
-      T* yp = Y + pl * OH * OW;
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          AvgWin w = avg_window(oh, ow, H, W, k, s, p, count_include_pad);
-          if (w.h0 >= w.h1 || w.w0 >= w.w1) {
-            yp[oh * OW + ow] = T(0);
-            continue;
+    T* Y = static_cast<T*>(y.data_ptr());
+    int64_t* I = static_cast<int64_t*>(idx.data_ptr());
+    const int64_t D = in[0], H = in[1], W = in[2], OD = out[0], OH = out[1], OW = out[2];
+    const int64_t SD = s[0], SH = s[1], SW = s[2], PD = p[0], PH = p[1], PW = p[2], DD = d[0], DH = d[1], DW = d[2];
+    for_planes(N * C, OD * OH * OW * k[0] * k[1] * k[2], [&](int64_t pl) {
+      const T* xp = X + pl * D * H * W;
+      T* yp = Y + pl * OD * OH * OW;
+      int64_t* ip = I + pl * OD * OH * OW;
+      for (int64_t od = 0; od < OD; ++od)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t d0 = od * SD - PD, h0 = oh * SH - PH, w0 = ow * SW - PW;
+            const int64_t a0 = lo[0][od], a1 = hi[0][od], b0 = lo[1][oh], b1 = hi[1][oh], c0 = lo[2][ow],
+                          c1 = hi[2][ow];
+            int64_t best = ((d0 + a0 * DD) * H + (h0 + b0 * DH)) * W + (w0 + c0 * DW);
+            T bv = -std::numeric_limits<T>::infinity();
+            for (int64_t a = a0; a < a1; ++a)
+              for (int64_t b = b0; b < b1; ++b) {
+                const int64_t rowj = ((d0 + a * DD) * H + (h0 + b * DH)) * W + w0;
+                for (int64_t c = c0; c < c1; ++c) max_take(xp[rowj + c * DW], rowj + c * DW, bv, best);
+              }
+            const int64_t o = (od * OH + oh) * OW + ow;
+            yp[o] = bv;
+            ip[o] = best;
           }
-          T acc = 0;
-          for (int64_t ih = w.h0; ih < w.h1; ++ih)
-            for (int64_t iw = w.w0; iw < w.w1; ++iw) acc += xp[ih * W + iw];
-          yp[oh * OW + ow] = acc / T(w.div);
-        }
     });
   });
+  return {y, idx};
+}
+
+// One dim of an avg pool window: clipped bounds, and the window's extent before clipping to the
+// input (but after clipping to the padded input), which count_include_pad divides by.
+struct AvgSpan {
+  int64_t lo, hi, padded;
+};
+inline AvgSpan avg_span(int64_t o, int64_t in, int64_t k, int64_t s, int64_t p) {
+  const int64_t start = o * s - p, end = std::min(start + k, in + p);
+  return {std::max<int64_t>(start, 0), std::min(end, in), end - start};
+}
+
+// Average pooling of (planes, D, H, W) volumes; 2-d pooling passes unit depth. divisor 0: the
+// window's size (count_include_pad: with its padding).
+struct AvgGeom {
+  int64_t D, H, W, OD, OH, OW, kd, kh, kw, sd, sh, sw, pd, ph, pw;
+  bool count_include_pad;
+  int64_t divisor;
+  template <class F> void window(int64_t od, int64_t oh, int64_t ow, const F& f) const {
+    const AvgSpan a = avg_span(od, D, kd, sd, pd), b = avg_span(oh, H, kh, sh, ph), c = avg_span(ow, W, kw, sw, pw);
+    int64_t div = divisor;
+    if (!div)
+      div = count_include_pad ? a.padded * b.padded * c.padded
+                              : (a.hi - a.lo) * (b.hi - b.lo) * (c.hi - c.lo);
+    f(a, b, c, div);
+  }
+};
+
+AvgGeom avg_geom(const Tensor& x5, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef out, bool cip,
+                 int64_t divisor) {
+  return {x5.sizes()[2], x5.sizes()[3], x5.sizes()[4], out[0], out[1], out[2], k[0], k[1], k[2], s[0], s[1], s[2],
+          p[0], p[1], p[2], cip, divisor};
+}
+
+// x5: (N, C, D, H, W); out: (N, C, OD, OH, OW) to fill.
+void avg_pool_volume(const Tensor& x5, Tensor& out, const AvgGeom& g) {
+  const int64_t planes = x5.sizes()[0] * x5.sizes()[1];
+  Tensor x = x5.contiguous();
+  visit_dtype<kFloatTypes>(x.dtype(), "avg_pool", [&]<class T>() {
+    const T* X = static_cast<const T*>(x.data_ptr());
+    T* Y = static_cast<T*>(out.data_ptr());
+    const int64_t in_vol = g.D * g.H * g.W, out_vol = g.OD * g.OH * g.OW;
+    for_planes(planes, out_vol * g.kd * g.kh * g.kw, [&](int64_t pl) {
+      const T* xp = X + pl * in_vol;
+      T* yp = Y + pl * out_vol;
+      for (int64_t od = 0; od < g.OD; ++od)
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          for (int64_t ow = 0; ow < g.OW; ++ow)
+            g.window(od, oh, ow, [&](const AvgSpan& a, const AvgSpan& b, const AvgSpan& c, int64_t div) {
+              T acc = 0;
+              for (int64_t id = a.lo; id < a.hi; ++id)
+                for (int64_t ih = b.lo; ih < b.hi; ++ih)
+                  for (int64_t iw = c.lo; iw < c.hi; ++iw) acc += xp[(id * g.H + ih) * g.W + iw];
+              // an empty window (all padding) averages to 0
+              yp[(od * g.OH + oh) * g.OW + ow] = (a.lo < a.hi && b.lo < b.hi && c.lo < c.hi) ? acc / T(div) : T(0);
+            });
+    });
+  });
+}
+
+// dx5 (zeroed) += the adjoint of avg_pool_volume applied to gy5.
+void avg_pool_volume_backward(const Tensor& gy5, Tensor& dx5, const AvgGeom& g) {
+  const int64_t planes = dx5.sizes()[0] * dx5.sizes()[1];
+  Tensor gy = gy5.contiguous();
+  visit_dtype<kFloatTypes>(gy.dtype(), "avg_pool_backward", [&]<class T>() {
+    const T* GY = static_cast<const T*>(gy.data_ptr());
+    T* DX = static_cast<T*>(dx5.data_ptr());
+    const int64_t in_vol = g.D * g.H * g.W, out_vol = g.OD * g.OH * g.OW;
+    for_planes(planes, out_vol * g.kd * g.kh * g.kw, [&](int64_t pl) {
+      T* dp = DX + pl * in_vol;
+      const T* gp = GY + pl * out_vol;
+      for (int64_t od = 0; od < g.OD; ++od)
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          for (int64_t ow = 0; ow < g.OW; ++ow)
+            g.window(od, oh, ow, [&](const AvgSpan& a, const AvgSpan& b, const AvgSpan& c, int64_t div) {
+              const T v = gp[(od * g.OH + oh) * g.OW + ow] / T(div);
+              for (int64_t id = a.lo; id < a.hi; ++id)
+                for (int64_t ih = b.lo; ih < b.hi; ++ih)
+                  for (int64_t iw = c.lo; iw < c.hi; ++iw) dp[(id * g.H + ih) * g.W + iw] += v;
+            });
+    });
+  });
+}
+
+Tensor avg_pool3d_cpu(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil_mode,
+                      bool count_include_pad, int64_t divisor) {
+  if (reduced(input))
+    return avg_pool3d_cpu(input.to(kFloat32), k, s, p, ceil_mode, count_include_pad, divisor).to(input.dtype());
+  Shape out_size{input.sizes()[0], input.sizes()[1]};
+  for (int i = 0; i < 3; ++i) out_size.push_back(pool_out_size(input.sizes()[2 + i], k[i], p[i], s[i], 1, ceil_mode));
+  Tensor out = empty(out_size, input.options());
+  if (out.numel() == 0) return out;
+  avg_pool_volume(input, out, avg_geom(input, k, s, p, IntArrayRef(out_size.data() + 2, 3), count_include_pad, divisor));
   return out;
+}
+
+Tensor avg_pool3d_backward_cpu(const Tensor& grad_out, const Tensor& input, IntArrayRef k, IntArrayRef s,
+                               IntArrayRef p, bool ceil_mode, bool count_include_pad, int64_t divisor) {
+  (void)ceil_mode;  // the output size is grad_out's
+  if (reduced(grad_out))
+    return avg_pool3d_backward_cpu(grad_out.to(kFloat32), input, k, s, p, ceil_mode, count_include_pad, divisor)
+        .to(grad_out.dtype());
+  Tensor dx = zeros(input.sizes(), grad_out.options());
+  if (dx.numel() == 0 || grad_out.numel() == 0) return dx;
+  avg_pool_volume_backward(grad_out, dx,
+                           avg_geom(input, k, s, p, IntArrayRef(grad_out.sizes().data() + 2, 3), count_include_pad, divisor));
+  return dx;
+}
+
+// The 2-d ops: the 3-d kernels on unit depth.
+Tensor avg_pool2d_cpu(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil_mode,
+                      bool count_include_pad) {
+  return avg_pool3d_cpu(input.unsqueeze(2), {1, k[0], k[1]}, {1, s[0], s[1]}, {0, p[0], p[1]}, ceil_mode,
+                        count_include_pad, 0)
+      .squeeze(2);
 }
 
 Tensor avg_pool2d_backward_cpu(const Tensor& grad_out, const Tensor& input, IntArrayRef k, IntArrayRef s,
                                IntArrayRef p, bool ceil_mode, bool count_include_pad) {
-  (void)ceil_mode;  // the output size is grad_out's
-  if (reduced(grad_out))
-    return avg_pool2d_backward_cpu(grad_out.to(kFloat32), input, k, s, p, ceil_mode, count_include_pad)
-        .to(grad_out.dtype());
-  const int64_t N = input.sizes()[0], C = input.sizes()[1], H = input.sizes()[2], W = input.sizes()[3];
-  const int64_t OH = grad_out.sizes()[2], OW = grad_out.sizes()[3];
-  Tensor dx = zeros(input.sizes(), grad_out.options());
-  if (dx.numel() == 0 || OH * OW == 0) return dx;
-  Tensor gy = grad_out.contiguous();
-  visit_dtype<kFloatTypes>(grad_out.dtype(), "avg_pool2d_backward", [&]<class T>() {
-    const T* GY = static_cast<const T*>(gy.data_ptr());
-    T* DX = static_cast<T*>(dx.data_ptr());
-    for_planes(N * C, OH * OW * k[0] * k[1], [&](int64_t pl) {
-      T* dp = DX + pl * H * W;
-      const T* gp = GY + pl * OH * OW;
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          AvgWin w = avg_window(oh, ow, H, W, k, s, p, count_include_pad);
-          if (w.h0 >= w.h1 || w.w0 >= w.w1) continue;
-          T g = gp[oh * OW + ow] / T(w.div);
-          for (int64_t ih = w.h0; ih < w.h1; ++ih)
-            for (int64_t iw = w.w0; iw < w.w1; ++iw) dp[ih * W + iw] += g;
-        }
-    });
-  });
-  return dx;
+  return avg_pool3d_backward_cpu(grad_out.unsqueeze(2), input.unsqueeze(2), {1, k[0], k[1]}, {1, s[0], s[1]},
+                                 {0, p[0], p[1]}, ceil_mode, count_include_pad, 0)
+      .squeeze(2);
 }
 
 inline int64_t start_index(int64_t o, int64_t O, int64_t I) { return (o * I) / O; }
 inline int64_t end_index(int64_t o, int64_t O, int64_t I) { return ((o + 1) * I + O - 1) / O; }
 
-Tensor adaptive_avg_pool2d_cpu(const Tensor& input, IntArrayRef osize) {
-  if (reduced(input)) return adaptive_avg_pool2d_cpu(input.to(kFloat32), osize).to(input.dtype());
-  const int64_t N = input.sizes()[0], C = input.sizes()[1], H = input.sizes()[2], W = input.sizes()[3];
-  const int64_t OH = osize[0], OW = osize[1];
-  Tensor out = empty({N, C, OH, OW}, input.options());
+// Adaptive average pooling of (N, C, D, H, W); the 2-d op passes unit depth. A window spanning
+// whole rows is summed as one contiguous run per depth slice, wide windows row by row with
+// vector lanes (row_sum), narrow ones in order.
+Tensor adaptive_avg_pool3d_cpu(const Tensor& input, IntArrayRef osize) {
+  if (reduced(input)) return adaptive_avg_pool3d_cpu(input.to(kFloat32), osize).to(input.dtype());
+  const int64_t N = input.sizes()[0], C = input.sizes()[1], D = input.sizes()[2], H = input.sizes()[3],
+                W = input.sizes()[4];
+  const int64_t OD = osize[0], OH = osize[1], OW = osize[2];
+  Tensor out = empty({N, C, OD, OH, OW}, input.options());
   if (out.numel() == 0) return out;
   Tensor x = input.contiguous();
-  visit_dtype<kFloatTypes>(input.dtype(), "adaptive_avg_pool2d", [&]<class T>() {
+  visit_dtype<kFloatTypes>(input.dtype(), "adaptive_avg_pool", [&]<class T>() {
     const T* X = static_cast<const T*>(x.data_ptr());
     T* Y = static_cast<T*>(out.data_ptr());
-    for_planes(N * C, H * W + OH * OW, [&](int64_t pl) {
-      const T* xp = X + pl * H * W;
-      T* yp = Y + pl * OH * OW;
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        int64_t h0 = start_index(oh, OH, H), h1 = end_index(oh, OH, H);
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          int64_t w0 = start_index(ow, OW, W), w1 = end_index(ow, OW, W);
-          // A whole-plane window (global average pooling) is one contiguous row; wide windows
-          // sum row by row with vector lanes; narrow ones add up in order.
-          double acc = 0;
-          if (w0 == 0 && w1 == W) {
-            acc = row_sum(xp + h0 * W, (h1 - h0) * W, [](T v) { return v; });
-          } else if (w1 - w0 >= 16) {
-            for (int64_t ih = h0; ih < h1; ++ih) acc += row_sum(xp + ih * W + w0, w1 - w0, [](T v) { return v; });
-          } else {
-            T a = 0;
-            for (int64_t ih = h0; ih < h1; ++ih)
-              for (int64_t iw = w0; iw < w1; ++iw) a += xp[ih * W + iw];
-            acc = double(a);
+    for_planes(N * C, D * H * W + OD * OH * OW, [&](int64_t pl) {
+      const T* xp = X + pl * D * H * W;
+      T* yp = Y + pl * OD * OH * OW;
+      for (int64_t od = 0; od < OD; ++od) {
+        const int64_t d0 = start_index(od, OD, D), d1 = end_index(od, OD, D);
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          const int64_t h0 = start_index(oh, OH, H), h1 = end_index(oh, OH, H);
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t w0 = start_index(ow, OW, W), w1 = end_index(ow, OW, W);
+            double acc = 0;
+            for (int64_t id = d0; id < d1; ++id) {
+              const T* xd = xp + id * H * W;
+              if (w0 == 0 && w1 == W) {
+                acc += row_sum(xd + h0 * W, (h1 - h0) * W, [](T v) { return v; });
+              } else if (w1 - w0 >= 16) {
+                for (int64_t ih = h0; ih < h1; ++ih) acc += row_sum(xd + ih * W + w0, w1 - w0, [](T v) { return v; });
+              } else {
+                T a = 0;
+                for (int64_t ih = h0; ih < h1; ++ih)
+                  for (int64_t iw = w0; iw < w1; ++iw) a += xd[ih * W + iw];
+                acc += double(a);
+              }
+            }
+            yp[(od * OH + oh) * OW + ow] = T(acc / double((d1 - d0) * (h1 - h0) * (w1 - w0)));
           }
-          yp[oh * OW + ow] = T(acc / double((h1 - h0) * (w1 - w0)));
         }
       }
     });
@@ -358,26 +474,31 @@ Tensor adaptive_avg_pool2d_cpu(const Tensor& input, IntArrayRef osize) {
   return out;
 }
 
-Tensor adaptive_avg_pool2d_backward_cpu(const Tensor& grad_out, const Tensor& input) {
-  if (reduced(grad_out)) return adaptive_avg_pool2d_backward_cpu(grad_out.to(kFloat32), input).to(grad_out.dtype());
-  const int64_t N = input.sizes()[0], C = input.sizes()[1], H = input.sizes()[2], W = input.sizes()[3];
-  const int64_t OH = grad_out.sizes()[2], OW = grad_out.sizes()[3];
+Tensor adaptive_avg_pool3d_backward_cpu(const Tensor& grad_out, const Tensor& input) {
+  if (reduced(grad_out)) return adaptive_avg_pool3d_backward_cpu(grad_out.to(kFloat32), input).to(grad_out.dtype());
+  const int64_t N = input.sizes()[0], C = input.sizes()[1], D = input.sizes()[2], H = input.sizes()[3],
+                W = input.sizes()[4];
+  const int64_t OD = grad_out.sizes()[2], OH = grad_out.sizes()[3], OW = grad_out.sizes()[4];
   Tensor dx = zeros(input.sizes(), grad_out.options());
-  if (dx.numel() == 0 || OH * OW == 0) return dx;
+  if (dx.numel() == 0 || grad_out.numel() == 0) return dx;
   Tensor gy = grad_out.contiguous();
-  visit_dtype<kFloatTypes>(grad_out.dtype(), "adaptive_avg_pool2d_backward", [&]<class T>() {
+  visit_dtype<kFloatTypes>(grad_out.dtype(), "adaptive_avg_pool_backward", [&]<class T>() {
     const T* GY = static_cast<const T*>(gy.data_ptr());
     T* DX = static_cast<T*>(dx.data_ptr());
-    for_planes(N * C, H * W + OH * OW, [&](int64_t pl) {
-      T* dp = DX + pl * H * W;
-      const T* gp = GY + pl * OH * OW;
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        int64_t h0 = start_index(oh, OH, H), h1 = end_index(oh, OH, H);
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          int64_t w0 = start_index(ow, OW, W), w1 = end_index(ow, OW, W);
-          T g = gp[oh * OW + ow] / T((h1 - h0) * (w1 - w0));
-          for (int64_t ih = h0; ih < h1; ++ih)
-            for (int64_t iw = w0; iw < w1; ++iw) dp[ih * W + iw] += g;
+    for_planes(N * C, D * H * W + OD * OH * OW, [&](int64_t pl) {
+      T* dp = DX + pl * D * H * W;
+      const T* gp = GY + pl * OD * OH * OW;
+      for (int64_t od = 0; od < OD; ++od) {
+        const int64_t d0 = start_index(od, OD, D), d1 = end_index(od, OD, D);
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          const int64_t h0 = start_index(oh, OH, H), h1 = end_index(oh, OH, H);
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t w0 = start_index(ow, OW, W), w1 = end_index(ow, OW, W);
+            const T g = gp[(od * OH + oh) * OW + ow] / T((d1 - d0) * (h1 - h0) * (w1 - w0));
+            for (int64_t id = d0; id < d1; ++id)
+              for (int64_t ih = h0; ih < h1; ++ih)
+                for (int64_t iw = w0; iw < w1; ++iw) dp[(id * H + ih) * W + iw] += g;
+          }
         }
       }
     });
@@ -385,12 +506,74 @@ Tensor adaptive_avg_pool2d_backward_cpu(const Tensor& grad_out, const Tensor& in
   return dx;
 }
 
+Tensor adaptive_avg_pool2d_cpu(const Tensor& input, IntArrayRef osize) {
+  return adaptive_avg_pool3d_cpu(input.unsqueeze(2), {1, osize[0], osize[1]}).squeeze(2);
+}
+
+Tensor adaptive_avg_pool2d_backward_cpu(const Tensor& grad_out, const Tensor& input) {
+  return adaptive_avg_pool3d_backward_cpu(grad_out.unsqueeze(2), input.unsqueeze(2)).squeeze(2);
+}
+
+// Adaptive max pooling of (N, C, D, H, W): windows as adaptive average pooling's, the take rule
+// of max pooling, starting at -inf with the window's first index (PyTorch's kernel).
+std::tuple<Tensor, Tensor> adaptive_max_pool3d_cpu(const Tensor& input, IntArrayRef osize) {
+  if (reduced(input)) {
+    auto [o, i] = adaptive_max_pool3d_cpu(input.to(kFloat32), osize);
+    return {o.to(input.dtype()), i};
+  }
+  const int64_t N = input.sizes()[0], C = input.sizes()[1], D = input.sizes()[2], H = input.sizes()[3],
+                W = input.sizes()[4];
+  const int64_t OD = osize[0], OH = osize[1], OW = osize[2];
+  Tensor out = empty({N, C, OD, OH, OW}, input.options());
+  Tensor idx = empty({N, C, OD, OH, OW}, {.dtype = kInt64, .device = input.device()});
+  if (out.numel() == 0) return {out, idx};
+  Tensor x = input.contiguous();
+  visit_dtype<kFloatTypes>(input.dtype(), "adaptive_max_pool", [&]<class T>() {
+    const T* X = static_cast<const T*>(x.data_ptr());
+    T* Y = static_cast<T*>(out.data_ptr());
+    int64_t* I = static_cast<int64_t*>(idx.data_ptr());
+    for_planes(N * C, D * H * W + OD * OH * OW, [&](int64_t pl) {
+      const T* xp = X + pl * D * H * W;
+      T* yp = Y + pl * OD * OH * OW;
+      int64_t* ip = I + pl * OD * OH * OW;
+      for (int64_t od = 0; od < OD; ++od) {
+        const int64_t d0 = start_index(od, OD, D), d1 = end_index(od, OD, D);
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          const int64_t h0 = start_index(oh, OH, H), h1 = end_index(oh, OH, H);
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t w0 = start_index(ow, OW, W), w1 = end_index(ow, OW, W);
+            int64_t best = (d0 * H + h0) * W + w0;
+            T bv = -std::numeric_limits<T>::infinity();
+            for (int64_t id = d0; id < d1; ++id)
+              for (int64_t ih = h0; ih < h1; ++ih)
+                for (int64_t iw = w0; iw < w1; ++iw) {
+                  const int64_t j = (id * H + ih) * W + iw;
+                  max_take(xp[j], j, bv, best);
+                }
+            const int64_t o = (od * OH + oh) * OW + ow;
+            yp[o] = bv;
+            ip[o] = best;
+          }
+        }
+      }
+    });
+  });
+  return {out, idx};
+}
+
 EMBER_REGISTER_KERNEL(max_pool2d_with_indices, CPU, max_pool2d_cpu);
-EMBER_REGISTER_KERNEL(max_pool2d_backward, CPU, max_pool2d_backward_cpu);
+EMBER_REGISTER_KERNEL(max_pool2d_backward, CPU, max_pool_backward_cpu);
 EMBER_REGISTER_KERNEL(avg_pool2d, CPU, avg_pool2d_cpu);
 EMBER_REGISTER_KERNEL(avg_pool2d_backward, CPU, avg_pool2d_backward_cpu);
 EMBER_REGISTER_KERNEL(adaptive_avg_pool2d, CPU, adaptive_avg_pool2d_cpu);
 EMBER_REGISTER_KERNEL(adaptive_avg_pool2d_backward, CPU, adaptive_avg_pool2d_backward_cpu);
+EMBER_REGISTER_KERNEL(max_pool3d_with_indices, CPU, max_pool3d_cpu);
+EMBER_REGISTER_KERNEL(max_pool3d_backward, CPU, max_pool_backward_cpu);
+EMBER_REGISTER_KERNEL(avg_pool3d, CPU, avg_pool3d_cpu);
+EMBER_REGISTER_KERNEL(avg_pool3d_backward, CPU, avg_pool3d_backward_cpu);
+EMBER_REGISTER_KERNEL(adaptive_avg_pool3d, CPU, adaptive_avg_pool3d_cpu);
+EMBER_REGISTER_KERNEL(adaptive_avg_pool3d_backward, CPU, adaptive_avg_pool3d_backward_cpu);
+EMBER_REGISTER_KERNEL(adaptive_max_pool3d, CPU, adaptive_max_pool3d_cpu);
 
 }  // namespace
 }  // namespace ember::cpu

@@ -166,6 +166,26 @@ EMBER_OP(avg_pool2d_backward, Tensor(const Tensor&, const Tensor&, IntArrayRef, 
 EMBER_OP(adaptive_avg_pool2d, Tensor(const Tensor&, IntArrayRef))
 // (grad_output, input) -> grad_input
 EMBER_OP(adaptive_avg_pool2d_backward, Tensor(const Tensor&, const Tensor&))
+// 3-d convolution on batched (N, C, D, H, W) input, arguments as the 2-d ops above (the CPU
+// kernels are the 2-d ones over a depth dim). conv_transpose1d/2d/3d compose the backward ops.
+EMBER_OP(conv3d_forward, Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef, IntArrayRef, int64_t))
+EMBER_OP(conv3d_backward_input, Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, int64_t))
+EMBER_OP(conv3d_backward_weight, Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, int64_t))
+// 3-d pooling on batched (N, C, D, H, W) input; indices are flat positions in each D*H*W volume.
+EMBER_OP(max_pool3d_with_indices, std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool))
+// (grad_output, input, indices) -> grad_input: scatters by the indices (max_pool3d, adaptive_max_pool3d)
+EMBER_OP(max_pool3d_backward, Tensor(const Tensor&, const Tensor&, const Tensor&))
+// (input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override; 0 = none)
+EMBER_OP(avg_pool3d, Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool, int64_t))
+EMBER_OP(avg_pool3d_backward, Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool, int64_t))
+EMBER_OP(adaptive_avg_pool3d, Tensor(const Tensor&, IntArrayRef))
+EMBER_OP(adaptive_avg_pool3d_backward, Tensor(const Tensor&, const Tensor&))
+// (input, output_size) -> (out, indices); adaptive_max_pool1d/2d run it on unit depth
+EMBER_OP(adaptive_max_pool3d, std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef))
+// unfold: batched (N, C, H, W) -> (N, C*kH*kW, L). (input, kernel_size, dilation, padding, stride)
+EMBER_OP(im2col, Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef))
+// fold, im2col's adjoint: (N, C*kH*kW, L) -> (N, C, oH, oW). (input, output_size, kernel_size, dilation, padding, stride)
+EMBER_OP(col2im, Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef))
 
 // ---- nn: normalisation, activations, dropout, attention (src/nn/functional/norm.cpp, activation.cpp)
 // (nn-norm section: add entries here)

@@ -23,6 +23,27 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Ten
 Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
               IntArrayRef stride = {1, 1}, Padding padding = std::vector<int64_t>{0, 0}, IntArrayRef dilation = {1, 1},
               int64_t groups = 1);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              IntArrayRef stride = {1, 1, 1}, Padding padding = std::vector<int64_t>{0, 0, 0},
+              IntArrayRef dilation = {1, 1, 1}, int64_t groups = 1);
+// Transposed convolutions, torch's argument order (groups before dilation). weight is
+// (in_channels, out_channels / groups, k...); each of stride, padding, output_padding, dilation
+// is one value or one per spatial dim.
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef output_padding = {0},
+                        int64_t groups = 1, IntArrayRef dilation = {1});
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef output_padding = {0},
+                        int64_t groups = 1, IntArrayRef dilation = {1});
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef output_padding = {0},
+                        int64_t groups = 1, IntArrayRef dilation = {1});
+// The output_padding that makes a transposed convolution of an input of `input_size` produce
+// `output_size` (its spatial sizes, or all k + 2 sizes), as torch's _ConvTransposeNd._output_padding;
+// ValueError when no output_padding in [0, stride) reaches it. stride, padding, kernel_size and
+// dilation have one entry per spatial dim.
+std::vector<int64_t> conv_transpose_output_padding(IntArrayRef input_size, IntArrayRef output_size, IntArrayRef stride,
+                                                   IntArrayRef padding, IntArrayRef kernel_size, IntArrayRef dilation);
 
 // ---- pooling (src/nn/functional/pool.cpp). stride empty = kernel_size.
 Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0, 0},
@@ -30,9 +51,45 @@ Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
                                                    IntArrayRef padding = {0, 0}, IntArrayRef dilation = {1, 1},
                                                    bool ceil_mode = false);
+// divisor_override: the divisor of every window instead of its size (runs the 3-d op on unit depth).
 Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0, 0},
-                  bool ceil_mode = false, bool count_include_pad = true);
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
 Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
+// 1-d and 3-d pooling and adaptive max pooling (src/nn/functional/pool_nd.cpp); 1-d runs the 2-d
+// ops on unit height, adaptive max 1-d/2-d the 3-d op on unit depth. Indices are flat positions
+// in each plane / volume. divisor_override: the divisor of every window instead of its size.
+Tensor max_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
+                  IntArrayRef dilation = {1}, bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                                                   IntArrayRef padding = {0}, IntArrayRef dilation = {1},
+                                                   bool ceil_mode = false);
+Tensor max_pool3d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
+                  IntArrayRef dilation = {1}, bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                                                   IntArrayRef padding = {0}, IntArrayRef dilation = {1},
+                                                   bool ceil_mode = false);
+Tensor avg_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
+                  bool ceil_mode = false, bool count_include_pad = true);
+Tensor avg_pool3d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size);
+Tensor adaptive_avg_pool3d(const Tensor& input, IntArrayRef output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& input, IntArrayRef output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& input, IntArrayRef output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& input, IntArrayRef output_size);
+Tensor adaptive_max_pool1d(const Tensor& input, IntArrayRef output_size);
+Tensor adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size);
+Tensor adaptive_max_pool3d(const Tensor& input, IntArrayRef output_size);
+
+// ---- fold / unfold (src/nn/functional/fold.cpp): sliding local blocks of (N, C, H, W) images.
+// unfold: (N, C, H, W) or (C, H, W) -> (N, C*kH*kW, L); fold, its adjoint: (N, C*kH*kW, L) or
+// (C*kH*kW, L) -> (N, C, oH, oW), summing overlapping values. Each size is one value or two.
+Tensor unfold(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation = {1}, IntArrayRef padding = {0},
+              IntArrayRef stride = {1});
+Tensor fold(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation = {1},
+            IntArrayRef padding = {0}, IntArrayRef stride = {1});
 // pad: (left, right, top, bottom, ...) from the last dim backwards; mode "constant", "reflect",
 // "replicate" or "circular".
 Tensor pad(const Tensor& input, IntArrayRef pad, const std::string& mode = "constant", double value = 0.0);

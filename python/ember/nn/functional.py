@@ -72,6 +72,10 @@ def bilinear(input1, input2, weight, bias=None):
 
 conv1d = _F.conv1d
 conv2d = _F.conv2d
+conv3d = _F.conv3d
+conv_transpose1d = _F.conv_transpose1d
+conv_transpose2d = _F.conv_transpose2d
+conv_transpose3d = _F.conv_transpose3d
 
 
 # ---- pooling ---------------------------------------------------------------------------------
@@ -91,31 +95,55 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    if divisor_override is not None:
-        raise NotImplementedError("ember: avg_pool2d(divisor_override=...) is not supported")
     if stride is not None and not isinstance(stride, int) and len(stride) == 0:
         stride = None
-    return _F.avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+    return _F.avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
-def _single(v):
-    return v[0] if isinstance(v, (tuple, list)) else v
+def _no_stride(stride):
+    """torch takes an empty stride as None (= kernel_size)."""
+    if stride is not None and not isinstance(stride, int) and len(stride) == 0:
+        return None
+    return stride
 
 
-# 1-d pooling is the 2-d kernel over a height-1 image.
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    stride = _single(kernel_size if stride is None else stride)
-    out = max_pool2d(input.unsqueeze(-2), (1, _single(kernel_size)), (1, stride), (0, _single(padding)),
-                     (1, _single(dilation)), ceil_mode, return_indices)
     if return_indices:
-        return out[0].squeeze(-2), out[1].squeeze(-2)
-    return out.squeeze(-2)
+        return _F.max_pool1d_with_indices(input, kernel_size, _no_stride(stride), padding, dilation, ceil_mode)
+    return _F.max_pool1d(input, kernel_size, _no_stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return _F.max_pool1d_with_indices(input, kernel_size, _no_stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if return_indices:
+        return _F.max_pool3d_with_indices(input, kernel_size, _no_stride(stride), padding, dilation, ceil_mode)
+    return _F.max_pool3d(input, kernel_size, _no_stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return _F.max_pool3d_with_indices(input, kernel_size, _no_stride(stride), padding, dilation, ceil_mode)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-    stride = _single(kernel_size if stride is None else stride)
-    return _F.avg_pool2d(input.unsqueeze(-2), (1, _single(kernel_size)), (1, stride), (0, _single(padding)),
-                         ceil_mode, count_include_pad).squeeze(-2)
+    return _F.avg_pool1d(input, kernel_size, _no_stride(stride), padding, ceil_mode, count_include_pad)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _F.avg_pool3d(input, kernel_size, _no_stride(stride), padding, ceil_mode, count_include_pad,
+                         divisor_override)
+
+
+def _adaptive_size(input, output_size, n):
+    """torch's _list_with_default: a None entry keeps that dimension's input size."""
+    if isinstance(output_size, int):
+        return output_size
+    return tuple(input.shape[-n + i] if s is None else s for i, s in enumerate(output_size))
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -126,7 +154,52 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_avg_pool1d(input, output_size):
-    return _F.adaptive_avg_pool2d(input.unsqueeze(-2), (1, _single(output_size))).squeeze(-2)
+    return _F.adaptive_avg_pool1d(input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _F.adaptive_avg_pool3d(input, _adaptive_size(input, output_size, 3))
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return _F.adaptive_max_pool1d_with_indices(input, output_size)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return _F.adaptive_max_pool2d_with_indices(input, _adaptive_size(input, output_size, 2))
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return _F.adaptive_max_pool3d_with_indices(input, _adaptive_size(input, output_size, 3))
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    out = adaptive_max_pool1d_with_indices(input, output_size)
+    return out if return_indices else out[0]
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    out = adaptive_max_pool2d_with_indices(input, output_size)
+    return out if return_indices else out[0]
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    out = adaptive_max_pool3d_with_indices(input, output_size)
+    return out if return_indices else out[0]
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    return _F.unfold(input, kernel_size, dilation, padding, stride)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    return _F.fold(input, output_size, kernel_size, dilation, padding, stride)
+
+
+__all__ += ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d_with_indices",
+            "max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+            "adaptive_max_pool2d", "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices",
+            "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "fold", "unfold"]
 
 
 def pad(input, pad, mode="constant", value=None):

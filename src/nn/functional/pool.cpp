@@ -78,7 +78,7 @@ Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
 }
 
 Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
-                  bool ceil_mode, bool count_include_pad) {
+                  bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
   EMBER_CHECK(kernel_size.size() == 1 || kernel_size.size() == 2,
               "avg_pool2d: kernel_size must either be a single int, or a tuple of two ints");
   EMBER_CHECK(stride.size() <= 2, "avg_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
@@ -99,9 +99,15 @@ Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
   const int64_t H = input.sizes()[input.dim() - 2], W = input.sizes()[input.dim() - 1];
   check_output_size(input, pool_out_size(H, a.k[0], a.p[0], a.s[0], 1, ceil_mode),
                     pool_out_size(W, a.k[1], a.p[1], a.s[1], 1, ceil_mode));
-  if (input.dim() == 3)
-    return ops::avg_pool2d()(input.unsqueeze(0), a.k, a.s, a.p, ceil_mode, count_include_pad).squeeze(0);
-  return ops::avg_pool2d()(input, a.k, a.s, a.p, ceil_mode, count_include_pad);
+  EMBER_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
+  Tensor x = input.dim() == 3 ? input.unsqueeze(0) : input, y;
+  if (divisor_override)  // the 3-d op takes a divisor; the 2-d one does not
+    y = ops::avg_pool3d()(x.unsqueeze(2), {1, a.k[0], a.k[1]}, {1, a.s[0], a.s[1]}, {0, a.p[0], a.p[1]}, ceil_mode,
+                          count_include_pad, *divisor_override)
+            .squeeze(2);
+  else
+    y = ops::avg_pool2d()(x, a.k, a.s, a.p, ceil_mode, count_include_pad);
+  return input.dim() == 3 ? y.squeeze(0) : y;
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size) {

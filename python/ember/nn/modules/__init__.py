@@ -21,3 +21,7 @@ from .loss import (MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, MultiL
 from .container import Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
 from .rnn import RNNBase, RNN, LSTM, GRU  # noqa: F401
 from .transformer import MultiheadAttention, TransformerEncoderLayer, TransformerEncoder  # noqa: F401
+from .conv import Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
+from .pooling import (MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,  # noqa: F401
+                      AdaptiveMaxPool3d)
+from .fold import Fold, Unfold  # noqa: F401

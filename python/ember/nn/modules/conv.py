@@ -1,12 +1,14 @@
-"""Conv1d and Conv2d (torch's _ConvNd attributes, initialisation, padding modes and repr)."""
+"""Conv1d/2d/3d and ConvTranspose1d/2d/3d (torch's _ConvNd attributes, initialisation, padding modes and
+repr)."""
 
 from ... import _C
+from ..._C import _nn as _F
 from .. import functional as F
 from ..parameter import Parameter
 from .linear import _reset_fan_in_uniform
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 def _ntuple(v, n):
@@ -17,6 +19,8 @@ def _ntuple(v, n):
 
 class _ConvNd(Module):
     _n = 2
+
+    _transposed = False
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", device=None, dtype=None):
@@ -45,8 +49,8 @@ class _ConvNd(Module):
         self.stride = stride
         self.padding = padding
         self.dilation = dilation
-        self.transposed = False
-        self.output_padding = (0,) * n
+        self.transposed = self._transposed
+        self.output_padding = (0,) * n  # a transposed convolution sets its own
         self.groups = groups
         self.padding_mode = padding_mode
         # F.pad's argument (last dim first) for the non-zero padding modes.
@@ -61,8 +65,9 @@ class _ConvNd(Module):
             self._reversed_padding_repeated_twice = pads
         else:
             self._reversed_padding_repeated_twice = [p for p in reversed(padding) for _ in range(2)]
-        self.weight = Parameter(_C.empty((out_channels, in_channels // groups, *kernel_size), device=device,
-                                         dtype=dtype))
+        # a transposed convolution's weight is (in, out / groups, k...), the adjoint's layout
+        w_shape = (in_channels, out_channels // groups) if self._transposed else (out_channels, in_channels // groups)
+        self.weight = Parameter(_C.empty((*w_shape, *kernel_size), device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(_C.empty(out_channels, device=device, dtype=dtype))
         else:
@@ -94,7 +99,7 @@ class _ConvNd(Module):
             self.padding_mode = "zeros"
 
     def _conv_forward(self, input, weight, bias):
-        conv = F.conv1d if self._n == 1 else F.conv2d
+        conv = (F.conv1d, F.conv2d, F.conv3d)[self._n - 1]
         stride = self.stride[0] if self._n == 1 else self.stride
         dilation = self.dilation[0] if self._n == 1 else self.dilation
         if self.padding_mode != "zeros":
@@ -113,3 +118,52 @@ class Conv1d(_ConvNd):
 
 class Conv2d(_ConvNd):
     _n = 2
+
+
+class Conv3d(_ConvNd):
+    _n = 3
+
+
+class _ConvTransposeNd(_ConvNd):
+    _transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError('Only "zeros" padding mode is supported for {}'.format(self.__class__.__name__))
+        if isinstance(padding, str):
+            raise TypeError(f"{self.__class__.__name__}: padding must be an int or a tuple of ints, not {padding!r}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype)
+        self.output_padding = _ntuple(output_padding, self._n)
+
+    def _output_padding(self, input, output_size, stride, padding, kernel_size, num_spatial_dims=None,
+                        dilation=None):
+        """torch's: the output_padding that gives `output_size` (None: the module's own)."""
+        if output_size is None:
+            return self.output_padding
+        n = self._n
+        dilation = (1,) * n if dilation is None else dilation
+        return tuple(_F._conv_transpose_output_padding(tuple(input.shape), [int(s) for s in output_size],
+                                                       stride, padding, kernel_size, dilation))
+
+    def forward(self, input, output_size=None):
+        if self.padding_mode != "zeros":
+            raise ValueError(f"Only `zeros` padding mode is supported for {self.__class__.__name__}")
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size,
+                                              self._n, self.dilation)
+        conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._n - 1]
+        return conv(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                    self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _n = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _n = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _n = 3
