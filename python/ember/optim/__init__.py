@@ -18,6 +18,7 @@ from .rprop import Rprop
 from .asgd import ASGD
 from .lbfgs import LBFGS
 from . import lr_scheduler
+from . import swa_utils
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "Rprop", "ASGD", "LBFGS", "lr_scheduler"]
+           "Rprop", "ASGD", "LBFGS", "lr_scheduler", "swa_utils"]
