@@ -71,20 +71,29 @@ class AveragedModel(Module):
             averaged, current = [], []
             for p_avg, p_model in zip(mine, theirs):
                 p_model_ = p_model.detach().to(p_avg.device)
+                averaged.append(p_avg.detach())
+                current.append(p_model_)
                 if first:
                     p_avg.detach().copy_(p_model_)
-                elif p_avg.is_floating_point():
-                    averaged.append(p_avg.detach())
-                    current.append(p_model_)
-                else:  # integer buffers (num_batches_tracked) follow the model
-                    p_avg.detach().copy_(p_model_)
-            if not first and averaged:
+            if not first:
+                n = self.n_averaged
                 if self.avg_fn is not None:
                     for p_avg, p_model in zip(averaged, current):
-                        p_avg.copy_(self.avg_fn(p_avg, p_model, self.n_averaged.to(p_avg.device)))
+                        p_avg.copy_(self.avg_fn(p_avg, p_model, n.to(p_avg.device)))
+                elif self.multi_avg_fn is not None:
+                    groups = {}
+                    for p_avg, p_model in zip(averaged, current):
+                        g = groups.setdefault((str(p_avg.device), str(p_avg.dtype)), ([], []))
+                        g[0].append(p_avg)
+                        g[1].append(p_model)
+                    for avg_list, cur_list in groups.values():
+                        self.multi_avg_fn(avg_list, cur_list, n.to(avg_list[0].device))
                 else:
-                    fn = self.multi_avg_fn if self.multi_avg_fn is not None else get_swa_multi_avg_fn()
-                    fn(averaged, current, self.n_averaged.to(averaged[0].device))
+                    # the equal-weight running mean, as torch computes it off the GPU; integer
+                    # buffers (use_buffers) take the truncated mean
+                    swa = get_swa_avg_fn()
+                    for p_avg, p_model in zip(averaged, current):
+                        p_avg.copy_(swa(p_avg, p_model, n.to(p_avg.device)))
             if not self.use_buffers:
                 # buffers are not averaged: keep them in sync with the source model
                 for b_swa, b_model in zip(self.module.buffers(), model.buffers()):
