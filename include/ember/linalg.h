@@ -1,0 +1,87 @@
+#pragma once
+// torch.linalg (ember::linalg) and its top-level aliases (torch.det, torch.svd, ...), plus
+// torch.cdist. float32/float64 inputs with any leading batch dims; results and errors as
+// PyTorch 2.x. Factorisations run on LAPACK (op_list.h "linalg (LAPACK)"); norms, pinv, rank,
+// lstsq's extras, cross and cdist are composites. Gradients: docs/issue15-linalg-fft.md.
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "ember/tensor.h"
+
+namespace ember::linalg {
+
+Tensor inv(const Tensor& A);
+// (inverse, info): info (int32, batch shape) is LAPACK's; raises only when check_errors.
+std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors = false);
+// X with A X = B (left) or X A = B (!left). B may be a vector (..., n) when it is not a batch
+// of matrices matching A; batch dims broadcast.
+Tensor solve(const Tensor& A, const Tensor& B, bool left = true);
+Tensor det(const Tensor& A);
+std::tuple<Tensor, Tensor> slogdet(const Tensor& A);  // (sign, logabsdet)
+Tensor cholesky(const Tensor& A, bool upper = false);
+std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper = false, bool check_errors = false);
+// mode: "reduced", "complete" or "r" (Q is then an empty tensor)
+std::tuple<Tensor, Tensor> qr(const Tensor& A, const std::string& mode = "reduced");
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices = true);  // (U, S, Vh)
+Tensor svdvals(const Tensor& A);
+std::tuple<Tensor, Tensor> eigh(const Tensor& A, const std::string& UPLO = "L");  // (eigenvalues, eigenvectors)
+Tensor eigvalsh(const Tensor& A, const std::string& UPLO = "L");
+
+// torch.linalg.lstsq with the "gelsy" driver (torch's CPU default; "gelsd", "gelss" and
+// "gels" are accepted and give the same solution): residuals and singular_values are empty,
+// as torch's for gelsy; rank is int64 of the batch shape.
+struct LstsqResult {
+  Tensor solution, residuals, rank, singular_values;
+};
+LstsqResult lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond = std::nullopt,
+                  std::optional<std::string> driver = std::nullopt);
+
+// Singular values (eigenvalues' magnitudes when hermitian) at most max(atol, rtol * largest)
+// count as zero; with neither given rtol = eps * max(m, n).
+Tensor pinv(const Tensor& A, std::optional<double> atol = std::nullopt, std::optional<double> rtol = std::nullopt,
+            bool hermitian = false);
+Tensor matrix_rank(const Tensor& A, std::optional<double> atol = std::nullopt,
+                   std::optional<double> rtol = std::nullopt, bool hermitian = false);
+
+// dim nullopt: every dim (the flattened input).
+Tensor vector_norm(const Tensor& x, double ord = 2, std::optional<std::vector<int64_t>> dim = std::nullopt,
+                   bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+// ord: "fro" or "nuc", or one of 1, -1, 2, -2, inf, -inf; dim: the two matrix dims.
+Tensor matrix_norm(const Tensor& A, const std::string& ord = "fro", std::vector<int64_t> dim = {-2, -1},
+                   bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor matrix_norm(const Tensor& A, double ord, std::vector<int64_t> dim = {-2, -1}, bool keepdim = false,
+                   std::optional<DType> dtype = std::nullopt);
+// torch.linalg.norm: a vector norm over one dim, a matrix norm over two; ord (a number, or
+// "fro"/"nuc" as str_ord) with dim nullopt needs a 1-D or 2-D input; neither: the 2-norm of
+// the flattened input.
+Tensor norm(const Tensor& A, std::optional<double> ord = std::nullopt,
+            std::optional<std::vector<int64_t>> dim = std::nullopt, bool keepdim = false,
+            std::optional<DType> dtype = std::nullopt);
+Tensor norm(const Tensor& A, const std::string& ord, std::optional<std::vector<int64_t>> dim = std::nullopt,
+            bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor cross(const Tensor& a, const Tensor& b, int64_t dim = -1);
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+}  // namespace ember::linalg
+
+namespace ember {
+
+Tensor det(const Tensor& A);
+Tensor logdet(const Tensor& A);  // nan for a negative determinant
+std::tuple<Tensor, Tensor> slogdet(const Tensor& A);
+Tensor inverse(const Tensor& A);
+Tensor cholesky(const Tensor& A, bool upper = false);
+std::tuple<Tensor, Tensor> qr(const Tensor& A, bool some = true);
+// torch.svd: (U, S, V) with V (not Vh); some = reduced; without compute_uv U and V are zeros.
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool some = true, bool compute_uv = true);
+Tensor pinverse(const Tensor& A, double rcond = 1e-15);
+// torch.cross: dim nullopt is the first dim of size 3.
+Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim = std::nullopt);
+// Distances between the rows of x1 (..., P, M) and x2 (..., R, M): (..., P, R). compute_mode as
+// torch's: 0 use_mm_for_euclid_dist_if_necessary, 1 use_mm_for_euclid_dist,
+// 2 donot_use_mm_for_euclid_dist.
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0, int64_t compute_mode = 0);
+
+}  // namespace ember
