@@ -130,6 +130,7 @@ LstsqResult lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond,
     EMBER_CHECK(*driver == "gels" || *driver == "gelsy" || *driver == "gelsd" || *driver == "gelss",
                 "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
   }
+  // One dim fewer than A: B is a (batch of) vector(s), as torch's lstsq decides.
   const bool vector = B.dim() == A.dim() - 1;
   EMBER_CHECK(B.dim() == A.dim() || vector,
               "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1");

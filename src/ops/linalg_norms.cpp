@@ -124,6 +124,7 @@ Tensor norm(const Tensor& A, const std::string& ord, std::optional<std::vector<i
 }
 
 Tensor cross(const Tensor& a, const Tensor& b, int64_t dim) {
+  EMBER_CHECK(a.dim() == b.dim(), "linalg.cross: inputs must have the same number of dimensions.");
   Shape shape = broadcast_shapes(a.sizes(), b.sizes());
   const int64_t d = wrap(dim, int64_t(shape.size()), "linalg.cross");
   EMBER_CHECK(a.dim() > 0 && b.dim() > 0 && a.size(d - int64_t(shape.size()) + a.dim()) == 3 &&
