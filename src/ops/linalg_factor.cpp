@@ -8,6 +8,7 @@
 #include "ember/linalg.h"
 #include "ember/ops.h"
 #include "ops/linalg_checks.h"
+#include "ops/linalg_internal.h"
 #include "ops/op_handles.h"
 
 namespace ember {
@@ -58,6 +59,23 @@ void check_info(const Tensor& info, const char* op, Failure kind) {
 
 using namespace linalg_checks;
 
+namespace linalg_internal {
+
+Tensor solve_matrices(const Tensor& A, const Tensor& b, const char* op) {
+  const int64_t n = A.size(-1);
+  EMBER_CHECK(b.size(-2) == n, op, ": Incompatible shapes of A and B for the equation AX = B (", A.size(-2), "x",
+              A.size(-1), " and ", b.size(-2), "x", b.size(-1), ")");
+  Shape batch = broadcast_shapes(Shape(A.sizes().begin(), A.sizes().end() - 2), Shape(b.sizes().begin(), b.sizes().end() - 2));
+  Shape sa = batch, sb = batch;
+  sa.insert(sa.end(), {n, n});
+  sb.insert(sb.end(), {n, b.size(-1)});
+  auto [X, info] = ops::linalg_solve_ex()(A.expand(sa), b.expand(sb));
+  check_info(info, "torch.linalg.solve", Failure::SolveSingular);
+  return X;
+}
+
+}  // namespace linalg_internal
+
 namespace linalg {
 
 std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors) {
@@ -80,21 +98,8 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left) {
   Tensor b = vector ? B.unsqueeze(-1) : B;
   EMBER_CHECK(b.dim() >= 2, "linalg.solve: Incompatible shapes of A and B for the equation AX = B (", A.size(-2), "x",
               A.size(-1), " and ", B.size(-1), ")");
-  Tensor a = A;
-  if (!left) {  // X A = B  <=>  A^T X^T = B^T
-    a = A.mT();
-    b = b.mT();
-  }
-  const int64_t n = a.size(-1);
-  EMBER_CHECK(b.size(-2) == n, "linalg.solve: Incompatible shapes of A and B for the equation ",
-              left ? "AX = B" : "XA = B", " (", a.size(-2), "x", a.size(-1), " and ", b.size(-2), "x", b.size(-1), ")");
-  Shape batch = broadcast_shapes(Shape(a.sizes().begin(), a.sizes().end() - 2), Shape(b.sizes().begin(), b.sizes().end() - 2));
-  Shape sa = batch, sb = batch;
-  sa.insert(sa.end(), {n, n});
-  sb.insert(sb.end(), {n, b.size(-1)});
-  auto [X, info] = ops::linalg_solve_ex()(a.expand(sa), b.expand(sb));
-  check_info(info, "torch.linalg.solve", Failure::SolveSingular);
-  if (!left) X = X.mT();
+  Tensor X = left ? linalg_internal::solve_matrices(A, b, "linalg.solve")
+                  : linalg_internal::solve_matrices(A.mT(), b.mT(), "linalg.solve").mT();  // X A = B <=> A^T X^T = B^T
   return vector ? X.squeeze(-1) : X;
 }
 
