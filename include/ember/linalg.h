@@ -63,6 +63,13 @@ Tensor norm(const Tensor& A, const std::string& ord, std::optional<std::vector<i
             bool keepdim = false, std::optional<DType> dtype = std::nullopt);
 Tensor cross(const Tensor& a, const Tensor& b, int64_t dim = -1);
 Tensor matmul(const Tensor& a, const Tensor& b);
+// X with T X = B (left) or X T = B, T the upper/lower triangle of A (unit diagonal when
+// unitriangular); B has at least 2 dims.
+Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left = true, bool unitriangular = false);
+Tensor matrix_power(const Tensor& A, int64_t n);  // n < 0: powers of the inverse
+Tensor multi_dot(TensorList tensors);             // first / last may be 1-D
+Tensor vecdot(const Tensor& x, const Tensor& y, int64_t dim = -1);
+Tensor diagonal(const Tensor& A, int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1);
 
 }  // namespace ember::linalg
 
@@ -77,6 +84,9 @@ std::tuple<Tensor, Tensor> qr(const Tensor& A, bool some = true);
 // torch.svd: (U, S, V) with V (not Vh); some = reduced; without compute_uv U and V are zeros.
 std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool some = true, bool compute_uv = true);
 Tensor pinverse(const Tensor& A, double rcond = 1e-15);
+// A^-1 B for A = L L^T (U^T U when upper), and A^-1 itself, from the Cholesky factor.
+Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper = false);
+Tensor cholesky_inverse(const Tensor& L, bool upper = false);
 // torch.cross: dim nullopt is the first dim of size 3.
 Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim = std::nullopt);
 // Distances between the rows of x1 (..., P, M) and x2 (..., R, M): (..., P, R). compute_mode as

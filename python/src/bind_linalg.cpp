@@ -137,7 +137,27 @@ void bind_linalg(nb::module_& m, TensorClass& cls) {
   l.def("matmul", [](const Tensor& a, const Tensor& b) { return linalg::matmul(a, b); }, nb::arg("input"),
         nb::arg("other"), NoGil());
 
+  l.def("solve_triangular", [](const Tensor& A, const Tensor& B, bool upper, bool left, bool unit) {
+    return linalg::solve_triangular(A, B, upper, left, unit);
+  }, nb::arg("A"), nb::arg("B"), nb::kw_only(), nb::arg("upper"), nb::arg("left") = true,
+        nb::arg("unitriangular") = false, NoGil());
+  l.def("matrix_power", [](const Tensor& A, int64_t n) { return linalg::matrix_power(A, n); }, nb::arg("A"),
+        nb::arg("n"), NoGil());
+  l.def("multi_dot", [](std::vector<Tensor> ts) { return linalg::multi_dot(ts); }, nb::arg("tensors"), NoGil());
+  l.def("vecdot", [](const Tensor& x, const Tensor& y, int64_t dim) { return linalg::vecdot(x, y, dim); },
+        nb::arg("x"), nb::arg("y"), nb::kw_only(), nb::arg("dim") = -1);
+  l.def("diagonal", [](const Tensor& A, int64_t offset, int64_t d1, int64_t d2) {
+    return linalg::diagonal(A, offset, d1, d2);
+  }, nb::arg("A"), nb::kw_only(), nb::arg("offset") = 0, nb::arg("dim1") = -2, nb::arg("dim2") = -1);
+
   // ---- torch's top-level names, as functions and methods
+  def_both(m, cls, "matrix_power", [](const Tensor& A, int64_t n) { return linalg::matrix_power(A, n); },
+           nb::arg("n"), NoGil());
+  def_both(m, cls, "cholesky_solve", [](const Tensor& B, const Tensor& L, bool upper) {
+    return cholesky_solve(B, L, upper);
+  }, nb::arg("input2"), nb::arg("upper") = false, NoGil());
+  def_both(m, cls, "cholesky_inverse", [](const Tensor& L, bool upper) { return cholesky_inverse(L, upper); },
+           nb::arg("upper") = false, NoGil());
   def_both(m, cls, "det", [](const Tensor& A) { return det(A); }, NoGil());
   def_both(m, cls, "logdet", [](const Tensor& A) { return logdet(A); }, NoGil());
   def_both(m, cls, "slogdet", [](const Tensor& A) {

@@ -415,3 +415,46 @@ def test_empty_and_float32_cases(torch_ref):
     assert tuple(U.shape) == (0, 0) and tuple(Vh.shape) == (3, 3)
     a = rand(3, 3, dtype=np.float32)
     assert ember.linalg.inv(E(a)).dtype == ember.float32
+
+
+# ---------------------------------------------------------------- composites over solve / matmul
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [False, True])
+def test_solve_triangular_matches_torch(torch_ref, upper, left, unit):
+    a = rand(2, 4, 4) + 4 * np.eye(4)
+    b = rand(2, 4, 3, seed=1) if left else rand(2, 3, 4, seed=1)
+    got = ember.linalg.solve_triangular(E(a), E(b), upper=upper, left=left, unitriangular=unit)
+    want = torch_ref.linalg.solve_triangular(torch_pair(torch_ref, a), torch_pair(torch_ref, b), upper=upper,
+                                             left=left, unitriangular=unit)
+    close(N(got), want.numpy(), 1e-10)
+    grads_match(torch_ref,
+                lambda x, y: weighted(ember, ember.linalg.solve_triangular(x, y, upper=upper, left=left,
+                                                                           unitriangular=unit), 5),
+                lambda x, y: weighted(torch_ref, torch_ref.linalg.solve_triangular(x, y, upper=upper, left=left,
+                                                                                   unitriangular=unit), 5),
+                a, b)
+
+
+def test_cholesky_solve_inverse_matrix_power_multi_dot_vecdot_match_torch(torch_ref):
+    s = spd(2, 4, 4)
+    L = np.linalg.cholesky(s)
+    b = rand(2, 4, 3, seed=2)
+    for upper in (False, True):
+        f = np.swapaxes(L, -1, -2).copy() if upper else L
+        close(N(ember.cholesky_solve(E(b), E(f), upper)),
+              torch_ref.cholesky_solve(torch_pair(torch_ref, b), torch_pair(torch_ref, f), upper).numpy(), 1e-10)
+        close(N(ember.cholesky_inverse(E(f[0]), upper)),
+              torch_ref.cholesky_inverse(torch_pair(torch_ref, f[0]), upper).numpy(), 1e-10)
+    a = rand(2, 3, 3) + 2 * np.eye(3)
+    for n in (0, 1, 2, 5, -1, -3):
+        close(N(ember.linalg.matrix_power(E(a), n)),
+              torch_ref.linalg.matrix_power(torch_pair(torch_ref, a), n).numpy(), 1e-9)
+    ms = [rand(4, seed=1), rand(4, 3, seed=2), rand(3, 5, seed=3), rand(5, seed=4)]
+    close(N(ember.linalg.multi_dot([E(m) for m in ms])),
+          torch_ref.linalg.multi_dot([torch_pair(torch_ref, m) for m in ms]).numpy(), 1e-10)
+    x, y = rand(3, 4), rand(3, 4, seed=1)
+    close(N(ember.linalg.vecdot(E(x), E(y), dim=0)), (x * y).sum(0), 1e-12)
+    close(N(ember.linalg.diagonal(E(rand(2, 3, 3)), offset=1)), np.diagonal(rand(2, 3, 3), 1, -2, -1), 0)
+    x = rand(4, 3)
+    close(N(ember.norm(E(x), p="nuc")), torch_ref.norm(torch_pair(torch_ref, x), p="nuc").numpy(), 1e-10)

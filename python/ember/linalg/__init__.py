@@ -1,7 +1,8 @@
 """ember.linalg: torch.linalg's functions (C++ ops in src/ops/linalg_*.cpp, over LAPACK)."""
 from .._C._linalg import (  # noqa: F401
     inv, inv_ex, solve, det, slogdet, cholesky, cholesky_ex, qr, svd, svdvals, eigh, eigvalsh,
-    lstsq, pinv, matrix_rank, norm, vector_norm, matrix_norm, cross, matmul,
+    lstsq, pinv, matrix_rank, norm, vector_norm, matrix_norm, cross, matmul, solve_triangular,
+    matrix_power, multi_dot, vecdot, diagonal,
 )
 
 # torch.linalg.LinAlgError subclasses RuntimeError; ember raises RuntimeError for the same

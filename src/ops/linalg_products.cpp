@@ -1,0 +1,85 @@
+// torch.linalg's composites over solve and matmul: solve_triangular, cholesky_solve,
+// cholesky_inverse, matrix_power, multi_dot, vecdot, diagonal. Their gradients come from their
+// parts: solve_triangular reads only A's triangle (through tril/triu), so A's gradient is that
+// triangle's, as torch's.
+#include "ember/linalg.h"
+#include "ember/ops.h"
+#include "ops/linalg_checks.h"
+#include "ops/linalg_internal.h"
+
+namespace ember {
+using namespace linalg_checks;
+
+namespace linalg {
+
+Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular) {
+  check_square(A, "linalg.solve_triangular");
+  EMBER_CHECK(B.dim() >= 2, "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.");
+  check_floating(B, "linalg.solve_triangular");
+  EMBER_CHECK(A.dtype() == B.dtype(), "linalg.solve_triangular: Expected A and B to have the same dtype, but found A of type ",
+              scalar_type_name(A.dtype()), " and B of type ", scalar_type_name(B.dtype()), " instead");
+  Tensor T = upper ? A.triu(unitriangular ? 1 : 0) : A.tril(unitriangular ? -1 : 0);
+  if (unitriangular) T = T + eye(A.size(-1), std::nullopt, A.options());
+  if (left) return linalg_internal::solve_matrices(T, B, "linalg.solve_triangular");
+  return linalg_internal::solve_matrices(T.mT(), B.mT(), "linalg.solve_triangular").mT();
+}
+
+Tensor matrix_power(const Tensor& A, int64_t n) {
+  EMBER_CHECK(A.dim() >= 2, "linalg.matrix_power: The input tensor A must have at least 2 dimensions.");
+  EMBER_CHECK(A.size(-1) == A.size(-2), "linalg.matrix_power: A must be batches of square matrices, but they are ",
+              A.size(-2), " by ", A.size(-1), " matrices");
+  if (n == 0) return eye(A.size(-1), std::nullopt, A.options()).expand(A.sizes()).clone();
+  Tensor base = n < 0 ? inv(A) : A;
+  uint64_t k = n < 0 ? uint64_t(-(n + 1)) + 1 : uint64_t(n);
+  // Binary powering: about log2(n) squarings.
+  Tensor result;
+  while (true) {
+    if (k & 1) result = result.defined() ? ember::matmul(result, base) : base;
+    k >>= 1;
+    if (!k) break;
+    base = ember::matmul(base, base);
+  }
+  return result;
+}
+
+Tensor multi_dot(TensorList tensors) {
+  const size_t n = tensors.size();
+  EMBER_CHECK(n >= 2, "multi_dot(): expected at least 2 tensors but got ", n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t d = tensors[i].dim();
+    if (i == 0) {
+      EMBER_CHECK(d == 1 || d == 2, "multi_dot(): the first tensor must be 1D or 2D but got ", d, "D");
+    } else if (i == n - 1) {
+      EMBER_CHECK(d == 1 || d == 2, "multi_dot(): the last tensor must be 1D or 2D but got ", d, "D");
+    } else {
+      EMBER_CHECK(d == 2, "multi_dot(): tensor ", i, " must be 2D but got ", d, "D");
+    }
+  }
+  Tensor out = tensors[0];
+  for (size_t i = 1; i < n; ++i) out = ember::matmul(out, tensors[i]);
+  return out;
+}
+
+Tensor vecdot(const Tensor& x, const Tensor& y, int64_t dim) { return sum(x * y, {dim}); }
+
+Tensor diagonal(const Tensor& A, int64_t offset, int64_t dim1, int64_t dim2) {
+  return ember::diagonal(A, offset, dim1, dim2);
+}
+
+}  // namespace linalg
+
+// A = L L^T (or U^T U): X = A^-1 B by two triangular solves.
+Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper) {
+  EMBER_CHECK(B.dim() >= 2, "b should have at least 2 dimensions, but has ", B.dim(), " dimensions instead");
+  EMBER_CHECK(L.dim() >= 2, "u should have at least 2 dimensions, but has ", L.dim(), " dimensions instead");
+  Tensor lower = upper ? L.mT() : L;
+  Tensor y = linalg::solve_triangular(lower, B, /*upper=*/false);
+  return linalg::solve_triangular(lower.mT(), y, /*upper=*/true);
+}
+
+Tensor cholesky_inverse(const Tensor& L, bool upper) {
+  check_square(L, "cholesky_inverse");
+  return cholesky_solve(eye(L.size(-1), std::nullopt, L.options()).expand(L.sizes()), L, upper);
+}
+
+}  // namespace ember
