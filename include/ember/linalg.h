@@ -18,6 +18,13 @@ std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors = false);
 // X with A X = B (left) or X A = B (!left). B may be a vector (..., n) when it is not a batch
 // of matrices matching A; batch dims broadcast.
 Tensor solve(const Tensor& A, const Tensor& B, bool left = true);
+// LU with partial pivoting, A = P L U: (LU, pivots) as LAPACK's getrf (pivots int32, 1-based).
+// lu_factor raises for an exactly singular U (as torch); lu_factor_ex returns info instead.
+std::tuple<Tensor, Tensor> lu_factor(const Tensor& A);
+std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool check_errors = false);
+std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A);  // (P, L, U)
+// X with A X = B (left) / X A = B, from lu_factor's output; adjoint: A^T instead of A.
+Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left = true, bool adjoint = false);
 Tensor det(const Tensor& A);
 std::tuple<Tensor, Tensor> slogdet(const Tensor& A);  // (sign, logabsdet)
 Tensor cholesky(const Tensor& A, bool upper = false);
@@ -67,6 +74,7 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // unitriangular); B has at least 2 dims.
 Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left = true, bool unitriangular = false);
 Tensor matrix_power(const Tensor& A, int64_t n);  // n < 0: powers of the inverse
+Tensor matrix_exp(const Tensor& A);
 Tensor multi_dot(TensorList tensors);             // first / last may be 1-D
 Tensor vecdot(const Tensor& x, const Tensor& y, int64_t dim = -1);
 Tensor diagonal(const Tensor& A, int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1);
@@ -87,6 +95,7 @@ Tensor pinverse(const Tensor& A, double rcond = 1e-15);
 // A^-1 B for A = L L^T (U^T U when upper), and A^-1 itself, from the Cholesky factor.
 Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper = false);
 Tensor cholesky_inverse(const Tensor& L, bool upper = false);
+std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& pivots);  // (P, L, U)
 // torch.cross: dim nullopt is the first dim of size 3.
 Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim = std::nullopt);
 // Distances between the rows of x1 (..., P, M) and x2 (..., R, M): (..., P, R). compute_mode as

@@ -27,7 +27,9 @@ void make_tuple_types(nb::module_& m) {
       {"linalg_qr", "Q R"},                    {"qr", "Q R"},
       {"linalg_svd", "U S Vh"},                {"svd", "U S V"},
       {"linalg_eigh", "eigenvalues eigenvectors"},
-      {"linalg_lstsq", "solution residuals rank singular_values"}};
+      {"linalg_lstsq", "solution residuals rank singular_values"},
+      {"linalg_lu_factor", "LU pivots"},       {"linalg_lu_factor_ex", "LU pivots info"},
+      {"linalg_lu", "P L U"},                  {"lu_unpack", "P L U"}};
   for (auto [name, fields] : kinds) {
     nb::object type = namedtuple(name, fields);
     type.attr("__module__") = "ember.return_types";
@@ -137,12 +139,40 @@ void bind_linalg(nb::module_& m, TensorClass& cls) {
   l.def("matmul", [](const Tensor& a, const Tensor& b) { return linalg::matmul(a, b); }, nb::arg("input"),
         nb::arg("other"), NoGil());
 
+  auto check_pivot = [](bool pivot) {
+    EMBER_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
+  };
+  l.def("lu_factor", [check_pivot](const Tensor& A, bool pivot) {
+    check_pivot(pivot);
+    auto [LU, piv] = linalg::lu_factor(A);
+    return named("linalg_lu_factor", LU, piv);
+  }, nb::arg("A"), nb::kw_only(), nb::arg("pivot") = true);
+  l.def("lu_factor_ex", [check_pivot](const Tensor& A, bool pivot, bool check) {
+    check_pivot(pivot);
+    auto [LU, piv, info] = linalg::lu_factor_ex(A, check);
+    return named("linalg_lu_factor_ex", LU, piv, info);
+  }, nb::arg("A"), nb::kw_only(), nb::arg("pivot") = true, nb::arg("check_errors") = false);
+  l.def("lu", [check_pivot](const Tensor& A, bool pivot) {
+    check_pivot(pivot);
+    auto [P, L, U] = linalg::lu(A);
+    return named("linalg_lu", P, L, U);
+  }, nb::arg("A"), nb::kw_only(), nb::arg("pivot") = true);
+  l.def("lu_solve", [](const Tensor& LU, const Tensor& piv, const Tensor& B, bool left, bool adjoint) {
+    return linalg::lu_solve(LU, piv, B, left, adjoint);
+  }, nb::arg("LU"), nb::arg("pivots"), nb::arg("B"), nb::kw_only(), nb::arg("left") = true,
+        nb::arg("adjoint") = false);
+  m.def("lu_unpack", [](const Tensor& LU, const Tensor& piv, bool unpack_data, bool unpack_pivots) {
+    auto [P, L, U] = lu_unpack(LU, piv);
+    return named("lu_unpack", P, L, U);
+  }, nb::arg("LU_data"), nb::arg("LU_pivots"), nb::arg("unpack_data") = true, nb::arg("unpack_pivots") = true);
   l.def("solve_triangular", [](const Tensor& A, const Tensor& B, bool upper, bool left, bool unit) {
     return linalg::solve_triangular(A, B, upper, left, unit);
   }, nb::arg("A"), nb::arg("B"), nb::kw_only(), nb::arg("upper"), nb::arg("left") = true,
         nb::arg("unitriangular") = false, NoGil());
   l.def("matrix_power", [](const Tensor& A, int64_t n) { return linalg::matrix_power(A, n); }, nb::arg("A"),
         nb::arg("n"), NoGil());
+  l.def("matrix_exp", [](const Tensor& A) { return linalg::matrix_exp(A); }, nb::arg("A"), NoGil());
+  def_both(m, cls, "matrix_exp", [](const Tensor& A) { return linalg::matrix_exp(A); }, NoGil());
   l.def("multi_dot", [](std::vector<Tensor> ts) { return linalg::multi_dot(ts); }, nb::arg("tensors"), NoGil());
   l.def("vecdot", [](const Tensor& x, const Tensor& y, int64_t dim) { return linalg::vecdot(x, y, dim); },
         nb::arg("x"), nb::arg("y"), nb::kw_only(), nb::arg("dim") = -1);

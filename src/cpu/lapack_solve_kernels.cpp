@@ -1,7 +1,8 @@
 // CPU kernels of the LU and Cholesky based linalg ops (op_list.h "linalg (LAPACK)"): inverse,
-// solve, det, slogdet, cholesky. Each copies the batch to column-major order, runs one LAPACK
+// LU factorisation, solve, det, slogdet, cholesky. Each copies the batch to column-major order, runs one LAPACK
 // routine per matrix and reports LAPACK's info per matrix; src/ops/linalg_factor.cpp turns a
 // nonzero info into torch's error.
+#include <algorithm>
 #include <cmath>
 
 #include "core/dtype_dispatch.h"
@@ -39,6 +40,24 @@ std::tuple<Tensor, Tensor> inv_ex_cpu(const Tensor& a) {
     });
   }
   return {row_major(m), info};
+}
+
+std::tuple<Tensor, Tensor, Tensor> lu_factor_ex_cpu(const Tensor& a) {
+  ColumnMajor m = column_major(a);
+  Shape batch = batch_shape(a);
+  Tensor info = info_tensor(batch);
+  const int M = int(m.rows), N = int(m.cols), K = std::min(M, N);
+  Shape pshape = batch;
+  pshape.push_back(K);
+  Tensor piv = empty(pshape, {.dtype = kInt32, .device = Device(DeviceType::CPU)});
+  if (K > 0) {
+    visit_dtype<kFloatTypes>(a.dtype(), "linalg_lu_factor", [&]<class T>() {
+      int* infos = info.data_ptr<int32_t>();
+      int* pv = piv.data_ptr<int32_t>();
+      for_each_matrix(m.batch, [&](int64_t i) { getrf(M, N, m.matrix<T>(i), std::max(1, M), pv + i * K, &infos[i]); });
+    });
+  }
+  return {row_major(m), piv, info};
 }
 
 std::tuple<Tensor, Tensor> solve_ex_cpu(const Tensor& a, const Tensor& b) {
@@ -123,6 +142,7 @@ std::tuple<Tensor, Tensor> cholesky_ex_cpu(const Tensor& a, bool upper) {
 
 EMBER_REGISTER_KERNEL(linalg_inv_ex, CPU, inv_ex_cpu);
 EMBER_REGISTER_KERNEL(linalg_solve_ex, CPU, solve_ex_cpu);
+EMBER_REGISTER_KERNEL(linalg_lu_factor_ex, CPU, lu_factor_ex_cpu);
 EMBER_REGISTER_KERNEL(linalg_det, CPU, det_cpu);
 EMBER_REGISTER_KERNEL(linalg_slogdet, CPU, slogdet_cpu);
 EMBER_REGISTER_KERNEL(linalg_cholesky_ex, CPU, cholesky_ex_cpu);

@@ -12,7 +12,7 @@ void check_matrices(const Tensor& A, const char* op, const char* name = "A");
 void check_square(const Tensor& A, const char* op, const char* name = "A");
 void check_floating(const Tensor& A, const char* op);
 
-enum class Failure { Singular, SolveSingular, NotPositiveDefinite };
+enum class Failure { Singular, SolveSingular, NotPositiveDefinite, LuSingular };
 // Raises torch's error for the first nonzero LAPACK info (int32, batch shape), naming the
 // batch element when the input was batched.
 void check_info(const Tensor& info, const char* op, Failure kind);

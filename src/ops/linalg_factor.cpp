@@ -46,6 +46,10 @@ void check_info(const Tensor& info, const char* op, Failure kind) {
                                 " is zero, the inversion could not be completed because the input matrix is singular."));
       case Failure::SolveSingular:
         throw Error(detail::cat(op, ": ", batch, "The solver failed because the input matrix is singular."));
+      case Failure::LuSingular:
+        throw Error(detail::cat(op, ": ", batch, "U[", p[i], ",", p[i], "] is zero and using it on lu_solve would result "
+                                "in a division by zero. If you still want to perform the factorization, consider calling "
+                                "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"));
       case Failure::NotPositiveDefinite:
         throw Error(detail::cat(op, ": ", batch,
                                 "The factorization could not be completed because the input is not positive-definite "

@@ -1,7 +1,9 @@
 // torch.linalg's composites over solve and matmul: solve_triangular, cholesky_solve,
-// cholesky_inverse, matrix_power, multi_dot, vecdot, diagonal. Their gradients come from their
+// cholesky_inverse, matrix_power, matrix_exp, multi_dot, vecdot, diagonal. Their gradients come from their
 // parts: solve_triangular reads only A's triangle (through tril/triu), so A's gradient is that
 // triangle's, as torch's.
+#include <cmath>
+
 #include "ember/linalg.h"
 #include "ember/ops.h"
 #include "ops/linalg_checks.h"
@@ -61,6 +63,32 @@ Tensor multi_dot(TensorList tensors) {
 }
 
 Tensor vecdot(const Tensor& x, const Tensor& y, int64_t dim) { return sum(x * y, {dim}); }
+
+// Scaling and squaring with the degree-13 Pade approximant (Higham 2005): exp(A) =
+// r13(A / 2^s)^(2^s), s chosen from the largest 1-norm in the batch so that ||A / 2^s||_1 <=
+// theta_13. r13 = (V - U)^-1 (V + U) with U, V its odd and even parts. Differentiable through
+// its parts (matmul, solve); s is a constant of the input's values.
+Tensor matrix_exp(const Tensor& A) {
+  check_square(A, "linalg.matrix_exp");
+  const int64_t n = A.size(-1);
+  if (A.numel() == 0) return A.clone();
+  constexpr double kTheta13 = 5.371920351148152;
+  constexpr double b[] = {64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+                          129060195264000.0,   10559470521600.0,    670442572800.0,     33522128640.0,
+                          1323241920.0,        40840800.0,          960960.0,           16380.0,
+                          182.0,               1.0};
+  double norm1 = amax(sum(abs(A.detach()), {-2})).item<double>();
+  int64_t s = norm1 > kTheta13 ? int64_t(std::ceil(std::log2(norm1 / kTheta13))) : 0;
+  Tensor X = s > 0 ? A / std::ldexp(1.0, int(s)) : A;
+  Tensor I = eye(n, std::nullopt, A.options());
+  Tensor X2 = ember::matmul(X, X), X4 = ember::matmul(X2, X2), X6 = ember::matmul(X4, X2);
+  Tensor U = ember::matmul(X, ember::matmul(X6, X6 * b[13] + X4 * b[11] + X2 * b[9]) + X6 * b[7] + X4 * b[5] +
+                                  X2 * b[3] + I * b[1]);
+  Tensor V = ember::matmul(X6, X6 * b[12] + X4 * b[10] + X2 * b[8]) + X6 * b[6] + X4 * b[4] + X2 * b[2] + I * b[0];
+  Tensor R = linalg_internal::solve_matrices(V - U, V + U, "linalg.matrix_exp");
+  for (int64_t i = 0; i < s; ++i) R = ember::matmul(R, R);
+  return R;
+}
 
 Tensor diagonal(const Tensor& A, int64_t offset, int64_t dim1, int64_t dim2) {
   return ember::diagonal(A, offset, dim1, dim2);

@@ -135,6 +135,8 @@ EMBER_OP(dot, Tensor(const Tensor&, const Tensor&))
 // info: int32 of the batch shape, LAPACK's info per matrix (0 = success); the ops turn it into
 // torch's errors, so a backend reports failure the same way and *_ex callers get it unraised.
 EMBER_OP(linalg_inv_ex, std::tuple<Tensor, Tensor>(const Tensor&))  // (inverse, info)
+// (A (..., m, n)) -> (LU, pivots int32 (..., min(m, n)) 1-based as LAPACK's, info): partial pivoting
+EMBER_OP(linalg_lu_factor_ex, std::tuple<Tensor, Tensor, Tensor>(const Tensor&))
 // (A (..., n, n), B (..., n, k)) -> (X, info) with A X = B
 EMBER_OP(linalg_solve_ex, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&))
 EMBER_OP(linalg_det, Tensor(const Tensor&))

@@ -125,6 +125,31 @@ EMBER_DEVICE_TEST(Lapack, LstsqPinvRank) {
   EXPECT_EQ(linalg::lstsq(low, rnd({6, 1}, kFloat64, 10)).rank.item<int64_t>(), 2);
 }
 
+EMBER_DEVICE_TEST(Lapack, LuAndMatrixFunctions) {
+  for (Shape shape : {Shape{2, 4, 4}, Shape{5, 3}, Shape{3, 5}}) {
+    Tensor a = rnd(shape, kFloat64, 16);
+    auto [P, L, U] = linalg::lu(a);
+    EXPECT_TRUE(near(matmul(P, matmul(L, U)), a, 1e-12));
+    EXPECT_TRUE(near(L, L.tril(), 0.0));
+    EXPECT_TRUE(near(U, U.triu(), 0.0));
+  }
+  Tensor a = well_conditioned({2, 4, 4}, kFloat64, 17), b = rnd({2, 4, 3}, kFloat64, 18);
+  auto [LU, piv] = linalg::lu_factor(a);
+  EXPECT_TRUE(near(matmul(a, linalg::lu_solve(LU, piv, b)), b, 1e-10));
+  EXPECT_TRUE(near(matmul(a.mT(), linalg::lu_solve(LU, piv, b, true, /*adjoint=*/true)), b, 1e-10));
+  EXPECT_TRUE(near(matmul(a, linalg::solve_triangular(a, b, /*upper=*/true)).triu(), matmul(a.triu(), linalg::solve_triangular(a, b, true)).triu(), 1e-10));
+  EXPECT_TRUE(near(linalg::matrix_power(a, 3), matmul(a, matmul(a, a)), 1e-9));
+  EXPECT_TRUE(near(linalg::matrix_power(a, -2), linalg::inv(matmul(a, a)), 1e-10));
+  // exp of a diagonal matrix is the exp of its entries; exp(A) exp(-A) = I.
+  Tensor d = tensor({1.0, -2.0, 3.0}, {.dtype = kFloat64});
+  EXPECT_TRUE(near(linalg::matrix_exp(diag(d)), diag(exp(d)), 1e-12));
+  Tensor big = rnd({3, 3}, kFloat64, 19) * 10.0;
+  EXPECT_TRUE(near(matmul(linalg::matrix_exp(big), linalg::matrix_exp(-big)), eye(3, std::nullopt, {.dtype = kFloat64}), 1e-6));
+  Tensor g = well_conditioned({3, 3}, kFloat64, 20).requires_grad_();
+  EXPECT_TRUE(gradcheck([](const variable_list& x) { return std::get<0>(linalg::lu_factor(x[0])); }, {g}));
+  EXPECT_TRUE(gradcheck([](const variable_list& x) { return linalg::matrix_exp(x[0]); }, {g}));
+}
+
 EMBER_DEVICE_TEST(Lapack, NormsCrossCdist) {
   Tensor a = tensor({{1.0, -2.0}, {3.0, 4.0}}, {.dtype = kFloat64});
   EXPECT_NEAR(linalg::matrix_norm(a, 1.0).item<double>(), 6.0, 1e-12);     // largest column sum

@@ -458,3 +458,51 @@ def test_cholesky_solve_inverse_matrix_power_multi_dot_vecdot_match_torch(torch_
     close(N(ember.linalg.diagonal(E(rand(2, 3, 3)), offset=1)), np.diagonal(rand(2, 3, 3), 1, -2, -1), 0)
     x = rand(4, 3)
     close(N(ember.norm(E(x), p="nuc")), torch_ref.norm(torch_pair(torch_ref, x), p="nuc").numpy(), 1e-10)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 5, 5), (5, 3), (3, 5)])
+def test_lu_family_matches_torch(torch_ref, shape):
+    a = rand(*shape)
+    ta = torch_pair(torch_ref, a)
+    LU, piv = ember.linalg.lu_factor(E(a))
+    tLU, tpiv = torch_ref.linalg.lu_factor(ta)
+    close(N(LU), tLU.numpy(), 1e-12)
+    assert N(piv).tolist() == tpiv.numpy().tolist() and piv.dtype == ember.int32
+    for got, want in zip(ember.linalg.lu(E(a)), torch_ref.linalg.lu(ta)):
+        close(N(got), want.numpy(), 1e-12)
+    for got, want in zip(ember.lu_unpack(LU, piv), torch_ref.lu_unpack(tLU, tpiv)):
+        close(N(got), want.numpy(), 1e-12)
+    if shape[-1] == shape[-2]:
+        b = rand(*shape[:-1], 2, seed=3)
+        for left in (True, False):
+            for adjoint in (False, True):
+                bb = b if left else np.swapaxes(b, -1, -2).copy()
+                got = ember.linalg.lu_solve(LU, piv, E(bb), left=left, adjoint=adjoint)
+                want = torch_ref.linalg.lu_solve(tLU, tpiv, torch_pair(torch_ref, bb), left=left, adjoint=adjoint)
+                close(N(got), want.numpy(), 1e-10)
+        grads_match(torch_ref, lambda x: weighted(ember, ember.linalg.lu_factor(x)[0], 2),
+                    lambda x: weighted(torch_ref, torch_ref.linalg.lu_factor(x)[0], 2), a)
+        grads_match(torch_ref, lambda x: weighted(ember, ember.linalg.lu(x)[1:], 2),
+                    lambda x: weighted(torch_ref, torch_ref.linalg.lu(x)[1:], 2), a)
+
+
+def test_lu_errors_follow_torch():
+    S2 = E(np.array([[1.0, 2], [2, 4]]))
+    raises(lambda: ember.linalg.lu_factor(S2), "torch.linalg.lu_factor: U[2,2] is zero and using it on lu_solve would "
+           "result in a division by zero.")
+    LU, piv, info = ember.linalg.lu_factor_ex(S2)
+    assert int(info) == 2 and N(piv).tolist() == [2, 2]
+    raises(lambda: ember.linalg.lu_factor(ember.zeros(3)),
+           "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: [3] instead")
+
+
+@pytest.mark.parametrize("scale", [0.0, 0.1, 1.0, 20.0])
+def test_matrix_exp_matches_torch(torch_ref, scale):
+    a = rand(2, 4, 4) * scale
+    close(N(ember.linalg.matrix_exp(E(a))), torch_ref.linalg.matrix_exp(torch_pair(torch_ref, a)).numpy(),
+          1e-10 * max(1.0, float(np.abs(torch_ref.linalg.matrix_exp(torch_pair(torch_ref, a)).numpy()).max())))
+    if scale:
+        grads_match(torch_ref, lambda x: weighted(ember, ember.linalg.matrix_exp(x), 4),
+                    lambda x: weighted(torch_ref, torch_ref.linalg.matrix_exp(x), 4), a, tol=1e-7)
+    e32 = ember.linalg.matrix_exp(E(a.astype(np.float32)))
+    assert e32.dtype == ember.float32
