@@ -28,3 +28,8 @@ def test_fftshift_ifftshift_match_torch(torch_ref, dim):
 def test_transforms_say_complex_is_missing():
     with pytest.raises(NotImplementedError, match="no complex dtype"):
         ember.fft.rfft(ember.zeros(4))
+
+
+def test_linalg_eig_says_complex_is_missing():
+    with pytest.raises(NotImplementedError, match="no complex dtype"):
+        ember.linalg.eig(ember.eye(2))

@@ -8,3 +8,16 @@ from .._C._linalg import (  # noqa: F401
 # torch.linalg.LinAlgError subclasses RuntimeError; ember raises RuntimeError for the same
 # failures (singular matrix, not positive-definite), so this name catches them.
 LinAlgError = RuntimeError
+
+
+def _needs_complex(name):
+    def missing(*args, **kwargs):
+        raise NotImplementedError(
+            f"torch.linalg.{name} returns complex tensors and ember has no complex dtype yet "
+            "(for symmetric matrices use ember.linalg.eigh / eigvalsh)")
+    missing.__name__ = name
+    return missing
+
+
+eig = _needs_complex("eig")
+eigvals = _needs_complex("eigvals")
