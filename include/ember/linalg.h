@@ -75,6 +75,10 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left = true, bool unitriangular = false);
 Tensor matrix_power(const Tensor& A, int64_t n);  // n < 0: powers of the inverse
 Tensor matrix_exp(const Tensor& A);
+// Condition number: p nullopt / 2 / -2 from the singular values, else ||A||_p ||A^-1||_p with p
+// a matrix_norm order ("fro", "nuc", 1, -1, inf, -inf); inf for a singular matrix.
+Tensor cond(const Tensor& A, std::optional<double> p = std::nullopt);
+Tensor cond(const Tensor& A, const std::string& p);
 Tensor multi_dot(TensorList tensors);             // first / last may be 1-D
 Tensor vecdot(const Tensor& x, const Tensor& y, int64_t dim = -1);
 Tensor diagonal(const Tensor& A, int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1);
@@ -96,6 +100,12 @@ Tensor pinverse(const Tensor& A, double rcond = 1e-15);
 Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper = false);
 Tensor cholesky_inverse(const Tensor& L, bool upper = false);
 std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& pivots);  // (P, L, U)
+// torch.triangular_solve (deprecated in torch, still used): (solution, A cloned).
+std::tuple<Tensor, Tensor> triangular_solve(const Tensor& b, const Tensor& A, bool upper = true,
+                                            bool transpose = false, bool unitriangular = false);
+Tensor chain_matmul(TensorList matrices);
+// Distances between the rows of x (N, M), i < j in row order: N (N - 1) / 2 values.
+Tensor pdist(const Tensor& x, double p = 2.0);
 // torch.cross: dim nullopt is the first dim of size 3.
 Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim = std::nullopt);
 // Distances between the rows of x1 (..., P, M) and x2 (..., R, M): (..., P, R). compute_mode as

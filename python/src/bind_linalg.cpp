@@ -29,7 +29,8 @@ void make_tuple_types(nb::module_& m) {
       {"linalg_eigh", "eigenvalues eigenvectors"},
       {"linalg_lstsq", "solution residuals rank singular_values"},
       {"linalg_lu_factor", "LU pivots"},       {"linalg_lu_factor_ex", "LU pivots info"},
-      {"linalg_lu", "P L U"},                  {"lu_unpack", "P L U"}};
+      {"linalg_lu", "P L U"},                  {"lu_unpack", "P L U"},
+      {"triangular_solve", "solution cloned_coefficient"}};
   for (auto [name, fields] : kinds) {
     nb::object type = namedtuple(name, fields);
     type.attr("__module__") = "ember.return_types";
@@ -173,6 +174,19 @@ void bind_linalg(nb::module_& m, TensorClass& cls) {
         nb::arg("n"), NoGil());
   l.def("matrix_exp", [](const Tensor& A) { return linalg::matrix_exp(A); }, nb::arg("A"), NoGil());
   def_both(m, cls, "matrix_exp", [](const Tensor& A) { return linalg::matrix_exp(A); }, NoGil());
+  l.def("cond", [](const Tensor& A, nb::handle p) {
+    if (PyUnicode_Check(p.ptr())) return linalg::cond(A, nb::cast<std::string>(p));
+    std::optional<double> pv;
+    if (!p.is_none()) pv = nb::cast<double>(p);
+    return linalg::cond(A, pv);
+  }, nb::arg("A"), nb::arg("p") = nb::none());
+  m.def("triangular_solve", [](const Tensor& b, const Tensor& A, bool upper, bool transpose, bool unit) {
+    auto [x, a] = triangular_solve(b, A, upper, transpose, unit);
+    return named("triangular_solve", x, a);
+  }, nb::arg("input"), nb::arg("A"), nb::arg("upper") = true, nb::arg("transpose") = false,
+        nb::arg("unitriangular") = false);
+  m.def("chain_matmul", [](nb::args ms) { return chain_matmul(nb::cast<std::vector<Tensor>>(ms)); });
+  m.def("pdist", [](const Tensor& x, double p) { return pdist(x, p); }, nb::arg("input"), nb::arg("p") = 2.0);
   l.def("multi_dot", [](std::vector<Tensor> ts) { return linalg::multi_dot(ts); }, nb::arg("tensors"), NoGil());
   l.def("vecdot", [](const Tensor& x, const Tensor& y, int64_t dim) { return linalg::vecdot(x, y, dim); },
         nb::arg("x"), nb::arg("y"), nb::kw_only(), nb::arg("dim") = -1);

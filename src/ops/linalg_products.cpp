@@ -90,6 +90,28 @@ Tensor matrix_exp(const Tensor& A) {
   return R;
 }
 
+// p 2 / -2 (or none): the ratio of extreme singular values; otherwise ||A||_p ||A^-1||_p, inf
+// for a singular matrix (as torch).
+Tensor cond(const Tensor& A, std::optional<double> p) {
+  check_matrices(A, "linalg.cond");
+  if (!p || std::abs(*p) == 2) {
+    Tensor s = svdvals(A);
+    Tensor hi = amax(s, {-1}), lo = amin(s, {-1});
+    return p && *p < 0 ? lo / hi : hi / lo;
+  }
+  check_square(A, "linalg.cond");
+  auto [Ainv, info] = inv_ex(A);
+  Tensor c = matrix_norm(A, *p) * matrix_norm(Ainv, *p);
+  return where(ne(info, 0), INFINITY, c);
+}
+
+Tensor cond(const Tensor& A, const std::string& p) {
+  check_square(A, "linalg.cond");
+  auto [Ainv, info] = inv_ex(A);
+  Tensor c = matrix_norm(A, p) * matrix_norm(Ainv, p);
+  return where(ne(info, 0), INFINITY, c);
+}
+
 Tensor diagonal(const Tensor& A, int64_t offset, int64_t dim1, int64_t dim2) {
   return ember::diagonal(A, offset, dim1, dim2);
 }
@@ -103,6 +125,29 @@ Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper) {
   Tensor lower = upper ? L.mT() : L;
   Tensor y = linalg::solve_triangular(lower, B, /*upper=*/false);
   return linalg::solve_triangular(lower.mT(), y, /*upper=*/true);
+}
+
+std::tuple<Tensor, Tensor> triangular_solve(const Tensor& b, const Tensor& A, bool upper, bool transpose,
+                                            bool unitriangular) {
+  Tensor T = transpose ? A.mT() : A;
+  return {linalg::solve_triangular(T, b, transpose ? !upper : upper, /*left=*/true, unitriangular), A.clone()};
+}
+
+Tensor chain_matmul(TensorList matrices) {
+  if (matrices.size() == 1) return matrices[0].clone();
+  return linalg::multi_dot(matrices);
+}
+
+// The upper triangle (i < j, row by row) of cdist(x, x): the exact difference form, so a
+// repeated row gives 0 with subgradient 0.
+Tensor pdist(const Tensor& x, double p) {
+  EMBER_CHECK(x.dim() == 2, "pdist only supports 2D tensors, got: ", x.dim(), "D");
+  EMBER_CHECK(is_floating(x.dtype()), "pdist only supports floating-point dtypes");
+  EMBER_CHECK(p >= 0, "pdist only supports non-negative p values");
+  const int64_t n = x.size(0);
+  if (n < 2) return empty({0}, x.options());
+  Tensor upper = ones({n, n}, {.dtype = kBool, .device = x.device()}).triu(1);
+  return masked_select(cdist(x, x, p, /*compute_mode=*/2), upper);
 }
 
 Tensor cholesky_inverse(const Tensor& L, bool upper) {

@@ -506,3 +506,30 @@ def test_matrix_exp_matches_torch(torch_ref, scale):
                     lambda x: weighted(torch_ref, torch_ref.linalg.matrix_exp(x), 4), a, tol=1e-7)
     e32 = ember.linalg.matrix_exp(E(a.astype(np.float32)))
     assert e32.dtype == ember.float32
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, "fro", "nuc", 1, -1, math.inf, -math.inf])
+def test_cond_matches_torch(torch_ref, p):
+    a = rand(2, 4, 4)
+    close(N(ember.linalg.cond(E(a), p)), torch_ref.linalg.cond(torch_pair(torch_ref, a), p).numpy(), 1e-8)
+    if p not in (None, 2, -2):
+        assert math.isinf(float(ember.linalg.cond(E(np.array([[1.0, 2], [2, 4]])), p)))
+
+
+def test_triangular_solve_chain_matmul_pdist_match_torch(torch_ref):
+    a, b = rand(2, 4, 4) + 4 * np.eye(4), rand(2, 4, 3, seed=1)
+    for upper in (True, False):
+        for transpose in (False, True):
+            got = ember.triangular_solve(E(b), E(a), upper=upper, transpose=transpose)
+            want = torch_ref.triangular_solve(torch_pair(torch_ref, b), torch_pair(torch_ref, a), upper=upper,
+                                              transpose=transpose)
+            close(N(got.solution), want.solution.numpy(), 1e-10)
+            close(N(got.cloned_coefficient), a, 0)
+    ms = [rand(3, 4), rand(4, 2, seed=1), rand(2, 5, seed=2)]
+    close(N(ember.chain_matmul(*[E(m) for m in ms])), ms[0] @ ms[1] @ ms[2], 1e-12)
+    x = rand(6, 3)
+    x[4] = x[1]
+    for p in (2.0, 1.0, 0.0, math.inf, 3.0):
+        close(N(ember.pdist(E(x), p)), torch_ref.pdist(torch_pair(torch_ref, x), p).numpy(), 1e-10)
+    grads_match(torch_ref, lambda t: weighted(ember, ember.pdist(t), 1), lambda t: weighted(torch_ref, torch_ref.pdist(t), 1),
+                x)

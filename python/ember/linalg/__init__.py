@@ -3,6 +3,7 @@ from .._C._linalg import (  # noqa: F401
     inv, inv_ex, solve, det, slogdet, cholesky, cholesky_ex, qr, svd, svdvals, eigh, eigvalsh,
     lstsq, pinv, matrix_rank, norm, vector_norm, matrix_norm, cross, matmul, solve_triangular,
     matrix_power, matrix_exp, multi_dot, vecdot, diagonal, lu_factor, lu_factor_ex, lu, lu_solve,
+    cond,
 )
 
 # torch.linalg.LinAlgError subclasses RuntimeError; ember raises RuntimeError for the same
