@@ -533,3 +533,36 @@ def test_triangular_solve_chain_matmul_pdist_match_torch(torch_ref):
         close(N(ember.pdist(E(x), p)), torch_ref.pdist(torch_pair(torch_ref, x), p).numpy(), 1e-10)
     grads_match(torch_ref, lambda t: weighted(ember, ember.pdist(t), 1), lambda t: weighted(torch_ref, torch_ref.pdist(t), 1),
                 x)
+
+
+def test_layouts_and_dtypes():
+    a = rand(3, 4, 4) + 4 * np.eye(4)
+    base = E(a)
+    want = np.linalg.inv(a)
+    close(N(ember.linalg.inv(base.mT).mT), want, 1e-12)                 # column-major input
+    close(N(ember.linalg.inv(base[:, :, :])), want, 1e-12)
+    close(N(ember.linalg.inv(base[0].expand(2, 4, 4))), np.stack([want[0]] * 2), 1e-12)   # stride-0 batch
+    wide = E(rand(4, 8))
+    close(N(ember.linalg.svdvals(wide[:, ::2])), np.linalg.svd(rand(4, 8)[:, ::2], compute_uv=False), 1e-12)
+    x = E(a)
+    ember.linalg.inv(x)
+    close(N(x), a, 0)  # the input is never overwritten by LAPACK
+    raises(lambda: ember.linalg.inv(ember.eye(2, dtype=ember.float16)),
+           "linalg.inv: Low precision dtypes not supported. Got Half")
+
+
+def test_double_backward_through_svd_and_cholesky(torch_ref):
+    a = rand(4, 3)
+    e, t = E(a, True), torch_pair(torch_ref, a, True)
+    (ge,) = ember.autograd.grad(ember.linalg.svdvals(e).sum(), e, create_graph=True)
+    (gt,) = torch_ref.autograd.grad(torch_ref.linalg.svdvals(t).sum(), t, create_graph=True)
+    (ge ** 2).sum().backward()
+    (gt ** 2).sum().backward()
+    close(N(e.grad), t.grad.numpy(), 1e-8)
+    s = spd(3, 3)
+    e, t = E(s, True), torch_pair(torch_ref, s, True)
+    (ge,) = ember.autograd.grad(ember.linalg.cholesky(e).sum(), e, create_graph=True)
+    (gt,) = torch_ref.autograd.grad(torch_ref.linalg.cholesky(t).sum(), t, create_graph=True)
+    (ge ** 2).sum().backward()
+    (gt ** 2).sum().backward()
+    close(N(e.grad), t.grad.numpy(), 1e-8)
