@@ -15,7 +15,7 @@ ColumnMajor column_major(const Tensor& a) {
   Tensor t = a.mT();
   // contiguous() returns t itself when a is already column-major: LAPACK must not write there.
   m.buf = t.is_contiguous() ? t.clone() : t.contiguous();
-  m.batch = m.rows * m.cols == 0 ? shape_numel(batch_shape(a)) : a.numel() / (m.rows * m.cols);
+  m.batch = shape_numel(batch_shape(a));
   return m;
 }
 
