@@ -5,6 +5,7 @@
 #include "ember/core/errors.h"
 #include "ember/core/generator.h"
 #include "ember/core/scalar.h"
+#include "ember/linalg.h"
 #include "ember/ops.h"
 #include "ember/tensor.h"
 #include "ember/autograd/autograd.h"

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "bind_ops.h"
+#include "ember/linalg.h"
 
 namespace ember::python {
 namespace {
@@ -72,7 +73,11 @@ Tensor norm_any(const Tensor& a, nb::handle p, nb::handle dim, bool keepdim, std
   Scalar pv = 2;
   if (PyUnicode_Check(p.ptr())) {
     std::string s = nb::cast<std::string>(p);
-    EMBER_CHECK(s == "fro", "norm(): p='", s, "' is not supported by ember (only numbers and 'fro')");
+    if (s == "nuc") {  // torch.norm's matrix norm: linalg.matrix_norm over dim (the last two by default)
+      auto dims = dims_arg(dim, "norm");
+      return linalg::matrix_norm(a, "nuc", dims ? *dims : std::vector<int64_t>{-2, -1}, keepdim, dtype);
+    }
+    EMBER_CHECK(s == "fro", "norm(): p='", s, "' is not supported by ember (only numbers, 'fro' and 'nuc')");
   } else if (!p.is_none()) {
     EMBER_CHECK_TYPE(scalar_from_python(p.ptr(), true, pv), "norm(): argument 'p' must be a number or 'fro', not ",
                      Py_TYPE(p.ptr())->tp_name);

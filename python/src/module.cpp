@@ -1,6 +1,13 @@
 // ember._C: the extension module behind `import ember`. Each bind_* lives in its own file
 // (bind.h lists them) so touching one part rebuilds one translation unit.
 #include "bind.h"
+#include "bind_ops.h"
+
+// ember.linalg, torch.det & co, cdist (bind_linalg.cpp); declared here so that adding it rebuilt
+// no other binding file.
+namespace ember::python {
+void bind_linalg(nb::module_& m, TensorClass& cls);
+}
 
 NB_MODULE(_C, m) {
   using namespace ember::python;
@@ -14,6 +21,7 @@ NB_MODULE(_C, m) {
   bind_tensor(m, cls);
   bind_indexing(cls);
   bind_ops(m, cls);
+  bind_linalg(m, cls);
   bind_numpy_operators(cls);
   bind_autograd(m, cls);
   bind_nn(m);

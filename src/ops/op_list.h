@@ -129,6 +129,28 @@ EMBER_OP(bmm, Tensor(const Tensor&, const Tensor&))
 EMBER_OP(addmm, Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&))
 EMBER_OP(dot, Tensor(const Tensor&, const Tensor&))
 
+// ---- linalg (LAPACK) (ops/linalg_factor.cpp, linalg_decomp.cpp; cpu/lapack_*.cpp)
+// Inputs arrive checked: float32/float64 batches of matrices (..., m, n), square where the
+// factorisation needs it, batch dims already broadcast between operands. Results are contiguous.
+// info: int32 of the batch shape, LAPACK's info per matrix (0 = success); the ops turn it into
+// torch's errors, so a backend reports failure the same way and *_ex callers get it unraised.
+EMBER_OP(linalg_inv_ex, std::tuple<Tensor, Tensor>(const Tensor&))  // (inverse, info)
+// (A (..., m, n)) -> (LU, pivots int32 (..., min(m, n)) 1-based as LAPACK's, info): partial pivoting
+EMBER_OP(linalg_lu_factor_ex, std::tuple<Tensor, Tensor, Tensor>(const Tensor&))
+// (A (..., n, n), B (..., n, k)) -> (X, info) with A X = B
+EMBER_OP(linalg_solve_ex, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&))
+EMBER_OP(linalg_det, Tensor(const Tensor&))
+EMBER_OP(linalg_slogdet, std::tuple<Tensor, Tensor>(const Tensor&))  // (sign, logabsdet)
+EMBER_OP(linalg_cholesky_ex, std::tuple<Tensor, Tensor>(const Tensor&, bool))  // (L or U, info), bool: upper
+// mode: 0 reduced, 1 complete, 2 r (Q is an empty tensor) -> (Q, R)
+EMBER_OP(linalg_qr, std::tuple<Tensor, Tensor>(const Tensor&, int64_t))
+// (A, full_matrices, compute_uv) -> (U, S, Vh); U and Vh are empty tensors without compute_uv
+EMBER_OP(linalg_svd, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool, bool))
+// (A, upper: read the upper triangle, compute_v) -> (eigenvalues ascending, eigenvectors or empty)
+EMBER_OP(linalg_eigh, std::tuple<Tensor, Tensor>(const Tensor&, bool, bool))
+// LAPACK's gelsy: (A (..., m, n), B (..., m, k), rcond) -> (solution (..., n, k), rank int64)
+EMBER_OP(linalg_lstsq_gelsy, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, double))
+
 // ---- indexing and sorting (index.cpp, sort.cpp, cpu/index_kernels.cpp, cpu/sort_kernels.cpp)
 EMBER_OP(index_select, Tensor(const Tensor&, int64_t, const Tensor&))
 EMBER_OP(gather, Tensor(const Tensor&, int64_t, const Tensor&))
