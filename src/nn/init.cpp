@@ -142,15 +142,24 @@ Tensor& kaiming_normal_(Tensor& t, double a, const std::string& mode, const std:
   return init::normal_(t, 0.0, std, gen);
 }
 
+// torch's order: uniform_(2l - 1, 2u - 1) on the tensor itself (its dtype's draws, in its
+// memory order), erfinv, times std * sqrt(2), plus mean, clamped to [a, b], each step rounded to
+// the tensor's dtype. erfinv here is evaluated in double and rounded once, so a value can differ
+// from torch's own float erfinv in the last bit (docs/issue15-random.md).
 Tensor& trunc_normal_(Tensor& t, double mean, double std, double a, double b, Generator* gen) {
   NoGradGuard ng;
   auto cdf = [](double x) { return (1.0 + std::erf(x / std::sqrt(2.0))) / 2.0; };
   double l = cdf((a - mean) / std), u = cdf((b - mean) / std);
-  Tensor uv = empty(t.sizes(), {.dtype = kFloat64});
+  Tensor uv = empty_like_layout(t);
   ember::uniform_(uv, 2 * l - 1, 2 * u - 1, gen);
-  std::vector<double> v = uv.contiguous().tolist<double>();
+  std::vector<double> v = uv.to(kFloat64).contiguous().tolist<double>();
+  const bool single = t.dtype() != kFloat64;
+  auto round_to = [&](double x) { return single ? double(float(x)) : x; };
+  const double scale = round_to(std * std::sqrt(2.)), shift = round_to(mean);
   for (double& x : v) {
-    x = erfinv(x) * std * std::sqrt(2.0) + mean;
+    x = round_to(erfinv(x));
+    x = round_to(x * scale);
+    x = round_to(x + shift);
     x = x < a ? a : (x > b ? b : x);
   }
   write_values(t, v, t.sizes());
@@ -162,8 +171,12 @@ Tensor& orthogonal_(Tensor& t, double gain, Generator* gen) {
   if (t.numel() == 0) return t;
   NoGradGuard ng;
   int64_t rows = t.size(0), cols = t.numel() / rows;
-  Tensor flat = empty({rows, cols}, {.dtype = kFloat64});
+  // torch's draws (new_empty((rows, cols)).normal_() in the tensor's dtype), so the stream
+  // consumed is torch's; the orthogonalisation below is ember's own (Q can differ from
+  // LAPACK's in the last bits).
+  Tensor flat = empty({rows, cols}, {.dtype = is_floating(t.dtype()) ? t.dtype() : kFloat32});
   ember::normal_(flat, 0.0, 1.0, gen);
+  flat = flat.to(kFloat64);
   bool trans = rows < cols;
   if (trans) flat = flat.t();
   // A is m x n (m >= n); its columns are orthonormalised into Q (m x n), stored column-major.
