@@ -298,11 +298,8 @@ Tensor multinomial_cpu(const Tensor& probs, int64_t num_samples, bool replacemen
   for (int64_t r = 0; r < rows; ++r) {
     const double* row = w.data() + r * cats;
     double total = 0;
-    int64_t positive = 0;
-    for (int64_t k = 0; k < cats; ++k) { total += row[k]; positive += row[k] > 0; }
+    for (int64_t k = 0; k < cats; ++k) total += row[k];
     EMBER_CHECK(total > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
-    EMBER_CHECK(replacement || positive >= num_samples,
-                "invalid multinomial distribution (with replacement=False, not enough non-negative category to sample)");
   }
   Tensor out = empty(probs.dim() == 2 ? Shape{rows, num_samples} : Shape{num_samples}, {.dtype = kInt64});
   int64_t* o = out.data_ptr<int64_t>();
@@ -340,21 +337,36 @@ Tensor multinomial_cpu(const Tensor& probs, int64_t num_samples, bool replacemen
     exponential_fill<T>(q, 1.0, e);
     Tensor qc = q.contiguous();
     const T* qp = qc.data_ptr<T>();
-    std::vector<std::pair<T, int64_t>> keyed(static_cast<size_t>(cats));
+    std::vector<std::pair<double, int64_t>> queue(static_cast<size_t>(cats));
+    // torch's topk comparator (NaN first, then larger) on (value, index) pairs in index order:
+    // the same libstdc++ algorithms on the same sequence give torch's order among ties.
+    auto larger = [](const std::pair<double, int64_t>& x, const std::pair<double, int64_t>& y) {
+      return (std::isnan(x.first) && !std::isnan(y.first)) || x.first > y.first;
+    };
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t k = 0; k < cats; ++k) {
         const int64_t i = r * cats + k;
         T ratio;
         if constexpr (is_reduced_v<T>) ratio = T(float(p[i]) / float(qp[i]));
         else ratio = p[i] / qp[i];
-        keyed[size_t(k)] = {ratio, k};
+        queue[size_t(k)] = {double(ratio), k};
       }
-      // Largest first; among equal keys the lower index (argmax's first maximum).
-      std::partial_sort(keyed.begin(), keyed.begin() + num_samples, keyed.end(), [](const auto& a, const auto& b) {
-        const double ka = double(a.first), kb = double(b.first);
-        return ka > kb || (ka == kb && a.second < b.second);
-      });
-      for (int64_t s = 0; s < num_samples; ++s) o[r * num_samples + s] = keyed[size_t(s)].second;
+      int64_t* orow = o + r * num_samples;
+      if (num_samples == 1) {  // argmax: the first maximum
+        int64_t best = 0;
+        for (int64_t k = 1; k < cats; ++k)
+          if (larger(queue[size_t(k)], queue[size_t(best)])) best = k;
+        orow[0] = best;
+        continue;
+      }
+      // torch's topk: partial_sort when k * 64 <= n, else nth_element and a sort of the first k - 1
+      if (num_samples * 64 <= cats) {
+        std::partial_sort(queue.begin(), queue.begin() + num_samples, queue.end(), larger);
+      } else {
+        std::nth_element(queue.begin(), queue.begin() + num_samples - 1, queue.end(), larger);
+        std::sort(queue.begin(), queue.begin() + num_samples - 1, larger);
+      }
+      for (int64_t s = 0; s < num_samples; ++s) orow[s] = queue[size_t(s)].second;
     }
   });
   return out;

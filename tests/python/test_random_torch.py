@@ -403,6 +403,13 @@ def test_dropout_masks(seed, p):
     check(lambda: EF.dropout(ex.t(), p, True), lambda: torch.nn.functional.dropout(tx.t(), p, True), seed)
     x4 = np.random.RandomState(seed).randn(3, 5, 4, 4).astype(np.float32)
     check(lambda: EF.dropout2d(ember.tensor(x4), p, True), lambda: torch.nn.functional.dropout2d(torch.tensor(x4), p, True), seed)
+    x3 = x4[:, :, 0]
+    for xs in (x3, x3[0]):  # batched and unbatched
+        check(lambda: EF.dropout1d(ember.tensor(xs), p, True), lambda: torch.nn.functional.dropout1d(torch.tensor(xs), p, True), seed)
+        check(lambda: enn.Dropout1d(p)(ember.tensor(xs)), lambda: torch.nn.Dropout1d(p)(torch.tensor(xs)), seed)
+    x5 = x4[:, :, None]
+    check(lambda: EF.dropout3d(ember.tensor(x5), p, True), lambda: torch.nn.functional.dropout3d(torch.tensor(x5), p, True), seed)
+    check(lambda: enn.Dropout3d(p)(ember.tensor(x5[0])), lambda: torch.nn.Dropout3d(p)(torch.tensor(x5[0])), seed)
 
 
 # ---- nn.init and module initialisation

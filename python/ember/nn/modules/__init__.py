@@ -7,7 +7,7 @@ from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm, RMSNo
 from .activation import (ReLU, ReLU6, LeakyReLU, GELU, SiLU, ELU, Softplus, Sigmoid, Tanh, Softmax,  # noqa: F401
                          Softmin, LogSoftmax, Hardtanh, Hardsigmoid, Hardswish, Mish, LogSigmoid, Softsign,
                          Tanhshrink, PReLU)
-from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
 from .sparse import Embedding  # noqa: F401
 from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, SmoothL1Loss, HuberLoss, BCELoss,  # noqa: F401
                    BCEWithLogitsLoss, KLDivLoss)

@@ -2,7 +2,7 @@
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
 
 
 class _DropoutNd(Module):
@@ -23,12 +23,17 @@ class Dropout(_DropoutNd):
 
 
 class Dropout1d(_DropoutNd):
-    """Zeroes whole channels of (N, C, L) input."""
+    """Zeroes whole channels of (N, C, L) or (C, L) input."""
 
     def forward(self, input):
-        return F.dropout2d(input, self.p, self.training, self.inplace)
+        return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
