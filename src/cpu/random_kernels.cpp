@@ -182,6 +182,38 @@ Tensor& log_normal_cpu(Tensor& self, double mean, double std, Generator* gen) {
   return self;
 }
 
+// torch's update_from / update_to for floating dtypes: bounds the dtype cannot hold exactly move
+// inwards to representable integers (from + 1 rounding down below from, to - 1 rounding up).
+template <class T> constexpr int digits_of() {
+  if constexpr (std::is_same_v<T, Half>) return 11;
+  else if constexpr (std::is_same_v<T, BFloat16>) return 8;
+  else return std::numeric_limits<T>::digits;
+}
+template <class T> int64_t through(int64_t v) {
+  if constexpr (is_reduced_v<T>) return int64_t(float(T(float(v))));
+  else return int64_t(static_cast<T>(v));
+}
+template <class T> int64_t update_from(int64_t from) {
+  const int64_t from_plus_1 = through<T>(from + 1);
+  if (from_plus_1 < from) {
+    int64_t f = from + 1 < 0 ? -(from + 1) : from + 1;
+    int n = 0;
+    while (f >>= 1) ++n;
+    from = from_plus_1 + (int64_t(1) << (n - digits_of<T>() + 1));
+  }
+  return from;
+}
+template <class T> int64_t update_to(int64_t to) {
+  const int64_t to_minus_1 = through<T>(to - 1);
+  if (to_minus_1 >= to) {
+    int64_t t = to - 1 < 0 ? -(to - 1) : to - 1;
+    int n = 0;
+    while (t >>= 1) ++n;
+    to = to_minus_1 - (int64_t(1) << (n - digits_of<T>() + 1));
+  }
+  return to;
+}
+
 // ---- random_: `draw % range + from`, from 64 random bits when the range needs them (>= 2^32)
 // and the dtype can hold them (int64, double, float, bfloat16), else from 32. No `to`: torch's
 // default upper end (the dtype's max, 2^digits for floating types), or, from the lowest int64,
@@ -193,9 +225,17 @@ Tensor& random_cpu(Tensor& self, int64_t from, std::optional<int64_t> to, Genera
   visit_dtype<kAllTypes>(self.dtype(), "random_", [&]<class T>() {
     constexpr bool wide_ok = std::is_same_v<T, int64_t> || std::is_same_v<T, double> ||
                              std::is_same_v<T, float> || std::is_same_v<T, BFloat16>;
+    constexpr bool floating = std::is_floating_point_v<T> || is_reduced_v<T>;
+    if constexpr (floating) {
+      if (to || from != INT64_MIN) from = update_from<T>(from);
+    }
     uint64_t range;
     if (to) {
-      range = uint64_t(*to) - uint64_t(from);
+      int64_t hi = *to;
+      if constexpr (floating) hi = update_to<T>(hi);
+      EMBER_CHECK(from < hi, "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got from=",
+                  from, " >= to=", hi);
+      range = uint64_t(hi) - uint64_t(from);
     } else if (from == INT64_MIN) {
       EMBER_CHECK(wide_ok, "random_ from the lowest int64 without 'to' handles only int64, double, float and bfloat16");
       if constexpr (wide_ok) for_each_memory_order<T>(self, [&](T& out) { out = cast_from_int<T>(int64_t(e.random64())); });
@@ -203,15 +243,14 @@ Tensor& random_cpu(Tensor& self, int64_t from, std::optional<int64_t> to, Genera
     } else {
       int64_t to_inc;
       if constexpr (std::is_same_v<T, bool>) to_inc = 1;
-      else if constexpr (std::is_same_v<T, Half>) to_inc = int64_t(1) << 11;
-      else if constexpr (std::is_same_v<T, BFloat16>) to_inc = int64_t(1) << 8;
-      else if constexpr (std::is_floating_point_v<T>) to_inc = int64_t(1) << std::numeric_limits<T>::digits;
+      else if constexpr (floating) to_inc = int64_t(1) << digits_of<T>();
       else to_inc = int64_t(std::numeric_limits<T>::max());
       EMBER_CHECK(from <= to_inc, "random_ expects 'from' to be less than or equal to 'to_inc', but got from=", from,
                   " > to_inc=", to_inc);
       range = uint64_t(to_inc) - uint64_t(from) + 1;
     }
-    const bool wide = wide_ok && range >= (uint64_t(1) << 32);
+    // (torch 2.x draws 64 bits for int32 without `to` too; random_() itself stays at 32)
+    const bool wide = (wide_ok && range >= (uint64_t(1) << 32)) || (!to && std::is_same_v<T, int32_t>);
     for_each_memory_order<T>(self, [&](T& out) {
       const uint64_t r = wide ? e.random64() : uint64_t(e());
       const int64_t v = int64_t(r % range + uint64_t(from));

@@ -144,18 +144,12 @@ Tensor& normal_(Tensor& self, double mean, double std, Generator* gen) {
   return self;
 }
 namespace {
-// torch's check_from_to_in_range: the bounds must be values of self's dtype (for floating
-// dtypes, within +-2^digits, where every integer is exact).
+// torch's check_from_to_in_range: the bounds must be values of self's integer dtype (for
+// floating dtypes torch only warns beyond +-2^digits, where integers stop being exact).
 void check_random_bounds(const Tensor& self, int64_t from, int64_t to_inc) {
   DType dt = self.dtype();
   const char* name = scalar_type_name(dt);
-  if (is_floating(dt)) {
-    int digits = dt == kFloat16 ? 11 : dt == kBFloat16 ? 8 : dt == kFloat32 ? 24 : 53;
-    int64_t lim = int64_t(1) << digits;
-    EMBER_CHECK_VALUE(from >= -lim && from <= lim, "from is out of bounds for ", name);
-    EMBER_CHECK_VALUE(to_inc >= -lim && to_inc <= lim, "to - 1 is out of bounds for ", name);
-    return;
-  }
+  if (is_floating(dt)) return;
   int64_t lo = INT64_MIN, hi = INT64_MAX;
   switch (dt) {
     case kBool: lo = 0; hi = 1; break;
@@ -191,7 +185,10 @@ Tensor& bernoulli_(Tensor& self, double p, Generator* gen) {
 
 // random_() without bounds is torch's random_(0, None): [0, 2^digits] for floating dtypes
 // (every integer in it is exact), [0, max] for integers.
-Tensor& random_(Tensor& self, Generator* gen) { return random_from_(self, 0, gen); }
+// (int32 excepted: torch's random_() takes 32-bit draws there, its random_(0, None) 64-bit ones.)
+Tensor& random_(Tensor& self, Generator* gen) {
+  return self.dtype() == kInt32 ? random_(self, 0, int64_t(1) << 31, gen) : random_from_(self, 0, gen);
+}
 Tensor& random_(Tensor& self, int64_t to, Generator* gen) { return random_(self, 0, to, gen); }
 
 // torch's empty_like (preserve_format): like's strides when they are non-overlapping and
@@ -221,8 +218,9 @@ Tensor& bernoulli_(Tensor& self, const Tensor& p, Generator* gen) {
   Tensor hit = lt(u, p.to(draw));
   return self.copy_(hit);
 }
+// torch's functional bernoulli forms draw into a contiguous result (LEGACY_CONTIGUOUS_MEMORY_FORMAT).
 Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
-  Tensor out = empty_like_layout(self, {});
+  Tensor out = empty_like(self);
   return bernoulli_(out, p, gen);
 }
 
@@ -311,12 +309,12 @@ Tensor randperm(int64_t n, TensorOptions opts, Generator* gen) {
   if (!opts.dtype) opts.dtype = kInt64;
   return ops::randperm()(n, opts, gen);
 }
-// torch.bernoulli(p): draws of p's shape, dtype and layout (torch's empty_like(p).bernoulli_(p)).
+// torch.bernoulli(p): draws of p's shape and dtype into a contiguous result, in its order.
 Tensor bernoulli(const Tensor& p, Generator* gen) {
   NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
   EMBER_CHECK(is_floating(p.dtype()), "bernoulli expects a floating-point probability tensor, got ",
               scalar_type_name(p.dtype()));
-  Tensor out = empty_like_layout(p, {});
+  Tensor out = empty_like(p);
   return bernoulli_(out, p, gen);
 }
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {

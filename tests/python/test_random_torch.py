@@ -267,7 +267,8 @@ def test_randperm_draw_count():
 @pytest.mark.parametrize("dt", ["f32", "f64", "f16", "i64", "u8", "bool"])
 @pytest.mark.parametrize("p", [0.0, 0.3, 0.5, 1.0])
 def test_bernoulli_scalar_p(seed, dt, p):
-    check(lambda: ember.empty(200, dtype=ED[dt]).bernoulli_(p), lambda: torch.empty(200, dtype=TD[dt]).bernoulli_(p), seed)
+    tdt = TD[dt] if TORCH2 or dt != "f16" else torch.float32  # 1.13 has no float16 bernoulli_: same draws in float32
+    check(lambda: ember.empty(200, dtype=ED[dt]).bernoulli_(p), lambda: torch.empty(200, dtype=tdt).bernoulli_(p).to(TD[dt]), seed)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -305,7 +306,8 @@ def test_multinomial_without_replacement_and_single(seed):
     # near-ties, so compare with live torch
     w = np.array([[0.1, 0.0, 2.0, 0.5, 1.0, 3.0], [1.0, 1.0, 1.0, 1.0, 0.5, 0.2]], dtype=np.float32)
     check(lambda: ember.multinomial(ember.tensor(w), 3), lambda: torch.multinomial(torch.tensor(w), 3), seed)
-    check(lambda: ember.multinomial(ember.tensor(w), 1, True), lambda: torch.multinomial(torch.tensor(w), 1, True), seed)
+    if TORCH2:  # one sample with replacement: 2.x races exponentials too, 1.13 used the cumulative search
+        check(lambda: ember.multinomial(ember.tensor(w), 1, True), lambda: torch.multinomial(torch.tensor(w), 1, True), seed)
 
 
 # ---- *_like
@@ -315,9 +317,11 @@ def test_like_functions(seed):
     for tr in (False, True):
         le, lt = (base_e.t(), base_t.t()) if tr else (base_e, base_t)
         check(lambda: ember.rand_like(le), lambda: torch.rand_like(lt), seed)
-        check(lambda: ember.randn_like(le), lambda: torch.randn_like(lt), seed)
+        if TORCH2 or not tr:  # transposed: non-contiguous, the one-at-a-time sampler (changed in 2.x)
+            check(lambda: ember.randn_like(le), lambda: torch.randn_like(lt), seed)
         check(lambda: ember.randint_like(le, 3, 9), lambda: torch.randint_like(lt, 3, 9), seed)
-        check(lambda: ember.randn_like(le, dtype=ember.float64), lambda: torch.randn_like(lt, dtype=torch.float64), seed)
+        if TORCH2 or not tr:
+            check(lambda: ember.randn_like(le, dtype=ember.float64), lambda: torch.randn_like(lt, dtype=torch.float64), seed)
 
 
 # ---- Generator objects and state
@@ -360,7 +364,10 @@ def test_rng_state_layout_matches_torch():
         prep(torch)
         es, ts = ember.get_rng_state(), torch.get_rng_state()
         assert es.dtype == ember.uint8 and tuple(es.shape) == (5056,)
-        assert es.numpy().tobytes() == ts.numpy().tobytes()
+        eb, tb = es.numpy().tobytes(), ts.numpy().tobytes()
+        if not TORCH2:  # 1.13's cached normal (bytes 5024..5031) comes from log(1 - u), 2.x's from log1p(-u)
+            eb, tb = eb[:5024] + eb[5032:], tb[:5024] + tb[5032:]
+        assert eb == tb
 
 
 def test_rng_state_round_trip_and_exchange():
@@ -370,9 +377,12 @@ def test_rng_state_round_trip_and_exchange():
     a = ember.randn(10, dtype=ember.float64)
     ember.set_rng_state(state)
     same(ember.randn(10, dtype=ember.float64), a)
-    # ember's state continues in torch, and torch's in ember
+    # ember's state continues in torch, and torch's in ember: the cached normal comes first
     torch.set_rng_state(torch.from_numpy(state.numpy().copy()))
-    same(a, torch.randn(10, dtype=torch.float64))
+    same(a[:1], torch.randn(1, dtype=torch.float64))
+    ember.set_rng_state(state)
+    ember.randn(1, dtype=ember.float64)
+    same(ember.rand(10), torch.rand(10))
     torch.manual_seed(4)
     torch.rand(700)
     ember.set_rng_state(ember.tensor(torch.get_rng_state().numpy()))
@@ -400,7 +410,14 @@ def test_dropout_masks(seed, p):
     ex, tx = ember.tensor(x_np), torch.tensor(x_np)
     check(lambda: EF.dropout(ex, p, True), lambda: torch.nn.functional.dropout(tx, p, True), seed)
     check(lambda: enn.Dropout(p)(ex), lambda: torch.nn.Dropout(p)(tx), seed)
-    check(lambda: EF.dropout(ex.t(), p, True), lambda: torch.nn.functional.dropout(tx.t(), p, True), seed)
+    if TORCH2:  # 2.x draws the mask in the input's layout (memory order); 1.13 drew it contiguously
+        check(lambda: EF.dropout(ex.t(), p, True), lambda: torch.nn.functional.dropout(tx.t(), p, True), seed)
+    else:
+        ember.manual_seed(seed)
+        e = EF.dropout(ex.t(), p, True)
+        torch.manual_seed(seed)
+        mask = torch.empty(33, 8).bernoulli_(1 - p).div_(1 - p)
+        same(e, tx.t() * mask)
     x4 = np.random.RandomState(seed).randn(3, 5, 4, 4).astype(np.float32)
     check(lambda: EF.dropout2d(ember.tensor(x4), p, True), lambda: torch.nn.functional.dropout2d(torch.tensor(x4), p, True), seed)
     x3 = x4[:, :, 0]
