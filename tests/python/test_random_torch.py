@@ -225,7 +225,8 @@ def test_random_default_range(dt):
 @pytest.mark.parametrize("dt", ["i64", "i32", "f32", "f64", "u8"])
 def test_random_to_and_from_none(dt):
     check(lambda: ember.empty(100, dtype=ED[dt]).random_(100), lambda: torch.empty(100, dtype=TD[dt]).random_(100), 12)
-    check(lambda: ember.empty(100, dtype=ED[dt]).random_(5, None), lambda: torch.empty(100, dtype=TD[dt]).random_(5, None), 13)
+    if TORCH2 or dt != "i32":  # 2.x draws 64 bits for int32 here, 1.13 drew 32
+        check(lambda: ember.empty(100, dtype=ED[dt]).random_(5, None), lambda: torch.empty(100, dtype=TD[dt]).random_(5, None), 13)
 
 
 def test_random_full_int64_range():
@@ -416,7 +417,7 @@ def test_dropout_masks(seed, p):
         ember.manual_seed(seed)
         e = EF.dropout(ex.t(), p, True)
         torch.manual_seed(seed)
-        mask = torch.empty(33, 8).bernoulli_(1 - p).div_(1 - p)
+        mask = torch.empty(8, 33).bernoulli_(1 - p).div_(1 - p).t()  # 2.x: x.t()'s memory order
         same(e, tx.t() * mask)
     x4 = np.random.RandomState(seed).randn(3, 5, 4, 4).astype(np.float32)
     check(lambda: EF.dropout2d(ember.tensor(x4), p, True), lambda: torch.nn.functional.dropout2d(torch.tensor(x4), p, True), seed)
