@@ -214,8 +214,8 @@ template <class T> int64_t update_to(int64_t to) {
   return to;
 }
 
-// ---- random_: `draw % range + from`, from 64 random bits when the range needs them (>= 2^32)
-// and the dtype can hold them (int64, double, float, bfloat16), else from 32. No `to`: torch's
+// ---- random_: `draw % range + from`, from 64 random bits when the range is 2^28 or more, else
+// from 32. No `to`: torch's
 // default upper end (the dtype's max, 2^digits for floating types), or, from the lowest int64,
 // the full 64-bit range.
 Tensor& random_cpu(Tensor& self, int64_t from, std::optional<int64_t> to, Generator* gen) {
@@ -237,8 +237,23 @@ Tensor& random_cpu(Tensor& self, int64_t from, std::optional<int64_t> to, Genera
                   from, " >= to=", hi);
       range = uint64_t(hi) - uint64_t(from);
     } else if (from == INT64_MIN) {
-      EMBER_CHECK(wide_ok, "random_ from the lowest int64 without 'to' handles only int64, double, float and bfloat16");
-      if constexpr (wide_ok) for_each_memory_order<T>(self, [&](T& out) { out = cast_from_int<T>(int64_t(e.random64())); });
+      // torch's full 64-bit range for int64/double/float/bfloat16. For the other dtypes torch
+      // has no such range (ember::random_from_ raises its error first), so ember::random_()
+      // uses this combination for torch's random_() (uniform_int): one 32-bit draw reduced
+      // modulo the dtype's range, which for int32 is not what random_(0, None) draws.
+      if constexpr (wide_ok) {
+        for_each_memory_order<T>(self, [&](T& out) { out = cast_from_int<T>(int64_t(e.random64())); });
+      } else {
+        uint64_t m;
+        if constexpr (std::is_same_v<T, bool>) m = 2;
+        else if constexpr (is_reduced_v<T>) m = (uint64_t(1) << digits_of<T>()) + 1;
+        else m = uint64_t(std::numeric_limits<T>::max()) + 1;
+        for_each_memory_order<T>(self, [&](T& out) {
+          const uint64_t v = uint64_t(e()) % m;
+          if constexpr (std::is_same_v<T, bool>) out = v != 0;
+          else out = cast_from_int<T>(int64_t(v));
+        });
+      }
       return;
     } else {
       int64_t to_inc;
@@ -249,8 +264,9 @@ Tensor& random_cpu(Tensor& self, int64_t from, std::optional<int64_t> to, Genera
                   " > to_inc=", to_inc);
       range = uint64_t(to_inc) - uint64_t(from) + 1;
     }
-    // (torch 2.x draws 64 bits for int32 without `to` too; random_() itself stays at 32)
-    const bool wide = (wide_ok && range >= (uint64_t(1) << 32)) || (!to && std::is_same_v<T, int32_t>);
+    // torch 2.x: 64-bit draws from a range of 2^28 on, whatever the dtype (1.13: 2^32, and only
+    // for int64/double/float/bfloat16), so that `draw % range` stays close to uniform.
+    const bool wide = range >= (uint64_t(1) << 28);
     for_each_memory_order<T>(self, [&](T& out) {
       const uint64_t r = wide ? e.random64() : uint64_t(e());
       const int64_t v = int64_t(r % range + uint64_t(from));

@@ -144,12 +144,18 @@ Tensor& normal_(Tensor& self, double mean, double std, Generator* gen) {
   return self;
 }
 namespace {
-// torch's check_from_to_in_range: the bounds must be values of self's integer dtype (for
-// floating dtypes torch only warns beyond +-2^digits, where integers stop being exact).
+// torch's check_from_to_in_range: the bounds must be values of self's dtype (for floating
+// dtypes: finite ones; torch only warns beyond +-2^digits, where integers stop being exact).
 void check_random_bounds(const Tensor& self, int64_t from, int64_t to_inc) {
   DType dt = self.dtype();
   const char* name = scalar_type_name(dt);
-  if (is_floating(dt)) return;
+  if (is_floating(dt)) {
+    if (dt == kFloat16) {  // the only floating dtype whose largest value is below int64's
+      EMBER_CHECK_VALUE(from >= -65504 && from <= 65504, "from is out of bounds for ", name);
+      EMBER_CHECK_VALUE(to_inc >= -65504 && to_inc <= 65504, "to - 1 is out of bounds for ", name);
+    }
+    return;
+  }
   int64_t lo = INT64_MIN, hi = INT64_MAX;
   switch (dt) {
     case kBool: lo = 0; hi = 1; break;
@@ -172,6 +178,10 @@ Tensor& random_(Tensor& self, int64_t from, int64_t to, Generator* gen) {
   return self;
 }
 Tensor& random_from_(Tensor& self, int64_t from, Generator* gen) {
+  DType dt = self.dtype();
+  EMBER_CHECK(from != INT64_MIN || dt == kInt64 || dt == kFloat64 || dt == kFloat32 || dt == kBFloat16,
+              "random_from_to_kernel_cpu handles only int64, double, float and bfloat16 for the full 64-bit range, got ",
+              scalar_type_name(dt));
   ops::random_()(self, from, std::nullopt, gen);
   self.impl()->bump_version();
   return self;
@@ -185,9 +195,17 @@ Tensor& bernoulli_(Tensor& self, double p, Generator* gen) {
 
 // random_() without bounds is torch's random_(0, None): [0, 2^digits] for floating dtypes
 // (every integer in it is exact), [0, max] for integers.
-// (int32 excepted: torch's random_() takes 32-bit draws there, its random_(0, None) 64-bit ones.)
+// For int64, float64, float32 and bfloat16 that is what torch's random_() draws; for the other
+// dtypes torch's random_() takes one 32-bit draw modulo the range (random_(0, None) takes 64 bits
+// for int32 in 2.x), which the kernel gives for the lowest int64 without `to`, a combination
+// torch rejects for these dtypes (random_from_ raises it first).
 Tensor& random_(Tensor& self, Generator* gen) {
-  return self.dtype() == kInt32 ? random_(self, 0, int64_t(1) << 31, gen) : random_from_(self, 0, gen);
+  DType dt = self.dtype();
+  const bool full_range_dtype = dt == kInt64 || dt == kFloat64 || dt == kFloat32 || dt == kBFloat16;
+  if (full_range_dtype) return random_from_(self, 0, gen);
+  ops::random_()(self, INT64_MIN, std::nullopt, gen);
+  self.impl()->bump_version();
+  return self;
 }
 Tensor& random_(Tensor& self, int64_t to, Generator* gen) { return random_(self, 0, to, gen); }
 

@@ -90,11 +90,12 @@ TD = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": 
 # ---- the engine itself
 def test_first_draws_are_mt19937s():
     # Known first outputs of the 32-bit Mersenne Twister: seed 5489 (the reference seed) gives
-    # 3499211612, 581869302, ...; randint(0, 2**32) would need 64-bit draws, so read them
-    # through random_ on int64 with a range below 2**32: value = draw % range.
+    # 3499211612, 581869302, ...; ranges from 2**28 on take 64-bit draws, so read them through
+    # random_ with a range below: value = draw % range.
     ember.manual_seed(5489)
-    x = ember.empty(2, dtype=ember.int64).random_(0, 2**32 - 1).tolist()
-    assert x == [3499211612 % (2**32 - 1), 581869302 % (2**32 - 1)]
+    m = 2**28 - 1
+    x = ember.empty(2, dtype=ember.int64).random_(0, m).tolist()
+    assert x == [3499211612 % m, 581869302 % m]
 
 
 # ---- rand / uniform_
@@ -210,9 +211,9 @@ def test_randint(seed, n, dt):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("lohi", [(0, 2), (-5, 7), (0, 2**32), (-2**40, 2**40), (-2**62, 2**62)])
+@pytest.mark.parametrize("lohi", [(0, 2), (-5, 7), (0, 2**27), (0, 2**32), (-2**40, 2**40), (-2**62, 2**62)])
 def test_randint_int64_ranges(seed, lohi):
-    # ranges of 2**32 and more take two 32-bit draws per value
+    # ranges of 2**32 and more take two 32-bit draws per value (2.x: from 2**28 on)
     check(lambda: ember.randint(*lohi, (50,)), lambda: torch.randint(*lohi, (50,)), seed)
     check(lambda: ember.empty(50, dtype=ember.float64).random_(*lohi), lambda: torch.empty(50, dtype=torch.float64).random_(*lohi), seed)
 
@@ -227,6 +228,23 @@ def test_random_to_and_from_none(dt):
     check(lambda: ember.empty(100, dtype=ED[dt]).random_(100), lambda: torch.empty(100, dtype=TD[dt]).random_(100), 12)
     if TORCH2 or dt != "i32":  # 2.x draws 64 bits for int32 here, 1.13 drew 32
         check(lambda: ember.empty(100, dtype=ED[dt]).random_(5, None), lambda: torch.empty(100, dtype=TD[dt]).random_(5, None), 13)
+
+
+def test_random_64bit_draws_from_2_28():
+    # torch 2.x takes 64-bit draws once the range reaches 2**28 (1.13: 2**32)
+    for dt in ("i64", "i32", "f64"):
+        if TORCH2:
+            check(lambda: ember.randint(0, 2**28, (20,), dtype=ED[dt]), lambda: torch.randint(0, 2**28, (20,), dtype=TD[dt]), 3)
+        ember.manual_seed(3)
+        a = ember.randint(0, 2**28, (20,), dtype=ED[dt]).double()
+        ember.manual_seed(3)
+        b = ember.randint(-2**62, 2**62, (20,)).double()  # the same 64-bit draws
+        ember.manual_seed(3)
+        c = ember.randint(0, 2**28 - 1, (20,), dtype=ED[dt]).double()
+        assert not (a == c).all().item()
+        ember.manual_seed(3)
+        raw = ember.empty(20, dtype=ember.int64).random_(-2**63, None)  # raw 64-bit draws
+        assert (a == ((raw % 2**28 + 2**28) % 2**28).double()).all().item()
 
 
 def test_random_full_int64_range():
