@@ -466,3 +466,35 @@ def test_init_functions(seed):
 def test_module_initialisation(seed):
     check(lambda: enn.Linear(30, 20).weight.detach(), lambda: torch.nn.Linear(30, 20).weight.detach(), seed)
     check(lambda: enn.Linear(30, 20).bias.detach(), lambda: (torch.nn.Linear(30, 20).bias.detach()), seed)
+
+
+# ---- data pipeline: samplers and loaders shuffle as torch's
+@pytest.mark.parametrize("seed", SEEDS)
+def test_samplers_and_loader_order(seed):
+    import ember.utils.data as ed
+    import torch.utils.data as td
+    ember.manual_seed(seed)
+    e = [list(ed.RandomSampler(range(37))) for _ in range(2)]
+    torch.manual_seed(seed)
+    t = [list(td.RandomSampler(range(37))) for _ in range(2)]
+    assert e == t
+    ember.manual_seed(seed)
+    e = list(ed.RandomSampler(range(10), replacement=True, num_samples=50))
+    torch.manual_seed(seed)
+    t = list(td.RandomSampler(range(10), replacement=True, num_samples=50))
+    assert e == t
+    ge, gt = ember.Generator().manual_seed(seed + 1), torch.Generator().manual_seed(seed + 1)
+    assert list(ed.SubsetRandomSampler(list(range(5, 25)), generator=ge)) == list(td.SubsetRandomSampler(list(range(5, 25)), generator=gt))
+    w = [0.1, 2.0, 0.0, 1.0, 0.5]
+    ember.manual_seed(seed)
+    e = list(ed.WeightedRandomSampler(w, 30))
+    torch.manual_seed(seed)
+    assert e == list(td.WeightedRandomSampler(w, 30))
+    data = np.arange(23, dtype=np.float32)
+    ember.manual_seed(seed)
+    eb = [b[0].tolist() for b in ed.DataLoader(ed.TensorDataset(ember.tensor(data)), batch_size=4, shuffle=True)]
+    torch.manual_seed(seed)
+    tb = [b[0].tolist() for b in td.DataLoader(td.TensorDataset(torch.tensor(data)), batch_size=4, shuffle=True)]
+    assert eb == tb
+    # the global stream after a pass continues alike
+    same(ember.rand(3), torch.rand(3))
