@@ -498,3 +498,23 @@ def test_samplers_and_loader_order(seed):
     assert eb == tb
     # the global stream after a pass continues alike
     same(ember.rand(3), torch.rand(3))
+
+
+# ---- vision transforms draw their parameters as torchvision does (torch.rand(1) < p,
+# torch.randint(0, n, (1,)) for crop offsets); torchvision is not needed to know the draws
+@pytest.mark.parametrize("seed", range(6))
+def test_vision_transform_draws(seed):
+    from ember.vision import transforms as VT
+    img_np = np.arange(3 * 9 * 11, dtype=np.float32).reshape(3, 9, 11)
+    img = ember.tensor(img_np)
+    ember.manual_seed(seed)
+    flipped = VT.RandomHorizontalFlip(0.5)(img)
+    torch.manual_seed(seed)
+    expect = img_np[:, :, ::-1] if (torch.rand(1) < 0.5).item() else img_np
+    assert np.array_equal(flipped.numpy(), expect)
+    ember.manual_seed(seed)
+    crop = VT.RandomCrop((4, 5))(img)
+    torch.manual_seed(seed)
+    top = int(torch.randint(0, 9 - 4 + 1, size=(1,)).item())
+    left = int(torch.randint(0, 11 - 5 + 1, size=(1,)).item())
+    assert np.array_equal(crop.numpy(), img_np[:, top:top + 4, left:left + 5])
