@@ -34,8 +34,12 @@ void Mt19937::refill() {
   next_ = 0;
 }
 
+// torch accepts 0 < left <= 624 and next <= 624. The draws read word `next` while left > 1, so
+// the position must also be consistent (left + next == 625, as every draw keeps it) unless the
+// next draw refills (left == 1): otherwise a crafted state would read past the words.
 bool Mt19937::set(uint64_t seed, int32_t left, uint32_t next, const uint32_t* words) {
   if (left <= 0 || left > kN || next > uint32_t(kN)) return false;
+  if (left != 1 && uint32_t(left) + next != uint32_t(kN) + 1) return false;
   seed_ = seed;
   left_ = left;
   next_ = next;

@@ -171,6 +171,10 @@ TEST(Random, StateBytes) {
   bad[8] = 0;  // left = 0: not a reachable state
   bad[9] = bad[10] = bad[11] = 0;
   EXPECT_THROW(h.set_state(bad), Error);
+  bad = st;
+  bad[8] = 5;  // left = 5 with next = 1: a position no sequence of draws reaches
+  bad[9] = bad[10] = bad[11] = 0;
+  EXPECT_THROW(h.set_state(bad), Error);
 }
 
 // Fills are serial over one stream: the same numbers for any thread count.
