@@ -31,6 +31,8 @@ EXPECTED_2X = {
     "expo_f32_7": "657d833f93ff993e5929e53eb1cec13e726a9e3e6d0ef43f06a75d3f",
     "lognormal_f64_20": "355976d36a69dc3fdaded1eddb50ea3ffcd9ed305ccf054063f44941a52df03f4b24d59f6cd5e23fd3b0318babdffd3f89e5c88c2545124002e2de8b1ca60440126614b14190194074242a3046c0e73fa597fac3e57df73f4f6500bc8d5a01407fbec69733610c400b2282357052f33f0eb073d686f1e83f0793988a1272d13f407712aa3bfe0440aeb1a50ad3630040213da018f390f53f38e3e5cd79f4f63f",
     "uniform_edge_f32": "0400803f0200803f0500803f0500803f0200803f0300803f0200803f0500803f0300803f0700803f0700803f0400803f0200803f0200803f0400803f0300803f0600803f0100803f0000803f0100803f0700803f0300803f0600803f0600803f0400803f0500803f0700803f0500803f0600803f0100803f0700803f0500803f0500803f0500803f0600803f0000803f0300803f0200803f0300803f0200803f0600803f0200803f0200803f0700803f0000803f0400803f0300803f0300803f0600803f0000803f0100803f0700803f0000803f0400803f0100803f0400803f0200803f0400803f0600803f0600803f0400803f0400803f0500803f0100803f",
+    "trunc_normal_a": "59ad25bf58dccdbeb1e05c3fb2605bbfd35c8e3f1c8c083f1917e2bec69d2dbfc23a4c3f315ad53e3adf11be7275d0be21a7a53f84c4a6be415c573d56bb863e7f4833bfaf212e3fe173443f43d89c3e709f943fdddf77bfea887abf3483e8be6f89b33e5e63fe3e3ee91f3e011d3dbf383d963dc3771a3d7d09aabe80aeb6be5537b13fd3a7743e741e79bd82f1b7be11eaa4be2bffdf3ed7a5a03e098baf3f",
+    "trunc_normal_b": "6a11c63f43f8c63fe9ceec3fde242740b626f93f8ce9cd3f58db1b403cfdf13fa49616409dd911409ea6ff3fe062144028ce034085d708404a57c13ff760ce3f233dc93fe0a7c33fc038c93f279fed3f8c59ed3fa0fcca3f7cb2c03febbde33fef8213403b82c63f9e5511401ca11c40884dd43f18303040",
     "uniform_f16_ab": "be3bce40fa413ebaae37f33c6e41d6c0d73a2dbfa641ca3d5cbd66bffac05b41564017bceb3219be07be5c3786bf6e3b284002c0dcb52e34d13c4e2e14c028b9f6c066a9c2b90e429d2dfe3fd9c0c1af",
 }
 
@@ -460,6 +462,15 @@ def test_init_functions(seed):
     for name, args, kw in cases:
         check(lambda: getattr(enn.init, name)(ember.empty(*shape), *args, **kw),
               lambda: getattr(torch.nn.init, name)(torch.empty(*shape), *args, **kw), seed)
+
+
+def test_trunc_normal_():
+    # torch 2.15's rejection sampler (normal_ redraws when [a, b] holds > 30% of the mass, else
+    # uniform candidates with log-density acceptance); 1.13 used uniform + erfinv
+    check_2x("trunc_normal_a", lambda: enn.init.trunc_normal_(ember.empty(40), 0.1, 0.7, -1.0, 1.5),
+             lambda: torch.nn.init.trunc_normal_(torch.empty(40), 0.1, 0.7, -1.0, 1.5), 9)
+    check_2x("trunc_normal_b", lambda: enn.init.trunc_normal_(ember.empty(6, 5).t(), 0.0, 1.0, 1.5, 3.0),
+             lambda: torch.nn.init.trunc_normal_(torch.empty(6, 5).t(), 0.0, 1.0, 1.5, 3.0), 9)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
