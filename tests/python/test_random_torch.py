@@ -464,6 +464,11 @@ def test_init_functions(seed):
               lambda: getattr(torch.nn.init, name)(torch.empty(*shape), *args, **kw), seed)
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_sparse_(seed):
+    check(lambda: enn.init.sparse_(ember.empty(12, 7), 0.3, 0.5), lambda: torch.nn.init.sparse_(torch.empty(12, 7), 0.3, 0.5), seed)
+
+
 def test_trunc_normal_():
     # torch 2.15's rejection sampler (normal_ redraws when [a, b] holds > 30% of the mass, else
     # uniform candidates with log-density acceptance); 1.13 used uniform + erfinv
