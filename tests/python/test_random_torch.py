@@ -362,6 +362,9 @@ def test_generator_objects():
     ember.rand(50, generator=ember.Generator().manual_seed(3))
     assert bits(ember.rand(4)) == bits(a)
     assert ge.initial_seed() == 9 == gt.initial_seed()
+    # an unseeded Generator() starts from torch's default seed too
+    assert ember.Generator().initial_seed() == torch.Generator().initial_seed()
+    same(ember.rand(5, generator=ember.Generator()), torch.rand(5, generator=torch.Generator()))
 
 
 def test_initial_seed_and_seed():
