@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <numeric>
@@ -254,7 +255,10 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
     result.history = history_from(ckpt.at("history"));
     result.best_acc = ckpt.at("best_acc").to_double();
     result.best_epoch = ckpt.at("best_epoch").to_int();
-    default_generator().set_state(ckpt.at("rng_state").to_string());
+    {  // the generator's state is torch's byte tensor (torch.get_rng_state())
+      Tensor st = ckpt.at("rng_state").to_tensor().contiguous();
+      default_generator().set_state(std::string(static_cast<const char*>(st.data_ptr()), size_t(st.numel())));
+    }
     start_epoch = ckpt.at("epoch").to_int() + 1;
     log << "  resumed from " << last_path.string() << " after epoch " << start_epoch - 1 << " (best test acc "
         << fmt("%.2f", result.best_acc) << "% at epoch " << result.best_epoch << ")\n";
@@ -314,7 +318,12 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
     ckpt["best_acc"] = result.best_acc;
     ckpt["best_epoch"] = result.best_epoch;
     ckpt["history"] = history_value(result.history);
-    ckpt["rng_state"] = default_generator().get_state();
+    {
+      std::string st = default_generator().get_state();
+      Tensor bytes = empty({int64_t(st.size())}, {.dtype = kUInt8});
+      std::memcpy(bytes.data_ptr(), st.data(), st.size());
+      ckpt["rng_state"] = bytes;
+    }
     ckpt["config"] = trajectory_config(c);
     save(ckpt, last_path.string());
     write_history_csv(c.out / "history.csv", result.history);

@@ -67,11 +67,14 @@ Tensor& bernoulli_(Tensor& self, double p = 0.5, Generator* gen = nullptr);
 // dtype holds exactly), the dtype's non-negative range for integers, {0, 1} for bool.
 Tensor& random_(Tensor& self, Generator* gen = nullptr);
 Tensor& random_(Tensor& self, int64_t to, Generator* gen = nullptr);  // [0, to)
+// torch's random_(from, to=None): [from, the dtype's upper end]; from the lowest int64, every
+// int64 (int64, float64, float32, bfloat16 only).
+Tensor& random_from_(Tensor& self, int64_t from, Generator* gen = nullptr);
 // Per-element probabilities p, broadcast to self's shape.
 Tensor& bernoulli_(Tensor& self, const Tensor& p, Generator* gen = nullptr);
 // Draws of self's shape and dtype, each 1 with probability p.
 Tensor bernoulli(const Tensor& self, double p, Generator* gen = nullptr);
-// -log(1 - U) / lambd for U uniform on [0, 1): exponentially distributed with rate lambd > 0.
+// -log1p(-U) / lambd for U uniform on [0, 1): exponentially distributed with rate lambd > 0.
 Tensor& exponential_(Tensor& self, double lambd = 1.0, Generator* gen = nullptr);
 // exp(N(mean, std)).
 Tensor& log_normal_(Tensor& self, double mean = 1.0, double std = 2.0, Generator* gen = nullptr);
@@ -81,6 +84,9 @@ Tensor normal(const Tensor& mean, double std = 1.0, Generator* gen = nullptr);
 Tensor normal(double mean, const Tensor& std, Generator* gen = nullptr);
 // The *_like forms take dtype/device from `like` unless opts overrides them.
 Tensor empty_like(const Tensor& like, TensorOptions opts = {});
+// torch's empty_like with preserve_format: like's strides when they are non-overlapping and
+// dense (a transposed or channels-last tensor keeps its layout), else contiguous.
+Tensor empty_like_layout(const Tensor& like, TensorOptions opts = {});
 Tensor zeros_like(const Tensor& like, TensorOptions opts = {});
 Tensor ones_like(const Tensor& like, TensorOptions opts = {});
 Tensor full_like(const Tensor& like, const Scalar& fill_value, TensorOptions opts = {});

@@ -173,11 +173,7 @@ void bind_core(nb::module_& m) {
         return g;
       }, nb::arg("seed"), nb::rv_policy::reference)
       .def("initial_seed", &Generator::initial_seed)
-      .def("seed", [](Generator& g) {
-        uint64_t s = std::random_device{}() * 0x9E3779B97F4A7C15ULL ^ std::random_device{}();
-        g.manual_seed(s);
-        return s;
-      })
+      .def("seed", [](Generator& g) { return g.seed(); })
       .def("get_state", [](const Generator& g) {
         std::string s = g.get_state();
         Tensor t = empty({int64_t(s.size())}, {.dtype = kUInt8});
@@ -186,8 +182,8 @@ void bind_core(nb::module_& m) {
       })
       .def("set_state", [](Generator& g, const Tensor& state) {
         EMBER_CHECK_TYPE(state.dtype() == kUInt8 && state.dim() == 1,
-                         "Generator.set_state: expected a 1-D ember.uint8 tensor (from get_state()), got ",
-                         dtype_name(state.dtype()), " of ", state.dim(), " dims");
+                         "RNG state must be a torch.ByteTensor (1-D uint8), got ", dtype_name(state.dtype()), " of ",
+                         state.dim(), " dims");
         Tensor c = state.contiguous();
         g.set_state(std::string(static_cast<const char*>(c.data_ptr()), size_t(c.numel())));
       }, nb::arg("new_state"))

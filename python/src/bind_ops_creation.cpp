@@ -204,14 +204,19 @@ void bind_ops_creation(nb::module_& m, TensorClass& cls) {
     normal_(tensor_of(self), mean, std, gen);
     return nb::borrow(self);
   }, nb::arg("mean") = 0.0, nb::arg("std") = 1.0, nb::kw_only(), nb::arg("generator") = nb::none());
-  // random_(), random_(to), random_(from, to).
-  cls.def("random_", [](Self self, std::optional<int64_t> a, std::optional<int64_t> b, Generator* gen) {
+  // random_(), random_(to), random_(from, to), random_(from, None) (torch's to=None: up to the
+  // dtype's end). `to` left out is told from `to=None` by its Ellipsis default.
+  cls.def("random_", [](Self self, std::optional<int64_t> a, nb::handle b, Generator* gen) {
     Tensor& t = tensor_of(self);
-    if (a && b) random_(t, *a, *b, gen);
-    else if (a || b) random_(t, a ? *a : *b, gen);
+    const bool b_given = !b.is(nb::ellipsis());
+    if (a && b_given && b.is_none()) random_from_(t, *a, gen);
+    else if (a && b_given) random_(t, *a, nb::cast<int64_t>(b), gen);
+    else if (a) random_(t, *a, gen);
+    else if (b_given && !b.is_none()) random_(t, nb::cast<int64_t>(b), gen);
     else random_(t, gen);
     return nb::borrow(self);
-  }, nb::arg("from") = nb::none(), nb::arg("to") = nb::none(), nb::kw_only(), nb::arg("generator") = nb::none());
+  }, nb::arg("from") = nb::none(), nb::arg("to").none() = nb::ellipsis(), nb::kw_only(),
+     nb::arg("generator") = nb::none());
   cls.def("bernoulli_", [](Self self, double p, Generator* gen) {
     bernoulli_(tensor_of(self), p, gen);
     return nb::borrow(self);

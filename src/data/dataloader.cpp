@@ -456,7 +456,7 @@ DataLoaderIterator DataLoader::iter() {
   // As in PyTorch, every pass draws the workers' base seed first (even without workers, so the
   // global random stream advances the same way), then the sampler draws its order.
   Generator& g = options_.generator ? *options_.generator : default_generator();
-  uint64_t base_seed = g.next_u64() >> 1;
+  uint64_t base_seed = g.next_u64() & uint64_t(INT64_MAX);  // torch's empty((), int64).random_()
 
   std::vector<std::vector<int64_t>> batches;
   if (dataset_) {

@@ -13,7 +13,7 @@ namespace {
 // so the order depends on (and advances) the global random state.
 std::shared_ptr<Generator> pass_generator(const std::shared_ptr<Generator>& given) {
   if (given) return given;
-  return std::make_shared<Generator>(default_generator().next_u64() >> 1);
+  return std::make_shared<Generator>(default_generator().next_u64() & uint64_t(INT64_MAX));
 }
 
 std::vector<int64_t> permutation(int64_t n, Generator& g) { return randperm(n, {}, &g).tolist<int64_t>(); }

@@ -288,10 +288,15 @@ Tensor affine_impl(const Tensor& image, const std::array<double, 6>& m, Interpol
 
 // ------------------------------------------------------------------------------ randomness
 
-double uniform(double lo, double hi) { return lo + (hi - lo) * default_generator().next_double(); }
+// torchvision's draws, so a seed gives its parameters: float(torch.empty(1).uniform_(lo, hi))
+// and torch.randint(0, n, (1,)).item().
+double uniform(double lo, double hi) {
+  Tensor t = empty({1});
+  uniform_(t, lo, hi);
+  return double(t.item<float>());
+}
 
-// torch.randint(0, n): an integer in [0, n).
-int64_t random_below(int64_t n) { return int64_t(default_generator().next_u64() % uint64_t(n)); }
+int64_t random_below(int64_t n) { return randint(0, n, {1}).item<int64_t>(); }
 
 // A single number d means [-d, d], as torchvision's _setup_angle.
 std::pair<double, double> symmetric_range(double d, const char* who, const char* name) {
@@ -432,7 +437,7 @@ RandomHorizontalFlip::RandomHorizontalFlip(double p) : p(p) {}
 
 Tensor RandomHorizontalFlip::operator()(const Tensor& image) const {
   Planes pl = detail::image_planes(image, "RandomHorizontalFlip");
-  if (!(default_generator().next_double() < p)) return image;
+  if (!(rand({1}).item<float>() < float(p))) return image;  // torch.rand(1) < p, in float32
   return gather(image, "RandomHorizontalFlip", identity_map(pl.h), reversed_map(pl.w));
 }
 
@@ -442,7 +447,7 @@ RandomVerticalFlip::RandomVerticalFlip(double p) : p(p) {}
 
 Tensor RandomVerticalFlip::operator()(const Tensor& image) const {
   Planes pl = detail::image_planes(image, "RandomVerticalFlip");
-  if (!(default_generator().next_double() < p)) return image;
+  if (!(rand({1}).item<float>() < float(p))) return image;  // torch.rand(1) < p, in float32
   return gather(image, "RandomVerticalFlip", reversed_map(pl.h), identity_map(pl.w));
 }
 

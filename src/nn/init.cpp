@@ -19,41 +19,6 @@ double correct_fan(const Tensor& t, const std::string& mode) {
   return double(mode == "fan_in" ? fan_in : fan_out);
 }
 
-// Inverse error function: Giles' single-precision-style initial guess refined by two Newton
-// steps on erf (double precision result for |x| < 1).
-double erfinv(double x) {
-  if (x <= -1.0) return x == -1.0 ? -INFINITY : NAN;
-  if (x >= 1.0) return x == 1.0 ? INFINITY : NAN;
-  double w = -std::log((1.0 - x) * (1.0 + x)), p;
-  if (w < 5.0) {
-    w -= 2.5;
-    p = 2.81022636e-08;
-    p = 3.43273939e-07 + p * w;
-    p = -3.5233877e-06 + p * w;
-    p = -4.39150654e-06 + p * w;
-    p = 0.00021858087 + p * w;
-    p = -0.00125372503 + p * w;
-    p = -0.00417768164 + p * w;
-    p = 0.246640727 + p * w;
-    p = 1.50140941 + p * w;
-  } else {
-    w = std::sqrt(w) - 3.0;
-    p = -0.000200214257;
-    p = 0.000100950558 + p * w;
-    p = 0.00134934322 + p * w;
-    p = -0.00367342844 + p * w;
-    p = 0.00573950773 + p * w;
-    p = -0.0076224613 + p * w;
-    p = 0.00943887047 + p * w;
-    p = 1.00167406 + p * w;
-    p = 2.83297682 + p * w;
-  }
-  double y = p * x;
-  const double k = 2.0 / std::sqrt(M_PI);
-  for (int i = 0; i < 2; ++i) y -= (std::erf(y) - x) / (k * std::exp(-y * y));
-  return y;
-}
-
 // Writes row-major float64 values into t (any dtype/layout).
 void write_values(Tensor& t, const std::vector<double>& v, IntArrayRef shape) {
   Tensor src = tensor(v, {.dtype = kFloat64}).reshape(shape);
@@ -142,18 +107,54 @@ Tensor& kaiming_normal_(Tensor& t, double a, const std::string& mode, const std:
   return init::normal_(t, 0.0, std, gen);
 }
 
+// torch 2.15's rejection sampler, step for step, so a seed gives its values. When [a, b] holds
+// more than 30% of the mass: normal_(mean, std) and, while any value lies outside [a, b] (bounds
+// rounded to the tensor's dtype), a fresh full normal_ draw replaces exactly those. Otherwise:
+// uniform_(a, b) candidates accepted where log(U) <= -((x - mean) / std)^2 / 2 - log_peak,
+// redrawing all candidates and acceptance uniforms for the pending ones each round. (Before
+// 2.15 torch used the inverse-CDF method: uniform, erfinv, scale.)
 Tensor& trunc_normal_(Tensor& t, double mean, double std, double a, double b, Generator* gen) {
   NoGradGuard ng;
   auto cdf = [](double x) { return (1.0 + std::erf(x / std::sqrt(2.0))) / 2.0; };
-  double l = cdf((a - mean) / std), u = cdf((b - mean) / std);
-  Tensor uv = empty(t.sizes(), {.dtype = kFloat64});
-  ember::uniform_(uv, 2 * l - 1, 2 * u - 1, gen);
-  std::vector<double> v = uv.contiguous().tolist<double>();
-  for (double& x : v) {
-    x = erfinv(x) * std * std::sqrt(2.0) + mean;
-    x = x < a ? a : (x > b ? b : x);
+  const double p = cdf((b - mean) / std) - cdf((a - mean) / std);
+  if (p > 0.3) {
+    const double lo = full({}, a, {.dtype = t.dtype()}).item<double>();
+    const double hi = full({}, b, {.dtype = t.dtype()}).item<double>();
+    ember::normal_(t, mean, std, gen);
+    Tensor result = t;
+    while (true) {
+      Tensor mask = logical_or(result.lt(lo), result.gt(hi));
+      if (!any(mask).item<bool>()) break;
+      Tensor fresh = empty_like_layout(t);  // torch's where keeps t's layout, so empty_like(result) has it
+      ember::normal_(fresh, mean, std, gen);
+      result = where(mask, fresh, result);
+    }
+    if (!result.is_same(t)) t.copy_(result);
+    return t;
   }
-  write_values(t, v, t.sizes());
+  const double mode = std::max(a, std::min(mean, b));
+  const double log_peak = -0.5 * std::pow((mode - mean) / std, 2);
+  Tensor candidates = empty_like_layout(t), accept_buf = empty_like_layout(t);
+  // log-density of the candidates relative to the peak, in the tensor's dtype as torch's chain
+  auto log_pdf = [&](Tensor& c) { c.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak); };
+  auto accept_draw = [&]() {
+    ember::uniform_(accept_buf, 0.0, 1.0, gen);
+    return accept_buf.log_().gt(candidates);
+  };
+  ember::uniform_(t, a, b, gen);
+  candidates.copy_(t);
+  log_pdf(candidates);
+  Tensor pending = accept_draw();
+  if (!any(pending).item<bool>()) return t;
+  Tensor result = t;
+  while (true) {
+    ember::uniform_(candidates, a, b, gen);
+    result = where(pending, candidates, result);
+    log_pdf(candidates);
+    pending = where(pending, accept_draw(), pending);
+    if (!any(pending).item<bool>()) break;
+  }
+  t.copy_(result);
   return t;
 }
 
@@ -162,8 +163,12 @@ Tensor& orthogonal_(Tensor& t, double gain, Generator* gen) {
   if (t.numel() == 0) return t;
   NoGradGuard ng;
   int64_t rows = t.size(0), cols = t.numel() / rows;
-  Tensor flat = empty({rows, cols}, {.dtype = kFloat64});
+  // torch's draws (new_empty((rows, cols)).normal_() in the tensor's dtype), so the stream
+  // consumed is torch's; the orthogonalisation below is ember's own (Q can differ from
+  // LAPACK's in the last bits).
+  Tensor flat = empty({rows, cols}, {.dtype = is_floating(t.dtype()) ? t.dtype() : kFloat32});
   ember::normal_(flat, 0.0, 1.0, gen);
+  flat = flat.to(kFloat64);
   bool trans = rows < cols;
   if (trans) flat = flat.t();
   // A is m x n (m >= n); its columns are orthonormalised into Q (m x n), stored column-major.

@@ -1,6 +1,8 @@
 // Factory functions: zeros, ones, full, tensor, arange, linspace, eye, random tensors,
 // the *_like forms and from_blob.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/ops.h"
@@ -141,9 +143,46 @@ Tensor& normal_(Tensor& self, double mean, double std, Generator* gen) {
   self.impl()->bump_version();
   return self;
 }
+namespace {
+// torch's check_from_to_in_range: the bounds must be values of self's dtype (for floating
+// dtypes: finite ones; torch only warns beyond +-2^digits, where integers stop being exact).
+void check_random_bounds(const Tensor& self, int64_t from, int64_t to_inc) {
+  DType dt = self.dtype();
+  const char* name = scalar_type_name(dt);
+  if (is_floating(dt)) {
+    if (dt == kFloat16) {  // the only floating dtype whose largest value is below int64's
+      EMBER_CHECK_VALUE(from >= -65504 && from <= 65504, "from is out of bounds for ", name);
+      EMBER_CHECK_VALUE(to_inc >= -65504 && to_inc <= 65504, "to - 1 is out of bounds for ", name);
+    }
+    return;
+  }
+  int64_t lo = INT64_MIN, hi = INT64_MAX;
+  switch (dt) {
+    case kBool: lo = 0; hi = 1; break;
+    case kUInt8: lo = 0; hi = 255; break;
+    case kInt8: lo = -128; hi = 127; break;
+    case kInt16: lo = -32768; hi = 32767; break;
+    case kInt32: lo = INT32_MIN; hi = INT32_MAX; break;
+    default: break;
+  }
+  EMBER_CHECK_VALUE(from >= lo && from <= hi, "from is out of bounds for ", name);
+  EMBER_CHECK_VALUE(to_inc >= lo && to_inc <= hi, "to - 1 is out of bounds for ", name);
+}
+}  // namespace
+
 Tensor& random_(Tensor& self, int64_t from, int64_t to, Generator* gen) {
   EMBER_CHECK(from < to, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", to);
+  check_random_bounds(self, from, to - 1);
   ops::random_()(self, from, to, gen);
+  self.impl()->bump_version();
+  return self;
+}
+Tensor& random_from_(Tensor& self, int64_t from, Generator* gen) {
+  DType dt = self.dtype();
+  EMBER_CHECK(from != INT64_MIN || dt == kInt64 || dt == kFloat64 || dt == kFloat32 || dt == kBFloat16,
+              "random_from_to_kernel_cpu handles only int64, double, float and bfloat16 for the full 64-bit range, got ",
+              scalar_type_name(dt));
+  ops::random_()(self, from, std::nullopt, gen);
   self.impl()->bump_version();
   return self;
 }
@@ -154,30 +193,50 @@ Tensor& bernoulli_(Tensor& self, double p, Generator* gen) {
   return self;
 }
 
-// The default range of random_(): PyTorch's [0, 2^digits] for floating dtypes (every integer
-// in it is exact) and [0, max] for integers.
+// random_() without bounds is torch's random_(0, None): [0, 2^digits] for floating dtypes
+// (every integer in it is exact), [0, max] for integers.
+// For int64, float64, float32 and bfloat16 that is what torch's random_() draws; for the other
+// dtypes torch's random_() takes one 32-bit draw modulo the range (random_(0, None) takes 64 bits
+// for int32 in 2.x), which the kernel gives for the lowest int64 without `to`, a combination
+// torch rejects for these dtypes (random_from_ raises it first).
 Tensor& random_(Tensor& self, Generator* gen) {
-  int64_t to;
-  switch (self.dtype()) {
-    case kBool: to = 2; break;
-    case kUInt8: to = 256; break;
-    case kInt8: to = 128; break;
-    case kInt16: to = int64_t(1) << 15; break;
-    case kInt32: to = int64_t(1) << 31; break;
-    case kFloat16: to = (int64_t(1) << 11) + 1; break;
-    case kBFloat16: to = (int64_t(1) << 8) + 1; break;
-    case kFloat32: to = (int64_t(1) << 24) + 1; break;
-    case kFloat64: to = (int64_t(1) << 53) + 1; break;
-    default: to = INT64_MAX; break;
-  }
-  return random_(self, 0, to, gen);
+  DType dt = self.dtype();
+  const bool full_range_dtype = dt == kInt64 || dt == kFloat64 || dt == kFloat32 || dt == kBFloat16;
+  if (full_range_dtype) return random_from_(self, 0, gen);
+  ops::random_()(self, INT64_MIN, std::nullopt, gen);
+  self.impl()->bump_version();
+  return self;
 }
 Tensor& random_(Tensor& self, int64_t to, Generator* gen) { return random_(self, 0, to, gen); }
 
-Tensor& bernoulli_(Tensor& self, const Tensor& p, Generator* gen) {
-  Tensor draws = bernoulli(p.to(is_floating(self.dtype()) ? self.dtype() : kFloat32).expand(self.sizes()), gen);
-  return self.copy_(draws);
+// torch's empty_like (preserve_format): like's strides when they are non-overlapping and
+// dense, so random fills, which visit memory in order, land where torch's do.
+Tensor empty_like_layout(const Tensor& like, TensorOptions opts) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < like.dim(); ++d)
+    if (like.size(d) > 1) dims.push_back(d);
+  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return like.stride(a) < like.stride(b); });
+  int64_t expected = 1;
+  bool dense = true;
+  for (int64_t d : dims) {
+    dense = dense && like.stride(d) == expected;
+    expected *= like.size(d);
+  }
+  TensorOptions o{.dtype = opts.dtype_or(like.dtype()), .device = opts.device_or(like.device())};
+  return dense ? empty_strided(like.sizes(), like.strides(), o) : empty(like.sizes(), o);
 }
+
+// One uniform per element of self (visited in self's memory order), 53 bits when p is float64
+// and 24 otherwise, compared with p broadcast to self's shape (torch's bernoulli_(Tensor)).
+Tensor& bernoulli_(Tensor& self, const Tensor& p, Generator* gen) {
+  NoGradGuard no_grad;
+  DType draw = p.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  Tensor u = empty_like_layout(self, {.dtype = draw});
+  uniform_(u, 0.0, 1.0, gen);
+  Tensor hit = lt(u, p.to(draw));
+  return self.copy_(hit);
+}
+// torch's functional bernoulli forms draw into a contiguous result (LEGACY_CONTIGUOUS_MEMORY_FORMAT).
 Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
   Tensor out = empty_like(self);
   return bernoulli_(out, p, gen);
@@ -185,12 +244,15 @@ Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
 
 Tensor& exponential_(Tensor& self, double lambd, Generator* gen) {
   EMBER_CHECK(lambd > 0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
-  Tensor u = rand(self.sizes(), {.dtype = is_floating(self.dtype()) ? self.dtype() : kFloat64}, gen);
-  return self.copy_(div(neg(log1p(neg(u))), Scalar(lambd)));
+  ops::exponential_()(self, lambd, gen);
+  self.impl()->bump_version();
+  return self;
 }
 Tensor& log_normal_(Tensor& self, double mean, double std, Generator* gen) {
-  normal_(self, mean, std, gen);
-  return exp_(self);
+  EMBER_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
+  ops::log_normal_()(self, mean, std, gen);
+  self.impl()->bump_version();
+  return self;
 }
 
 namespace {
@@ -216,19 +278,38 @@ Tensor normal(double mean, double std, IntArrayRef size, TensorOptions opts, Gen
   Tensor t = empty(size, opts);
   return normal_(t, mean, std, gen);
 }
-// One standard normal draw per element of the broadcast shape, scaled and shifted: the
-// gradient flows to mean and std as PyTorch's (normal is std * noise + mean there too).
+// torch.normal with tensors, in torch's order: standard normals of the broadcast shape (in
+// mean's dtype), times std, plus mean; with a number std, normal_(0, std) plus mean. Composites
+// of differentiable ops, so gradients reach mean and std.
 Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen) {
-  DType t = promote_types(mean.dtype(), std.dtype());
-  EMBER_CHECK(is_floating(t), "normal expects floating-point mean and std, got ", scalar_type_name(t));
-  Tensor noise = randn(broadcast_shapes(mean.sizes(), std.sizes()), {.dtype = t, .device = mean.device()}, gen);
+  EMBER_CHECK(is_floating(mean.dtype()), "\"normal_kernel_cpu\" not implemented for '", scalar_type_name(mean.dtype()), "'");
+  Tensor noise;
+  {
+    NoGradGuard no_grad;
+    noise = empty(broadcast_shapes(mean.sizes(), std.sizes()), {.dtype = mean.dtype(), .device = mean.device()});
+    normal_(noise, 0.0, 1.0, gen);
+  }
   return add(mul(noise, std), mean);
 }
 Tensor normal(const Tensor& mean, double std, Generator* gen) {
-  return normal(mean, full({}, std, {.dtype = mean.dtype(), .device = mean.device()}), gen);
+  EMBER_CHECK(is_floating(mean.dtype()), "\"normal_kernel_cpu\" not implemented for '", scalar_type_name(mean.dtype()), "'");
+  Tensor noise;
+  {
+    NoGradGuard no_grad;
+    noise = empty(mean.sizes(), {.dtype = mean.dtype(), .device = mean.device()});
+    normal_(noise, 0.0, std, gen);
+  }
+  return add(noise, mean);
 }
 Tensor normal(double mean, const Tensor& std, Generator* gen) {
-  return normal(full({}, mean, {.dtype = std.dtype(), .device = std.device()}), std, gen);
+  EMBER_CHECK(is_floating(std.dtype()), "\"normal_kernel_cpu\" not implemented for '", scalar_type_name(std.dtype()), "'");
+  Tensor noise;
+  {
+    NoGradGuard no_grad;
+    noise = empty(std.sizes(), {.dtype = std.dtype(), .device = std.device()});
+    normal_(noise, 0.0, 1.0, gen);
+  }
+  return add(mul(noise, std), Scalar(mean));
 }
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, TensorOptions opts, Generator* gen) {
   NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
@@ -246,10 +327,13 @@ Tensor randperm(int64_t n, TensorOptions opts, Generator* gen) {
   if (!opts.dtype) opts.dtype = kInt64;
   return ops::randperm()(n, opts, gen);
 }
+// torch.bernoulli(p): draws of p's shape and dtype into a contiguous result, in its order.
 Tensor bernoulli(const Tensor& p, Generator* gen) {
   NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
-  Tensor u = rand_like(p, {.dtype = p.is_floating_point() ? p.dtype() : kFloat32}, gen);
-  return lt(u, p).to(p.dtype());
+  EMBER_CHECK(is_floating(p.dtype()), "bernoulli expects a floating-point probability tensor, got ",
+              scalar_type_name(p.dtype()));
+  Tensor out = empty_like(p);
+  return bernoulli_(out, p, gen);
 }
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {
   NoGradGuard no_grad;  // sampling is not differentiable
@@ -279,19 +363,19 @@ Tensor full_like(const Tensor& like, const Scalar& v, TensorOptions opts) {
 }
 Tensor rand_like(const Tensor& like, TensorOptions opts, Generator* gen) {
   NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
-  Tensor t = empty_like(like, opts);
+  Tensor t = empty_like_layout(like, opts);
   check_float("rand_like", t.dtype());
   return uniform_(t, 0.0, 1.0, gen);
 }
 Tensor randn_like(const Tensor& like, TensorOptions opts, Generator* gen) {
   NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
-  Tensor t = empty_like(like, opts);
+  Tensor t = empty_like_layout(like, opts);
   check_float("randn_like", t.dtype());
   return normal_(t, 0.0, 1.0, gen);
 }
 Tensor randint_like(const Tensor& like, int64_t low, int64_t high, TensorOptions opts, Generator* gen) {
   NoGradGuard no_grad;  // factories are not differentiable; requires_grad is set at the end
-  Tensor t = empty_like(like, opts);
+  Tensor t = empty_like_layout(like, opts);
   return random_(t, low, high, gen);
 }
 

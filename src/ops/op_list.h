@@ -36,8 +36,12 @@ EMBER_OP(arange, Tensor(const Scalar&, const Scalar&, const Scalar&, TensorOptio
 EMBER_OP(linspace, Tensor(const Scalar&, const Scalar&, int64_t, TensorOptions))
 EMBER_OP(uniform_, Tensor&(Tensor&, double, double, Generator*))
 EMBER_OP(normal_, Tensor&(Tensor&, double, double, Generator*))
-EMBER_OP(random_, Tensor&(Tensor&, int64_t, int64_t, Generator*))
+// random_(from, to): to = nullopt is torch's `to=None` (the dtype's own upper end; from the
+// lowest int64, the full 64-bit range).
+EMBER_OP(random_, Tensor&(Tensor&, int64_t, std::optional<int64_t>, Generator*))
 EMBER_OP(bernoulli_, Tensor&(Tensor&, double, Generator*))
+EMBER_OP(exponential_, Tensor&(Tensor&, double, Generator*))
+EMBER_OP(log_normal_, Tensor&(Tensor&, double, double, Generator*))
 EMBER_OP(randperm, Tensor(int64_t, TensorOptions, Generator*))
 EMBER_OP(multinomial, Tensor(const Tensor&, int64_t, bool, Generator*))
 

@@ -1,4 +1,5 @@
 // Factories, random generation, from_blob and views.
+#include <bit>
 #include <cmath>
 
 #include "test_utils.h"
@@ -106,29 +107,87 @@ EMBER_DEVICE_TEST(Random, Distributions) {
   EXPECT_THROW_MSG(randint(5, 5, {2}), Error, "random_ expects 'from' to be less than 'to'");
 }
 
-// float32 normal_ transforms the same draws as float64 in float arithmetic, over threads: the
-// same values to float precision (tails from u1 near 0 and near 1 included, odd lengths, a
-// non-contiguous target, mean and std), and the same numbers for any thread count.
-EMBER_DEVICE_TEST(Random, Float32NormalMatchesFloat64Draws) {
-  for (int64_t n : {1, 2, 7, 100001}) {
-    SCOPED_TRACE(n);
-    Generator g32(11), g64(11);
-    Tensor a = randn({n}, {}, &g32), b = randn({n}, {.dtype = kFloat64}, &g64);
-    EXPECT_TRUE(allclose(a.to(kFloat64), b, 0.0, 2e-6)) << (a.to(kFloat64) - b).abs().max().item<double>();
+// The generator is PyTorch's CPU generator: the first outputs of mt19937 for three seeds (and
+// the 10000th for the reference seed 5489, a value the C++ standard names), and torch's values
+// for the transforms (recorded from torch 2.15: rand, the vectorised randn for >= 16 elements,
+// its redrawn tail, the one-at-a-time float64 normal, randint, randperm).
+TEST(Random, Mt19937KnownOutputs) {
+  const std::pair<uint64_t, std::vector<uint32_t>> known[] = {
+      {5489, {3499211612u, 581869302u, 3890346734u, 3586334585u, 545404204u}},
+      {0, {2357136044u, 2546248239u, 3071714933u, 3626093760u, 2588848963u}},
+      {42, {1608637542u, 3421126067u, 4083286876u, 787846414u, 3143890026u}},
+  };
+  for (const auto& [seed, first] : known) {
+    Mt19937 e(seed);
+    for (uint32_t v : first) EXPECT_EQ(e(), v) << seed;
   }
-  Generator g32(5), g64(5);
-  Tensor t = empty({300, 200}).t();
-  t.normal_(3.0, 0.5, &g32);
-  Tensor ref = empty({300, 200}, {.dtype = kFloat64}).t();
-  ref.normal_(3.0, 0.5, &g64);
-  EXPECT_TRUE(allclose(t.to(kFloat64), ref, 0.0, 4e-6));
+  Mt19937 e(5489);
+  for (int i = 0; i < 9999; ++i) e();
+  EXPECT_EQ(e(), 4123659995u);
+  Mt19937 s(7);
+  EXPECT_EQ(s.random64(), (uint64_t(Mt19937(7)()) << 32) | [] { Mt19937 t(7); t(); return t(); }());
+}
+
+namespace {
+std::vector<uint32_t> float_bits(const Tensor& t) {
+  std::vector<uint32_t> out;
+  for (float f : t.tolist<float>()) out.push_back(std::bit_cast<uint32_t>(f));
+  return out;
+}
+}  // namespace
+
+TEST(Random, TorchValues) {
+  manual_seed(0);
+  EXPECT_EQ(float_bits(rand({3})), (std::vector<uint32_t>{0x3efe1558, 0x3f44aa2f, 0x3db533a8}));
+  manual_seed(0);
+  std::vector<uint32_t> n16 = float_bits(randn({16}));
+  EXPECT_EQ(std::vector<uint32_t>(n16.begin(), n16.begin() + 4),
+            (std::vector<uint32_t>{0xbf901b85, 0xbf93808a, 0xbe804bd6, 0xbede255d}));
+  manual_seed(0);
+  std::vector<uint32_t> n17 = float_bits(randn({17}));
+  EXPECT_EQ(std::vector<uint32_t>(n17.end() - 2, n17.end()), (std::vector<uint32_t>{0xbf57fb33, 0x3f6e8c30}));
+  manual_seed(0);
+  EXPECT_EQ(randn({3}, {.dtype = kFloat64}).tolist<double>(),
+            (std::vector<double>{0x1.8a7eb8902be3ap+0, -0x1.2c78a087c6feap-2, -0x1.16e2920a70ee5p+1}));
+  manual_seed(0);
+  EXPECT_EQ(randint(0, 10, {6}).tolist<int64_t>(), (std::vector<int64_t>{4, 9, 3, 0, 3, 9}));
+  manual_seed(0);
+  EXPECT_EQ(randperm(8).tolist<int64_t>(), (std::vector<int64_t>{4, 0, 7, 3, 2, 5, 1, 6}));
+}
+
+// torch's state bytes: get_state/set_state round trip (with a cached normal) and size checks.
+TEST(Random, StateBytes) {
+  Generator g(3);
+  randn({1}, {.dtype = kFloat64}, &g);  // caches the pair's second value
+  std::string st = g.get_state();
+  ASSERT_EQ(st.size(), Generator::kStateBytes);
+  std::vector<double> a = randn({5}, {.dtype = kFloat64}, &g).tolist<double>();
+  Generator h;
+  h.set_state(st);
+  EXPECT_EQ(randn({5}, {.dtype = kFloat64}, &h).tolist<double>(), a);
+  EXPECT_EQ(h.initial_seed(), 3u);
+  EXPECT_THROW(h.set_state(st.substr(1)), Error);
+  std::string bad = st;
+  bad[8] = 0;  // left = 0: not a reachable state
+  bad[9] = bad[10] = bad[11] = 0;
+  EXPECT_THROW(h.set_state(bad), Error);
+  bad = st;
+  bad[8] = 5;  // left = 5 with next = 1: a position no sequence of draws reaches
+  bad[9] = bad[10] = bad[11] = 0;
+  EXPECT_THROW(h.set_state(bad), Error);
+}
+
+// Fills are serial over one stream: the same numbers for any thread count.
+TEST(Random, ThreadCountDoesNotMatter) {
   const int saved = get_num_threads();
   set_num_threads(1);
   Generator s1(7);
   Tensor one = randn({50001}, {}, &s1);
+  Tensor one_u = rand({50001}, {}, &s1);
   set_num_threads(2);
   Generator s2(7);
   EXPECT_TRUE(equal(one, randn({50001}, {}, &s2)));
+  EXPECT_TRUE(equal(one_u, rand({50001}, {}, &s2)));
   set_num_threads(saved);
 }
 

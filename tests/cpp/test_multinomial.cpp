@@ -202,11 +202,13 @@ EMBER_DEVICE_TEST(Multinomial, Errors) {
     EXPECT_THROW_MSG(multinomial(zeros({3}), 1, replacement), Error, zero);
     EXPECT_THROW_MSG(multinomial(tensor({{1., 2.}, {0., 0.}}), 1, replacement), Error, zero);
   }
-  EXPECT_THROW_MSG(multinomial(tensor({0., 1., 0., 2.}), 3, false), Error,
-                   "invalid multinomial distribution (with replacement=False, not enough non-negative category to "
-                   "sample)");
-  EXPECT_THROW_MSG(multinomial(tensor({{1., 1., 1.}, {0., 1., 0.}}), 2, false), Error,
-                   "not enough non-negative category to sample");
+  // Fewer positive weights than samples without replacement: torch (1.13 and 2.x) does not
+  // object; the positive categories come first, then zero-weight ones.
+  std::vector<int64_t> few = multinomial(tensor({0., 1., 0., 2.}), 3, false).tolist<int64_t>();
+  std::sort(few.begin(), few.begin() + 2);
+  EXPECT_EQ(few[0], 1);
+  EXPECT_EQ(few[1], 3);
+  EXPECT_TRUE(few[2] == 0 || few[2] == 2);
   EXPECT_NO_THROW(multinomial(tensor({0., 1., 0., 2.}), 3, true));
   EXPECT_NO_THROW(multinomial(tensor({0., 1., 0., 2.}), 2, false));
 }

@@ -62,10 +62,10 @@ TEST(Models, SimpleCNNTrainsAndRoundTrips) {
     NoGradGuard no_grad;
     for (auto& p : m.parameters()) {
       Tensor w = p;
-      w.sub_(p.grad() * 0.05);
+      w.sub_(p.grad() * 0.02);  // 0.05 overshoots for some seeds (the loss rose for seed 0, 2)
     }
   }
-  EXPECT_LT(last, first);  // memorising 16 samples: the loss must go down
+  EXPECT_LT(last, first - 0.5);  // memorising 16 samples: the loss must go down (2.3 -> 1.2..1.6 for seeds 0-5)
   EXPECT_EQ(m.conv_layers.at<nn::BatchNorm2d>(1).num_batches_tracked.item<int64_t>(), 8);
 
   m.eval();

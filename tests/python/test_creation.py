@@ -159,8 +159,10 @@ def test_multinomial():
     assert s.dtype == ember.int64 and set(s.tolist()) <= {1, 3}
     s = probs.multinomial(2)
     assert sorted(s.tolist()) == [1, 3]
-    with pytest.raises(RuntimeError, match="replacement=False"):
-        probs.multinomial(3)
+    # more samples than positive weights without replacement: torch returns zero-weight
+    # categories after the positive ones instead of raising
+    s = probs.multinomial(3).tolist()
+    assert sorted(s[:2]) == [1, 3] and s[2] in (0, 2)
 
 
 def test_against_torch_deterministic_factories(torch_ref):

@@ -1,32 +1,96 @@
 #pragma once
 // Random number generation: a Generator object per stream, one default per device, and
-// manual_seed. Same seed, same numbers.
+// manual_seed. The CPU generator is PyTorch's: a 32-bit Mersenne Twister (mt19937) seeded with
+// the low 32 bits of the seed, plus the cached second value of a Box-Muller pair, so the same seed
+// gives torch's numbers (docs/issue15-random.md) and get_state/set_state exchange torch's
+// 5056-byte state.
 #include <cstdint>
-#include <memory>
 #include <mutex>
-#include <random>
+#include <optional>
+#include <string>
 
 namespace ember {
 
+// The 32-bit Mersenne Twister (Matsumoto & Nishimura 1998), with PyTorch's bookkeeping of its
+// position (`left`: draws until the next refill, counting from 1; `next`: the index of the next
+// word), which is what torch's state bytes record.
+class Mt19937 {
+ public:
+  static constexpr int kN = 624;
+  explicit Mt19937(uint64_t seed = 5489) { seed_with(seed); }
+  void seed_with(uint64_t seed);
+
+  uint32_t operator()() {
+    if (--left_ == 0) refill();
+    uint32_t y = state_[next_++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+  }
+  // Two draws, the first as the high word (torch's random64).
+  uint64_t random64() {
+    uint64_t hi = (*this)();
+    return (hi << 32) | (*this)();
+  }
+
+  uint64_t seed() const { return seed_; }
+  int32_t left() const { return left_; }
+  uint32_t next() const { return next_; }
+  const uint32_t* words() const { return state_; }
+  // Replaces the whole state; false (and nothing changed) when it is not a reachable one.
+  bool set(uint64_t seed, int32_t left, uint32_t next, const uint32_t* words);
+
+ private:
+  void refill();
+  uint64_t seed_ = 0;
+  int32_t left_ = 1;
+  uint32_t next_ = 0;
+  uint32_t state_[kN];
+};
+
 class Generator {
  public:
-  explicit Generator(uint64_t seed = 67280421310721ULL) { manual_seed(seed); }
-  void manual_seed(uint64_t seed) { std::lock_guard g(mu_); seed_ = seed; engine_.seed(seed); }
-  uint64_t initial_seed() const { return seed_; }
-  // 64 random bits.
-  uint64_t next_u64() { std::lock_guard g(mu_); return engine_(); }
-  // A uniform double in [0, 1) with 53 random bits; a float in [0, 1) with 24.
-  double next_double() { return double(next_u64() >> 11) * 0x1.0p-53; }
-  float next_float() { return float(next_u64() >> 40) * 0x1.0p-24f; }
-  std::mt19937_64& engine() { return engine_; }
+  static constexpr uint64_t kDefaultSeed = 67280421310721ULL;
+  // torch's CPU state tensor: sizeof(CPUGeneratorImplState).
+  static constexpr size_t kStateBytes = 5056;
+
+  explicit Generator(uint64_t seed = kDefaultSeed) { manual_seed(seed); }
+  Generator(const Generator& other);
+  Generator& operator=(const Generator& other);
+
+  // Reseeds the engine and forgets a cached normal value.
+  void manual_seed(uint64_t seed);
+  uint64_t initial_seed() const { std::lock_guard g(mu_); return engine_.seed(); }
+  // Reseeds from the operating system's entropy and returns the seed used.
+  uint64_t seed();
+
+  // Locked single draws for code outside the kernels: 32 bits, 64 bits (torch's random64), a
+  // uniform double in [0, 1) from 53 bits and a float in [0, 1) from 24 bits, as torch's.
+  uint32_t next_u32() { std::lock_guard g(mu_); return engine_(); }
+  uint64_t next_u64() { std::lock_guard g(mu_); return engine_.random64(); }
+  double next_double() { return double(next_u64() & ((uint64_t(1) << 53) - 1)) * 0x1.0p-53; }
+  float next_float() { return float(next_u32() & ((1u << 24) - 1)) * 0x1.0p-24f; }
+
+  // Kernels lock mutex() once and draw from engine() directly.
   std::mutex& mutex() { return mu_; }
-  // Serialised state (the engine state as text), for get_state/set_state.
+  Mt19937& engine() { return engine_; }
+  // The second value of the last Box-Muller pair drawn by the one-at-a-time normal sampler
+  // (torch keeps it in the generator, so it is part of the state). Access under mutex().
+  std::optional<double>& cached_normal() { return next_double_normal_; }
+  std::optional<float>& cached_float_normal() { return next_float_normal_; }
+
+  // The state as torch's 5056 bytes (CPUGeneratorImplState: seed, left, seeded, next, the 624
+  // words widened to 64 bits, the cached double normal, the cached float normal).
   std::string get_state() const;
+  // Accepts exactly what get_state (or torch.get_rng_state) produces; anything else throws.
   void set_state(const std::string& s);
 
  private:
-  uint64_t seed_ = 0;
-  std::mt19937_64 engine_;
+  Mt19937 engine_;
+  std::optional<double> next_double_normal_;
+  std::optional<float> next_float_normal_;
   mutable std::mutex mu_;
 };
 

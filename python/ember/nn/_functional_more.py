@@ -13,7 +13,7 @@ from ..autograd import Function
 
 __all__ = [
     "selu", "selu_", "celu", "celu_", "rrelu", "rrelu_", "threshold", "threshold_", "hardshrink", "softshrink",
-    "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout3d", "margin_ranking_loss",
+    "alpha_dropout", "feature_alpha_dropout", "margin_ranking_loss",
     "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "cosine_embedding_loss",
     "triplet_margin_loss", "triplet_margin_with_distance_loss", "multi_margin_loss", "multilabel_margin_loss",
     "gaussian_nll_loss", "poisson_nll_loss", "lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d",
@@ -126,34 +126,6 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     return _alpha_dropout(input, p, training, inplace, True)
-
-
-def _feature_dropout(name, input, p, training, inplace, dims):
-    _check_p(p)
-    if input.dim() not in dims:
-        raise RuntimeError(f"{name}: Expected {dims[0]}D or {dims[1]}D input, but received a {input.dim()}D input. "
-                           f"Note that {name} exists to provide channel-wise dropout on inputs with "
-                           f"{dims[0] - 1} spatial dimensions, a channel dimension, and an optional batch dimension "
-                           f"(i.e. {dims[0]}D or {dims[1]}D inputs).")
-    if not training or p == 0:
-        return input
-    batched = input.dim() == dims[1]
-    x = input if batched else input.unsqueeze(0)
-    if p == 1:
-        mask = _C.zeros(_noise_shape(x, True), dtype=x.dtype, device=x.device)
-    else:
-        mask = _C.empty(_noise_shape(x, True), dtype=x.dtype, device=x.device).bernoulli_(1 - p).div_(1 - p)
-    if not batched:
-        mask = mask.squeeze(0)
-    return _apply(input, lambda t: t * mask, inplace)
-
-
-def dropout1d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout("dropout1d", input, p, training, inplace, (2, 3))
-
-
-def dropout3d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout("dropout3d", input, p, training, inplace, (4, 5))
 
 
 # ---- losses -----------------------------------------------------------------------------------

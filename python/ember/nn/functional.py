@@ -14,7 +14,7 @@ __all__ = [
     "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "pad", "layer_norm", "rms_norm", "group_norm",
     "batch_norm", "normalize", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "gelu", "silu", "elu", "elu_",
     "softplus", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish", "mish", "logsigmoid",
-    "softsign", "tanhshrink", "softmax", "softmin", "log_softmax", "dropout", "dropout2d", "embedding", "one_hot",
+    "softsign", "tanhshrink", "softmax", "softmin", "log_softmax", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "one_hot",
     "scaled_dot_product_attention", "multi_head_attention_forward", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
     "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity",
 ]
@@ -374,6 +374,32 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     out = _F.dropout2d(input, p, training)
     return _inplace(input, out) if inplace and training else out
+
+
+def _feature_dropout_unbatched(name, input, p, training, inplace, batched_dim):
+    """torch's dropout1d/dropout3d: feature dropout over (N, C, ...); an unbatched input gets a
+    batch dimension of 1 for the draw (one draw per channel)."""
+    _check_p(p)
+    if input.dim() not in (batched_dim - 1, batched_dim):
+        raise RuntimeError(f"{name}: Expected {batched_dim - 1}D or {batched_dim}D input, but received a "
+                           f"{input.dim()}D input. Note that {name} exists to provide channel-wise dropout on inputs "
+                           f"with {batched_dim - 2} spatial dimension{'s' if batched_dim > 3 else ''}, a channel "
+                           f"dimension, and an optional batch dimension (i.e. {batched_dim - 1}D or {batched_dim}D "
+                           f"inputs).")
+    batched = input.dim() == batched_dim
+    x = input if batched else input.unsqueeze(0)
+    out = _F.dropout2d(x, p, training)
+    if not batched:
+        out = out.squeeze(0)
+    return _inplace(input, out) if inplace and training else out
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout_unbatched("dropout1d", input, p, training, inplace, 3)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout_unbatched("dropout3d", input, p, training, inplace, 5)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):

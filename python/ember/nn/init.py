@@ -1,13 +1,15 @@
 """ember.nn.init (torch.nn.init): in-place initialisers that run under no_grad and return the
-tensor they were given. All of them are the C++ functions in include/ember/nn/functional.h
-(namespace nn::init), so a C++ model and a Python one draw the same numbers from the same seed."""
+tensor they were given. All of them but sparse_ are the C++ functions in
+include/ember/nn/functional.h (namespace nn::init), so a C++ model and a Python one draw the same
+numbers from the same seed; sparse_ composes normal_ and randperm in Python as torch's does."""
+import math
 import warnings
 
 from .._C import _nn as _I
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
-    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
+    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_",
     "uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
     "orthogonal",
 ]
@@ -70,6 +72,22 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
 
 def orthogonal_(tensor, gain=1, generator=None):
     return _I.orthogonal_(tensor, gain, generator)
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """N(0, std) values with ceil(sparsity * rows) zeros per column, the zero rows of each column
+    being the first of a randperm(rows) from the global generator (torch draws them there too)."""
+    from .. import no_grad, randperm
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col_idx in range(cols):
+            zero_indices = randperm(rows)[:num_zeros]
+            tensor[zero_indices, col_idx] = 0
+    return tensor
 
 
 def _deprecated(new):

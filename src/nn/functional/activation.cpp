@@ -4,6 +4,7 @@
 // taken never produces inf/NaN (its gradient would otherwise poison the taken one).
 #include <sstream>
 
+#include "ember/autograd/grad_mode.h"
 #include "ember/nn/functional.h"
 
 namespace ember::nn::functional {
@@ -47,13 +48,20 @@ void check_p(double p) {
     EMBER_CHECK_VALUE(false, os.str());
   }
 }
-// x * mask / (1 - p) with a Bernoulli(1 - p) mask of shape mask_shape (broadcast over x).
+// x * (mask / (1 - p)) with a Bernoulli(1 - p) mask of shape mask_shape (broadcast over x), as
+// torch's _dropout_impl: the mask takes x's layout when it has x's shape (the draws follow
+// memory order), and is divided by 1 - p in x's dtype before the product.
 Tensor apply_dropout(const Tensor& x, double p, IntArrayRef mask_shape, Generator* gen) {
   DType dt = is_floating(x.dtype()) ? x.dtype() : kFloat32;
-  if (p == 1.0) return x * zeros(mask_shape, {.dtype = dt, .device = x.device()});
-  Tensor mask = empty(mask_shape, {.dtype = dt, .device = x.device()});
-  bernoulli_(mask, 1.0 - p, gen);
-  mask.mul_(Scalar(1.0 / (1.0 - p)));
+  if (p == 1.0) return x * zeros({}, {.dtype = dt, .device = x.device()});
+  Tensor mask;
+  {
+    NoGradGuard no_grad;
+    mask = mask_shape == x.sizes() ? empty_like_layout(x, {.dtype = dt})
+                                        : empty(mask_shape, {.dtype = dt, .device = x.device()});
+    bernoulli_(mask, 1.0 - p, gen);
+    mask.div_(Scalar(1.0 - p));
+  }
   return x * mask;
 }
 }  // namespace

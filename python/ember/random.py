@@ -1,0 +1,44 @@
+"""torch.random: the default CPU generator's seed and state, and fork_rng.
+
+The CPU generator is torch's mt19937 (docs/issue15-random.md), and its state is torch's
+5056-byte layout, so states move between ember and torch in both directions."""
+import contextlib
+
+from . import _C
+
+__all__ = ["manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "fork_rng", "default_generator"]
+
+default_generator = _C.default_generator
+
+
+def manual_seed(seed):
+    return _C.manual_seed(int(seed))
+
+
+def seed():
+    return _C.default_generator.seed()
+
+
+def initial_seed():
+    return _C.default_generator.initial_seed()
+
+
+def get_rng_state():
+    return _C.default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    _C.default_generator.set_state(new_state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"):
+    """Restores the CPU generator's state on exit (ember has no CUDA generators to fork)."""
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
