@@ -1,12 +1,11 @@
 // ember::nn::init (torch.nn.init): in-place initialisers under no_grad with PyTorch's formulas,
 // gains, fan computation and error messages. trunc_normal_ uses PyTorch's inverse-CDF method;
-// orthogonal_ a float64 modified Gram-Schmidt QR (with re-orthogonalisation) of a normal matrix,
-// which yields the QR factorisation with a positive diagonal of R, i.e. Q after PyTorch's sign
-// correction Q * sign(diag(R)).
+// orthogonal_ is torch's: LAPACK's QR of a normal matrix, Q * sign(diag(R)).
 #include <cmath>
 #include <vector>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/linalg.h"
 #include "ember/nn/functional.h"
 
 namespace ember::nn::init {
@@ -19,11 +18,6 @@ double correct_fan(const Tensor& t, const std::string& mode) {
   return double(mode == "fan_in" ? fan_in : fan_out);
 }
 
-// Writes row-major float64 values into t (any dtype/layout).
-void write_values(Tensor& t, const std::vector<double>& v, IntArrayRef shape) {
-  Tensor src = tensor(v, {.dtype = kFloat64}).reshape(shape);
-  t.copy_(src.reshape(t.sizes()));
-}
 
 }  // namespace
 
@@ -168,38 +162,15 @@ Tensor& orthogonal_(Tensor& t, double gain, Generator* gen) {
   // LAPACK's in the last bits).
   Tensor flat = empty({rows, cols}, {.dtype = is_floating(t.dtype()) ? t.dtype() : kFloat32});
   ember::normal_(flat, 0.0, 1.0, gen);
-  flat = flat.to(kFloat64);
   bool trans = rows < cols;
   if (trans) flat = flat.t();
-  // A is m x n (m >= n); its columns are orthonormalised into Q (m x n), stored column-major.
-  int64_t m = flat.size(0), n = flat.size(1);
-  std::vector<double> av = flat.contiguous().tolist<double>();  // row-major m x n
-  std::vector<double> q(m * n);
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < m; ++i) q[j * m + i] = av[i * n + j];
-  for (int64_t j = 0; j < n; ++j) {
-    double* v = &q[j * m];
-    for (int pass = 0; pass < 2; ++pass)  // MGS twice: orthogonal to working precision
-      for (int64_t k = 0; k < j; ++k) {
-        const double* qk = &q[k * m];
-        double r = 0;
-        for (int64_t i = 0; i < m; ++i) r += qk[i] * v[i];
-        for (int64_t i = 0; i < m; ++i) v[i] -= r * qk[i];
-      }
-    double nrm = 0;
-    for (int64_t i = 0; i < m; ++i) nrm += v[i] * v[i];
-    nrm = std::sqrt(nrm);
-    for (int64_t i = 0; i < m; ++i) v[i] = nrm > 0 ? v[i] / nrm : 0.0;
-  }
-  // Result (rows x cols), row-major: Q (m x n) or its transpose.
-  std::vector<double> out(rows * cols);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double val = q[j * m + i] * gain;
-      if (trans) out[j * cols + i] = val;  // out is n x m = rows x cols
-      else out[i * cols + j] = val;
-    }
-  write_values(t, out, {rows, cols});
+  // torch: Q of LAPACK's QR of the draws, columns signed so diag(R) is positive, in the draws'
+  // dtype, so the values are torch's to the last bit where LAPACK rounds alike.
+  auto [q, r] = linalg::qr(flat);
+  q = q * r.diagonal().sign();
+  if (trans) q = q.t();
+  t.copy_(q.reshape(t.sizes()));
+  if (gain != 1.0) t.mul_(gain);
   return t;
 }
 
