@@ -167,6 +167,15 @@ EMBER_OP(adaptive_avg_pool2d, Tensor(const Tensor&, IntArrayRef))
 // (grad_output, input) -> grad_input
 EMBER_OP(adaptive_avg_pool2d_backward, Tensor(const Tensor&, const Tensor&))
 
+// ---- nn: interpolation (src/nn/functional/upsample.cpp; cpu/upsample_kernels.cpp) [issue 15 layers]
+// (input (N, C, *spatial), 1-3 spatial dims; output_size: one per spatial dim; scales: one per
+// spatial dim or empty, <= 0 = not given (torch's optional scale, used instead of in/out when
+// present); mode: 0 nearest, 1 nearest-exact, 2 linear/bilinear/trilinear, 3 bicubic (2-d);
+// align_corners) with PyTorch's coordinate formulas.
+EMBER_OP(upsample, Tensor(const Tensor&, IntArrayRef, ArrayRef<double>, int64_t, bool))
+// (grad_output, input_size (N, C, *spatial), scales, mode, align_corners) -> grad_input
+EMBER_OP(upsample_backward, Tensor(const Tensor&, IntArrayRef, ArrayRef<double>, int64_t, bool))
+
 // ---- nn: normalisation, activations, dropout, attention (src/nn/functional/norm.cpp, activation.cpp)
 // (nn-norm section: add entries here)
 // Fused layer norm / RMS norm over the trailing dims given by normalized_shape. Returns

@@ -37,6 +37,16 @@ Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
 // "replicate" or "circular".
 Tensor pad(const Tensor& input, IntArrayRef pad, const std::string& mode = "constant", double value = 0.0);
 
+// ---- interpolation (src/nn/functional/upsample.cpp) [issue 15 layers]
+// torch.nn.functional.interpolate: exactly one of size / scale_factor (one entry per spatial dim,
+// or one for all); mode "nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear"
+// or "area"; align_corners only for the interpolating modes (default false); with
+// recompute_scale_factor the output size alone sets the sampling step. antialias is unsupported.
+Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size = std::nullopt,
+                   std::optional<std::vector<double>> scale_factor = std::nullopt,
+                   const std::string& mode = "nearest", std::optional<bool> align_corners = std::nullopt,
+                   std::optional<bool> recompute_scale_factor = std::nullopt, bool antialias = false);
+
 // ---- normalisation (src/nn/functional/norm.cpp)
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
                   const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
@@ -65,7 +75,12 @@ Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype = st
 Tensor dropout(const Tensor& x, double p = 0.5, bool training = true, Generator* gen = nullptr);
 // Zeroes whole channels (dim 1) of (N, C, H, W) input; 3-D input is taken as (N, C, L), as torch 1.13 does.
 Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true, Generator* gen = nullptr);
-Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt);
+// padding_idx's row gets no gradient; max_norm renormalises the looked-up rows of weight in place
+// (norm_type-norm at most max_norm) before the lookup; scale_grad_by_freq divides each row's
+// gradient by how often its index occurs in the batch (src/nn/functional/embedding.cpp).
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt,
+                 std::optional<double> max_norm = std::nullopt, double norm_type = 2.0,
+                 bool scale_grad_by_freq = false);
 Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
 // softmax(q k^T / sqrt(d) + mask) v. attn_mask: bool (true = attend) or float (added);
 // is_causal masks the future. scale defaults to 1/sqrt(E).

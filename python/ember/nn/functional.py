@@ -282,8 +282,8 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("ember: embedding(max_norm / scale_grad_by_freq / sparse) is not supported")
+    if sparse:
+        raise NotImplementedError("ember: embedding(sparse=True) is not supported (ember has no sparse tensors)")
     if padding_idx is not None:
         if padding_idx > 0 and padding_idx >= weight.size(0):
             raise AssertionError("Padding_idx must be within num_embeddings")
@@ -291,7 +291,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             if padding_idx < -weight.size(0):
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = weight.size(0) + padding_idx
-    return _F.embedding(input, weight, padding_idx)
+    return _F.embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
 
 
 one_hot = _F.one_hot
@@ -347,3 +347,195 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     return _F.kl_div(input, target, _legacy_reduction(size_average, reduce, reduction), log_target)
+
+
+# ---- issue 15 layers: interpolation, pixel shuffle, instance / local response norm, distances, glu
+
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
+            "channel_shuffle", "native_channel_shuffle", "instance_norm", "local_response_norm", "pairwise_distance",
+            "glu"]
+
+
+def _is_integer(x):
+    return isinstance(x, int) or (isinstance(x, _C.Tensor) and not x.is_floating_point() and x.dim() == 0)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """torch.nn.functional.interpolate; the sizes, modes, checks and kernels are C++ (F::interpolate).
+    Here only torch's Python argument forms: an int / float for every spatial dim, or a sequence."""
+    dim = input.dim() - 2
+    if size is not None and scale_factor is None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                    "output size in (o1, o2, ...,oK) format.")
+            if not all(_is_integer(x) for x in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                                f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}")
+            size = [int(x) for x in size]
+        else:
+            size = [int(size)] * max(dim, 1)
+    if scale_factor is not None and size is None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but "
+                    f"got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"scale_factor of shape {scale_factor}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                    "scale_factor in (s1, s2, ...,sK) format.")
+            scale_factor = [float(x) for x in scale_factor]
+        else:
+            scale_factor = [float(scale_factor)] * max(dim, 1)
+    elif scale_factor is not None:
+        scale_factor = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [float(scale_factor)]
+    return _F.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): a view and a permute, as torch's."""
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    r = int(upscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    c, h, w = input.shape[-3:]
+    if c % (r * r) != 0:
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    batch = tuple(input.shape[:-3])
+    oc = c // (r * r)
+    x = input.reshape(batch + (oc, r, r, h, w))
+    n = len(batch)
+    perm = tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2)
+    return x.permute(perm).reshape(batch + (oc, h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of pixel_shuffle."""
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    r = int(downscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    c, h, w = input.shape[-3:]
+    if h % r != 0:
+        raise RuntimeError("pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)="
+                           f"{h} is not divisible by {r}")
+    if w % r != 0:
+        raise RuntimeError("pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)="
+                           f"{w} is not divisible by {r}")
+    batch = tuple(input.shape[:-3])
+    x = input.reshape(batch + (c, h // r, r, w // r, r))
+    n = len(batch)
+    perm = tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3)
+    return x.permute(perm).reshape(batch + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups):
+    """(N, C, *) with C = g*k: channel order (g, k) -> (k, g)."""
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    c = input.shape[1]
+    if c % groups != 0:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    n = input.shape[0]
+    rest = tuple(input.shape[2:])
+    return input.reshape((n, groups, c // groups) + rest).transpose(1, 2).reshape(tuple(input.shape))
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def _verify_spatial_size(size):
+    size_prods = 1
+    for i in range(2, len(size)):
+        size_prods *= size[i]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Batch norm over (1, N*C, *) (each (n, c) plane its own "channel"), as torch's instance_norm;
+    running statistics are the per-channel mean over the batch of the per-plane updates."""
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    b, c = input.shape[0], input.shape[1]
+    shape = (1, b * c) + tuple(input.shape[2:])
+    rm = running_mean.repeat(b) if running_mean is not None else None
+    rv = running_var.repeat(b) if running_var is not None else None
+    w = weight.repeat(b) if weight is not None else None
+    bb = bias.repeat(b) if bias is not None else None
+    out = _F.batch_norm(input.contiguous().view(shape), rm, rv, w, bb, use_input_stats, momentum, eps)
+    if use_input_stats:
+        from ..autograd.grad_mode import no_grad
+        with no_grad():
+            if running_mean is not None:
+                running_mean.copy_(rm.view(b, c).mean(0))
+            if running_var is not None:
+                running_var.copy_(rv.view(b, c).mean(0))
+    return out.view(input.shape)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha/size * sum of x^2 over `size` neighbouring channels)^beta; the window sum is an
+    average pool over the channel axis of x^2 (zero padded), as torch's."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    sizes = tuple(input.shape)
+    div = div.reshape(sizes[0], 1, sizes[1], -1)
+    div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(div, (size, 1), stride=1).squeeze(1).reshape(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """p-norm of x1 - x2 + eps over the last dim (torch's pairwise_distance)."""
+    output_dim = max(x1.dim(), x2.dim())
+    if output_dim == 0:
+        return (x1 - x2 + eps).abs()  # the norm of one element
+    return (x1 - x2 + eps).norm(p, output_dim - 1, keepdim=keepdim)
+
+
+def glu(input, dim=-1):
+    """First half of `input` along dim times the sigmoid of the second half."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim + input.dim() if dim < 0 else dim
+    n = input.shape[d]
+    if n % 2 != 0:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    a, b = input.chunk(2, d)
+    return a * _F.sigmoid(b)

@@ -1,4 +1,4 @@
-// Activations, dropout, embedding and one_hot (torch.nn.functional). Most activations are
+// Activations, dropout and one_hot (embedding: embedding.cpp) (torch.nn.functional). Most activations are
 // dispatched ops already (src/ops/unary.cpp, softmax.cpp) with their own gradients; elu,
 // softplus and relu6 are composites of differentiable ops, written so that the branch not
 // taken never produces inf/NaN (its gradient would otherwise poison the taken one).
@@ -70,20 +70,6 @@ Tensor dropout2d(const Tensor& x, double p, bool training, Generator* gen) {
   ms[0] = x.sizes()[0];
   ms[1] = x.sizes()[1];
   return apply_dropout(x, p, ms, gen);
-}
-
-Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
-  if (padding_idx) {
-    int64_t n = weight.sizes()[0];
-    int64_t pi = *padding_idx;
-    if (pi > 0) EMBER_CHECK_VALUE(pi < n, "Padding_idx must be within num_embeddings");
-    else if (pi < 0) {
-      EMBER_CHECK_VALUE(pi >= -n, "Padding_idx must be within num_embeddings");
-      pi += n;
-    }
-    padding_idx = pi;
-  }
-  return ember::embedding(weight, indices, padding_idx);
 }
 
 Tensor one_hot(const Tensor& indices, int64_t num_classes) { return ember::one_hot(indices, num_classes); }
