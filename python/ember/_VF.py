@@ -48,7 +48,7 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 def _single_state_cell(fn):
     def cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         _check_cell_input(input, w_ih)
-        _check_cell_hidden(input, hx, w_hh.size(1), "")
+        _check_cell_hidden(input, hx, w_hh.size(1), 0)
         params, has_biases = _cell_params(w_ih, w_hh, b_ih, b_hh)
         _, h = fn(input.unsqueeze(0), hx.unsqueeze(0), params, has_biases, 1, 0.0, False, False, False)
         return h.squeeze(0)

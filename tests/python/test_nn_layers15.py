@@ -84,6 +84,8 @@ def raises_like(tfn, efn):
                                        ((3, 5, 6), (2, 0, 1, 3)), ((1, 2, 4, 5, 6), (1, 2, 2, 1, 3, 0)),
                                        ((2, 3, 5, 6), (-1, 2, 1, -2))])
 def test_pad_modes(mode, shape, pad):
+    if mode == "circular" and len(shape) == len(pad) // 2 + 1 and torch.__version__ < "2":
+        pytest.skip("torch 1.13 has no unbatched circular padding")
     x = rand(*shape)
     compare(lambda t: TF.pad(t, pad, mode=mode), lambda e: EF.pad(e, pad, mode=mode), [x])
 
@@ -245,7 +247,8 @@ def test_interpolate_errors():
 ])
 def test_upsample_modules(expr, shape):
     tmod, emod = eval(expr, {"nn": tnn}), eval(expr, {"nn": enn})
-    assert repr(tmod) == repr(emod)
+    # torch 2.x quotes the mode (repr(self.mode)); 1.13 did not
+    assert repr(emod) == repr(tmod).replace(f"mode={tmod.mode}", f"mode={tmod.mode!r}")
     compare(tmod, emod, [rand(*shape)])
 
 
@@ -314,10 +317,14 @@ def test_instance_norm_functional_and_errors():
             [x], atol=1e-5)
     np.testing.assert_allclose(em.numpy(), tm.numpy(), atol=1e-6)
     np.testing.assert_allclose(ev.numpy(), tv.numpy(), atol=1e-5)
-    raises_like(lambda: TF.instance_norm(torch.zeros(2, 3, 1)), lambda: EF.instance_norm(ember.zeros(2, 3, 1)))
+    # torch's message prints torch.Size, ember's ember.Size
+    with pytest.raises(ValueError, match=r"Expected more than 1 spatial element when training, got input size "
+                                         r"ember.Size\(\[2, 3, 1\]\)"):
+        EF.instance_norm(ember.zeros(2, 3, 1))
     raises_like(lambda: tnn.InstanceNorm2d(3)(torch.zeros(2, 3)), lambda: enn.InstanceNorm2d(3)(ember.zeros(2, 3)))
-    raises_like(lambda: tnn.InstanceNorm1d(3, affine=True)(torch.zeros(2, 4, 5)),
-                lambda: enn.InstanceNorm1d(3, affine=True)(ember.zeros(2, 4, 5)))
+    # torch 2.x's check (1.13 failed later, in batch_norm)
+    with pytest.raises(ValueError, match=r"expected input's size at dim=1 to match num_features \(3\), but got: 4\."):
+        enn.InstanceNorm1d(3, affine=True)(ember.zeros(2, 4, 5))
 
 
 @pytest.mark.parametrize("shape,size", [((2, 6, 5), 3), ((2, 7, 4, 3), 4), ((1, 5, 2, 3, 2), 2), ((2, 3, 4), 5)])
@@ -326,8 +333,9 @@ def test_local_response_norm(shape, size):
         enn.LocalResponseNorm(size, alpha=0.1, beta=0.6, k=1.5)
     assert repr(tmod) == repr(emod)
     compare(tmod, emod, [rand(*shape)])
-    raises_like(lambda: TF.local_response_norm(torch.zeros(2, 3), 2),
-                lambda: EF.local_response_norm(ember.zeros(2, 3), 2))
+    # torch 2.x's message (1.13's had stray spaces from a line continuation)
+    with pytest.raises(ValueError, match=r"^Expected 3D or higher dimensionality input \(got 2 dimensions\)$"):
+        EF.local_response_norm(ember.zeros(2, 3), 2)
 
 
 # ---------------------------------------------------------------- distances, glu
@@ -378,9 +386,13 @@ def test_cells(name, kw, batched, with_state):
 
 
 def test_cell_errors():
-    raises_like(lambda: tnn.GRUCell(5, 4)(torch.zeros(2, 3, 5)), lambda: enn.GRUCell(5, 4)(ember.zeros(2, 3, 5)))
-    raises_like(lambda: tnn.LSTMCell(5, 4)(torch.zeros(2, 5), (torch.zeros(2, 2, 4), torch.zeros(2, 4))),
-                lambda: enn.LSTMCell(5, 4)(ember.zeros(2, 5), (ember.zeros(2, 2, 4), ember.zeros(2, 4))))
+    # rank checks: torch 2.x's ValueError (1.13 asserted with other wording)
+    with pytest.raises(ValueError, match=r"^GRUCell: Expected input to be 1D or 2D, got 3D instead$"):
+        enn.GRUCell(5, 4)(ember.zeros(2, 3, 5))
+    with pytest.raises(ValueError, match=r"^LSTMCell: Expected hx\[0\] to be 1D or 2D, got 3D instead$"):
+        enn.LSTMCell(5, 4)(ember.zeros(2, 5), (ember.zeros(2, 2, 4), ember.zeros(2, 4)))
+    with pytest.raises(ValueError, match=r"^RNNCell: Expected hidden to be 1D or 2D, got 3D instead$"):
+        enn.RNNCell(5, 4)(ember.zeros(5), ember.zeros(1, 1, 4))
     raises_like(lambda: tnn.RNNCell(5, 4)(torch.zeros(2, 6)), lambda: enn.RNNCell(5, 4)(ember.zeros(2, 6)))
     raises_like(lambda: tnn.RNNCell(5, 4)(torch.zeros(2, 5), torch.zeros(3, 4)),
                 lambda: enn.RNNCell(5, 4)(ember.zeros(2, 5), ember.zeros(3, 4)))
@@ -500,9 +512,11 @@ def test_embedding(kw):
 
 
 def test_embedding_functional_gradcheck():
+    # scale_grad_by_freq is deliberately not the derivative; padding_idx's zero row is checked
+    # against torch in test_embedding, the rest of the gradient here
     w = ember.tensor(rand(6, 3, dtype=np.float64), requires_grad=True)
     idx = ember.tensor(np.array([1, 4, 1, 1, 5]))
-    assert gradcheck(lambda t: EF.embedding(idx, t, padding_idx=4, scale_grad_by_freq=True), (w,))
+    assert gradcheck(lambda t: EF.embedding(idx, t, max_norm=100.0), (w,))
     y = EF.embedding(idx, w, padding_idx=4, scale_grad_by_freq=True)
     y.sum().backward()
     g = w.grad.numpy()

@@ -365,7 +365,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """torch.nn.functional.interpolate; the sizes, modes, checks and kernels are C++ (F::interpolate).
     Here only torch's Python argument forms: an int / float for every spatial dim, or a sequence."""
     dim = input.dim() - 2
-    if size is not None and scale_factor is None:
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
         if isinstance(size, (list, tuple)):
             if len(size) != dim:
                 raise ValueError(
@@ -379,7 +381,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             size = [int(x) for x in size]
         else:
             size = [int(size)] * max(dim, 1)
-    if scale_factor is not None and size is None:
+    if scale_factor is not None:
         if isinstance(scale_factor, (list, tuple)):
             if len(scale_factor) != dim:
                 raise ValueError(
@@ -391,8 +393,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             scale_factor = [float(x) for x in scale_factor]
         else:
             scale_factor = [float(scale_factor)] * max(dim, 1)
-    elif scale_factor is not None:
-        scale_factor = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [float(scale_factor)]
     return _F.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
 
 

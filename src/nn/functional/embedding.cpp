@@ -27,9 +27,10 @@ void embedding_renorm_(const Tensor& weight, const Tensor& indices, double max_n
 }
 
 Tensor embedding_freq_scaled(const Tensor& weight, const Tensor& indices, std::optional<int64_t> pad) {
-  Tensor out = autograd::below_autograd([&] { return ember::embedding(weight, indices, pad); });
+  Tensor out = ember::embedding(weight.detach(), indices, pad);  // the lookup without a history of its own
   autograd::record("EmbeddingBackward0", {weight}, {out}, {autograd::saved_input(indices)},
-                   [ws = Shape(weight.sizes()), pad](const variable_list& g, autograd::LambdaNode& n) -> variable_list {
+                   [ws = Shape(weight.sizes()), pad](const autograd::variable_list& g,
+                                                       autograd::LambdaNode& n) -> autograd::variable_list {
                      Tensor idx = n.unpack(0).reshape({-1}).to(kInt64);
                      Tensor rows = g[0].reshape({-1, ws[1]});
                      if (pad) rows = rows.masked_fill((idx == *pad).unsqueeze(1), 0);
