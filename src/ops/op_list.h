@@ -167,7 +167,8 @@ EMBER_OP(adaptive_avg_pool2d, Tensor(const Tensor&, IntArrayRef))
 // (grad_output, input) -> grad_input
 EMBER_OP(adaptive_avg_pool2d_backward, Tensor(const Tensor&, const Tensor&))
 
-// ---- nn: interpolation (src/nn/functional/upsample.cpp; cpu/upsample_kernels.cpp) [issue 15 layers]
+// ---- nn: interpolation and padding (src/nn/functional/upsample.cpp, pad.cpp; cpu/upsample_kernels.cpp,
+// pad_kernels.cpp) [issue 15 layers]
 // (input (N, C, *spatial), 1-3 spatial dims; output_size: one per spatial dim; scales: one per
 // spatial dim or empty, <= 0 = not given (torch's optional scale, used instead of in/out when
 // present); mode: 0 nearest, 1 nearest-exact, 2 linear/bilinear/trilinear, 3 bicubic (2-d);
@@ -175,6 +176,11 @@ EMBER_OP(adaptive_avg_pool2d_backward, Tensor(const Tensor&, const Tensor&))
 EMBER_OP(upsample, Tensor(const Tensor&, IntArrayRef, ArrayRef<double>, int64_t, bool))
 // (grad_output, input_size (N, C, *spatial), scales, mode, align_corners) -> grad_input
 EMBER_OP(upsample_backward, Tensor(const Tensor&, IntArrayRef, ArrayRef<double>, int64_t, bool))
+// F.pad's reflect (0), replicate (1) and circular (2) modes on the last pad.size() / 2 (1-3)
+// dims, negative pads cropping first (src/nn/functional/pad.cpp checks; cpu/pad_kernels.cpp).
+EMBER_OP(pad_nd, Tensor(const Tensor&, IntArrayRef, int64_t))
+// (grad_output, input_size, pad, mode) -> grad_input
+EMBER_OP(pad_nd_backward, Tensor(const Tensor&, IntArrayRef, IntArrayRef, int64_t))
 
 // ---- nn: normalisation, activations, dropout, attention (src/nn/functional/norm.cpp, activation.cpp)
 // (nn-norm section: add entries here)

@@ -531,3 +531,43 @@ def test_embedding_max_norm_bumps_version_without_history():
     assert w.grad_fn is None
     norms = np.linalg.norm(w.detach().numpy(), axis=1)
     assert np.all(norms[:2] <= 1.0 + 1e-6)
+
+
+def test_channel_shuffle_errors():
+    raises_like(lambda: TF.channel_shuffle(torch.zeros(1, 3, 2, 2), 2),
+                lambda: EF.channel_shuffle(ember.zeros(1, 3, 2, 2), 2))
+    with pytest.raises(RuntimeError, match=r"^channel_shuffle expects input with > 2 dims, but got input with sizes "
+                                           r"\[1, 3\]$"):
+        EF.channel_shuffle(ember.zeros(1, 3), 3)
+
+
+def test_embedding_max_norm_rejects_float_indices_before_writing():
+    w = ember.tensor(rand(5, 3) * 3)
+    before = w.numpy().copy()
+    with pytest.raises(RuntimeError, match="embedding_renorm_"):
+        EF.embedding(ember.tensor([1.5]), w, max_norm=1.0)
+    np.testing.assert_array_equal(w.numpy(), before)
+
+
+def test_pad_double_backward_and_dtypes():
+    x = ember.tensor(rand(2, 3, 4, dtype=np.float64), requires_grad=True)
+    for mode in ("reflect", "replicate", "circular"):
+        # the backward as a function of the incoming gradient: its own gradient is the pad again
+        g = ember.tensor(rand(2, 3, 5, dtype=np.float64), requires_grad=True)
+        assert gradcheck(lambda gg: ember.autograd.grad(EF.pad(x, (2, -1), mode=mode), x, gg, create_graph=True)[0],
+                         (g,))
+    xi = np.arange(12).reshape(1, 3, 4)
+    for mode in ("replicate", "circular"):
+        np.testing.assert_array_equal(EF.pad(ember.tensor(xi), (2, 1), mode=mode).numpy(),
+                                      TF.pad(torch.tensor(xi).double(), (2, 1), mode=mode).long().numpy())
+    xh = rand(1, 2, 3, 4)
+    np.testing.assert_allclose(EF.pad(ember.tensor(xh).half(), (1, 2, 2, 1), mode="reflect").float().numpy(),
+                               TF.pad(torch.tensor(xh), (1, 2, 2, 1), mode="reflect").half().float().numpy())
+
+
+def test_interpolate_reduced_precision():
+    x = rand(1, 2, 3, 4)
+    e = EF.interpolate(ember.tensor(x).to(ember.bfloat16), size=(5, 6), mode="bilinear")
+    assert e.dtype == ember.bfloat16
+    t = TF.interpolate(torch.tensor(x), size=(5, 6), mode="bilinear")
+    np.testing.assert_allclose(e.float().numpy(), t.numpy(), atol=3e-2, rtol=1e-2)

@@ -147,9 +147,14 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    n1 = x1.norm(2, dim).clamp_min(eps)
-    n2 = x2.norm(2, dim).clamp_min(eps)
-    return (x1 * x2).sum(dim) / (n1 * n2)
+    # torch 2.x: each input divided by its own norm first (results stay within [-1, 1]); the
+    # clamp to eps is invisible to autograd (torch clamps in place under no_grad)
+    x1, x2 = _C.broadcast_tensors(x1, x2)
+    n1 = x1.norm(2, dim, keepdim=True)
+    n2 = x2.norm(2, dim, keepdim=True)
+    n1 = n1 + (n1.detach().clamp_min(eps) - n1.detach())
+    n2 = n2 + (n2.detach().clamp_min(eps) - n2.detach())
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
 # ---- activations -----------------------------------------------------------------------------
@@ -458,8 +463,7 @@ def pixel_unshuffle(input, downscale_factor):
 def channel_shuffle(input, groups):
     """(N, C, *) with C = g*k: channel order (g, k) -> (k, g)."""
     if input.dim() <= 2:
-        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
-                           f"{input.dim()} dimension(s)")
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
     if groups <= 0:
         raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
     c = input.shape[1]

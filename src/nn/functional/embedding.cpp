@@ -57,6 +57,9 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
   }
   if (max_norm) {
     EMBER_CHECK(weight.dim() == 2, "'weight' must be 2-D");
+    EMBER_CHECK(indices.dtype() == kInt64 || indices.dtype() == kInt32,
+                "Expected tensor for argument #2 'indices' to have one of the following scalar types: Long, Int; "
+                "but got ", dtype_name(indices.dtype()), " instead (while checking arguments for embedding_renorm_)");
     embedding_renorm_(weight, indices.contiguous(), *max_norm, norm_type);
   }
   if (scale_grad_by_freq && weight.requires_grad() && autograd::GradMode::is_enabled()) {
