@@ -28,8 +28,10 @@ std::vector<int64_t> pad_index_map(int64_t n, int64_t lo, int64_t hi, int64_t mo
   for (size_t o = 0; o < map.size(); ++o) {
     int64_t j = int64_t(o) - left;
     if (mode == kReflect) {
+      // one reflection per side (a left pad wider than a cropped core reads cropped elements,
+      // as PyTorch's index formula does; pad.cpp's checks keep every index inside the input)
       if (j < 0) j = -j;
-      if (j >= m) j = 2 * (m - 1) - j;
+      else if (j >= m) j = 2 * (m - 1) - j;
     } else if (mode == kReplicate) {
       j = std::clamp<int64_t>(j, 0, m - 1);
     } else {
