@@ -169,6 +169,8 @@ INTERP_CASES = [
     ("trilinear", (1, 2, 3, 4, 5), dict(scale_factor=1.6)),
     ("area", (2, 3, 8, 6), dict(size=(3, 4))),
     ("area", (2, 3, 9), dict(scale_factor=0.5)),
+    ("area", (1, 2, 5, 6, 7), dict(size=(3, 4, 2))),
+    ("area", (1, 2, 4, 4, 4), dict(scale_factor=(0.5, 1.0, 0.75))),
 ]
 
 

@@ -112,9 +112,17 @@ Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size
   else if ((mode == "linear" && dim == 1) || (mode == "bilinear" && dim == 2) || (mode == "trilinear" && dim == 3))
     op_mode = kLinear;
   else if (mode == "bicubic" && dim == 2) op_mode = kCubic;
-  else if (mode == "area" && (dim == 1 || dim == 2)) {
+  else if (mode == "area" && dim >= 1 && dim <= 3) {
     if (dim == 1) return adaptive_avg_pool2d(input.unsqueeze(-2), {1, output_size[0]}).squeeze(-2);
-    return adaptive_avg_pool2d(input, output_size);
+    if (dim == 2) return adaptive_avg_pool2d(input, output_size);
+    // adaptive average pooling is separable (each window is a box with equal weights): pool
+    // (H, W) per depth slice, then D with the pooled plane flattened into the last dim, where an
+    // adaptive window of size 1 per position leaves it as is
+    const int64_t N = input.sizes()[0], C = input.sizes()[1], D = input.sizes()[2];
+    const int64_t OD = output_size[0], OH = output_size[1], OW = output_size[2];
+    Tensor hw = adaptive_avg_pool2d(input.reshape({N, C * D, in_sp[1], in_sp[2]}), {OH, OW});
+    Tensor d = adaptive_avg_pool2d(hw.reshape({N, C, D, OH * OW}), {OD, OH * OW});
+    return d.reshape({N, C, OD, OH, OW});
   }
   if (op_mode < 0) {
     const char* need[] = {"", "3D", "4D", "5D"};
