@@ -47,6 +47,26 @@ Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size
                    const std::string& mode = "nearest", std::optional<bool> align_corners = std::nullopt,
                    std::optional<bool> recompute_scale_factor = std::nullopt, bool antialias = false);
 
+// ---- rearrangements, instance norm, distances, glu [issue 15 layers]
+// (src/nn/functional/pixel_shuffle.cpp, instance_norm.cpp, distance.cpp, activation.cpp)
+// (*, C*r*r, H, W) -> (*, C, H*r, W*r) and back; channel_shuffle: (N, g*k, *) channel order
+// (g, k) -> (k, g).
+Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor);
+Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
+Tensor channel_shuffle(const Tensor& input, int64_t groups);
+// Per-(sample, channel) normalisation of (N, C, *) input; running statistics, when given, are
+// updated in place (training) or used (use_input_stats = false).
+Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& running_mean = std::nullopt,
+                     const std::optional<Tensor>& running_var = std::nullopt,
+                     const std::optional<Tensor>& weight = std::nullopt,
+                     const std::optional<Tensor>& bias = std::nullopt, bool use_input_stats = true,
+                     double momentum = 0.1, double eps = 1e-5);
+// ||x1 - x2 + eps||_p over the last dim; cosine similarity over dim (norms clamped to eps).
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0, double eps = 1e-6, bool keepdim = false);
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1, double eps = 1e-8);
+// first half of input along dim * sigmoid(second half)
+Tensor glu(const Tensor& input, int64_t dim = -1);
+
 // ---- normalisation (src/nn/functional/norm.cpp)
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
                   const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);

@@ -147,14 +147,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    # torch 2.x: each input divided by its own norm first (results stay within [-1, 1]); the
-    # clamp to eps is invisible to autograd (torch clamps in place under no_grad)
-    x1, x2 = _C.broadcast_tensors(x1, x2)
-    n1 = x1.norm(2, dim, keepdim=True)
-    n2 = x2.norm(2, dim, keepdim=True)
-    n1 = n1 + (n1.detach().clamp_min(eps) - n1.detach())
-    n2 = n2 + (n2.detach().clamp_min(eps) - n2.detach())
-    return ((x1 / n1) * (x2 / n2)).sum(dim)
+    return _F.cosine_similarity(x1, x2, dim, eps)
 
 
 # ---- activations -----------------------------------------------------------------------------
@@ -419,59 +412,15 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 
 def pixel_shuffle(input, upscale_factor):
-    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): a view and a permute, as torch's."""
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
-                           f"{input.dim()} dimension(s)")
-    r = int(upscale_factor)
-    if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
-    c, h, w = input.shape[-3:]
-    if c % (r * r) != 0:
-        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
-                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
-    batch = tuple(input.shape[:-3])
-    oc = c // (r * r)
-    x = input.reshape(batch + (oc, r, r, h, w))
-    n = len(batch)
-    perm = tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2)
-    return x.permute(perm).reshape(batch + (oc, h * r, w * r))
+    return _F.pixel_shuffle(input, upscale_factor)
 
 
 def pixel_unshuffle(input, downscale_factor):
-    """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of pixel_shuffle."""
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
-                           f"{input.dim()} dimension(s)")
-    r = int(downscale_factor)
-    if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
-    c, h, w = input.shape[-3:]
-    if h % r != 0:
-        raise RuntimeError("pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)="
-                           f"{h} is not divisible by {r}")
-    if w % r != 0:
-        raise RuntimeError("pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)="
-                           f"{w} is not divisible by {r}")
-    batch = tuple(input.shape[:-3])
-    x = input.reshape(batch + (c, h // r, r, w // r, r))
-    n = len(batch)
-    perm = tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3)
-    return x.permute(perm).reshape(batch + (c * r * r, h // r, w // r))
+    return _F.pixel_unshuffle(input, downscale_factor)
 
 
 def channel_shuffle(input, groups):
-    """(N, C, *) with C = g*k: channel order (g, k) -> (k, g)."""
-    if input.dim() <= 2:
-        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
-    if groups <= 0:
-        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
-    c = input.shape[1]
-    if c % groups != 0:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
-    n = input.shape[0]
-    rest = tuple(input.shape[2:])
-    return input.reshape((n, groups, c // groups) + rest).transpose(1, 2).reshape(tuple(input.shape))
+    return _F.channel_shuffle(input, groups)
 
 
 native_channel_shuffle = channel_shuffle
@@ -487,25 +436,9 @@ def _verify_spatial_size(size):
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
-    """Batch norm over (1, N*C, *) (each (n, c) plane its own "channel"), as torch's instance_norm;
-    running statistics are the per-channel mean over the batch of the per-plane updates."""
     if use_input_stats:
-        _verify_spatial_size(input.size())
-    b, c = input.shape[0], input.shape[1]
-    shape = (1, b * c) + tuple(input.shape[2:])
-    rm = running_mean.repeat(b) if running_mean is not None else None
-    rv = running_var.repeat(b) if running_var is not None else None
-    w = weight.repeat(b) if weight is not None else None
-    bb = bias.repeat(b) if bias is not None else None
-    out = _F.batch_norm(input.contiguous().view(shape), rm, rv, w, bb, use_input_stats, momentum, eps)
-    if use_input_stats:
-        from ..autograd.grad_mode import no_grad
-        with no_grad():
-            if running_mean is not None:
-                running_mean.copy_(rm.view(b, c).mean(0))
-            if running_var is not None:
-                running_var.copy_(rv.view(b, c).mean(0))
-    return out.view(input.shape)
+        _verify_spatial_size(input.size())  # here for torch's message, which prints the Size
+    return _F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
@@ -526,20 +459,9 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """p-norm of x1 - x2 + eps over the last dim (torch's pairwise_distance)."""
-    output_dim = max(x1.dim(), x2.dim())
-    if output_dim == 0:
-        return (x1 - x2 + eps).abs()  # the norm of one element
-    return (x1 - x2 + eps).norm(p, output_dim - 1, keepdim=keepdim)
+    return _F.pairwise_distance(x1, x2, p, eps, keepdim)
 
 
 def glu(input, dim=-1):
-    """First half of `input` along dim times the sigmoid of the second half."""
-    if input.dim() == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    d = dim + input.dim() if dim < 0 else dim
-    n = input.shape[d]
-    if n % 2 != 0:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
-    a, b = input.chunk(2, d)
-    return a * _F.sigmoid(b)
+    return _F.glu(input, dim)
+

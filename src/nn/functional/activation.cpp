@@ -75,3 +75,18 @@ Tensor dropout2d(const Tensor& x, double p, bool training, Generator* gen) {
 Tensor one_hot(const Tensor& indices, int64_t num_classes) { return ember::one_hot(indices, num_classes); }
 
 }  // namespace ember::nn::functional
+
+namespace ember::nn::functional {
+
+// Gated linear unit: the first half of input along dim times the sigmoid of the second half.
+Tensor glu(const Tensor& input, int64_t dim) {
+  EMBER_CHECK(input.dim() > 0, "glu does not support scalars because halving size must be even");
+  const int64_t d = dim < 0 ? dim + input.dim() : dim;
+  EMBER_CHECK(d >= 0 && d < input.dim(), "Dimension out of range (expected to be in range of [", -input.dim(), ", ",
+              input.dim() - 1, "], but got ", dim, ")");
+  const int64_t n = input.sizes()[size_t(d)];
+  EMBER_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension ", d, " is size ", n);
+  return input.narrow(d, 0, n / 2) * input.narrow(d, n / 2, n / 2).sigmoid();
+}
+
+}  // namespace ember::nn::functional
