@@ -6,7 +6,8 @@
 // ("taps") with fixed weights (nearest 1, linear 2, cubic 4). The taps are computed once per dim
 // with PyTorch's coordinate formulas (ATen/native/UpSample.h: nearest in float, linear and cubic
 // in the op math type, the same-size shortcut of the linear modes, cubic taps clamped to the
-// border), then each (N*C) plane is the weighted sum over the tap grid. The backward scatters
+// border; antialiased modes: every input under the scaled filter), then each (N*C) plane is the
+// weighted sum over the tap grid. The backward scatters
 // with the same taps, so forward and backward agree exactly; planes are independent, so both
 // split planes across threads. float16/bfloat16 compute in float32.
 #include <algorithm>
@@ -21,7 +22,7 @@
 namespace ember::cpu {
 namespace {
 
-enum Mode : int64_t { kNearest = 0, kNearestExact = 1, kLinear = 2, kCubic = 3 };
+enum Mode : int64_t { kNearest = 0, kNearestExact = 1, kLinear = 2, kCubic = 3, kLinearAA = 4, kCubicAA = 5 };
 
 // Input indices and weights of one spatial dim: output o reads idx[o*k + j] with weight w[o*k + j].
 template <class T> struct Taps {
@@ -54,7 +55,47 @@ template <class T> void cubic_weights(T t, T* c) {
   c[3] = far(T(2) - t);
 }
 
+// Antialiased taps (PyTorch's _compute_indices_min_size_weights_aa): when shrinking, the
+// triangle (linear) or Keys a = -0.5 (cubic) filter is stretched by the scale, so every input
+// pixel under it contributes; weights are normalised to sum to 1. Every output gets the same
+// tap count (the widest support), unused taps having weight 0.
+template <class T> Taps<T> make_aa_taps(int64_t in, int64_t out, double scale, bool cubic, bool align_corners) {
+  auto filter = [cubic](T x) -> T {
+    if (x < 0) x = -x;
+    if (!cubic) return x < 1 ? T(1) - x : T(0);
+    const T a = T(-0.5);
+    if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+    if (x < 2) return (((x - 5) * x + 8) * x - 4) * a;
+    return T(0);
+  };
+  const T s = pixel_scale<T>(in, out, align_corners, scale);
+  const T interp = cubic ? T(4) : T(2);
+  const T support = s >= T(1) ? interp * T(0.5) * s : interp * T(0.5);
+  const T invscale = s >= T(1) ? T(1) / s : T(1);
+  Taps<T> t;
+  t.k = int64_t(std::ceil(support)) * 2 + 1;
+  t.idx.assign(size_t(out * t.k), 0);
+  t.w.assign(size_t(out * t.k), T(0));
+  for (int64_t o = 0; o < out; ++o) {
+    const T center = s * (T(o) + T(0.5));
+    const int64_t xmin = std::max<int64_t>(int64_t(center - support + T(0.5)), 0);
+    const int64_t xsize = std::clamp<int64_t>(std::min<int64_t>(int64_t(center + support + T(0.5)), in) - xmin, 0, t.k);
+    T total = T(0);
+    for (int64_t j = 0; j < t.k; ++j) {
+      t.idx[size_t(o * t.k + j)] = j < xsize ? xmin + j : xmin;
+      if (j >= xsize) continue;
+      const T w = filter((T(j + xmin) - center + T(0.5)) * invscale);
+      t.w[size_t(o * t.k + j)] = w;
+      total += w;
+    }
+    if (total != T(0))
+      for (int64_t j = 0; j < xsize; ++j) t.w[size_t(o * t.k + j)] /= total;
+  }
+  return t;
+}
+
 template <class T> Taps<T> make_taps(int64_t in, int64_t out, double scale, int64_t mode, bool align_corners) {
+  if (mode == kLinearAA || mode == kCubicAA) return make_aa_taps<T>(in, out, scale, mode == kCubicAA, align_corners);
   Taps<T> t;
   if (mode == kNearest || mode == kNearestExact) {
     t.k = 1;

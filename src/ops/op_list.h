@@ -171,7 +171,8 @@ EMBER_OP(adaptive_avg_pool2d_backward, Tensor(const Tensor&, const Tensor&))
 // pad_kernels.cpp) [issue 15 layers]
 // (input (N, C, *spatial), 1-3 spatial dims; output_size: one per spatial dim; scales: one per
 // spatial dim or empty, <= 0 = not given (torch's optional scale, used instead of in/out when
-// present); mode: 0 nearest, 1 nearest-exact, 2 linear/bilinear/trilinear, 3 bicubic (2-d);
+// present); mode: 0 nearest, 1 nearest-exact, 2 linear/bilinear/trilinear, 3 bicubic (2-d),
+// 4 / 5 antialiased linear / cubic;
 // align_corners) with PyTorch's coordinate formulas.
 EMBER_OP(upsample, Tensor(const Tensor&, IntArrayRef, ArrayRef<double>, int64_t, bool))
 // (grad_output, input_size (N, C, *spatial), scales, mode, align_corners) -> grad_input

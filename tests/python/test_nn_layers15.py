@@ -213,6 +213,26 @@ def test_interpolate_double_backward():
                                                           size=(5, 6), mode="bilinear").numpy(), atol=1e-12)
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("kw", [dict(size=(3, 4)), dict(size=(5, 2), align_corners=True), dict(size=(13, 9)),
+                                dict(scale_factor=(0.3, 0.55)), dict(size=(2, 17)), dict(size=(1, 1))])
+def test_interpolate_antialias(mode, kw):
+    x = rand(2, 3, 11, 8)
+    compare(lambda t: TF.interpolate(t, mode=mode, antialias=True, **kw),
+            lambda e: EF.interpolate(e, mode=mode, antialias=True, **kw), [x])
+    xd = rand(1, 2, 11, 8, dtype=np.float64)
+    compare(lambda t: TF.interpolate(t, mode=mode, antialias=True, **kw),
+            lambda e: EF.interpolate(e, mode=mode, antialias=True, **kw), [xd], atol=1e-12, rtol=1e-10)
+
+
+def test_interpolate_antialias_gradcheck():
+    x = ember.tensor(rand(1, 1, 7, 6, dtype=np.float64), requires_grad=True)
+    for mode in ("bilinear", "bicubic"):
+        assert gradcheck(lambda t: EF.interpolate(t, size=(3, 4), mode=mode, antialias=True), (x,))
+    with pytest.raises(ValueError, match="Anti-alias option is restricted to bilinear and bicubic modes"):
+        EF.interpolate(ember.zeros(1, 1, 4), size=2, mode="linear", antialias=True)
+
+
 def test_interpolate_uint8_nearest():
     x = np.random.default_rng(0).integers(0, 255, (1, 3, 4, 5)).astype(np.uint8)
     for mode in ("nearest", "nearest-exact"):

@@ -41,7 +41,8 @@ Tensor pad(const Tensor& input, IntArrayRef pad, const std::string& mode = "cons
 // torch.nn.functional.interpolate: exactly one of size / scale_factor (one entry per spatial dim,
 // or one for all); mode "nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear"
 // or "area"; align_corners only for the interpolating modes (default false); with
-// recompute_scale_factor the output size alone sets the sampling step. antialias is unsupported.
+// recompute_scale_factor the output size alone sets the sampling step. antialias: bilinear and
+// bicubic on 4-D input filter every input pixel under the (scaled) kernel when shrinking.
 Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size = std::nullopt,
                    std::optional<std::vector<double>> scale_factor = std::nullopt,
                    const std::string& mode = "nearest", std::optional<bool> align_corners = std::nullopt,

@@ -18,6 +18,7 @@ namespace ember::nn::functional {
 
 namespace {
 
+// 4 and 5: kLinear / kCubic antialiased (the op's modes, cpu/upsample_kernels.cpp)
 enum UpsampleMode : int64_t { kNearest = 0, kNearestExact = 1, kLinear = 2, kCubic = 3 };
 
 std::string join_sizes(IntArrayRef s) {
@@ -104,7 +105,6 @@ Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size
   }
   EMBER_CHECK_VALUE(!antialias || ((mode == "bilinear" || mode == "bicubic") && input.dim() == 4),
                     "Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D tensor as input");
-  EMBER_CHECK_AS(NotImplementedError, !antialias, "interpolate: antialias=True is not supported by ember");
 
   int64_t op_mode = -1;
   if (mode == "nearest" && dim >= 1 && dim <= 3) op_mode = kNearest;
@@ -142,6 +142,7 @@ Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size
                 scalar_type_name(input.dtype()), "'");
     return nearest_by_gather(input, output_size, scales, op_mode == kNearestExact);
   }
+  if (antialias) op_mode += 2;  // kLinearAA / kCubicAA
   return ops::upsample()(input, output_size, scales, op_mode, *align_corners);
 }
 
