@@ -256,7 +256,7 @@ def test_interpolate_errors():
         (x4, dict(size=(4, 5), recompute_scale_factor=True)),
     ]
     if torch.__version__ < "2.10":  # recent torch lists a lanczos mode ember does not have
-        cases.append((x4, dict(size=4, mode="bogus")))
+        cases += [(x4, dict(size=4, mode="bogus")), (rand(2, 3), dict(size=4)), (rand(1, 2, 3, 4, 5, 6), dict(size=2))]
     if torch.__version__ >= "2":  # 1.13 left non-integer sizes to its argument parser
         cases.append((x4, dict(size=(2.5, 3))))
     for x, kw in cases:

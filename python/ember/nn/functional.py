@@ -378,7 +378,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                 f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}")
             size = [int(x) for x in size]
         else:
-            size = [int(size)] * max(dim, 1)
+            size = [int(size)] * max(dim, 0)
     if scale_factor is not None:
         if isinstance(scale_factor, (list, tuple)):
             if len(scale_factor) != dim:
@@ -390,7 +390,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                     "scale_factor in (s1, s2, ...,sK) format.")
             scale_factor = [float(x) for x in scale_factor]
         else:
-            scale_factor = [float(scale_factor)] * max(dim, 1)
+            scale_factor = [float(scale_factor)] * max(dim, 0)
     return _F.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
 
 
