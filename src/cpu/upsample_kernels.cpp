@@ -4,12 +4,12 @@
 //
 // Every mode is separable: along each spatial dim, output index o reads a few input indices
 // ("taps") with fixed weights (nearest 1, linear 2, cubic 4). The taps are computed once per dim
-// with PyTorch's coordinate formulas (ATen/native/UpSample.h: nearest in float, linear and cubic
-// in the op math type, the same-size shortcut of the linear modes, cubic taps clamped to the
-// border; antialiased modes: every input under the scaled filter), then each (N*C) plane is the
-// weighted sum over the tap grid. The backward scatters
-// with the same taps, so forward and backward agree exactly; planes are independent, so both
-// split planes across threads. float16/bfloat16 compute in float32.
+// with PyTorch's coordinate formulas (ATen/native/UpSample.h, UpSampleKernel.cpp: positions in
+// the op math type, floored as float (floorf); the same-size shortcut of the linear modes; cubic
+// taps clamped to the border; antialiased modes: every input under the scaled filter), then each
+// (N*C) plane is the weighted sum over the tap grid. The backward scatters with the same taps,
+// so forward and backward agree exactly; planes are independent, so both split planes across
+// threads. float16/bfloat16 compute in float32.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -94,25 +94,33 @@ template <class T> Taps<T> make_aa_taps(int64_t in, int64_t out, double scale, b
   return t;
 }
 
-template <class T> Taps<T> make_taps(int64_t in, int64_t out, double scale, int64_t mode, bool align_corners) {
+// spatial_dims: how many dims the op interpolates (2-d nearest follows a rule of its own).
+template <class T>
+Taps<T> make_taps(int64_t in, int64_t out, double scale, int64_t mode, bool align_corners, size_t spatial_dims) {
   if (mode == kLinearAA || mode == kCubicAA) return make_aa_taps<T>(in, out, scale, mode == kCubicAA, align_corners);
   Taps<T> t;
   if (mode == kNearest || mode == kNearestExact) {
     t.k = 1;
     t.idx.resize(size_t(out));
     t.w.assign(size_t(out), T(1));
-    // nearest_idx / nearest_exact_idx: float scale, floor, clamped to the last input
-    const float s = scale > 0 ? float(1.0 / scale) : float(in) / float(out);
+    // PyTorch 2.x's CPU forward: 1-d and 3-d (HelperInterpNearest / NearestExact) take the step
+    // in the op math type, round the source position to float and floor it (floorf), clamped to
+    // the last input; 2-d nearest uses nearest_idx instead: float step, and out == in copies,
+    // out == 2 * in halves, whatever scale_factor was given (the two rules differ only when a
+    // scale_factor makes out equal in or 2 * in). torch's nearest backward always uses
+    // nearest_idx; here the backward is the exact adjoint of this forward.
+    const bool nearest_idx = mode == kNearest && spatial_dims == 2;
+    const T s = scale > 0 ? T(1.0 / scale) : T(in) / T(out);
+    const float sf = scale > 0 ? float(1.0 / scale) : float(in) / float(out);
     for (int64_t o = 0; o < out; ++o) {
       int64_t i;
-      if (mode == kNearest) {
-        if (out == in) i = o;
-        else if (out == 2 * in) i = o >> 1;
-        else i = std::min(int64_t(std::floor(float(o) * s)), in - 1);
+      if (nearest_idx) {
+        i = out == in ? o : out == 2 * in ? (o >> 1) : int64_t(std::floor(float(o) * sf));
       } else {
-        i = std::min(int64_t(std::floor((float(o) + 0.5f) * s)), in - 1);
+        const T real = mode == kNearest ? s * T(o) : (T(o) + T(0.5)) * s;
+        i = int64_t(std::floor(float(real)));
       }
-      t.idx[size_t(o)] = i;
+      t.idx[size_t(o)] = std::min(i, in - 1);
     }
     return t;
   }
@@ -126,7 +134,7 @@ template <class T> Taps<T> make_taps(int64_t in, int64_t out, double scale, int6
       T l1 = T(0);
       if (out != in) {  // same size copies (compute_source_index_and_lambda)
         T real = source_index<T>(ratio, o, align_corners, false);
-        i0 = std::min(int64_t(std::floor(real)), in - 1);
+        i0 = std::min(int64_t(std::floor(float(real))), in - 1);  // floorf, as guard_index_and_lambda
         l1 = std::min(std::max(real - T(i0), T(0)), T(1));
         i1 = i0 + (i0 < in - 1 ? 1 : 0);
       }
@@ -143,7 +151,7 @@ template <class T> Taps<T> make_taps(int64_t in, int64_t out, double scale, int6
   t.w.resize(size_t(4 * out));
   for (int64_t o = 0; o < out; ++o) {
     T real = source_index<T>(ratio, o, align_corners, true);
-    int64_t i = std::min(int64_t(std::floor(real)), in - 1);
+    int64_t i = std::min(int64_t(std::floor(float(real))), in - 1);
     T lambda = std::min(std::max(real - T(i), T(0)), T(1));
     cubic_weights<T>(lambda, &t.w[size_t(4 * o)]);
     for (int64_t j = 0; j < 4; ++j) t.idx[size_t(4 * o + j)] = std::clamp<int64_t>(i - 1 + j, 0, in - 1);
@@ -170,7 +178,7 @@ Grid<T> make_grid(IntArrayRef in_sp, IntArrayRef out_sp, ArrayRef<double> scales
     g.in[d] = in_sp[d - off];
     g.out[d] = out_sp[d - off];
     double s = scales.size() == nd ? scales[d - off] : -1.0;
-    g.taps[d] = make_taps<T>(g.in[d], g.out[d], s, mode, align_corners);
+    g.taps[d] = make_taps<T>(g.in[d], g.out[d], s, mode, align_corners, nd);
   }
   return g;
 }

@@ -607,3 +607,59 @@ def test_interpolate_reduced_precision():
     assert e.dtype == ember.bfloat16
     t = TF.interpolate(torch.tensor(x), size=(5, 6), mode="bilinear")
     np.testing.assert_allclose(e.float().numpy(), t.numpy(), atol=3e-2, rtol=1e-2)
+
+
+def test_interpolate_nearest_index_rules():
+    # torch 2.x: 2-d nearest copies when out == in and halves when out == 2 * in, whatever
+    # scale_factor was given; 1-d and 3-d floor(o / scale) (values from torch 2.x)
+    x = ember.arange(16.0).reshape(1, 1, 8, 2)
+    assert EF.interpolate(x, scale_factor=(1.002, 1.065)).reshape(-1).tolist() == list(range(16))
+    x = ember.arange(9.0).reshape(1, 1, 3, 3)
+    assert EF.interpolate(x, scale_factor=(2.243, 1.598)).reshape(-1).tolist() == \
+        [0, 0, 1, 1, 0, 0, 1, 1, 3, 3, 4, 4, 3, 3, 4, 4, 6, 6, 7, 7, 6, 6, 7, 7]
+    xu = ember.arange(9).reshape(1, 1, 3, 3).to(ember.uint8)
+    assert EF.interpolate(xu, scale_factor=(2.243, 1.598)).reshape(-1).tolist() == \
+        [0, 0, 1, 1, 0, 0, 1, 1, 3, 3, 4, 4, 3, 3, 4, 4, 6, 6, 7, 7, 6, 6, 7, 7]
+    assert EF.interpolate(ember.arange(4.0).reshape(1, 1, 4), scale_factor=1.043).reshape(-1).tolist() == [0, 0, 1, 2]
+    x3 = ember.arange(4.0).reshape(1, 1, 1, 1, 4)
+    assert EF.interpolate(x3, scale_factor=(1.0, 1.0, 1.043)).reshape(-1).tolist() == [0, 0, 1, 2]
+
+
+def test_interpolate_random_configs():
+    """Seeded random modes, shapes, sizes / scale factors, align_corners, recompute and antialias,
+    float32 and float64, against torch."""
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(150):
+        nd = int(rng.integers(1, 4))
+        modes = ["nearest", "nearest-exact"] + [["linear"], ["bilinear", "bicubic"], ["trilinear"]][nd - 1]
+        mode = modes[rng.integers(len(modes))]
+        shape = (1, 2) + tuple(int(rng.integers(1, 9)) for _ in range(nd))
+        kw = {}
+        if rng.random() < 0.5:
+            kw["size"] = tuple(int(rng.integers(1, 12)) for _ in range(nd))
+            out = kw["size"]
+        else:
+            kw["scale_factor"] = tuple(float(np.round(rng.uniform(0.3, 3.0), 3)) for _ in range(nd))
+            out = tuple(int(s * f) for s, f in zip(shape[2:], kw["scale_factor"]))
+            if rng.random() < 0.3:
+                kw["recompute_scale_factor"] = True
+            if min(out) < 1:
+                continue
+            if mode == "nearest" and nd == 2 and torch.__version__ < "2" and "recompute_scale_factor" not in kw and \
+                    any(o in (i, 2 * i) for o, i in zip(out, shape[2:])):
+                continue  # torch 1.13 had no nearest_idx shortcuts in 2-d (see the test above)
+        if mode not in ("nearest", "nearest-exact") and rng.random() < 0.5:
+            kw["align_corners"] = True
+        if mode in ("bilinear", "bicubic") and rng.random() < 0.3:
+            kw["antialias"] = True
+            if torch.__version__ >= "2" and 1 in out:
+                continue  # torch 2.x's antialiased pass gives every row the same value when out W is 1
+        for dtype, tol in ((np.float32, 1e-5), (np.float64, 1e-10)):
+            x = rng.standard_normal(shape).astype(dtype)
+            t = TF.interpolate(torch.tensor(x), mode=mode, **kw).numpy()
+            e = EF.interpolate(ember.tensor(x), mode=mode, **kw).numpy()
+            assert t.shape == e.shape, (mode, shape, kw)
+            np.testing.assert_allclose(e, t, atol=tol, rtol=tol, err_msg=f"{mode} {shape} {kw}")
+        checked += 1
+    assert checked > 100

@@ -33,7 +33,7 @@ std::string join_sizes(IntArrayRef s) {
 }
 
 // Nearest modes for dtypes the kernel does not compute in (integers, bool): gather per dim with
-// the kernel's index formula, evaluated here on the host in float as torch does.
+// the kernel's index rule (cpu/upsample_kernels.cpp) in float, evaluated here on the host.
 Tensor nearest_by_gather(const Tensor& input, IntArrayRef out_sp, ArrayRef<double> scales, bool exact) {
   Tensor out = input;
   const int64_t nd = int64_t(out_sp.size());
@@ -43,10 +43,10 @@ Tensor nearest_by_gather(const Tensor& input, IntArrayRef out_sp, ArrayRef<doubl
     const float s = sc > 0 ? float(1.0 / sc) : float(in) / float(o_n);
     std::vector<int64_t> idx(static_cast<size_t>(o_n));
     for (int64_t o = 0; o < o_n; ++o) {
-      if (exact) idx[size_t(o)] = std::min(int64_t(std::floor((float(o) + 0.5f) * s)), in - 1);
-      else if (o_n == in) idx[size_t(o)] = o;
-      else if (o_n == 2 * in) idx[size_t(o)] = o >> 1;
-      else idx[size_t(o)] = std::min(int64_t(std::floor(float(o) * s)), in - 1);
+      const float real = exact ? (float(o) + 0.5f) * s : float(o) * s;
+      int64_t i = int64_t(std::floor(real));
+      if (!exact && nd == 2) i = o_n == in ? o : o_n == 2 * in ? (o >> 1) : i;  // nearest_idx's shortcuts
+      idx[size_t(o)] = std::min(i, in - 1);
     }
     Tensor it = tensor(idx).to(input.device());
     out = out.index_select(d + 2, it);
