@@ -2,10 +2,9 @@
 // backward, on input whose last k = pad.size() / 2 (1 to 3) dims are padded and whose leading
 // dims are independent planes. Arguments arrive checked by src/nn/functional/pad.cpp.
 //
-// Each padded dim maps every output index to one input index (negative pads crop first, then
-// the cropped core is reflected / replicated / wrapped, as PyTorch does), so the forward is a
-// gather along three index maps and the backward a scatter-add along the same maps; planes are
-// independent and split across threads.
+// Each padded dim maps every output index to one input index (pad_index_map: PyTorch's rules,
+// negative pads included), so the forward is a gather along three index maps and the backward a
+// scatter-add along the same maps; planes are independent and split across threads.
 #include <algorithm>
 #include <vector>
 
@@ -19,25 +18,27 @@ namespace {
 
 enum PadMode : int64_t { kReflect = 0, kReplicate = 1, kCircular = 2 };
 
-// Output index -> input index for one dim of size n padded by (lo, hi).
+// Output index -> input index for one dim of size n padded by (lo, hi), PyTorch's rules:
+// reflect and replicate work in the coordinates of the whole input (j = o - lo reflected once
+// about 0 / n - 1, or clamped to [0, n - 1]), so a negative pad on one side still lets the other
+// side read the cropped elements; circular (torch's _pad_circular) crops first and wraps around
+// what is left.
 std::vector<int64_t> pad_index_map(int64_t n, int64_t lo, int64_t hi, int64_t mode) {
-  const int64_t start = std::max<int64_t>(-lo, 0);
-  const int64_t m = n - start - std::max<int64_t>(-hi, 0);  // the core that survives cropping
-  const int64_t left = std::max<int64_t>(lo, 0), right = std::max<int64_t>(hi, 0);
-  std::vector<int64_t> map(static_cast<size_t>(std::max<int64_t>(m + left + right, 0)));
+  std::vector<int64_t> map(static_cast<size_t>(std::max<int64_t>(n + lo + hi, 0)));
+  const int64_t start = std::max<int64_t>(-lo, 0), left = std::max<int64_t>(lo, 0);
+  const int64_t core = n - start - std::max<int64_t>(-hi, 0);  // circular: what survives cropping
   for (size_t o = 0; o < map.size(); ++o) {
-    int64_t j = int64_t(o) - left;
+    int64_t j = int64_t(o) - lo;
     if (mode == kReflect) {
-      // one reflection per side (a left pad wider than a cropped core reads cropped elements,
-      // as PyTorch's index formula does; pad.cpp's checks keep every index inside the input)
       if (j < 0) j = -j;
-      else if (j >= m) j = 2 * (m - 1) - j;
+      else if (j >= n) j = 2 * (n - 1) - j;
     } else if (mode == kReplicate) {
-      j = std::clamp<int64_t>(j, 0, m - 1);
+      j = std::clamp<int64_t>(j, 0, n - 1);
     } else {
-      j = ((j % m) + m) % m;
+      const int64_t c = int64_t(o) - left;
+      j = start + ((c % core) + core) % core;
     }
-    map[o] = start + j;
+    map[o] = j;
   }
   return map;
 }

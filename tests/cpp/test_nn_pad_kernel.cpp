@@ -79,7 +79,12 @@ EMBER_DEVICE_TEST(NNPadKernel, GradientsAndDoubleBackward) {
 }
 
 EMBER_DEVICE_TEST(NNPadKernel, CropLeavingNothing) {
-  Tensor x = rnd({1, 2, 3}, 4);
-  EXPECT_THROW_MSG(F::pad(x, {-3, 1}, "replicate"), Error, "leaves no element to pad from after cropping");
-  EXPECT_EQ(F::pad(x, {-1, -2}, "replicate").sizes(), (Shape{1, 2, 0}));
+  Tensor x = arange(3.0).view({1, 1, 3});
+  // replicate and reflect index the whole input: a crop on one side does not empty the other
+  EXPECT_EQ(F::pad(x, {2, -3}, "replicate").tolist<double>(), (std::vector<double>{0, 0}));
+  EXPECT_EQ(F::pad(x, {2, -3}, "reflect").tolist<double>(), (std::vector<double>{2, 1}));
+  EXPECT_THROW_MSG(F::pad(x, {3, -3}, "circular"), Error, "leaves no element to wrap around after cropping");
+  EXPECT_THROW_MSG(F::pad(x, {-1, -2}, "replicate"), Error, "input (W: 3) is too small. Calculated output W: 0");
+  EXPECT_THROW_MSG(F::pad(zeros({2, 3, 5, 1}), {-1, 0, -2, -1}, "reflect"), Error,
+                   "Calculated output H: 2 W: 0 must be >= 1 in every dimension (input H: 5, W: 1)");
 }

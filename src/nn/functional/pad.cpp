@@ -56,13 +56,33 @@ Tensor pad(const Tensor& input, IntArrayRef pad, const std::string& mode, double
       EMBER_CHECK(n > 0 || (lo <= 0 && hi <= 0), "padding size is expected to be ", nd,
                   "D, but got input of size ", input.sizes(), " with dimension ", d, " being empty");
     }
-    // what survives cropping must be non-empty when something is padded around it
+    // circular wraps around what survives cropping: it must not be empty when something is
+    // padded around it, nor narrower than a pad (torch checks against the uncropped size only and
+    // then reads uninitialised or half-written memory)
     const int64_t core = n - std::max<int64_t>(-lo, 0) - std::max<int64_t>(-hi, 0);
-    EMBER_CHECK(core > 0 || (lo <= 0 && hi <= 0), "pad: ", mode, " padding (", lo, ", ", hi, ") of dimension ", d,
-                " of input ", input.sizes(), " leaves no element to pad from after cropping");
-    EMBER_CHECK(core + std::max<int64_t>(lo, 0) + std::max<int64_t>(hi, 0) >= 0, "The input size ", n,
+    if (mode == "circular") {
+      EMBER_CHECK(core > 0 || (lo <= 0 && hi <= 0), "pad: circular padding (", lo, ", ", hi, ") of dimension ", d,
+                  " of input ", input.sizes(), " leaves no element to wrap around after cropping");
+      EMBER_CHECK(lo <= core && hi <= core, "Padding value causes wrapping around more than once.");
+    }
+    EMBER_CHECK(n + lo + hi >= 0, "The input size ", n,
                 ", plus negative padding ", lo, " and ", hi,
                 " resulted in a negative output size, which is invalid. Check dimension ", d, " of your input.");
+  }
+  if (mode != "circular") {
+    // reflect / replicate: every padded dim of the output must be non-empty (torch's messages)
+    static const char* names[] = {"D", "H", "W"};
+    bool ok = true;
+    std::string out_s, in_s;
+    for (int64_t i = k - 1; i >= 0; --i) {  // outermost padded dim first
+      const int64_t d = nd - 1 - i, n = input.sizes()[size_t(d)], o = n + pad[2 * i] + pad[2 * i + 1];
+      ok = ok && o >= 1;
+      const std::string name = names[3 - 1 - i];
+      out_s += (out_s.empty() ? "" : " ") + name + ": " + std::to_string(o);
+      in_s += (in_s.empty() ? "" : ", ") + name + ": " + std::to_string(n);
+    }
+    if (k == 1) EMBER_CHECK(ok, "input (", in_s, ") is too small. Calculated output ", out_s);
+    EMBER_CHECK(ok, "Calculated output ", out_s, " must be >= 1 in every dimension (input ", in_s, ")");
   }
   const int64_t op_mode = mode == "reflect" ? 0 : mode == "replicate" ? 1 : 2;
   return ops::pad_nd()(input, pad, op_mode);
