@@ -31,7 +31,9 @@ Tensor pad(const Tensor& input, IntArrayRef pad, const std::string& mode, double
       int64_t d = nd - 1 - i, lo = pad[2 * i], hi = pad[2 * i + 1], n = input.sizes()[d];
       // the part of the input that survives cropping, and where it lands in the output
       int64_t s0 = std::max<int64_t>(0, -lo), s1 = n - std::max<int64_t>(0, -hi);
-      if (s1 <= s0) return out;  // nothing of the input survives
+      // nothing of the input survives: the result is the fill alone, still recorded as a
+      // function of the input (zero gradient), as torch's
+      if (s1 <= s0) return input.requires_grad() ? out + input.reshape({-1}).narrow(0, 0, 0).sum() : out;
       src = src.slice(d, s0, s1);
       int64_t o0 = std::max<int64_t>(0, lo);
       dst = dst.slice(d, o0, o0 + (s1 - s0));
