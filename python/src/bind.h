@@ -54,6 +54,7 @@ void bind_numpy_operators(nb::class_<Tensor>& cls);          // ndarray <op> ten
 void bind_ops(nb::module_& m, nb::class_<Tensor>& cls);      // math ops as functions and methods
 void bind_autograd(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_nn(nb::module_& m);                                // nn.functional, nn.init, C++ modules
+void bind_nn_layers(nb::module_& m);                         // issue 15 layers: interpolate, ... (into _C._nn)
 void bind_optim(nb::module_& m);
 void bind_lr_scheduler(nb::module_& m);                      // _C._lr_rules: the schedulers' formulas
 void bind_serialize(nb::module_& m);                         // Value <-> Python, save/load

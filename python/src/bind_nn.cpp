@@ -197,7 +197,8 @@ void bind_functional(nb::module_& m) {
         nb::arg("generator").none() = nb::none());
   m.def("dropout2d", &F::dropout2d, nb::arg("input"), nb::arg("p") = 0.5, nb::arg("training") = true,
         nb::arg("generator").none() = nb::none());
-  m.def("embedding", &F::embedding, nb::arg("input"), nb::arg("weight"), nb::arg("padding_idx") = nb::none());
+  m.def("embedding", &F::embedding, nb::arg("input"), nb::arg("weight"), nb::arg("padding_idx") = nb::none(),
+        nb::arg("max_norm") = nb::none(), nb::arg("norm_type") = 2.0, nb::arg("scale_grad_by_freq") = false);
   m.def("one_hot", &F::one_hot, nb::arg("tensor"), nb::arg("num_classes") = -1);
   m.def("scaled_dot_product_attention", &F::scaled_dot_product_attention, nb::arg("query"), nb::arg("key"),
         nb::arg("value"), nb::arg("attn_mask") = nb::none(), nb::arg("dropout_p") = 0.0, nb::arg("is_causal") = false,

@@ -25,6 +25,7 @@ NB_MODULE(_C, m) {
   bind_numpy_operators(cls);
   bind_autograd(m, cls);
   bind_nn(m);
+  bind_nn_layers(m);
   bind_optim(m);
   bind_lr_scheduler(m);
   bind_serialize(m);

@@ -213,6 +213,22 @@ EMBER_OP(im2col, Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, In
 // fold, im2col's adjoint: (N, C*kH*kW, L) -> (N, C, oH, oW). (input, output_size, kernel_size, dilation, padding, stride)
 EMBER_OP(col2im, Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef))
 
+// ---- nn: interpolation and padding (src/nn/functional/upsample.cpp, pad.cpp; cpu/upsample_kernels.cpp,
+// pad_kernels.cpp) [issue 15 layers]
+// (input (N, C, *spatial), 1-3 spatial dims; output_size: one per spatial dim; scales: one per
+// spatial dim or empty, <= 0 = not given (torch's optional scale, used instead of in/out when
+// present); mode: 0 nearest, 1 nearest-exact, 2 linear/bilinear/trilinear, 3 bicubic (2-d),
+// 4 / 5 antialiased linear / cubic;
+// align_corners) with PyTorch's coordinate formulas.
+EMBER_OP(upsample, Tensor(const Tensor&, IntArrayRef, ArrayRef<double>, int64_t, bool))
+// (grad_output, input_size (N, C, *spatial), scales, mode, align_corners) -> grad_input
+EMBER_OP(upsample_backward, Tensor(const Tensor&, IntArrayRef, ArrayRef<double>, int64_t, bool))
+// F.pad's reflect (0), replicate (1) and circular (2) modes on the last pad.size() / 2 (1-3)
+// dims, negative pads cropping first (src/nn/functional/pad.cpp checks; cpu/pad_kernels.cpp).
+EMBER_OP(pad_nd, Tensor(const Tensor&, IntArrayRef, int64_t))
+// (grad_output, input_size, pad, mode) -> grad_input
+EMBER_OP(pad_nd_backward, Tensor(const Tensor&, IntArrayRef, IntArrayRef, int64_t))
+
 // ---- nn: normalisation, activations, dropout, attention (src/nn/functional/norm.cpp, activation.cpp)
 // (nn-norm section: add entries here)
 // Fused layer norm / RMS norm over the trailing dims given by normalized_shape. Returns

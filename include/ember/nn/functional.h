@@ -94,6 +94,37 @@ Tensor fold(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_siz
 // "replicate" or "circular".
 Tensor pad(const Tensor& input, IntArrayRef pad, const std::string& mode = "constant", double value = 0.0);
 
+// ---- interpolation (src/nn/functional/upsample.cpp) [issue 15 layers]
+// torch.nn.functional.interpolate: exactly one of size / scale_factor (one entry per spatial dim,
+// or one for all); mode "nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear"
+// or "area"; align_corners only for the interpolating modes (default false); with
+// recompute_scale_factor the output size alone sets the sampling step. antialias: bilinear and
+// bicubic on 4-D input filter every input pixel under the (scaled) kernel when shrinking.
+Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size = std::nullopt,
+                   std::optional<std::vector<double>> scale_factor = std::nullopt,
+                   const std::string& mode = "nearest", std::optional<bool> align_corners = std::nullopt,
+                   std::optional<bool> recompute_scale_factor = std::nullopt, bool antialias = false);
+
+// ---- rearrangements, instance norm, distances, glu [issue 15 layers]
+// (src/nn/functional/pixel_shuffle.cpp, instance_norm.cpp, distance.cpp, activation.cpp)
+// (*, C*r*r, H, W) -> (*, C, H*r, W*r) and back; channel_shuffle: (N, g*k, *) channel order
+// (g, k) -> (k, g).
+Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor);
+Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
+Tensor channel_shuffle(const Tensor& input, int64_t groups);
+// Per-(sample, channel) normalisation of (N, C, *) input; running statistics, when given, are
+// updated in place (training) or used (use_input_stats = false).
+Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& running_mean = std::nullopt,
+                     const std::optional<Tensor>& running_var = std::nullopt,
+                     const std::optional<Tensor>& weight = std::nullopt,
+                     const std::optional<Tensor>& bias = std::nullopt, bool use_input_stats = true,
+                     double momentum = 0.1, double eps = 1e-5);
+// ||x1 - x2 + eps||_p over the last dim; cosine similarity over dim (norms clamped to eps).
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0, double eps = 1e-6, bool keepdim = false);
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1, double eps = 1e-8);
+// first half of input along dim * sigmoid(second half)
+Tensor glu(const Tensor& input, int64_t dim = -1);
+
 // ---- normalisation (src/nn/functional/norm.cpp)
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
                   const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
@@ -122,7 +153,12 @@ Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype = st
 Tensor dropout(const Tensor& x, double p = 0.5, bool training = true, Generator* gen = nullptr);
 // Zeroes whole channels (dim 1) of (N, C, H, W) input; 3-D input is taken as (N, C, L), as torch 1.13 does.
 Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true, Generator* gen = nullptr);
-Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt);
+// padding_idx's row gets no gradient; max_norm renormalises the looked-up rows of weight in place
+// (norm_type-norm at most max_norm) before the lookup; scale_grad_by_freq divides each row's
+// gradient by how often its index occurs in the batch (src/nn/functional/embedding.cpp).
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt,
+                 std::optional<double> max_norm = std::nullopt, double norm_type = 2.0,
+                 bool scale_grad_by_freq = false);
 Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
 // softmax(q k^T / sqrt(d) + mask) v. attn_mask: bool (true = attend) or float (added);
 // is_causal masks the future. scale defaults to 1/sqrt(E).

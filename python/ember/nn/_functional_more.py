@@ -614,18 +614,5 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
 
 
 def pdist(input, p=2):
-    """The p-norm distance between every pair of rows of an (N, M) input: the upper triangle of
-    cdist(input, input) in row order, N * (N - 1) / 2 values."""
-    if input.dim() != 2:
-        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
-    if p < 0:
-        raise RuntimeError("pdist only supports non-negative p values")
-    n = input.size(0)
-    rows = [i for i in range(n) for _ in range(i + 1, n)]
-    cols = [j for i in range(n) for j in range(i + 1, n)]
-    if not rows:
-        return _C.zeros([0], dtype=input.dtype, device=input.device)
-    r = _C.tensor(rows, dtype=_C.int64, device=input.device)
-    c = _C.tensor(cols, dtype=_C.int64, device=input.device)
-    diff = input.index_select(0, r) - input.index_select(0, c)
-    return diff.norm(p, 1)
+    """The p-norm distance between every pair of rows of an (N, M) input (torch.pdist, C++)."""
+    return _C.pdist(input, p)

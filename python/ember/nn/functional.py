@@ -230,9 +230,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    n1 = x1.norm(2, dim).clamp_min(eps)
-    n2 = x2.norm(2, dim).clamp_min(eps)
-    return (x1 * x2).sum(dim) / (n1 * n2)
+    return _F.cosine_similarity(x1, x2, dim, eps)
 
 
 # ---- activations -----------------------------------------------------------------------------
@@ -403,8 +401,8 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("ember: embedding(max_norm / scale_grad_by_freq / sparse) is not supported")
+    if sparse:
+        raise NotImplementedError("ember: embedding(sparse=True) is not supported (ember has no sparse tensors)")
     if padding_idx is not None:
         if padding_idx > 0 and padding_idx >= weight.size(0):
             raise AssertionError("Padding_idx must be within num_embeddings")
@@ -412,7 +410,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             if padding_idx < -weight.size(0):
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = weight.size(0) + padding_idx
-    return _F.embedding(input, weight, padding_idx)
+    return _F.embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
 
 
 one_hot = _F.one_hot
@@ -468,6 +466,125 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     return _F.kl_div(input, target, _legacy_reduction(size_average, reduce, reduction), log_target)
+
+
+# ---- issue 15 layers: interpolation, pixel shuffle, instance / local response norm, distances, glu
+
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
+            "channel_shuffle", "native_channel_shuffle", "instance_norm", "local_response_norm", "pairwise_distance",
+            "glu"]
+
+
+def _is_integer(x):
+    return isinstance(x, int) or (isinstance(x, _C.Tensor) and not x.is_floating_point() and x.dim() == 0)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """torch.nn.functional.interpolate; the sizes, modes, checks and kernels are C++ (F::interpolate).
+    Here only torch's Python argument forms: an int / float for every spatial dim, or a sequence."""
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                    "output size in (o1, o2, ...,oK) format.")
+            if not all(_is_integer(x) for x in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                                f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}")
+            size = [int(x) for x in size]
+        else:
+            size = [int(size)] * max(dim, 0)
+    if scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but "
+                    f"got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"scale_factor of shape {scale_factor}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                    "scale_factor in (s1, s2, ...,sK) format.")
+            scale_factor = [float(x) for x in scale_factor]
+        else:
+            scale_factor = [float(scale_factor)] * max(dim, 0)
+    return _F.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def pixel_shuffle(input, upscale_factor):
+    return _F.pixel_shuffle(input, upscale_factor)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    return _F.pixel_unshuffle(input, downscale_factor)
+
+
+def channel_shuffle(input, groups):
+    return _F.channel_shuffle(input, groups)
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def _verify_spatial_size(size):
+    size_prods = 1
+    for i in range(2, len(size)):
+        size_prods *= size[i]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    if use_input_stats:
+        _verify_spatial_size(input.size())  # here for torch's message, which prints the Size
+    return _F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha/size * sum of x^2 over `size` neighbouring channels)^beta; the window sum is an
+    average pool over the channel axis of x^2 (zero padded), as torch's."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    sizes = tuple(input.shape)
+    div = div.reshape(sizes[0], 1, sizes[1], -1)
+    div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(div, (size, 1), stride=1).squeeze(1).reshape(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    return _F.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def glu(input, dim=-1):
+    return _F.glu(input, dim)
 
 
 from ._functional_more import *  # noqa: E402,F401,F403  (more activations, dropouts, losses, pooling)

@@ -1,4 +1,4 @@
-// Activations, dropout, embedding and one_hot (torch.nn.functional). Most activations are
+// Activations, dropout and one_hot (embedding: embedding.cpp) (torch.nn.functional). Most activations are
 // dispatched ops already (src/ops/unary.cpp, softmax.cpp) with their own gradients; elu,
 // softplus and relu6 are composites of differentiable ops, written so that the branch not
 // taken never produces inf/NaN (its gradient would otherwise poison the taken one).
@@ -84,20 +84,21 @@ Tensor dropout2d(const Tensor& x, double p, bool training, Generator* gen) {
   return apply_dropout(x, p, ms, gen);
 }
 
-Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
-  if (padding_idx) {
-    int64_t n = weight.sizes()[0];
-    int64_t pi = *padding_idx;
-    if (pi > 0) EMBER_CHECK_VALUE(pi < n, "Padding_idx must be within num_embeddings");
-    else if (pi < 0) {
-      EMBER_CHECK_VALUE(pi >= -n, "Padding_idx must be within num_embeddings");
-      pi += n;
-    }
-    padding_idx = pi;
-  }
-  return ember::embedding(weight, indices, padding_idx);
-}
-
 Tensor one_hot(const Tensor& indices, int64_t num_classes) { return ember::one_hot(indices, num_classes); }
+
+}  // namespace ember::nn::functional
+
+namespace ember::nn::functional {
+
+// Gated linear unit: the first half of input along dim times the sigmoid of the second half.
+Tensor glu(const Tensor& input, int64_t dim) {
+  EMBER_CHECK(input.dim() > 0, "glu does not support scalars because halving size must be even");
+  const int64_t d = dim < 0 ? dim + input.dim() : dim;
+  EMBER_CHECK(d >= 0 && d < input.dim(), "Dimension out of range (expected to be in range of [", -input.dim(), ", ",
+              input.dim() - 1, "], but got ", dim, ")");
+  const int64_t n = input.sizes()[size_t(d)];
+  EMBER_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension ", d, " is size ", n);
+  return input.narrow(d, 0, n / 2) * input.narrow(d, n / 2, n / 2).sigmoid();
+}
 
 }  // namespace ember::nn::functional

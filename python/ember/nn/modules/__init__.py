@@ -25,3 +25,15 @@ from .conv import Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # n
 from .pooling import (MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,  # noqa: F401
                       AdaptiveMaxPool3d)
 from .fold import Fold, Unfold  # noqa: F401
+# ---- issue 15 layers
+from .padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d,  # noqa: F401
+                      ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+                      ReplicationPad3d, CircularPad1d, CircularPad2d, CircularPad3d)
+from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d  # noqa: F401
+from .pixelshuffle import PixelShuffle, PixelUnshuffle, ChannelShuffle  # noqa: F401
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
+from .local_response_norm import LocalResponseNorm  # noqa: F401
+from .distance import PairwiseDistance, CosineSimilarity  # noqa: F401
+from .activation import GLU  # noqa: F401
+from .rnn import RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
+from .transformer import TransformerDecoderLayer, TransformerDecoder, Transformer  # noqa: F401

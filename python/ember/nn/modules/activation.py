@@ -273,3 +273,21 @@ class Softmax2d(Module):
         if input.dim() not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
         return F.softmax(input, -3)
+
+
+class GLU(Module):
+    """Gated linear unit over `dim` (F.glu)."""
+    __constants__ = ["dim"]
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+__all__ += ["GLU"]

@@ -154,3 +154,104 @@ class GRU(RNNBase):
     def forward(self, input, hx=None):
         return _VF.gru(input, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training,
                        self.bidirectional, self.batch_first)
+
+
+# ---- cells: one time step, torch's RNNCellBase family (weight_ih, weight_hh, bias_ih, bias_hh)
+
+class RNNCellBase(Module):
+    __constants__ = ["input_size", "hidden_size", "bias"]
+
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(_C.empty((num_chunks * hidden_size, input_size), device=device, dtype=dtype))
+        self.weight_hh = Parameter(_C.empty((num_chunks * hidden_size, hidden_size), device=device, dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(_C.empty(num_chunks * hidden_size, device=device, dtype=dtype))
+            self.bias_hh = Parameter(_C.empty(num_chunks * hidden_size, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self):
+        s = "{input_size}, {hidden_size}"
+        if "bias" in self.__dict__ and self.bias is not True:
+            s += ", bias={bias}"
+        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
+            s += ", nonlinearity={nonlinearity}"
+        return s.format(**self.__dict__)
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _batched(self, name, input, states):
+        """torch's rank checks; unbatched (1-D) input and state gain a batch dim of 1."""
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        for label, value in states:
+            if value is not None and value.dim() not in (1, 2):
+                raise ValueError(f"{name}: Expected {label} to be 1D or 2D, got {value.dim()}D instead")
+        return input.dim() == 2
+
+    def _zeros(self, input):
+        return _C.zeros((input.size(0), self.hidden_size), dtype=input.dtype, device=input.device)
+
+
+class RNNCell(RNNCellBase):
+    __constants__ = ["input_size", "hidden_size", "bias", "nonlinearity"]
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        is_batched = self._batched("RNNCell", input, [("hidden", hx)])
+        if not is_batched:
+            input = input.unsqueeze(0)
+        hx = self._zeros(input) if hx is None else (hx if is_batched else hx.unsqueeze(0))
+        if self.nonlinearity == "tanh":
+            ret = _VF.rnn_tanh_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        elif self.nonlinearity == "relu":
+            ret = _VF.rnn_relu_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        else:
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        return ret if is_batched else ret.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        states = [] if hx is None else [(f"hx[{i}]", v) for i, v in enumerate(hx)]
+        is_batched = self._batched("LSTMCell", input, states)
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            zeros = self._zeros(input)
+            hx = (zeros, zeros)
+        elif not is_batched:
+            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        ret = _VF.lstm_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return ret if is_batched else (ret[0].squeeze(0), ret[1].squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        is_batched = self._batched("GRUCell", input, [("hidden", hx)])
+        if not is_batched:
+            input = input.unsqueeze(0)
+        hx = self._zeros(input) if hx is None else (hx if is_batched else hx.unsqueeze(0))
+        ret = _VF.gru_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return ret if is_batched else ret.squeeze(0)
+
+
+__all__ += ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
