@@ -167,7 +167,7 @@ Tensor& orthogonal_(Tensor& t, double gain, Generator* gen) {
   // torch: Q of LAPACK's QR of the draws, columns signed so diag(R) is positive, in the draws'
   // dtype, so the values are torch's to the last bit where LAPACK rounds alike.
   auto [q, r] = linalg::qr(flat);
-  q = q * r.diagonal().sign();
+  q = q * ember::diagonal(r).sign();
   if (trans) q = q.t();
   t.copy_(q.reshape(t.sizes()));
   if (gain != 1.0) t.mul_(gain);
