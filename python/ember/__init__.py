@@ -29,3 +29,10 @@ from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inferenc
 from . import nn, optim, utils, cuda, backends, amp  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
+
+# ---- issue 15 names (helper "names"): torch's remaining namespaces and module-level names
+from . import _tensor_device_flags  # noqa: E402,F401  (Tensor.is_xpu, is_mps, ...)
+from ._dtype_info import finfo, iinfo  # noqa: E402,F401
+from ._global_flags import *  # noqa: E402,F401,F403  (matmul precision, deterministic algorithms)
+from . import accelerator, onnx, special, testing  # noqa: E402,F401
+from ._ops15 import *  # noqa: E402,F401,F403  (cartesian_prod, tensordot, quantile, ...)

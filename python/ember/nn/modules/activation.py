@@ -203,3 +203,12 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+def __getattr__(name):
+    # torch.nn.modules.activation.MultiheadAttention: ember defines it in transformer.py (which
+    # imports this module, hence the lazy lookup).
+    if name == "MultiheadAttention":
+        from .transformer import MultiheadAttention
+        return MultiheadAttention
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
