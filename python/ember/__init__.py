@@ -34,5 +34,5 @@ from .serialization import save, load  # noqa: E402,F401
 from . import _tensor_device_flags  # noqa: E402,F401  (Tensor.is_xpu, is_mps, ...)
 from ._dtype_info import finfo, iinfo  # noqa: E402,F401
 from ._global_flags import *  # noqa: E402,F401,F403  (matmul precision, deterministic algorithms)
-from . import accelerator, onnx, special, testing  # noqa: E402,F401
+from . import accelerator, distributions, onnx, special, testing  # noqa: E402,F401
 from ._ops15 import *  # noqa: E402,F401,F403  (cartesian_prod, tensordot, quantile, ...)

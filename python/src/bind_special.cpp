@@ -30,7 +30,7 @@ template <class F> void def_binary_any(nb::module_& m, TensorClass& cls, const c
     cls.def(inplace, [f](Self self, nb::handle b) {
       Tensor& t = tensor_of(self);
       Tensor r = f(t, operand(b, t));
-      EMBER_CHECK(can_cast(r.dtype(), t.dtype()), "result type ", r.dtype(), " can't be cast to the desired output type ", t.dtype());
+      EMBER_CHECK(can_cast(r.dtype(), t.dtype()), "result type ", scalar_type_name(r.dtype()), " can't be cast to the desired output type ", scalar_type_name(t.dtype()));
       t.copy_(r);
       return nb::borrow(self);
     }, nb::arg("other"));
@@ -65,7 +65,7 @@ void bind_special(nb::module_& m, nb::class_<Tensor>& cls) {
     def_both(m, cls, name, fn);
     cls.def((std::string(name) + "_").c_str(), [fn](Self self) {
       Tensor& t = tensor_of(self);
-      EMBER_CHECK(is_floating(t.dtype()), "result type Float can't be cast to the desired output type ", t.dtype());
+      EMBER_CHECK(is_floating(t.dtype()), "result type Float can't be cast to the desired output type ", scalar_type_name(t.dtype()));
       t.copy_(fn(t));
       return nb::borrow(self);
     });

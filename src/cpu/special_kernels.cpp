@@ -96,7 +96,7 @@ template <bool kMax> std::tuple<Tensor, Tensor> cum_extreme_cpu(const Tensor& a,
 Tensor logcumsumexp_cpu(const Tensor& a, int64_t dim) {
   int64_t d = reduce::wrap_dim(dim, a.dim());
   EMBER_CHECK(is_floating(a.dtype()) || !is_integral(a.dtype(), true),
-              "logcumsumexp(): expected input to have floating point dtype but got ", a.dtype());
+              "logcumsumexp(): expected input to have floating point dtype but got ", scalar_type_name(a.dtype()));
   DType out_dt = is_floating(a.dtype()) ? a.dtype() : default_dtype();
   DType cdt = reduce::compute_dtype(out_dt);
   Tensor x = reduce::convert(a, cdt, /*contig=*/true);
