@@ -95,15 +95,14 @@ _TORCH_SAFE = {
     ("torch.serialization", "_get_layout"): _get_layout,
     ("collections", "OrderedDict"): __import__("collections").OrderedDict,
     ("collections", "Counter"): __import__("collections").Counter,
-    ("builtins", "set"): set, ("builtins", "frozenset"): frozenset, ("builtins", "bytearray"): bytearray,
-    ("builtins", "complex"): complex, ("builtins", "slice"): slice, ("builtins", "range"): range,
+    ("builtins", "set"): set, ("builtins", "bytearray"): bytearray, ("builtins", "complex"): complex,
     ("_codecs", "encode"): __import__("codecs").encode,
 }
 
 
 def _torch_safe_global(module, name):
     """Allowlisted torch.* names: storages, dtypes, Size, device, Tensor, Parameter."""
-    if module in ("torch", "ember"):
+    if module in ("torch", "ember", "ember._C"):
         if name in _STORAGE_TYPES:
             return _StorageType(name)
         if name == "Size":

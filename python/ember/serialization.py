@@ -62,10 +62,14 @@ def get_unsafe_globals_in_checkpoint(f):
     from . import _torch_unpickler as tu
     data = _read_all(f)
     safe = tu.safe_global_names(_safe_globals_list)
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        ember_archive = _PICKLE_MARKER in z.namelist()
     out = []
     for full in tu.globals_in(data):
         module, _, name = full.rpartition(".")
-        if full in safe or tu._torch_safe_global(module, name) is not None:
+        if full in safe or tu._numpy_alias(full) in safe or tu._torch_safe_global(module, name) is not None:
+            continue
+        if ember_archive and (full in _EMBER_TENSOR_GLOBALS or tu._numpy_alias(full) in _EMBER_TENSOR_GLOBALS):
             continue
         out.append(full)
     return out
@@ -115,8 +119,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
 
 _PICKLE_MARKER = "archive/ember_pickle"
 # The globals ember's own pickled archives use for tensors (Tensor.__reduce_ex__ in _tensor_py).
-_EMBER_TENSOR_GLOBALS = ("ember._tensor_py._rebuild_tensor", "numpy.core.multiarray._reconstruct", "numpy.ndarray",
-                         "numpy.dtype")
+_EMBER_TENSOR_GLOBALS = ("ember._tensor_py._rebuild_tensor", "ember.nn.parameter._rebuild_parameter",
+                         "numpy.core.multiarray._reconstruct", "numpy.ndarray", "numpy.dtype")
 
 
 def _pickled_archive(obj, protocol):
