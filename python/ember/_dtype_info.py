@@ -1,4 +1,6 @@
 """ember.finfo / ember.iinfo: the numeric limits of a dtype, with torch's fields and repr."""
+import math as _math
+
 import numpy as _np
 
 from . import _C
@@ -6,7 +8,7 @@ from . import _C
 __all__ = ["finfo", "iinfo"]
 
 # bfloat16 has float32's exponent and 8 bits of significand (7 stored).
-_BF16 = dict(bits=16, eps=2.0 ** -7, max=3.3895313892515355e38, tiny=2.0 ** -126, resolution=0.01)
+_BF16 = dict(bits=16, eps=2.0 ** -7, max=3.3895313892515355e38, tiny=2.0 ** -126)
 
 
 def _fmt(v):
@@ -26,14 +28,14 @@ class finfo:
             info = _BF16
         else:
             f = _np.finfo(_np.dtype(name))
-            info = dict(bits=f.bits, eps=float(f.eps), max=float(f.max), tiny=float(f.tiny),
-                        resolution=float(f.resolution))
+            info = dict(bits=f.bits, eps=float(f.eps), max=float(f.max), tiny=float(f.tiny))
         self.bits = info["bits"]
         self.eps = info["eps"]
         self.max = info["max"]
         self.min = -info["max"]
         self.tiny = self.smallest_normal = info["tiny"]
-        self.resolution = info["resolution"]
+        # 10^-(decimal digits of precision), a Python float as torch's (not numpy's rounded one)
+        self.resolution = 10.0 ** -int(-_math.log10(self.eps))
         self.dtype = name
 
     def __repr__(self):

@@ -530,3 +530,11 @@ def _target_positions(input, d, index):
         shape[k] = index.shape[k]
         pos = pos + (_C.arange(index.shape[k], device=index.device) * strides[k]).reshape(shape)
     return pos.reshape(-1)
+
+
+# Tensor methods torch has for these (x.quantile(0.5), x.tensor_split(3), ...), unless the C++
+# binding already provides one.
+for _name in ("tensor_split", "hsplit", "vsplit", "dsplit", "kron", "diag_embed", "quantile", "nanquantile", "cov",
+              "corrcoef", "renorm", "dist", "histc", "scatter_reduce"):
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, globals()[_name])

@@ -223,7 +223,18 @@ class _PositiveDefinite(_Symmetric):
         if not bool(sym.all()):
             return sym
         from .. import linalg
-        return linalg.cholesky_ex(value).info.eq(0) & sym
+        if hasattr(linalg, "cholesky_ex"):
+            return linalg.cholesky_ex(value).info.eq(0) & sym
+        # one factorisation per matrix: positive definite exactly when it succeeds
+        flat = value.reshape((-1,) + tuple(value.shape[-2:]))
+        ok = []
+        for m in flat:
+            try:
+                linalg.cholesky(m)
+                ok.append(True)
+            except (RuntimeError, ValueError):
+                ok.append(False)
+        return _C.tensor(ok, dtype=_C.bool, device=value.device).reshape(tuple(value.shape[:-2])) & sym
 
 
 class _PositiveSemidefinite(_Symmetric):

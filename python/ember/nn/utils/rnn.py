@@ -63,7 +63,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     rows = []
     for s in sequences:
         n = s.size(0)
-        pad = out.new_full((max_len - n,) + trailing, padding_value)
+        pad = s.new_full((max_len - n,) + trailing, padding_value)
         rows.append(_C.cat([s, pad] if padding_side == "right" else [pad, s], 0))
     out = _C.stack(rows, 0)
     return out if batch_first else out.transpose(0, 1)
