@@ -55,10 +55,11 @@ class Dirichlet(Distribution):
     def mode(self):
         concentrationm1 = (self.concentration - 1).clamp(min=0.0)
         mode = concentrationm1 / concentrationm1.sum(-1, True)
-        # where every concentration is below 1 the density peaks at a vertex: one-hot at the largest
+        # where every concentration is below 1 the density peaks at a vertex; torch picks it as the
+        # argmax of that row of `mode` (0 / 0, all NaN, so the first category): the same here
         all_below_one = (self.concentration < 1).all(-1, keepdim=True)
         k = concentrationm1.shape[-1]
-        vertex = (_C.arange(k, device=mode.device) == self.concentration.argmax(-1, keepdim=True)).to(mode.dtype)
+        vertex = (_C.arange(k, device=mode.device) == mode.argmax(-1, keepdim=True)).to(mode.dtype)
         return _C.where(all_below_one, vertex, mode)
 
     @property
