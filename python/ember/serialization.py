@@ -10,8 +10,13 @@ never runs code.
 
 Anything else (a whole nn.Module, an object of a user's class: `torch.save(model, "model.pth")`)
 is saved as torch saves it, by pickling the object: the same zip layout with an
-`ember_pickle` marker entry, tensors pickled by value. Loading it unpickles (it can run code, as
-torch.load with weights_only=False does), so `weights_only=True` refuses such a file.
+`ember_pickle` marker entry, tensors pickled by value.
+
+Loading follows torch >= 2.6: weights_only=True by default. Data-only checkpoints go through the
+C++ reader; a file naming other globals (NumPy arrays, argparse.Namespace, a pickled module) is
+read by ember/_torch_unpickler.py, which resolves only the allowlist plus the globals given to
+add_safe_globals / safe_globals, and otherwise raises torch's "Weights only load failed" error
+naming the global. weights_only=False unpickles everything (it can run code: trusted files only).
 """
 import io
 import os

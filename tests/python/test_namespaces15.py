@@ -488,3 +488,37 @@ def test_scatter_reduce_matches_torch(reduce, include_self):
     t0 = torch.scatter_reduce(torch.tensor(base), 0, torch.tensor(index[:, :3] % 3), torch.tensor(src[:, :3]), reduce,
                               include_self=include_self)
     close(e0, t0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_rnn_layers_take_packed_sequences_like_torch(kind, batch_first):
+    from ember.nn.utils import rnn as ernn
+    from torch.nn.utils import rnn as trnn
+    tm = getattr(torch.nn, kind)(3, 4, num_layers=2, bidirectional=True, batch_first=batch_first).double()
+    em = getattr(ember.nn, kind)(3, 4, num_layers=2, bidirectional=True, batch_first=batch_first).double()
+    em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    rng = np.random.default_rng(7)
+    lengths = [3, 5, 2, 5]
+    x = rng.standard_normal((4, 5, 3) if batch_first else (5, 4, 3))
+    h0 = rng.standard_normal((4, 4, 4))
+    te = trnn.pack_padded_sequence(torch.tensor(x), lengths, batch_first=batch_first, enforce_sorted=False)
+    ee = ernn.pack_padded_sequence(ember.tensor(x), lengths, batch_first=batch_first, enforce_sorted=False)
+    th = (torch.tensor(h0), torch.tensor(h0 * 0.5)) if kind == "LSTM" else torch.tensor(h0)
+    eh = (ember.tensor(h0), ember.tensor(h0 * 0.5)) if kind == "LSTM" else ember.tensor(h0)
+    for t_hx, e_hx in ((None, None), (th, eh)):
+        t_out, t_state = tm(te, t_hx)
+        e_out, e_state = em(ee, e_hx)
+        assert isinstance(e_out, ernn.PackedSequence)
+        close(e_out.data, t_out.data, rtol=1e-10)
+        assert e_out.batch_sizes.tolist() == t_out.batch_sizes.tolist()
+        for a, b in zip(e_state if kind == "LSTM" else [e_state], t_state if kind == "LSTM" else [t_state]):
+            close(a, b, rtol=1e-10)
+        ep, el = ernn.pad_packed_sequence(e_out, batch_first=batch_first)
+        tp, tl = trnn.pad_packed_sequence(t_out, batch_first=batch_first)
+        close(ep, tp, rtol=1e-10)
+    # gradients reach the inputs through the packing
+    xin = ember.tensor(x, requires_grad=True)
+    out, _ = em(ernn.pack_padded_sequence(xin, lengths, batch_first=batch_first, enforce_sorted=False))
+    out.data.sum().backward()
+    assert xin.grad is not None and float(xin.grad.abs().sum()) > 0

@@ -149,3 +149,35 @@ def pack_sequence(sequences, enforce_sorted=True):
 def unpack_sequence(packed_sequences):
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
     return unpad_sequence(padded, lengths, batch_first=True)
+
+
+def _forward_packed(module, packed, hx=None):
+    """RNN / LSTM / GRU over a PackedSequence (called by their forward). Sequences of equal length
+    run together as one batch, so each direction of each layer sees exactly its own steps; the
+    output is packed with the input's batch_sizes and permutation, and the final states come back
+    in the caller's batch order, as torch's do."""
+    padded, lengths = pad_packed_sequence(packed)  # (T, B, *) in the caller's order
+    lengths = [int(n) for n in lengths.tolist()]
+    is_lstm = module.mode == "LSTM"
+    outputs = [None] * len(lengths)
+    finals = [None] * len(lengths)
+    for length in sorted(set(lengths), reverse=True):
+        idx = [b for b, n in enumerate(lengths) if n == length]
+        sel = _C.tensor(idx, dtype=_C.int64, device=padded.device)
+        x = padded[:length].index_select(1, sel)
+        if module.batch_first:
+            x = x.transpose(0, 1)
+        h = None
+        if hx is not None:
+            h = tuple(t.index_select(1, sel) for t in hx) if is_lstm else hx.index_select(1, sel)
+        out, state = module(x, h)
+        if module.batch_first:
+            out = out.transpose(0, 1)
+        for j, b in enumerate(idx):
+            outputs[b] = out[:, j]
+            finals[b] = tuple(s[:, j] for s in state) if is_lstm else state[:, j]
+    data = pack_padded_sequence(pad_sequence(outputs), lengths, enforce_sorted=False).data
+    output = PackedSequence(data, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+    if is_lstm:
+        return output, (_C.stack([f[0] for f in finals], 1), _C.stack([f[1] for f in finals], 1))
+    return output, _C.stack(finals, 1)
