@@ -15,16 +15,21 @@ def _fmt(v):
     return f"{v:g}"
 
 
+_COMPLEX_PARTS = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
+
+
 class finfo:
     """Floating-point limits: bits, eps, max, min, tiny (= smallest_normal), resolution, dtype."""
 
     def __init__(self, type=None):
         if type is None:
             type = _C.get_default_dtype()
-        if not isinstance(type, _C.dtype) or not type.is_floating_point:
+        name = str(type).split(".")[-1] if isinstance(type, _C.dtype) else None
+        # a complex dtype reports the limits of its real and imaginary parts, as torch's
+        name = _COMPLEX_PARTS.get(name, name)
+        if name is None or not (name in _COMPLEX_PARTS.values() or type.is_floating_point):
             raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle '{type}'")
-        name = str(type).split(".")[-1]
-        if type == _C.bfloat16:
+        if name == "bfloat16":
             info = _BF16
         else:
             f = _np.finfo(_np.dtype(name))
@@ -55,7 +60,7 @@ class iinfo:
 
     def __init__(self, type):
         name = str(type).split(".")[-1] if isinstance(type, _C.dtype) else None
-        if name is None or type.is_floating_point or name == "bool":
+        if name is None or type.is_floating_point or name == "bool" or name.startswith("complex"):
             raise TypeError(f"{type} is not supported by torch.iinfo")
         i = _np.iinfo(_np.dtype(name))
         self.bits = i.bits

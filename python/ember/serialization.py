@@ -216,6 +216,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     weights_only=False unpickles everything (NumPy arrays, argparse.Namespace, whole modules):
     it can run code, so only for files from a trusted source."""
     if weights_only is None:
+        # torch's escape hatch for old code: the environment can restore the pre-2.6 default
+        weights_only = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() not in ("1", "true", "y", "yes")
+    elif not weights_only and os.environ.get("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in ("1", "true", "y", "yes"):
         weights_only = True
     device = _device_for(map_location)
     if _is_path(f):

@@ -124,3 +124,13 @@ def test_ember_pickled_archive_under_weights_only():
     ember.save({1, 2}, buf)  # builtins.set is allowed by default
     buf.seek(0)
     assert ember.load(buf) == {1, 2}
+
+
+def test_environment_overrides_like_torch(monkeypatch):
+    data = torch_file({"args": argparse.Namespace(lr=0.5)})
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    assert ember.load(io.BytesIO(data))["args"].lr == 0.5  # the default becomes weights_only=False
+    monkeypatch.delenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    monkeypatch.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.raises(pickle.UnpicklingError):
+        ember.load(io.BytesIO(data), weights_only=False)
