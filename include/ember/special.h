@@ -1,5 +1,5 @@
 #pragma once
-// Special functions and the elementwise/scan ops PyTorch programs reach through torch.special
+// Special functions and the elementwise/scan/search ops PyTorch programs reach through torch.special
 // and torch.* (issue 15): lgamma, digamma, polygamma, erfinv, erfc, i0, i1, sinc are dispatched
 // ops with kernels and gradients; the rest are composites of dispatched ops (their gradients
 // come through their parts). Included by ember/ops.h.
@@ -29,6 +29,13 @@ Tensor logit(const Tensor& a, std::optional<double> eps = std::nullopt);  // log
 Tensor entr(const Tensor& a);     // -x log x (0 at 0, -inf below 0)
 Tensor deg2rad(const Tensor& a);
 Tensor rad2deg(const Tensor& a);
+
+// Index of each value in the last dim of sorted_sequence (1-D, or with values' leading dims): the
+// first position whose element is >= value (> value with right), as torch.searchsorted.
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool out_int32 = false, bool right = false);
+Tensor bucketize(const Tensor& values, const Tensor& boundaries, bool out_int32 = false, bool right = false);
+// d x / d alpha of x ~ Gamma(alpha, 1) at fixed quantile: Gamma/Beta/Dirichlet rsample's gradient.
+Tensor _standard_gamma_grad(const Tensor& alpha, const Tensor& x);
 
 std::tuple<Tensor, Tensor> cummax(const Tensor& a, int64_t dim);
 std::tuple<Tensor, Tensor> cummin(const Tensor& a, int64_t dim);

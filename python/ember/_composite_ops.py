@@ -69,18 +69,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     seq = sorted_sequence
     if sorter is not None:
         seq = seq.gather(-1, sorter)
-    if seq.dim() > 1:
-        if values.dim() != seq.dim() or tuple(values.shape[:-1]) != tuple(seq.shape[:-1]):
-            raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
-                               "dimensions of boundaries tensor and input value tensor must match, but we got "
-                               f"boundaries tensor {list(seq.shape)} and input value tensor {list(values.shape)}")
-        cmp = seq.unsqueeze(-2) <= values.unsqueeze(-1) if right else seq.unsqueeze(-2) < values.unsqueeze(-1)
-    else:
-        cmp = (seq <= values.unsqueeze(-1)) if right else (seq < values.unsqueeze(-1))
-    out = cmp.sum(-1)
-    if scalar:
-        out = out.reshape(())
-    return out.to(_C.int32 if out_int32 else _C.int64)
+    out = _C._searchsorted(seq, values, out_int32, right)  # binary search per value (C++)
+    return out.reshape(()) if scalar else out
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
@@ -115,7 +105,14 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     like = elements if isinstance(elements, Tensor) else test_elements
     e = _as_tensor_like(elements, like)
     t = _as_tensor_like(test_elements, like).flatten()
-    found = (e.unsqueeze(-1) == t).any(-1) if t.numel() else _C.zeros(e.shape, dtype=_C.bool, device=e.device)
+    if t.numel() == 0:
+        found = _C.zeros(e.shape, dtype=_C.bool, device=e.device)
+    else:
+        # O((N + M) log M): each element's insertion point in the sorted test set, then one compare
+        dtype = _C.promote_types(e.dtype, t.dtype)
+        table, _ = t.to(dtype).sort()
+        pos = _C._searchsorted(table, e.to(dtype).reshape(-1), False, False).clamp(max=table.numel() - 1)
+        found = (table[pos] == e.to(dtype).reshape(-1)).reshape(e.shape)
     return found.logical_not() if invert else found
 
 

@@ -91,6 +91,13 @@ void bind_special(nb::module_& m, nb::class_<Tensor>& cls) {
   }, nb::arg("dim"));
   def_both(m, cls, "logcumsumexp", [](const Tensor& a, int64_t dim) { return logcumsumexp(a, dim); }, nb::arg("dim"));
 
+  // searchsorted's C++ op; ember.searchsorted / bucketize (python/ember/_composite_ops.py) parse
+  // torch's arguments (side=, sorter=, a number as the value) and call it.
+  m.def("_searchsorted", [](const Tensor& seq, const Tensor& values, bool out_int32, bool right) {
+    return searchsorted(seq, values, out_int32, right);
+  }, nb::arg("sorted_sequence"), nb::arg("values"), nb::arg("out_int32") = false, nb::arg("right") = false);
+  m.def("_standard_gamma_grad", [](const Tensor& alpha, const Tensor& x) { return _standard_gamma_grad(alpha, x); },
+        nb::arg("alpha"), nb::arg("x"));
   m.def("_has_onednn", &has_onednn);
   m.def("_onednn_version", &onednn_version);
 

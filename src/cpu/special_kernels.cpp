@@ -36,6 +36,16 @@ Tensor polygamma_cpu(int64_t n, const Tensor& a) {
   return special_into(out, a, "polygamma", f::polygamma_fn<>{n});
 }
 
+// (alpha, x) -> d x / d alpha, floating types only (as torch's _standard_gamma_grad).
+Tensor standard_gamma_grad_cpu(const Tensor& alpha, const Tensor& x) {
+  Tensor out;
+  TensorIter it = TensorIter::binary_op(out, alpha, x, {.op_name = "_standard_gamma_grad"});
+  visit_dtype<kFloatTypes>(it.compute_dtype(), "_standard_gamma_grad", [&]<class T>() {
+    cpu_kernel(it, [](T a, T v) -> T { return f::standard_gamma_grad_fn<>{}(a, v); });
+  });
+  return it.output();
+}
+
 // ---------------------------------------------------------------- scans along one dim
 // The input is made contiguous and viewed as (outer, n, inner); each (outer, inner) line is
 // walked in order. Lines are independent, so they split over threads.
@@ -127,6 +137,7 @@ std::tuple<Tensor, Tensor> cummax_cpu(const Tensor& a, int64_t dim) { return cum
 std::tuple<Tensor, Tensor> cummin_cpu(const Tensor& a, int64_t dim) { return cum_extreme_cpu<false>(a, dim); }
 
 EMBER_REGISTER_KERNEL(polygamma, CPU, polygamma_cpu);
+EMBER_REGISTER_KERNEL(_standard_gamma_grad, CPU, standard_gamma_grad_cpu);
 EMBER_REGISTER_KERNEL(cummax, CPU, cummax_cpu);
 EMBER_REGISTER_KERNEL(cummin, CPU, cummin_cpu);
 EMBER_REGISTER_KERNEL(logcumsumexp, CPU, logcumsumexp_cpu);

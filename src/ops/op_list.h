@@ -240,3 +240,9 @@ EMBER_OP(cummax, std::tuple<Tensor, Tensor>(const Tensor&, int64_t))
 EMBER_OP(cummin, std::tuple<Tensor, Tensor>(const Tensor&, int64_t))
 // log(cumsum(exp(x))) along dim without overflow or underflow (a running logaddexp).
 EMBER_OP(logcumsumexp, Tensor(const Tensor&, int64_t))
+// Where each value falls in the last dim of a sorted sequence (ops/search.cpp, cpu/search_kernels.cpp):
+// (sorted_sequence, values, out_int32, right); the sequence is 1-D or shares values' leading dims.
+EMBER_OP(searchsorted, Tensor(const Tensor&, const Tensor&, bool, bool))
+// (alpha, x): d x / d alpha for x ~ Gamma(alpha, 1) with the sample's quantile held fixed (the
+// implicit reparameterisation gradient of Gamma/Beta/Dirichlet rsample). Formula: special_formulas.h.
+EMBER_OP(_standard_gamma_grad, Tensor(const Tensor&, const Tensor&))

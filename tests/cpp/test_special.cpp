@@ -129,3 +129,27 @@ EMBER_DEVICE_TEST(Special, Gradients) {
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return std::get<0>(cummin(v[0], 0)); }, {m}));
   EXPECT_EQ(lgamma(x).grad_fn()->name(), "LgammaBackward0");
 }
+
+EMBER_DEVICE_TEST(Special, SearchSorted) {
+  Tensor seq = tensor({1.0, 3.0, 5.0, 7.0});
+  Tensor v = tensor({0.0, 3.0, 6.0, 9.0, NAN});
+  EXPECT_EQ(searchsorted(seq, v).cpu().tolist<int64_t>(), (std::vector<int64_t>{0, 1, 3, 4, 4}));
+  EXPECT_EQ(searchsorted(seq, v, false, true).cpu().tolist<int64_t>(), (std::vector<int64_t>{0, 2, 3, 4, 4}));
+  Tensor i32 = searchsorted(seq, v, true);
+  EXPECT_EQ(i32.dtype(), kInt32);
+  // per-row sequences; an integer sequence with float values compares in the common dtype
+  Tensor rows = tensor({1, 2, 3, 10, 20, 30}).view({2, 3});
+  Tensor q = tensor({2.5, 0.5, 25.0, 30.0}).view({2, 2});
+  EXPECT_EQ(searchsorted(rows, q).cpu().flatten().tolist<int64_t>(), (std::vector<int64_t>{2, 0, 2, 2}));
+  EXPECT_EQ(bucketize(tensor({4.0, 1.0}), seq, false, true).cpu().tolist<int64_t>(), (std::vector<int64_t>{2, 1}));
+  EXPECT_THROW(searchsorted(rows, tensor({1.0, 2.0})), Error);
+  EXPECT_THROW(bucketize(tensor({1.0}), rows), Error);
+}
+
+EMBER_DEVICE_TEST(Special, StandardGammaGrad) {
+  // d x / d alpha at fixed quantile, against mpmath (30 digits)
+  Tensor a = tensor({0.5, 2.0, 30.0}, {.dtype = kFloat64});
+  Tensor x = tensor({0.1, 1.5, 45.0}, {.dtype = kFloat64});
+  expect_near_all(_standard_gamma_grad(a, x), {0.5097655670826973, 0.9366390678772174, 1.223142506370333}, 1e-8);
+  EXPECT_EQ(_standard_gamma_grad(tensor({1.0f}), tensor({0.0f})).item<float>(), 0.0f);
+}

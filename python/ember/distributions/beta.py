@@ -14,7 +14,7 @@ __all__ = ["Beta"]
 class Beta(Distribution):
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
-    has_rsample = False  # implicit reparameterisation gradients are not implemented
+    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         if isinstance(concentration1, numbers.Real) and isinstance(concentration0, numbers.Real):
@@ -46,8 +46,8 @@ class Beta(Distribution):
         total = self.concentration1 + self.concentration0
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
-    def sample(self, sample_shape=()):
-        return self._dirichlet.sample(sample_shape).select(-1, 0)
+    def rsample(self, sample_shape=()):
+        return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -9,7 +9,7 @@ from . import constraints
 from .distribution import Distribution, _C_no_grad
 from .utils import broadcast_all
 
-__all__ = ["Gamma", "standard_gamma"]
+__all__ = ["Gamma", "standard_gamma", "standard_gamma_rsample"]
 
 
 def standard_gamma(alpha, generator=None):
@@ -46,10 +46,42 @@ def standard_gamma(alpha, generator=None):
         return out.to(dtype).reshape(alpha.shape)
 
 
+def _standard_gamma_function():
+    from ..autograd.function import Function
+
+    class _StandardGamma(Function):
+        """A Gamma(alpha, 1) draw whose gradient in alpha is the implicit reparameterisation one:
+        d x / d alpha at the draw's fixed quantile (ember's _standard_gamma_grad op, as torch's)."""
+
+        @staticmethod
+        def forward(ctx, alpha):
+            x = standard_gamma(alpha)
+            ctx.save_for_backward(alpha, x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            alpha, x = ctx.saved_tensors
+            return grad * _C._standard_gamma_grad(alpha, x)
+
+    return _StandardGamma
+
+
+_STANDARD_GAMMA = None
+
+
+def standard_gamma_rsample(alpha):
+    """standard_gamma(alpha) with gradients to alpha."""
+    global _STANDARD_GAMMA
+    if _STANDARD_GAMMA is None:
+        _STANDARD_GAMMA = _standard_gamma_function()
+    return _STANDARD_GAMMA.apply(alpha)
+
+
 class Gamma(Distribution):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
-    has_rsample = False  # implicit reparameterisation gradients are not implemented
+    has_rsample = True
     _mean_carrier_measure = 0
 
     @property
@@ -79,9 +111,9 @@ class Gamma(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def sample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape).detach()
+        value = standard_gamma_rsample(self.concentration.expand(shape)) / self.rate.expand(shape)
         return value.clamp(min=finfo(value.dtype).tiny)
 
     def log_prob(self, value):

@@ -112,7 +112,7 @@ def save_image(tensor, fp, format=None, **kwargs):
     grid = make_grid(tensor, **kwargs)
     if grid.dim() == 2:
         grid = grid.unsqueeze(0)
-    ndarr = grid.mul(255).add_(0.5).clamp_(0, 255).permute(1, 2, 0).to(_C.uint8).contiguous().numpy()
+    ndarr = grid.mul(255).add_(0.5).clamp_(0, 255).permute(1, 2, 0).to(_C.uint8).cpu().contiguous().numpy()
     fmt = format
     if fmt is None and isinstance(fp, (str, bytes, os.PathLike)):
         ext = os.path.splitext(os.fsdecode(fp))[1].lower().lstrip(".")
