@@ -1,5 +1,6 @@
 // CPU kernel of searchsorted: one binary search per value over its row of the sorted sequence,
 // rows split over threads. Both operands are converted to their common dtype first.
+#include "core/dtype_dispatch.h"
 #include "core/parallel.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
