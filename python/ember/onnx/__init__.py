@@ -1,5 +1,5 @@
 """ember.onnx: the names torch programs touch. Exporting a model to ONNX is not implemented yet
-(roadmap: ember issue 15's follow-up "ONNX export"); `export` says so instead of writing a file
+(ROADMAP.md item 13: graph capture and model export); `export` says so instead of writing a file
 that would not be a real ONNX graph. `is_in_onnx_export()` is False, as in torch outside export,
 so model code that branches on it takes its ordinary path."""
 
@@ -12,9 +12,9 @@ def is_in_onnx_export():
 
 def export(model, args, f=None, *a, **kw):
     raise NotImplementedError(
-        "ember.onnx.export: exporting to ONNX is not implemented in ember yet (on the roadmap: "
-        "issue 15 follow-up 'ONNX export'). Save the weights with ember.save(model.state_dict(), path) "
-        "and export from PyTorch, which loads ember's .pt files.")
+        "ember.onnx.export: exporting to ONNX is not implemented in ember yet (roadmap item 13: graph "
+        "capture and model export). Save the weights with ember.save(model.state_dict(), path) and export "
+        "from PyTorch, which loads ember's .pt files.")
 
 
 def dynamo_export(*args, **kwargs):
