@@ -290,6 +290,10 @@ def test_special_namespace_matches_torch():
     close(es.multigammaln(e.abs() + 2, 3), ts.multigammaln(t.abs() + 2, 3))
     close(es.zeta(2.0, ep + 1), ts.zeta(torch.tensor(2.0, dtype=torch.float64), tp + 1), rtol=1e-10)
     close(es.round(e * 1.37, decimals=1), ts.round(t * 1.37, decimals=1))
+    # the far tails: no inf * 0
+    far_e, far_t = both([-100.0, -30.0, 24.9, 25.1, 30.0, 1e5])
+    close(es.erfcx(far_e), ts.erfcx(far_t), rtol=1e-12)
+    close(es.log_ndtr(far_e), ts.log_ndtr(far_t), rtol=1e-12)
 
 
 def test_binary_special_matches_torch():
