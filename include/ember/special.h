@@ -15,6 +15,10 @@ EMBER_SPECIAL_DECL(lgamma) EMBER_SPECIAL_DECL(digamma) EMBER_SPECIAL_DECL(erfinv
 EMBER_SPECIAL_DECL(i0) EMBER_SPECIAL_DECL(i1) EMBER_SPECIAL_DECL(sinc)
 #undef EMBER_SPECIAL_DECL
 Tensor polygamma(int64_t n, const Tensor& a);
+// Regularised lower / upper incomplete gamma P(a, x), Q(a, x) (torch.igamma / special.gammainc).
+// Differentiable in x (the gradient in a is not implemented, as in torch).
+Tensor igamma(const Tensor& a, const Tensor& x);
+Tensor igammac(const Tensor& a, const Tensor& x);
 Tensor i0e(const Tensor& a);  // exp(-|x|) i0(x)
 Tensor i1e(const Tensor& a);  // exp(-|x|) i1(x)
 

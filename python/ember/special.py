@@ -158,3 +158,13 @@ def zeta(input, other):
     n = int(s) - 1
     return _C.polygamma(n, other) * ((-1.0) ** (n + 1) / _math.factorial(n))
 
+
+
+def gammainc(input, other):
+    """Regularised lower incomplete gamma P(a, x)."""
+    return _C.igamma(input, other)
+
+
+def gammaincc(input, other):
+    """Regularised upper incomplete gamma Q(a, x) = 1 - P(a, x)."""
+    return _C.igammac(input, other)

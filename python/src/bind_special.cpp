@@ -72,6 +72,8 @@ void bind_special(nb::module_& m, nb::class_<Tensor>& cls) {
   }
 
   def_binary_any(m, cls, "xlogy", [](const Tensor& a, const Tensor& b) { return xlogy(a, b); }, "xlogy_");
+  def_binary_any(m, cls, "igamma", [](const Tensor& a, const Tensor& b) { return igamma(a, b); }, "igamma_");
+  def_binary_any(m, cls, "igammac", [](const Tensor& a, const Tensor& b) { return igammac(a, b); }, "igammac_");
   def_binary_any(m, cls, "logaddexp", [](const Tensor& a, const Tensor& b) { return logaddexp(a, b); });
   def_binary_any(m, cls, "logaddexp2", [](const Tensor& a, const Tensor& b) { return logaddexp2(a, b); });
   def_both(m, cls, "heaviside", [](const Tensor& a, const Tensor& v) { return heaviside(a, v); }, nb::arg("values"));

@@ -46,6 +46,18 @@ Tensor standard_gamma_grad_cpu(const Tensor& alpha, const Tensor& x) {
   return it.output();
 }
 
+// igamma / igammac: integers compute in the default float dtype, as torch's.
+template <class Fn> Tensor incomplete_gamma_cpu(const Tensor& a, const Tensor& x, const char* name) {
+  Tensor out;
+  TensorIter it = TensorIter::binary_op(out, a, x, {.op_name = name, .int_to_float = true});
+  visit_dtype<kFloatTypes>(it.compute_dtype(), name, [&]<class T>() {
+    cpu_kernel(it, [](T p, T q) -> T { return Fn{}(p, q); });
+  });
+  return it.output();
+}
+Tensor igamma_cpu(const Tensor& a, const Tensor& x) { return incomplete_gamma_cpu<f::igamma_fn<>>(a, x, "igamma"); }
+Tensor igammac_cpu(const Tensor& a, const Tensor& x) { return incomplete_gamma_cpu<f::igammac_fn<>>(a, x, "igammac"); }
+
 // ---------------------------------------------------------------- scans along one dim
 // The input is made contiguous and viewed as (outer, n, inner); each (outer, inner) line is
 // walked in order. Lines are independent, so they split over threads.
@@ -138,6 +150,8 @@ std::tuple<Tensor, Tensor> cummin_cpu(const Tensor& a, int64_t dim) { return cum
 
 EMBER_REGISTER_KERNEL(polygamma, CPU, polygamma_cpu);
 EMBER_REGISTER_KERNEL(_standard_gamma_grad, CPU, standard_gamma_grad_cpu);
+EMBER_REGISTER_KERNEL(igamma, CPU, igamma_cpu);
+EMBER_REGISTER_KERNEL(igammac, CPU, igammac_cpu);
 EMBER_REGISTER_KERNEL(cummax, CPU, cummax_cpu);
 EMBER_REGISTER_KERNEL(cummin, CPU, cummin_cpu);
 EMBER_REGISTER_KERNEL(logcumsumexp, CPU, logcumsumexp_cpu);

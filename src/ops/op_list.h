@@ -246,3 +246,6 @@ EMBER_OP(searchsorted, Tensor(const Tensor&, const Tensor&, bool, bool))
 // (alpha, x): d x / d alpha for x ~ Gamma(alpha, 1) with the sample's quantile held fixed (the
 // implicit reparameterisation gradient of Gamma/Beta/Dirichlet rsample). Formula: special_formulas.h.
 EMBER_OP(_standard_gamma_grad, Tensor(const Tensor&, const Tensor&))
+// Regularised incomplete gamma functions (a, x) -> P(a, x) / Q(a, x) = 1 - P (special_formulas.h).
+EMBER_OP(igamma, Tensor(const Tensor&, const Tensor&))
+EMBER_OP(igammac, Tensor(const Tensor&, const Tensor&))

@@ -30,6 +30,9 @@ Tensor polygamma(int64_t n, const Tensor& a) {
   return ops::polygamma()(n, a);
 }
 
+Tensor igamma(const Tensor& a, const Tensor& x) { return ops::igamma()(a, x); }
+Tensor igammac(const Tensor& a, const Tensor& x) { return ops::igammac()(a, x); }
+
 Tensor i0e(const Tensor& a) { Tensor x = floating(a); return i0(x) * (-x.abs()).exp(); }
 Tensor i1e(const Tensor& a) { Tensor x = floating(a); return i1(x) * (-x.abs()).exp(); }
 
@@ -139,6 +142,28 @@ Tensor polygamma_autograd(int64_t n, const Tensor& a) {
   return out;
 }
 
+// d P(a, x) / dx = x^(a-1) e^-x / Gamma(a) (Q: its negative); in a: not implemented, as torch.
+Tensor incomplete_gamma_autograd(bool upper, const Tensor& a, const Tensor& x) {
+  Tensor out = below_autograd([&] { return upper ? ops::igammac()(a, x) : ops::igamma()(a, x); });
+  record(upper ? "IgammacBackward0" : "IgammaBackward0", {a, x}, {out}, {saved_input(a), saved_input(x)},
+         [upper](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor ga = grad_for(n, 0, [&]() -> Tensor {
+             EMBER_CHECK(false, "the derivative for '", upper ? "igammac" : "igamma",
+                         "' with respect to 'self' (a) is not implemented.");
+             return {};
+           });
+           Tensor gx = grad_for(n, 1, [&] {
+             Tensor av = n.unpack(0), xv = n.unpack(1);
+             Tensor density = ((av - 1) * xv.log() - xv - lgamma(av)).exp();
+             return upper ? -g[0] * density : g[0] * density;
+           });
+           return {ga, gx};
+         });
+  return out;
+}
+Tensor igamma_autograd(const Tensor& a, const Tensor& x) { return incomplete_gamma_autograd(false, a, x); }
+Tensor igammac_autograd(const Tensor& a, const Tensor& x) { return incomplete_gamma_autograd(true, a, x); }
+
 // The gradient of a running max/min goes to the position each output took its value from.
 std::tuple<Tensor, Tensor> cum_extreme_autograd(bool is_max, const Tensor& a, int64_t dim) {
   auto [values, indices] = below_autograd([&] { return is_max ? ops::cummax()(a, dim) : ops::cummin()(a, dim); });
@@ -179,6 +204,8 @@ Tensor logcumsumexp_autograd(const Tensor& a, int64_t dim) {
 }
 
 EMBER_REGISTER_KERNEL(polygamma, Autograd, polygamma_autograd);
+EMBER_REGISTER_KERNEL(igamma, Autograd, igamma_autograd);
+EMBER_REGISTER_KERNEL(igammac, Autograd, igammac_autograd);
 EMBER_REGISTER_KERNEL(cummax, Autograd, cummax_autograd);
 EMBER_REGISTER_KERNEL(cummin, Autograd, cummin_autograd);
 EMBER_REGISTER_KERNEL(logcumsumexp, Autograd, logcumsumexp_autograd);

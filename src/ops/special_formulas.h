@@ -173,6 +173,22 @@ EMBER_FORMULA_INLINE EMBER_HOST_DEVICE double gamma_q_fraction(double a, double 
   return EMBER_SPECIAL_MATH(exp)(a * EMBER_SPECIAL_MATH(log)(x) - x - EMBER_SPECIAL_MATH(lgamma)(a)) * h;
 }
 
+// P(a, x) and Q(a, x) with PyTorch's edge cases (NaN for negative arguments, the limits at 0
+// and infinity); the series below x = max(1, a), the continued fraction above.
+EMBER_FORMULA_INLINE EMBER_HOST_DEVICE double igamma_f64(double a, double x, bool upper) {
+  if (x < 0 || a < 0 || EMBER_SPECIAL_MATH(isnan)(a) || EMBER_SPECIAL_MATH(isnan)(x)) return NAN;
+  if (a == 0) return x > 0 ? (upper ? 0.0 : 1.0) : NAN;
+  if (x == 0) return upper ? 1.0 : 0.0;
+  if (EMBER_SPECIAL_MATH(isinf)(a)) return EMBER_SPECIAL_MATH(isinf)(x) ? NAN : (upper ? 1.0 : 0.0);
+  if (EMBER_SPECIAL_MATH(isinf)(x)) return upper ? 0.0 : 1.0;
+  if (x > 1 && x > a) {
+    double q = gamma_q_fraction(a, x);
+    return upper ? q : 1 - q;
+  }
+  double p = gamma_p_series(a, x);
+  return upper ? 1 - p : p;
+}
+
 // d x / d a for x ~ Gamma(a, 1) at fixed quantile u = P(a, x): -(dP/da) / (dP/dx) (implicit
 // differentiation of P(a, x) = u). dP/dx is the density; dP/da is a central difference of
 // whichever of P or Q = 1 - P the point computes accurately (step 1e-5 a: ~1e-10 relative).
@@ -213,6 +229,17 @@ EMBER_SPECIAL_FUNCTOR(sinc, sinc_f64(v))
 template <class M = StdMath> struct standard_gamma_grad_fn {
   template <class T> EMBER_FORMULA_INLINE EMBER_HOST_DEVICE T operator()(T a, T x) const {
     return T(standard_gamma_grad_f64(double(a), double(x)));
+  }
+};
+
+template <class M = StdMath> struct igamma_fn {
+  template <class T> EMBER_FORMULA_INLINE EMBER_HOST_DEVICE T operator()(T a, T x) const {
+    return T(igamma_f64(double(a), double(x), false));
+  }
+};
+template <class M = StdMath> struct igammac_fn {
+  template <class T> EMBER_FORMULA_INLINE EMBER_HOST_DEVICE T operator()(T a, T x) const {
+    return T(igamma_f64(double(a), double(x), true));
   }
 };
 

@@ -153,3 +153,25 @@ EMBER_DEVICE_TEST(Special, StandardGammaGrad) {
   expect_near_all(_standard_gamma_grad(a, x), {0.5097655670826973, 0.9366390678772174, 1.223142506370333}, 1e-8);
   EXPECT_EQ(_standard_gamma_grad(tensor({1.0f}), tensor({0.0f})).item<float>(), 0.0f);
 }
+
+EMBER_DEVICE_TEST(Special, IncompleteGamma) {
+  // values and edge cases as PyTorch 2.x's
+  Tensor a = tensor({0.5, 2.0, 7.5, 30.0, 0.0, 1.0, -1.0, INFINITY, 3.0}, {.dtype = kFloat64});
+  Tensor x = tensor({0.1, 3.0, 4.0, 45.0, 1.0, 0.0, 1.0, 2.0, INFINITY}, {.dtype = kFloat64});
+  auto p = igamma(a, x).cpu().tolist<double>();
+  auto q = igammac(a, x).cpu().tolist<double>();
+  const std::vector<double> want_p = {0.345279153981423, 0.8008517265285442, 0.07621729668453238, 0.9926628007022036,
+                                      1.0, 0.0, NAN, 0.0, 1.0};
+  for (size_t i = 0; i < want_p.size(); ++i) {
+    if (std::isnan(want_p[i])) {
+      EXPECT_TRUE(std::isnan(p[i]) && std::isnan(q[i])) << i;
+      continue;
+    }
+    EXPECT_NEAR(p[i], want_p[i], 1e-13) << i;
+    EXPECT_NEAR(q[i], 1 - want_p[i], 1e-13) << i;
+  }
+  Tensor xg = tensor({0.3, 2.0, 9.0}, {.dtype = kFloat64, .requires_grad = true});
+  Tensor ag = tensor({0.7, 2.0, 8.0}, {.dtype = kFloat64});
+  EXPECT_TRUE(gradcheck([&](const variable_list& v) { return igamma(ag, v[0]); }, {xg}));
+  EXPECT_TRUE(gradcheck([&](const variable_list& v) { return igammac(ag, v[0]); }, {xg}));
+}

@@ -144,6 +144,7 @@ def test_gamma_beta_dirichlet():
     e, t = ed.Gamma(ec, er), td.Gamma(tc, tr)
     ve, vt = pair([0.3, 1.0, 40.0])
     check_stats(e, t, ve, vt, fields=("mean", "variance", "stddev", "mode"))
+    close(e.cdf(ve), t.cdf(vt), rtol=1e-10)
     (e1, t1), (e0, t0) = pair([0.5, 2.0, 3.0]), pair([1.5, 2.0, 0.7])
     e, t = ed.Beta(e1, e0), td.Beta(t1, t0)
     ve, vt = pair([0.1, 0.5, 0.95])

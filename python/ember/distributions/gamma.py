@@ -123,6 +123,11 @@ class Gamma(Distribution):
         return (_C.xlogy(self.concentration, self.rate) + _C.xlogy(self.concentration - 1, value)
                 - self.rate * value - _C.lgamma(self.concentration))
 
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return _C.igamma(self.concentration, value * self.rate)
+
     def entropy(self):
         return (self.concentration - _C.log(self.rate) + _C.lgamma(self.concentration)
                 + (1.0 - self.concentration) * _C.digamma(self.concentration))
