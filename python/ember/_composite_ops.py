@@ -9,7 +9,7 @@ from ._C import Tensor
 __all__ = ["cartesian_prod", "tril_indices", "triu_indices", "bucketize", "searchsorted", "histc", "isin", "kron",
            "block_diag", "tensordot", "tensor_split", "hsplit", "vsplit", "dsplit", "diag_embed", "quantile",
            "nanquantile", "cov", "corrcoef", "renorm", "dist", "trapezoid", "trapz", "cumulative_trapezoid",
-           "scatter_reduce"]
+           "scatter_reduce", "poisson"]
 
 
 def _wrap(dim, ndim):
@@ -528,6 +528,61 @@ def _target_positions(input, d, index):
         pos = pos + (_C.arange(index.shape[k], device=index.device) * strides[k]).reshape(shape)
     return pos.reshape(-1)
 
+
+
+# ---------------------------------------------------------------- poisson sampling
+def poisson(input, generator=None):
+    """One Poisson(rate) draw per element of input (rates >= 0), in input's dtype, without
+    gradient (as torch). Rates below 10: Knuth's product of uniforms; from 10 up: Hoermann's
+    transformed rejection with squeeze (PTRS, 1993). Both loop only over undecided elements."""
+    from .autograd.grad_mode import no_grad
+    if not input.is_floating_point():
+        raise RuntimeError(f"\"poisson_cpu\" not implemented for '{str(input.dtype).split('.')[-1].capitalize()}'")
+    with no_grad():
+        lam = input.detach().double().flatten()
+        if bool((lam < 0).any()) or bool(lam.isnan().any()):
+            raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+        out = _C.zeros_like(lam)
+        dev = lam.device
+
+        def uniform(n):
+            return _C.rand(n, dtype=_C.float64, device=dev, generator=generator)
+
+        small = (lam < 10).nonzero().flatten()
+        if small.numel():
+            limit = (-lam[small]).exp()
+            prod = uniform(small.numel())
+            count = _C.zeros(small.numel(), dtype=_C.float64, device=dev)
+            running = prod > limit
+            while bool(running.any()):
+                idx = running.nonzero().flatten()
+                prod[idx] = prod[idx] * uniform(idx.numel())
+                count[idx] = count[idx] + 1
+                running = prod > limit
+            out[small] = count
+        pending = (lam >= 10).nonzero().flatten()
+        if pending.numel():
+            rate = lam[pending]
+            slam, loglam = rate.sqrt(), rate.log()
+            b = 0.931 + 2.53 * slam
+            a = -0.059 + 0.02483 * b
+            invalpha = 1.1239 + 1.1328 / (b - 3.4)
+            vr = 0.9277 - 3.6224 / (b - 2)
+            todo = _C.arange(pending.numel(), device=dev)
+            while todo.numel():
+                n = todo.numel()
+                u = uniform(n) - 0.5
+                v = uniform(n)
+                us = 0.5 - u.abs()
+                k = ((2 * a[todo] / us + b[todo]) * u + rate[todo] + 0.43).floor()
+                quick = (us >= 0.07) & (v <= vr[todo])
+                possible = (k >= 0) & ~((us < 0.013) & (v > us))
+                log_ratio = v.log() + invalpha[todo].log() - (a[todo] / (us * us) + b[todo]).log()
+                target = -rate[todo] + k * loglam[todo] - _C.lgamma(k.clamp(min=0) + 1)
+                accept = quick | (possible & (log_ratio <= target))
+                out[pending[todo[accept]]] = k[accept]
+                todo = todo[~accept]
+        return out.reshape(input.shape).to(input.dtype)
 
 # Tensor methods torch has for these (x.quantile(0.5), x.tensor_split(3), ...), unless the C++
 # binding already provides one.

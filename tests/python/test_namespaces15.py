@@ -545,3 +545,29 @@ def test_incomplete_gamma_matches_torch():
     ag.requires_grad_(True)
     with pytest.raises(RuntimeError, match="not implemented"):
         ember.igamma(ag, xg).sum().backward()
+
+
+def test_poisson_sampling_moments():
+    ember.manual_seed(11)
+    rates = ember.tensor([0.0, 0.5, 3.0, 9.9, 10.0, 40.0, 1000.0], dtype=ember.float64)
+    draws = ember.poisson(rates.unsqueeze(0).expand(20000, -1).contiguous())
+    assert draws.shape == (20000, 7) and draws.dtype == ember.float64
+    assert bool((draws == draws.round()).all()) and bool((draws >= 0).all())
+    assert float(draws[:, 0].abs().sum()) == 0.0
+    mean, var = draws.mean(0).numpy(), draws.var(0).numpy()
+    lam = rates.numpy()
+    np.testing.assert_allclose(mean[1:], lam[1:], rtol=0.03)
+    np.testing.assert_allclose(var[1:], lam[1:], rtol=0.06)
+    # the shape of the distribution, not just two moments: P(X = k) for rate 3 and rate 40
+    for col, rate in ((2, 3.0), (5, 40.0)):
+        for k in (int(rate) - 2, int(rate), int(rate) + 3):
+            p = math.exp(-rate + k * math.log(rate) - math.lgamma(k + 1))
+            freq = float((draws[:, col] == k).double().mean())
+            assert abs(freq - p) < 4 * math.sqrt(p * (1 - p) / 20000) + 1e-3, (rate, k, freq, p)
+    g = ember.Generator()
+    g.manual_seed(3)
+    a = ember.poisson(ember.full((5,), 4.0), generator=g)
+    g.manual_seed(3)
+    assert ember.equal(a, ember.poisson(ember.full((5,), 4.0), generator=g))
+    with pytest.raises(RuntimeError, match="non-negative"):
+        ember.poisson(ember.tensor([-1.0]))
