@@ -36,16 +36,18 @@ Tensor igammac(const Tensor& a, const Tensor& x) { return ops::igammac()(a, x); 
 Tensor i0e(const Tensor& a) { Tensor x = floating(a); return i0(x) * (-x.abs()).exp(); }
 Tensor i1e(const Tensor& a) { Tensor x = floating(a); return i1(x) * (-x.abs()).exp(); }
 
-// where(x == 0, 0, x * log(y)), NaN in y kept: PyTorch's xlogy.
+// x * log(y), 0 where x == 0 unless y is NaN: PyTorch's xlogy. y is replaced by 1 (xlog1py: 0)
+// where x == 0, so no log(0) or log of a negative number enters the product and its gradient:
+// d/dx is 0 there, as torch's xlogy(x != 0, y).
 Tensor xlogy(const Tensor& x, const Tensor& y) {
   Tensor xf = floating(x), yf = floating(y);
-  Tensor product = xf * yf.log();
-  return where(logical_and(eq(xf, 0), logical_not(isnan(yf))), zeros_like(product), product);
+  Tensor neutral = logical_and(eq(xf, 0), logical_not(isnan(yf)));
+  return xf * where(neutral, ones_like(yf), yf).log();
 }
 Tensor xlog1py(const Tensor& x, const Tensor& y) {
   Tensor xf = floating(x), yf = floating(y);
-  Tensor product = xf * yf.log1p();
-  return where(logical_and(eq(xf, 0), logical_not(isnan(yf))), zeros_like(product), product);
+  Tensor neutral = logical_and(eq(xf, 0), logical_not(isnan(yf)));
+  return xf * where(neutral, zeros_like(yf), yf).log1p();
 }
 
 // m + log1p(exp(-|a - b|)) with m = max(a, b); equal infinities give themselves (a - b is NaN).

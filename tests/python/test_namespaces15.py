@@ -357,6 +357,13 @@ def test_special_gradients():
 
 
 def test_special_gradients_match_torch():
+    # xlogy at x == 0: value 0 and d/dx 0 whatever y (torch's xlogy(x != 0, y)), NaN y propagates
+    ex, tx = both([0.0, 0.0, 2.0, -1.0, 3.0], requires_grad=True)
+    ey, ty = both([-1.0, float("nan"), 3.0, 0.5, 0.0], requires_grad=True)
+    ember.xlogy(ex, ey).sum().backward()
+    torch.xlogy(tx, ty).sum().backward()
+    close(ex.grad, tx.grad)
+    close(ey.grad, ty.grad)
     e, t = both([0.3, 1.7, 4.2], requires_grad=True)
     for name in ("lgamma", "digamma", "i0", "sinc", "erfc"):
         ge = ember.autograd.grad(getattr(ember, name)(e).sum(), e)[0]
