@@ -440,3 +440,5 @@ void set_num_threads(int n);
 int get_num_threads();
 
 }  // namespace ember
+
+#include "ember/special.h"  // special functions and scans (issue 15)

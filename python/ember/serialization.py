@@ -10,8 +10,13 @@ never runs code.
 
 Anything else (a whole nn.Module, an object of a user's class: `torch.save(model, "model.pth")`)
 is saved as torch saves it, by pickling the object: the same zip layout with an
-`ember_pickle` marker entry, tensors pickled by value. Loading it unpickles (it can run code, as
-torch.load with weights_only=False does), so `weights_only=True` refuses such a file.
+`ember_pickle` marker entry, tensors pickled by value.
+
+Loading follows torch >= 2.6: weights_only=True by default. Data-only checkpoints go through the
+C++ reader; a file naming other globals (NumPy arrays, argparse.Namespace, a pickled module) is
+read by ember/_torch_unpickler.py, which resolves only the allowlist plus the globals given to
+add_safe_globals / safe_globals, and otherwise raises torch's "Weights only load failed" error
+naming the global. weights_only=False unpickles everything (it can run code: trusted files only).
 """
 import io
 import os
@@ -21,7 +26,68 @@ import zipfile
 
 from . import _C
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals",
+           "get_unsafe_globals_in_checkpoint"]
+
+
+# ---- the weights-only allowlist (torch.serialization's safe globals API) -------------------
+_safe_globals_list = []
+
+
+def add_safe_globals(safe_globals):
+    """Allows these classes/functions (or (object, "module.name") pairs) in weights_only loads."""
+    _safe_globals_list.extend(safe_globals)
+
+
+def get_safe_globals():
+    return list(_safe_globals_list)
+
+
+def clear_safe_globals():
+    _safe_globals_list.clear()
+
+
+class safe_globals:
+    """Context manager: the given globals are allowed in weights_only loads inside the block."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = list(safe_globals)
+
+    def __enter__(self):
+        self._saved = list(_safe_globals_list)
+        _safe_globals_list.extend(self.safe_globals)
+
+    def __exit__(self, *exc):
+        _safe_globals_list[:] = self._saved
+        return False
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """The 'module.name' globals a checkpoint refers to that a weights_only load would refuse."""
+    from . import _torch_unpickler as tu
+    data = _read_all(f)
+    safe = tu.safe_global_names(_safe_globals_list)
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        ember_archive = _PICKLE_MARKER in z.namelist()
+    out = []
+    for full in tu.globals_in(data):
+        module, _, name = full.rpartition(".")
+        if full in safe or tu._numpy_alias(full) in safe or tu._torch_safe_global(module, name) is not None:
+            continue
+        if ember_archive and (full in _EMBER_TENSOR_GLOBALS or tu._numpy_alias(full) in _EMBER_TENSOR_GLOBALS):
+            continue
+        out.append(full)
+    return out
+
+
+def _read_all(f):
+    if _is_path(f):
+        with open(os.fsdecode(f), "rb") as fh:
+            return fh.read()
+    data = f.read()
+    if isinstance(data, str):
+        raise TypeError("ember.load: the file object must be opened in binary mode ('rb')")
+    return bytes(data)
 
 
 def _is_path(f):
@@ -57,6 +123,9 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
 
 
 _PICKLE_MARKER = "archive/ember_pickle"
+# The globals ember's own pickled archives use for tensors (Tensor.__reduce_ex__ in _tensor_py).
+_EMBER_TENSOR_GLOBALS = ("ember._tensor_py._rebuild_tensor", "ember.nn.parameter._rebuild_parameter",
+                         "numpy.core.multiarray._reconstruct", "numpy.ndarray", "numpy.dtype")
 
 
 def _pickled_archive(obj, protocol):
@@ -92,10 +161,9 @@ def _pickled_object(data, weights_only):
             if _PICKLE_MARKER not in z.namelist():
                 return None
             if weights_only:
-                raise pickle.UnpicklingError(
-                    "Weights only load failed: this file holds a pickled Python object (saved with "
-                    "ember.save(obj) of a module or class instance); load it with weights_only=False "
-                    "if you trust its source")
+                # Only allowlisted globals (plus how ember pickles tensors: through NumPy).
+                from . import _torch_unpickler as tu
+                return (tu.load_zip(data, True, _safe_globals_list, _EMBER_TENSOR_GLOBALS),)
             return (pickle.loads(z.read("archive/data.pkl")),)
     except zipfile.BadZipFile:
         return None
@@ -137,11 +205,21 @@ def _apply_callable(obj, fn):
     return obj
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=False, mmap=None, **pickle_load_args):
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     """Loads an object saved by ember.save or torch.save from f, a path or a binary file object
     with read(). map_location: a device (str or ember.device) to move every tensor to, a dict
-    mapping saved locations to devices, or a callable(tensor, location). Only data is ever
-    loaded (as weights_only=True): a pickle referring to other classes or functions is refused."""
+    mapping saved locations to devices, or a callable(tensor, location).
+
+    weights_only (default True, as torch >= 2.6): only data is loaded (tensors, numbers, strings,
+    containers, dtypes, ...) plus the globals allowed with ember.serialization.add_safe_globals;
+    a file referring to any other class or function raises pickle.UnpicklingError naming it.
+    weights_only=False unpickles everything (NumPy arrays, argparse.Namespace, whole modules):
+    it can run code, so only for files from a trusted source."""
+    if weights_only is None:
+        # torch's escape hatch for old code: the environment can restore the pre-2.6 default
+        weights_only = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() not in ("1", "true", "y", "yes")
+    elif not weights_only and os.environ.get("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in ("1", "true", "y", "yes"):
+        weights_only = True
     device = _device_for(map_location)
     if _is_path(f):
         path = os.fsdecode(f)
@@ -151,18 +229,40 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=False, mmap=N
             if pickled:
                 with open(path, "rb") as fh:
                     return _pickled_object(fh.read(), weights_only)[0]
-        obj = _C._load_from_path(path, device, bool(mmap))
+        try:
+            obj = _C._load_from_path(path, device, bool(mmap))
+        except Exception as e:  # noqa: BLE001 - only the "needs a Python unpickler" case is retried
+            if "Unsupported global" not in str(e):
+                raise
+            with open(path, "rb") as fh:
+                obj = _load_with_python(fh.read(), weights_only, device)
     elif hasattr(f, "read"):
         data = f.read()
         if isinstance(data, str):
             raise TypeError("ember.load: the file object must be opened in binary mode ('rb')")
-        pickled = _pickled_object(bytes(data), weights_only)
+        data = bytes(data)
+        pickled = _pickled_object(data, weights_only)
         if pickled is not None:
             return pickled[0]
-        obj = _C._load_from_bytes(bytes(data), device)
+        try:
+            obj = _C._load_from_bytes(data, device)
+        except Exception as e:  # noqa: BLE001
+            if "Unsupported global" not in str(e):
+                raise
+            obj = _load_with_python(data, weights_only, device)
     else:
         raise TypeError("ember.load: f must be a path (str or os.PathLike) or a binary file object "
                         f"with read(), got {type(f).__name__}")
     if callable(map_location) and not isinstance(map_location, (str, dict, _C.device)):
         obj = _apply_callable(obj, map_location)
+    return obj
+
+
+def _load_with_python(data, weights_only, device):
+    """torch's format through the Python unpickler (_torch_unpickler): for files holding globals
+    the C++ data-only loader does not resolve."""
+    from . import _torch_unpickler as tu
+    obj = tu.load_zip(data, weights_only, _safe_globals_list)
+    if device is not None and device.type != "cpu":
+        obj = _apply_callable(obj, lambda t, loc: t.to(device))
     return obj

@@ -60,6 +60,7 @@ void bind_lr_scheduler(nb::module_& m);                      // _C._lr_rules: th
 void bind_serialize(nb::module_& m);                         // Value <-> Python, save/load
 void bind_data(nb::module_& m);
 void bind_vision(nb::module_& m);                            // ember.vision: datasets and transforms
+void bind_special(nb::module_& m, nb::class_<Tensor>& cls);  // special functions and scans (issue 15)
 
 }  // namespace ember::python
 

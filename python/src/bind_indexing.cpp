@@ -160,8 +160,9 @@ void setitem(Tensor& self, nb::handle index, nb::handle value) {
 }  // namespace
 
 void bind_indexing(nb::class_<Tensor>& cls) {
-  cls.def("__getitem__", &getitem);
-  cls.def("__setitem__", &setitem);
+  // .none(): nanobind rejects None for an object parameter unless told, and x[None] is valid.
+  cls.def("__getitem__", &getitem, nb::arg("index").none());
+  cls.def("__setitem__", &setitem, nb::arg("index").none(), nb::arg("value"));
 }
 
 }  // namespace ember::python

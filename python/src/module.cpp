@@ -31,4 +31,5 @@ NB_MODULE(_C, m) {
   bind_serialize(m);
   bind_data(m);
   bind_vision(m);
+  bind_special(m, cls);  // after bind_ops: uses its return_types
 }

@@ -287,3 +287,27 @@ EMBER_OP(_fused_adagrad_, void(TensorList, TensorList, TensorList, TensorList, d
 //  momentum, centered, maximize)
 EMBER_OP(_fused_rmsprop_, void(TensorList, TensorList, TensorList, TensorList, TensorList,
                                double, double, double, double, double, bool, bool))
+
+// ---- special functions and scans (issue 15 names section: ops/special.cpp, cpu/special_kernels.cpp)
+// Floating one-operand ops (integers compute in the default float dtype), formulas in
+// ops/special_formulas.h. i1 is listed because i0's gradient is i1.
+#define EMBER_UNARY_SPECIAL_OPS(X) X(lgamma) X(digamma) X(erfinv) X(erfc) X(i0) X(i1) X(sinc)
+#define EMBER_UNARY_ENTRY(n) EMBER_OP(n, Tensor(const Tensor&)) EMBER_OP(n##_, Tensor&(Tensor&))
+EMBER_UNARY_SPECIAL_OPS(EMBER_UNARY_ENTRY)
+#undef EMBER_UNARY_ENTRY
+// (n, x): the n-th derivative of digamma; n >= 0 (checked in ops/special.cpp)
+EMBER_OP(polygamma, Tensor(int64_t, const Tensor&))
+// Running max / min along dim: (values, indices of the last maximum so far; NaN sticks).
+EMBER_OP(cummax, std::tuple<Tensor, Tensor>(const Tensor&, int64_t))
+EMBER_OP(cummin, std::tuple<Tensor, Tensor>(const Tensor&, int64_t))
+// log(cumsum(exp(x))) along dim without overflow or underflow (a running logaddexp).
+EMBER_OP(logcumsumexp, Tensor(const Tensor&, int64_t))
+// Where each value falls in the last dim of a sorted sequence (ops/search.cpp, cpu/search_kernels.cpp):
+// (sorted_sequence, values, out_int32, right); the sequence is 1-D or shares values' leading dims.
+EMBER_OP(searchsorted, Tensor(const Tensor&, const Tensor&, bool, bool))
+// (alpha, x): d x / d alpha for x ~ Gamma(alpha, 1) with the sample's quantile held fixed (the
+// implicit reparameterisation gradient of Gamma/Beta/Dirichlet rsample). Formula: special_formulas.h.
+EMBER_OP(_standard_gamma_grad, Tensor(const Tensor&, const Tensor&))
+// Regularised incomplete gamma functions (a, x) -> P(a, x) / Q(a, x) = 1 - P (special_formulas.h).
+EMBER_OP(igamma, Tensor(const Tensor&, const Tensor&))
+EMBER_OP(igammac, Tensor(const Tensor&, const Tensor&))

@@ -237,7 +237,7 @@ def test_rnn_deepcopy_save_load_and_modes(tmp_path):
     assert not twin.rnn.weight_hh_l1.requires_grad
     model.eval()
     ember.save(model, tmp_path / "tagger.pt")
-    back = ember.load(tmp_path / "tagger.pt")
+    back = ember.load(tmp_path / "tagger.pt", weights_only=False)  # a whole module: torch 2.6 needs the opt-out
     assert not back.training and not back.rnn.training and not back.rnn.weight_hh_l1.requires_grad
     assert list(back.state_dict()) == list(model.state_dict())
     assert ember.equal(back(x), a)
@@ -372,7 +372,7 @@ def test_encoder_deepcopy_and_save_load(tmp_path):
     x = ember.randn(2, 4, 8)
     y = enc(x)
     ember.save(enc, tmp_path / "enc.pt")
-    back = ember.load(tmp_path / "enc.pt")
+    back = ember.load(tmp_path / "enc.pt", weights_only=False)
     assert repr(back) == repr(enc) and back.layers[1].activation is F.gelu
     assert ember.equal(back(x), y)
     twin = copy.deepcopy(enc)

@@ -1,7 +1,4 @@
-"""ember.backends: flags torch programs read or set (cudnn.benchmark, mps availability)."""
-import types as _types
-
-cudnn = _types.SimpleNamespace(benchmark=False, deterministic=False, enabled=True, allow_tf32=True,
-                               is_available=lambda: False)
-mps = _types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)
-cuda = _types.SimpleNamespace(matmul=_types.SimpleNamespace(allow_tf32=False), is_built=lambda: False)
+"""ember.backends: the flags and queries torch programs read or set (cudnn.benchmark,
+cuda.matmul.allow_tf32, mps/mkldnn availability), as real submodules so that
+`import ember.backends.cudnn as cudnn` works like torch's."""
+from . import cuda, cudnn, mkldnn, mps, openmp  # noqa: F401

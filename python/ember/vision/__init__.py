@@ -8,7 +8,7 @@ See the submodules' docstrings for what differs from torchvision.
 """
 import importlib
 
-from . import datasets, transforms  # noqa: F401
+from . import datasets, transforms, utils  # noqa: F401
 
 __version__ = "0.1.0"
 

@@ -21,7 +21,7 @@ try:
 except ImportError:  # ember.utils.data not there yet: the datasets still work on their own
     _Dataset = object
 
-__all__ = ["VisionDataset", "MNIST", "FashionMNIST", "CIFAR10"]
+__all__ = ["VisionDataset", "MNIST", "FashionMNIST", "CIFAR10", "FakeData"]
 
 
 class VisionDataset(_Dataset):
@@ -128,3 +128,40 @@ class CIFAR10(_CppVisionDataset):
     root/cifar-10-batches-bin (torchvision reads the Python pickle version instead).
     Samples: (uint8 (3, 32, 32) -> transform, int label -> target_transform)."""
     _cpp_class = _vision.CIFAR10
+
+
+class FakeData(VisionDataset):
+    """torchvision.datasets.FakeData: `size` random images of shape image_size (C, H, W) with
+    random integer targets in [0, num_classes). Sample i is drawn from a generator seeded with
+    i + random_offset, so it is the same at every access and in every process. Without a
+    transform the image is the uint8 tensor torchvision's PIL image holds ((randn * 255) as
+    uint8, channels first); with ToTensor() it is float in [0, 1]."""
+
+    def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None, target_transform=None,
+                 random_offset=0):
+        super().__init__(None, transform=transform, target_transform=target_transform)
+        self.size = size
+        self.num_classes = num_classes
+        self.image_size = tuple(image_size)
+        self.random_offset = random_offset
+
+    def __getitem__(self, index):
+        import ember
+        index = operator.index(index)
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"{self.__class__.__name__} index out of range")
+        g = ember.Generator()
+        g.manual_seed(index + self.random_offset)
+        img = ember.randn(*self.image_size, generator=g)
+        target = int(ember.randint(0, self.num_classes, (1,), generator=g)[0])
+        img = img.mul(255).to(ember.uint8)
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def __len__(self):
+        return self.size

@@ -291,3 +291,12 @@ class GLU(Module):
 
 
 __all__ += ["GLU"]
+
+
+def __getattr__(name):
+    # torch.nn.modules.activation.MultiheadAttention: ember defines it in transformer.py (which
+    # imports this module, hence the lazy lookup).
+    if name == "MultiheadAttention":
+        from .transformer import MultiheadAttention
+        return MultiheadAttention
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

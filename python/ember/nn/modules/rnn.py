@@ -125,6 +125,8 @@ class RNN(RNNBase):
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input, hx=None):
+        if _is_packed(input):
+            return _forward_packed(self, input, hx)
         fn = _VF.rnn_tanh if self.mode == "RNN_TANH" else _VF.rnn_relu
         return fn(input, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training,
                   self.bidirectional, self.batch_first)
@@ -139,6 +141,8 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def forward(self, input, hx=None):
+        if _is_packed(input):
+            return _forward_packed(self, input, hx)
         output, h_n, c_n = _VF.lstm(input, () if hx is None else tuple(hx), self._flat_weights, self.bias,
                                     self.num_layers, self.dropout, self.training, self.bidirectional,
                                     self.batch_first)
@@ -152,6 +156,8 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input, hx=None):
+        if _is_packed(input):
+            return _forward_packed(self, input, hx)
         return _VF.gru(input, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training,
                        self.bidirectional, self.batch_first)
 
@@ -255,3 +261,13 @@ class GRUCell(RNNCellBase):
 
 
 __all__ += ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+
+def _is_packed(input):
+    return type(input).__name__ == "PackedSequence" and hasattr(input, "batch_sizes")
+
+
+def _forward_packed(module, packed, hx):
+    # PackedSequence input (ember.nn.utils.rnn): imported here, the utils import the layers' package
+    from ..utils.rnn import _forward_packed as run
+    return run(module, packed, hx)

@@ -1,0 +1,55 @@
+"""ember.backends.cuda: the matmul precision flags torch programs set. ember has no CUDA backend
+yet: is_built() is False; the flags are stored and read back as torch's are."""
+
+
+class _MatmulFlags:
+    """torch.backends.cuda.matmul: allow_tf32 mirrors ember.get_float32_matmul_precision() as
+    torch's does ("highest" <-> False, "high"/"medium" <-> True)."""
+
+    allow_fp16_reduced_precision_reduction = True
+    allow_bf16_reduced_precision_reduction = True
+
+    @property
+    def allow_tf32(self):
+        from ... import get_float32_matmul_precision
+        return get_float32_matmul_precision() != "highest"
+
+    @allow_tf32.setter
+    def allow_tf32(self, value):
+        from ... import set_float32_matmul_precision
+        set_float32_matmul_precision("high" if value else "highest")
+
+
+matmul = _MatmulFlags()
+
+
+def is_built():
+    return False
+
+
+def preferred_linalg_library(backend=None):
+    return "default"
+
+
+def flash_sdp_enabled():
+    return False
+
+
+def mem_efficient_sdp_enabled():
+    return False
+
+
+def math_sdp_enabled():
+    return True
+
+
+def enable_flash_sdp(enabled):
+    pass
+
+
+def enable_mem_efficient_sdp(enabled):
+    pass
+
+
+def enable_math_sdp(enabled):
+    pass
