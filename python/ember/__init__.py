@@ -7,7 +7,15 @@ runs ordinary PyTorch programs. The tensors, ops, autograd, modules, optimizers 
 are ember's C++ library (ember._C, built with nanobind); this package is the thin Python layer
 that gives them torch's names.
 """
+import os as _os
 import pkgutil as _pkgutil
+
+# OpenMP (oneDNN's convolutions, BLAS above 512^3) spins its idle threads for ~300k iterations
+# after each region by default, a millisecond or more of a core that ember's own pool
+# (src/core/thread_pool.h) needs next: a CNN train step ran 18.8 ms instead of 14.5 ms. libgomp
+# reads this when it loads, just below; a value the user set wins, and if another library loaded
+# libgomp first this changes nothing.
+_os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 # A development build keeps _C in build/python/ember (PYTHONPATH=python:build/python): extend
 # this package's path so that directory's files are part of it.

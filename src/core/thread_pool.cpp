@@ -24,9 +24,10 @@ namespace {
 thread_local bool tl_in_region = false;
 
 // How long an idle worker, or the caller waiting for a worker's chunk, spins before sleeping.
-// Long enough to catch the next op of a loop of small ops (a few microseconds apart), short
+// Long enough to catch the next parallel op of a loop of small ops (500 us: a GPT generate loop
+// ran 13.5 ms per call, 15.9 ms with 50 us, 12.5 ms with OpenMP's spinning barrier), short
 // enough that a worker with nothing to do leaves the core to whoever needs it.
-constexpr auto kSpin = std::chrono::microseconds(50);
+constexpr auto kSpin = std::chrono::microseconds(500);
 
 template <class Ready> void spin_then(const Ready& ready, const auto& sleep) {
   auto until = std::chrono::steady_clock::now() + kSpin;
