@@ -48,3 +48,4 @@ from . import _composite_ops  # noqa: E402  (cartesian_prod, tensordot, quantile
 for _name in _composite_ops.__all__:
     if not hasattr(_C, _name):  # a C++ op of the same name, where one exists, stays the one used
         globals()[_name] = getattr(_composite_ops, _name)
+range = _composite_ops._torch_range  # torch.range (deprecated); the module keeps Python's range

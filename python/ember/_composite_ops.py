@@ -9,7 +9,13 @@ from ._C import Tensor
 __all__ = ["cartesian_prod", "tril_indices", "triu_indices", "bucketize", "searchsorted", "histc", "isin", "kron",
            "block_diag", "tensordot", "tensor_split", "hsplit", "vsplit", "dsplit", "diag_embed", "quantile",
            "nanquantile", "cov", "corrcoef", "renorm", "dist", "trapezoid", "trapz", "cumulative_trapezoid",
-           "scatter_reduce", "poisson"]
+           "scatter_reduce", "poisson", "e", "pi", "inf", "nan", "nanmean", "is_nonzero", "asarray", "frombuffer",
+           "unique_consecutive", "ldexp", "set_num_interop_threads", "get_num_interop_threads"]
+
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
 
 
 def _wrap(dim, ndim):
@@ -590,3 +596,143 @@ for _name in ("tensor_split", "hsplit", "vsplit", "dsplit", "kron", "diag_embed"
               "corrcoef", "renorm", "dist", "histc", "scatter_reduce"):
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, globals()[_name])
+
+
+# ---------------------------------------------------------------- small torch.* odds and ends
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """The mean of the non-NaN elements (NaN where there are none)."""
+    if not input.is_floating_point():
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got {input.dtype}")
+    x = input if dtype is None else input.to(dtype)
+    count = x.isnan().logical_not().sum(dim, keepdim) if dim is not None else x.isnan().logical_not().sum()
+    total = x.nansum(dim, keepdim) if dim is not None else x.nansum()
+    return total / count
+
+
+def is_nonzero(input):
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item() != 0)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """torch.asarray: shares a tensor's memory unless a copy, dtype or device change is asked for."""
+    if isinstance(obj, Tensor):
+        out = obj
+        if dtype is not None or device is not None:
+            out = out.to(device=device if device is not None else out.device, dtype=dtype or out.dtype)
+        if copy and out is obj:
+            out = out.clone()
+    else:
+        out = _C.as_tensor(obj, dtype=dtype, device=device) if not copy else _C.tensor(obj, dtype=dtype,
+                                                                                         device=device)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor over a Python buffer's bytes (the bytes are copied: ember tensors own their
+    memory; torch shares them)."""
+    import numpy as _np
+    np_dtype = {_C.float32: _np.float32, _C.float64: _np.float64, _C.float16: _np.float16, _C.int64: _np.int64,
+                _C.int32: _np.int32, _C.int16: _np.int16, _C.int8: _np.int8, _C.uint8: _np.uint8,
+                _C.bool: _np.bool_}.get(dtype)
+    if np_dtype is None:
+        raise TypeError(f"frombuffer: unsupported dtype {dtype}")
+    mem = memoryview(buffer)
+    nbytes = mem.nbytes - offset
+    item = _np.dtype(np_dtype).itemsize
+    if offset < 0 or offset >= mem.nbytes:
+        raise ValueError(f"both buffer length ({mem.nbytes}) and offset ({offset}) must be greater than 0 and "
+                         "offset must be smaller than buffer length")
+    if count <= 0 and nbytes % item != 0:
+        raise ValueError(f"buffer length ({nbytes} bytes) after offset ({offset} bytes) must be a multiple of "
+                         f"element size ({item})")
+    arr = _np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset)
+    out = _C.tensor(arr.copy(), dtype=dtype)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Removes runs of equal consecutive elements (flattened, or along `dim`)."""
+    if dim is None:
+        x = input.reshape(-1)
+        n = x.numel()
+        if n == 0:
+            out = x.clone()
+            extras = [_C.zeros([0] if dim is None else list(input.shape), dtype=_C.int64, device=input.device)]
+            res = [out]
+            if return_inverse:
+                res.append(_C.zeros(list(input.shape), dtype=_C.int64, device=input.device))
+            if return_counts:
+                res.append(extras[0])
+            return res[0] if len(res) == 1 else tuple(res)
+        starts = _C.ones([n], dtype=_C.bool, device=input.device)
+        if n > 1:
+            starts[1:] = x[1:] != x[:-1]
+        out = x[starts]
+        group = starts.to(_C.int64).cumsum(0) - 1
+        res = [out]
+        if return_inverse:
+            res.append(group.reshape(input.shape))
+        if return_counts:
+            res.append(_C.zeros([out.numel()], dtype=_C.int64, device=input.device).index_add_(
+                0, group, _C.ones([n], dtype=_C.int64, device=input.device)))
+        return res[0] if len(res) == 1 else tuple(res)
+    d = _wrap(dim, input.dim())
+    x = input.movedim(d, 0)
+    n = x.size(0)
+    flat = x.reshape(n, -1)
+    starts = _C.ones([n], dtype=_C.bool, device=input.device)
+    if n > 1:
+        starts[1:] = (flat[1:] != flat[:-1]).any(1)
+    out = x[starts].movedim(0, d)
+    group = starts.to(_C.int64).cumsum(0) - 1
+    res = [out]
+    if return_inverse:
+        res.append(group)
+    if return_counts:
+        res.append(_C.zeros([int(starts.sum())], dtype=_C.int64, device=input.device).index_add_(
+            0, group, _C.ones([n], dtype=_C.int64, device=input.device)))
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def ldexp(input, other):
+    """input * 2 ** other."""
+    return input * _C.pow(2.0, other.to(input.dtype if input.is_floating_point() else _C.float32))
+
+
+def _torch_range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Deprecated torch.range: [start, end] inclusive, in the default float dtype."""
+    import warnings as _warnings
+    _warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                   "[start, end).", UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    n = int(_math.floor((end - start) / step)) + 1
+    out = _C.arange(n, dtype=dtype or _C.get_default_dtype(), device=device) * step + start
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+_interop_threads = [1]
+
+
+def set_num_interop_threads(n):
+    """ember runs ops one after another on the calling thread (there is no inter-op pool); the
+    value is kept for get_num_interop_threads, as torch's setting."""
+    if not isinstance(n, int) or n <= 0:
+        raise RuntimeError("Expected positive number of threads")
+    _interop_threads[0] = n
+
+
+def get_num_interop_threads():
+    return _interop_threads[0]
+

@@ -169,3 +169,60 @@ for _name in dir(_C.return_types):
     _t = getattr(_C.return_types, _name)
     if isinstance(_t, type) and issubclass(_t, tuple):
         _t.__repr__ = _structseq_repr
+
+
+# ---- in-place and scatter methods composed from other ops (issue 15) ------------------------------
+def _cumsum_(self, dim, *, dtype=None):
+    return self.copy_(self.cumsum(dim, dtype=dtype))
+
+
+def _put_(self, index, source, accumulate=False):
+    """Writes source into self viewed as 1-D at `index` (negative indices count from the end);
+    with accumulate, adds (repeated indices add up)."""
+    n = self.numel()
+    idx = index.reshape(-1)
+    src = source.reshape(-1)
+    if idx.numel() != src.numel():
+        raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
+                           f"source.numel() = {src.numel()}, index.numel() = {idx.numel()}")
+    if idx.numel() and (bool((idx >= n).any()) or bool((idx < -n).any())):
+        bad = int(idx[(idx >= n) | (idx < -n)][0])
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    idx = _C.where(idx < 0, idx + n, idx)
+    flat = self.reshape(-1).clone() if not self.is_contiguous() else None
+    target = flat if flat is not None else self.view(-1)
+    if accumulate:
+        target.index_add_(0, idx, src.to(self.dtype))
+    else:
+        target.index_put_((idx,), src.to(self.dtype))
+    if flat is not None:
+        self.copy_(flat.view(self.shape))
+    return self
+
+
+def _put(self, index, source, accumulate=False):
+    return _put_(self.clone(), index, source, accumulate)
+
+
+def _masked_scatter_(self, mask, source):
+    """Copies source's elements, in order, into the positions where mask is True."""
+    if mask.dtype != _C.bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    m = mask.expand(self.shape) if tuple(mask.shape) != tuple(self.shape) else mask
+    count = int(m.sum())
+    if count > source.numel():
+        raise RuntimeError(f"masked_scatter: expected source to have at least {count} elements, but it has "
+                           f"{source.numel()}")
+    self[m] = source.reshape(-1)[:count].to(self.dtype)
+    return self
+
+
+def _masked_scatter(self, mask, source):
+    return _masked_scatter_(self.clone(), mask, source)
+
+
+Tensor.cumsum_ = _cumsum_
+Tensor.put_ = _put_
+Tensor.put = _put
+Tensor.masked_scatter_ = _masked_scatter_
+Tensor.masked_scatter = _masked_scatter

@@ -578,3 +578,68 @@ def test_poisson_sampling_moments():
     assert ember.equal(a, ember.poisson(ember.full((5,), 4.0), generator=g))
     with pytest.raises(RuntimeError, match="non-negative"):
         ember.poisson(ember.tensor([-1.0]))
+
+
+# ---- odds and ends (lead): constants, nanmean, is_nonzero, asarray, frombuffer, unique_consecutive,
+# ldexp, range, interop threads
+def test_small_torch_functions_match_torch(torch_ref):
+    import warnings
+    import numpy as np
+    nan = float("nan")
+    data = [[1.0, nan, 3.0], [nan, nan, nan], [2.0, 4.0, 6.0]]
+    for T in (ember, torch_ref):
+        assert (T.e, T.pi, T.inf) == (ember.e, ember.pi, ember.inf)
+    e, t = ember.tensor(data), torch_ref.tensor(data)
+    np.testing.assert_allclose(ember.nanmean(e, 1).tolist(), torch_ref.nanmean(t, 1).tolist())
+    np.testing.assert_allclose(ember.nanmean(e).item(), torch_ref.nanmean(t).item())
+    assert ember.is_nonzero(ember.tensor([0.5])) and not ember.is_nonzero(ember.tensor(0))
+    with pytest.raises(RuntimeError, match="more than one value is ambiguous"):
+        ember.is_nonzero(ember.ones(2))
+    assert ember.frombuffer(bytearray(b"\x01\x00\x00\x00\x02\x00\x00\x00"), dtype=ember.int32).tolist() == [1, 2]
+    y = [1, 1, 2, 2, 3, 1, 1, 2]
+    got = [v.tolist() for v in ember.unique_consecutive(ember.tensor(y), return_inverse=True, return_counts=True)]
+    want = [v.tolist() for v in torch_ref.unique_consecutive(torch_ref.tensor(y), return_inverse=True,
+                                                              return_counts=True)]
+    assert got == want
+    z = [[1, 1], [1, 1], [2, 3], [2, 3], [1, 1]]
+    got = [v.tolist() for v in ember.unique_consecutive(ember.tensor(z), return_counts=True, return_inverse=True,
+                                                          dim=0)]
+    want = [v.tolist() for v in torch_ref.unique_consecutive(torch_ref.tensor(z), return_counts=True,
+                                                              return_inverse=True, dim=0)]
+    assert got == want
+    assert ember.ldexp(ember.tensor([1.0, 3.0]), ember.tensor([2, 3])).tolist() == [4.0, 24.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert ember.range(0, 1, 0.25).tolist() == torch_ref.range(0, 1, 0.25).tolist()
+        assert ember.range(1, 4).dtype == ember.float32
+    ember.set_num_interop_threads(2)
+    assert ember.get_num_interop_threads() == 2
+
+
+def test_put_masked_scatter_cumsum_dirac_match_torch(torch_ref):
+    def run(T):
+        x = T.arange(12.).reshape(3, 4)
+        out = []
+        y = x.clone()
+        y.cumsum_(1)
+        out.append(y.tolist())
+        z = x.clone()
+        z.put_(T.tensor([1, -1, 3]), T.tensor([9., 8., 7.]))
+        out.append(z.tolist())
+        z = x.clone().t()  # non-contiguous self, repeated indices accumulate
+        z.put_(T.tensor([0, 0, 5]), T.tensor([1., 2., 3.]), accumulate=True)
+        out.append(z.tolist())
+        out.append(x.masked_scatter(T.tensor([True, False, True, False]), T.arange(100., 112.)).tolist())
+        a = T.zeros(2, 3, requires_grad=True)
+        s = T.ones(4, requires_grad=True)
+        b = a * 1
+        b.masked_scatter_(T.tensor([[True, False, True], [False, True, False]]), s * 3)
+        b.sum().backward()
+        out += [a.grad.tolist(), s.grad.tolist()]
+        w = T.empty(4, 2, 3, 3)
+        T.nn.init.dirac_(w, 2)
+        out.append(w.tolist())
+        return out
+    assert run(ember) == run(torch_ref)
+    with pytest.raises(IndexError, match="out of range"):
+        ember.zeros(3).put_(ember.tensor([3]), ember.tensor([1.0]))

@@ -8,7 +8,7 @@ import warnings
 from .._C import _nn as _I
 
 __all__ = [
-    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
+    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
     "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_",
     "uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
     "orthogonal",
@@ -87,6 +87,27 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         for col_idx in range(cols):
             zero_indices = randperm(rows)[:num_zeros]
             tensor[zero_indices, col_idx] = 0
+    return tensor
+
+
+def dirac_(tensor, groups=1):
+    """Fills a {3, 4, 5}-D conv weight with the Dirac delta: each of `groups` groups passes its
+    input channels through unchanged (identity convolution)."""
+    dims = tensor.dim()
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = list(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = sizes[0] // groups
+    min_dim = min(out_per_group, sizes[1])
+    from .. import no_grad
+    with no_grad():
+        tensor.zero_()
+        centre = tuple(s // 2 for s in sizes[2:])
+        for g in range(groups):
+            for d in range(min_dim):
+                tensor[(g * out_per_group + d, d) + centre] = 1
     return tensor
 
 
