@@ -226,3 +226,17 @@ Tensor.put_ = _put_
 Tensor.put = _put
 Tensor.masked_scatter_ = _masked_scatter_
 Tensor.masked_scatter = _masked_scatter
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """torch.set_printoptions: how tensors print (process-wide). Unset arguments keep their
+    value, except sci_mode: None means chosen per tensor, as torch."""
+    import math as _math
+    if threshold is not None and isinstance(threshold, float):
+        threshold = 2 ** 62 if _math.isinf(threshold) else int(threshold)
+    if linewidth is not None and isinstance(linewidth, float):
+        linewidth = 2 ** 62 if _math.isinf(linewidth) else int(linewidth)
+    _C._set_printoptions(precision, threshold, edgeitems, linewidth, profile, sci_mode)
+
+
+__all__.append("set_printoptions")

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "bind.h"
+#include "ember/print_options.h"
 
 namespace ember::python {
 namespace {
@@ -71,6 +72,25 @@ PyObject* scalar_to_python(const Scalar& s) {
 }
 
 void bind_core(nb::module_& m) {
+  // torch.set_printoptions (the Python wrapper in _tensor_py.py turns inf thresholds into ints)
+  m.def(
+      "_set_printoptions",
+      [](std::optional<int> precision, std::optional<int64_t> threshold, std::optional<int64_t> edgeitems,
+         std::optional<int64_t> linewidth, std::optional<std::string> profile, std::optional<bool> sci_mode) {
+        set_printoptions(precision, threshold, edgeitems, linewidth, profile, std::optional<std::optional<bool>>(sci_mode));
+      },
+      nb::arg("precision").none(), nb::arg("threshold").none(), nb::arg("edgeitems").none(),
+      nb::arg("linewidth").none(), nb::arg("profile").none(), nb::arg("sci_mode").none());
+  m.def("_get_printoptions", [] {
+    PrintOptions o = get_printoptions();
+    nb::dict d;
+    d["precision"] = o.precision;
+    d["threshold"] = o.threshold;
+    d["edgeitems"] = o.edgeitems;
+    d["linewidth"] = o.linewidth;
+    d["sci_mode"] = o.sci_mode ? nb::object(nb::bool_(*o.sci_mode)) : nb::none();
+    return d;
+  });
   // ---- exceptions: ember's classes -> Python's, most derived first
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {

@@ -1,20 +1,20 @@
-// Tensor::str(): the repr PyTorch prints (torch/_tensor_str.py with its default options:
-// precision 4, threshold 1000, edgeitems 3, linewidth 80), with "torch." spelled "ember.".
+// Tensor::str(): the repr PyTorch prints (torch/_tensor_str.py; options as set_printoptions
+// sets them, default precision 4, threshold 1000, edgeitems 3, linewidth 80), with "torch."
+// spelled "ember.".
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "ember/core/errors.h"
 #include "ember/ops.h"
+#include "ember/print_options.h"
 
 namespace ember {
 
 namespace {
 
-constexpr int kPrecision = 4;
-constexpr int64_t kThreshold = 1000;
-constexpr int64_t kEdgeItems = 3;
-constexpr int64_t kLineWidth = 80;
+PrintOptions g_print_options;  // set_printoptions; read when a tensor is printed
 
 enum class Kind { Float, Int, Bool };
 
@@ -26,8 +26,16 @@ struct Values {
 };
 
 std::string fmt(const char* spec, double v) {
-  char buf[64];
+  char buf[512];
   std::snprintf(buf, sizeof(buf), spec, v);
+  return buf;
+}
+
+// v with `precision` digits after the point, 'e' (scientific) or 'f' (fixed).
+std::string fmt_prec(char conv, int precision, double v) {
+  char buf[512];
+  const char spec[] = {'%', '.', '*', conv, '\0'};
+  std::snprintf(buf, sizeof(buf), spec, precision, v);
   return buf;
 }
 
@@ -38,7 +46,8 @@ std::string nonfinite(double v) { return std::isnan(v) ? "nan" : (v > 0 ? "inf" 
 // elements that will be shown.
 class Formatter {
  public:
-  Formatter(const Values& vals, const std::vector<int64_t>& shown) : kind_(vals.kind) {
+  Formatter(const Values& vals, const std::vector<int64_t>& shown)
+      : kind_(vals.kind), precision_(g_print_options.precision) {
     if (kind_ != Kind::Float) {
       for (int64_t k : shown) max_width_ = std::max(max_width_, int64_t(int_str(vals.i[k]).size()));
       return;
@@ -55,18 +64,14 @@ class Formatter {
       hi = std::max(hi, std::abs(v));
       if (v != std::ceil(v)) int_mode_ = false;
     }
-    if (int_mode_) {
-      if (hi / lo > 1000.0 || hi > 1.0e8) {
-        sci_mode_ = true;
-        for (double v : nz) max_width_ = std::max(max_width_, int64_t(fmt("%.4e", v).size()));
-      } else {
-        for (double v : nz) max_width_ = std::max(max_width_, int64_t(fmt("%.0f", v).size()) + 1);
-      }
-    } else if (hi / lo > 1000.0 || hi > 1.0e8 || lo < 1.0e-4) {
-      sci_mode_ = true;
-      for (double v : nz) max_width_ = std::max(max_width_, int64_t(fmt("%.4e", v).size()));
-    } else {
-      for (double v : nz) max_width_ = std::max(max_width_, int64_t(fmt("%.4f", v).size()));
+    sci_mode_ = int_mode_ ? (hi / lo > 1000.0 || hi > 1.0e8) : (hi / lo > 1000.0 || hi > 1.0e8 || lo < 1.0e-4);
+    // torch 2.x: a forced sci_mode replaces the choice before the widths are measured
+    if (g_print_options.sci_mode) sci_mode_ = *g_print_options.sci_mode;
+    for (double v : nz) {
+      int64_t w = sci_mode_ ? int64_t(fmt_prec('e', precision_, v).size())
+                  : int_mode_ ? int64_t(fmt("%.0f", v).size()) + 1
+                              : int64_t(fmt_prec('f', precision_, v).size());
+      max_width_ = std::max(max_width_, w);
     }
   }
 
@@ -77,9 +82,9 @@ class Formatter {
     if (kind_ == Kind::Float) {
       double v = vals.f[k];
       if (!std::isfinite(v)) s = nonfinite(v);
-      else if (sci_mode_) s = fmt("%.4e", v);
+      else if (sci_mode_) s = fmt_prec('e', precision_, v);
       else if (int_mode_) s = fmt("%.0f", v) + ".";
-      else s = fmt("%.4f", v);
+      else s = fmt_prec('f', precision_, v);
     } else {
       s = int_str(vals.i[k]);
     }
@@ -94,6 +99,7 @@ class Formatter {
   }
 
   Kind kind_;
+  int precision_;
   bool int_mode_ = true;
   bool sci_mode_ = false;
   int64_t max_width_ = 1;
@@ -109,7 +115,7 @@ struct Printer {
   const Formatter* fmt = nullptr;
   std::vector<int64_t>* shown = nullptr;
 
-  bool cut(int64_t n) const { return summarize && n > 2 * kEdgeItems; }
+  bool cut(int64_t n) const { return summarize && n > 2 * g_print_options.edgeitems; }
 
   std::string element(int64_t k) const {
     if (shown) shown->push_back(k);
@@ -120,16 +126,16 @@ struct Printer {
     int64_t n = sizes.back();
     std::vector<std::string> data;
     if (cut(n)) {
-      for (int64_t j = 0; j < kEdgeItems; ++j) data.push_back(element(off + j));
+      for (int64_t j = 0; j < g_print_options.edgeitems; ++j) data.push_back(element(off + j));
       data.push_back(" ...");
-      for (int64_t j = n - kEdgeItems; j < n; ++j) data.push_back(element(off + j));
+      for (int64_t j = n - g_print_options.edgeitems; j < n; ++j) data.push_back(element(off + j));
     } else {
       for (int64_t j = 0; j < n; ++j) data.push_back(element(off + j));
     }
     if (!fmt) return {};
     int64_t element_length = fmt->width() + 2;
     int64_t per_line = std::max<int64_t>(
-        1, int64_t(std::floor(double(kLineWidth - indent) / double(element_length))));
+        1, int64_t(std::floor(double(g_print_options.linewidth - indent) / double(element_length))));
     std::string line_sep = ",\n";
     line_sep.append(size_t(indent + 1), ' ');
     std::string out = "[";
@@ -147,9 +153,9 @@ struct Printer {
     int64_t n = sizes[d];
     std::vector<std::string> slices;
     if (cut(n)) {
-      for (int64_t j = 0; j < kEdgeItems; ++j) slices.push_back(str(d + 1, off + j * strides[d], indent + 1));
+      for (int64_t j = 0; j < g_print_options.edgeitems; ++j) slices.push_back(str(d + 1, off + j * strides[d], indent + 1));
       slices.push_back("...");
-      for (int64_t j = n - kEdgeItems; j < n; ++j) slices.push_back(str(d + 1, off + j * strides[d], indent + 1));
+      for (int64_t j = n - g_print_options.edgeitems; j < n; ++j) slices.push_back(str(d + 1, off + j * strides[d], indent + 1));
     } else {
       for (int64_t j = 0; j < n; ++j) slices.push_back(str(d + 1, off + j * strides[d], indent + 1));
     }
@@ -175,7 +181,7 @@ std::string tensor_body(const Tensor& self, int64_t indent) {
     vals.kind = self.dtype() == DType::Bool ? Kind::Bool : Kind::Int;
     vals.i = self.tolist<int64_t>();
   }
-  bool summarize = self.numel() > kThreshold;
+  bool summarize = self.numel() > g_print_options.threshold;
   Printer p{self.sizes(), contiguous_strides(self.sizes()), summarize, vals};
   std::vector<int64_t> shown;
   p.shown = &shown;
@@ -221,7 +227,7 @@ std::string Tensor::str() const {
   int64_t last_line_len = int64_t(out.size()) - (nl == std::string::npos ? -1 : int64_t(nl)) + 1;
   for (const auto& s : suffixes) {
     int64_t len = int64_t(s.size());
-    if (last_line_len + len + 2 > kLineWidth) {
+    if (last_line_len + len + 2 > g_print_options.linewidth) {
       out += ",\n";
       out.append(size_t(indent), ' ');
       out += s;
@@ -233,5 +239,31 @@ std::string Tensor::str() const {
   }
   return out + ")";
 }
+
+void set_printoptions(std::optional<int> precision, std::optional<int64_t> threshold,
+                      std::optional<int64_t> edgeitems, std::optional<int64_t> linewidth,
+                      std::optional<std::string> profile, std::optional<std::optional<bool>> sci_mode) {
+  PrintOptions o = g_print_options;
+  if (profile) {
+    if (*profile == "default") o = PrintOptions{};
+    else if (*profile == "short") o = PrintOptions{.precision = 2, .threshold = 1000, .edgeitems = 2, .linewidth = 80, .sci_mode = std::nullopt};
+    else if (*profile == "full") o = PrintOptions{.precision = 4, .threshold = INT64_MAX, .edgeitems = 3, .linewidth = 80, .sci_mode = std::nullopt};
+    else EMBER_CHECK_VALUE(false, "set_printoptions: profile must be 'default', 'short' or 'full', got '", *profile, "'");
+  }
+  if (precision) {
+    EMBER_CHECK_VALUE(*precision >= 0 && *precision <= 100, "set_printoptions: precision must be in [0, 100], got ", *precision);
+    o.precision = *precision;
+  }
+  if (threshold) o.threshold = *threshold;
+  if (edgeitems) {
+    EMBER_CHECK_VALUE(*edgeitems >= 0, "set_printoptions: edgeitems must be non-negative, got ", *edgeitems);
+    o.edgeitems = *edgeitems;
+  }
+  if (linewidth) o.linewidth = *linewidth;
+  if (sci_mode) o.sci_mode = *sci_mode;
+  g_print_options = o;
+}
+
+PrintOptions get_printoptions() { return g_print_options; }
 
 }  // namespace ember

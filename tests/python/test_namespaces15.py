@@ -643,3 +643,25 @@ def test_put_masked_scatter_cumsum_dirac_match_torch(torch_ref):
     assert run(ember) == run(torch_ref)
     with pytest.raises(IndexError, match="out of range"):
         ember.zeros(3).put_(ember.tensor([3]), ember.tensor([1.0]))
+
+
+def test_set_printoptions_prints_as_torch_2():
+    # expected strings recorded from torch 2.15 (1.13 padded forced-fixed values to the sci width)
+    x = ember.tensor([[1.123456789, -2.5, 1e-3], [3.0, 4.25, 100.0]], dtype=ember.float64)
+    try:
+        ember.set_printoptions(precision=2)
+        assert str(x) == ("tensor([[ 1.12e+00, -2.50e+00,  1.00e-03],\n"
+                          "        [ 3.00e+00,  4.25e+00,  1.00e+02]], dtype=ember.float64)")
+        ember.set_printoptions(sci_mode=False, precision=6)
+        assert str(ember.tensor([1e-6, 1.0])) == "tensor([0.000001, 1.000000])"
+        ember.set_printoptions(threshold=10, edgeitems=1)
+        assert str(ember.arange(30.).reshape(5, 6)) == ("tensor([[ 0.,  ...,  5.],\n"
+                                                         "        ...,\n"
+                                                         "        [24.,  ..., 29.]])")
+        ember.set_printoptions(profile="full")
+        assert "..." not in str(ember.arange(1500))
+        with pytest.raises(ValueError, match="profile must be 'default', 'short' or 'full'"):
+            ember.set_printoptions(profile="long")
+    finally:
+        ember.set_printoptions(profile="default")
+    assert str(ember.tensor([1.5, 2.25])) == "tensor([1.5000, 2.2500])"
