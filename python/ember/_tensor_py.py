@@ -240,3 +240,39 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 __all__.append("set_printoptions")
+
+
+# ---- cauchy_ and geometric_: torch's draws (one float64 uniform per element, in the tensor's
+# memory order, transformed in float64 and rounded once to the tensor's dtype) ---------------------
+def _uniform64_like(self, generator):
+    """float64 uniforms shaped like self, drawn in self's memory order (dims by decreasing
+    stride, as torch's TensorIterator walks the output)."""
+    order = sorted(range(self.dim()), key=lambda d: -self.stride(d))
+    u = _C.empty([self.shape[d] for d in order], dtype=_C.float64)
+    u = u.uniform_(0.0, 1.0, generator=generator) if generator is not None else u.uniform_(0.0, 1.0)
+    inverse = [order.index(d) for d in range(self.dim())]
+    return u.permute(inverse) if self.dim() else u
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    import math as _math
+    u = _uniform64_like(self, generator)
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        return self.copy_(median + sigma * _C.tan(_math.pi * (u - 0.5)))
+
+
+def _geometric_(self, p, *, generator=None):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    import math as _math
+    u = _uniform64_like(self, generator)
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        return self.copy_(_C.ceil(_C.log(u) / _math.log1p(-p)))
+
+
+Tensor.cauchy_ = _cauchy_
+Tensor.geometric_ = _geometric_

@@ -537,3 +537,28 @@ def test_vision_transform_draws(seed):
     top = int(torch.randint(0, 9 - 4 + 1, size=(1,)).item())
     left = int(torch.randint(0, 11 - 5 + 1, size=(1,)).item())
     assert np.array_equal(crop.numpy(), img_np[:, top:top + 4, left:left + 5])
+
+
+# ---- cauchy_ and geometric_ (lead, issue 15): torch's values bit for bit
+@pytest.mark.parametrize("seed", [0, 1, 42])
+def test_cauchy_and_geometric_match_torch(seed):
+    torch = pytest.importorskip("torch", reason="PyTorch not installed: differential test skipped")
+    import numpy as np
+
+    def run(T):
+        out = []
+        T.manual_seed(seed)
+        out.append(T.empty(1000).cauchy_(1.0, 2.0).tolist())
+        out.append(T.empty(37, dtype=T.float64).cauchy_().tolist())
+        out.append(T.empty(8, 5).t().cauchy_().tolist())  # memory order of a transposed tensor
+        out.append(T.empty(500).geometric_(0.3).tolist())
+        out.append(T.empty(50, dtype=T.int64).geometric_(0.05).tolist())
+        g = T.Generator().manual_seed(seed + 7)
+        out.append(T.empty(20).cauchy_(generator=g).tolist())
+        return out
+    for a, b in zip(run(ember), run(torch)):
+        assert np.array_equal(np.asarray(a), np.asarray(b))
+    with pytest.raises(RuntimeError, match="geometric_ expects p to be in"):
+        ember.empty(3).geometric_(1.5)
+    with pytest.raises(RuntimeError, match="cauchy_ expects sigma > 0.0"):
+        ember.empty(3).cauchy_(0.0, -1.0)
