@@ -10,7 +10,7 @@ __all__ = ["cartesian_prod", "tril_indices", "triu_indices", "bucketize", "searc
            "block_diag", "tensordot", "tensor_split", "hsplit", "vsplit", "dsplit", "diag_embed", "quantile",
            "nanquantile", "cov", "corrcoef", "renorm", "dist", "trapezoid", "trapz", "cumulative_trapezoid",
            "scatter_reduce", "poisson", "e", "pi", "inf", "nan", "nanmean", "is_nonzero", "asarray", "frombuffer",
-           "unique_consecutive", "ldexp", "set_num_interop_threads", "get_num_interop_threads"]
+           "unique_consecutive", "ldexp", "frexp", "gradient", "set_num_interop_threads", "get_num_interop_threads"]
 
 e = _math.e
 pi = _math.pi
@@ -736,3 +736,80 @@ def set_num_interop_threads(n):
 def get_num_interop_threads():
     return _interop_threads[0]
 
+
+def frexp(input):
+    """(mantissa, exponent) with input = mantissa * 2 ** exponent, 0.5 <= |mantissa| < 1
+    (zero: (0, 0); inf and nan keep their value with exponent 0), as C's frexp."""
+    if not input.is_floating_point():
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    x = input.to(_C.float64)
+    finite = x.isfinite().logical_and(x != 0)
+    safe = _C.where(finite, x.abs(), _C.ones_like(x))
+    e = (safe.log2().floor() + 1)
+    m = safe / _C.pow(2.0, e)
+    # log2 can land one off next to a power of two: bring the mantissa into [0.5, 1)
+    up = m >= 1
+    e = _C.where(up, e + 1, e)
+    m = _C.where(up, m / 2, m)
+    down = m < 0.5
+    e = _C.where(down, e - 1, e)
+    m = _C.where(down, m * 2, m)
+    mantissa = _C.where(finite, m * x.sign(), x).to(input.dtype)
+    exponent = _C.where(finite, e, _C.zeros_like(e)).to(_C.int32)
+    return mantissa, exponent
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Estimates the gradient of a sampled function along each dim (torch.gradient): central
+    differences inside (second-order accurate, also for uneven coordinates), one-sided ones
+    of order edge_order at the ends. Returns one tensor per differentiated dim."""
+    if edge_order not in (1, 2):
+        raise RuntimeError(f"torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = list(range(input.dim())) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    dims = [_wrap(d, input.dim()) for d in dims]
+    if isinstance(spacing, (int, float)) or (isinstance(spacing, Tensor) and spacing.dim() == 0):
+        spacing = [spacing] * len(dims)
+    elif isinstance(spacing, (list, tuple)) and len(spacing) == 1 and len(dims) > 1 and \
+            not isinstance(spacing[0], Tensor):
+        spacing = list(spacing) * len(dims)
+    if len(spacing) != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                           f"arguments to have the same length, but got a spacing argument of length "
+                           f"{len(spacing)} and a dim argument of length {len(dims)}.")
+    x = input if input.is_floating_point() else input.to(_C.get_default_dtype())
+    out = []
+    for d, h in zip(dims, spacing):
+        n = x.size(d)
+        if n < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+        f = x.movedim(d, -1)
+        if isinstance(h, Tensor) and h.dim() == 1:
+            c = h.to(x.dtype)
+            if c.numel() != n:
+                raise RuntimeError(f"torch.gradient expected each tensor to be on the same device and the same "
+                                   f"size as the input along dim {d}")
+            dx = c[1:] - c[:-1]
+            hl, hr = dx[:-1], dx[1:]
+            inner = (hl * hl * f[..., 2:] - hr * hr * f[..., :-2] + (hr * hr - hl * hl) * f[..., 1:-1]) / \
+                (hl * hr * (hl + hr))
+            if edge_order == 1:
+                first = (f[..., 1:2] - f[..., 0:1]) / dx[0]
+                last = (f[..., -1:] - f[..., -2:-1]) / dx[-1]
+            else:
+                a, b = dx[0], dx[1]
+                first = (-(2 * a + b) / (a * (a + b)) * f[..., 0:1] + (a + b) / (a * b) * f[..., 1:2]
+                         - a / (b * (a + b)) * f[..., 2:3])
+                a, b = dx[-1], dx[-2]
+                last = ((2 * a + b) / (a * (a + b)) * f[..., -1:] - (a + b) / (a * b) * f[..., -2:-1]
+                        + a / (b * (a + b)) * f[..., -3:-2])
+        else:
+            hv = float(h)
+            inner = (f[..., 2:] - f[..., :-2]) / (2 * hv)
+            if edge_order == 1:
+                first = (f[..., 1:2] - f[..., 0:1]) / hv
+                last = (f[..., -1:] - f[..., -2:-1]) / hv
+            else:
+                first = (-1.5 * f[..., 0:1] + 2 * f[..., 1:2] - 0.5 * f[..., 2:3]) / hv
+                last = (0.5 * f[..., -3:-2] - 2 * f[..., -2:-1] + 1.5 * f[..., -1:]) / hv
+        out.append(_C.cat([first, inner, last], -1).movedim(-1, d))
+    return tuple(out)

@@ -665,3 +665,24 @@ def test_set_printoptions_prints_as_torch_2():
     finally:
         ember.set_printoptions(profile="default")
     assert str(ember.tensor([1.5, 2.25])) == "tensor([1.5000, 2.2500])"
+
+
+def test_frexp_and_gradient_match_torch(torch_ref):
+    import numpy as np
+
+    def run(T):
+        out = []
+        x = T.tensor([0.0, 1.0, -3.5, 1e-40, 2.0 ** -149, 1024.0, 0.75, float("inf"), -float("inf")])
+        m, e = T.frexp(x)
+        out += [m.tolist(), e.tolist(), str(e.dtype).split(".")[1]]
+        m, e = T.frexp(T.tensor([0.1, -7.0, 65504.0, 2.0 ** 52], dtype=T.float64))
+        out += [m.tolist(), e.tolist()]
+        f = T.tensor([[1.0, 4.0, 9.0, 16.0, 25.0], [2.0, 3.0, 5.0, 8.0, 13.0], [0.5, 0.25, 4.0, 1.0, 2.0]],
+                     dtype=T.float64)
+        c0 = T.tensor([0.0, 1.0, 3.0], dtype=T.float64)
+        c1 = T.tensor([0.0, 0.5, 1.5, 2.0, 4.0], dtype=T.float64)
+        for kw in ({}, {"spacing": 2.0}, {"dim": 1, "edge_order": 2}, {"spacing": [c0, c1]},
+                   {"spacing": [c1], "dim": 1, "edge_order": 2}):
+            out.append([np.round(np.asarray(t.tolist()), 10).tolist() for t in T.gradient(f, **kw)])
+        return out
+    assert run(ember) == run(torch_ref)
