@@ -2,8 +2,8 @@
 past updates to running RMS of gradients. Runs over ember tensor ops, as torch's single-tensor
 path does; the state is torch's ('step', 'square_avg', 'acc_delta')."""
 from .. import zeros_like
-from .optimizer import (Optimizer, _check_lr, _scalar_state, _step_tensors_after_load, _to_scalar,
-                        _use_grad_for_differentiable, _enable_grad)
+from .optimizer import (Optimizer, _check_lr, _evaluate_closure, _restore_group_flags, _scalar_state,
+                        _step_tensors_after_load, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Adadelta"]
 
@@ -24,19 +24,14 @@ class Adadelta(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            for k, v in (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False)):
-                group.setdefault(k, v)
+        _restore_group_flags(self)
         _step_tensors_after_load(self)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """One update of every parameter with a gradient; closure (optional) re-evaluates the
         model and returns the loss, which step returns."""
-        loss = None
-        if closure is not None:
-            with _enable_grad():
-                loss = closure()
+        loss = _evaluate_closure(closure)
         for group in self.param_groups:
             lr, rho, eps, wd = _to_scalar(group["lr"]), group["rho"], group["eps"], group["weight_decay"]
             for p in group["params"]:

@@ -1,20 +1,12 @@
 """torch.optim.Adam (amsgrad, maximize; update in C++)."""
-from .optimizer import _CppOptimizer
+from .optimizer import _CppOptimizer, _check_betas_eps_decay, _check_lr
 
 __all__ = ["Adam"]
 
 
 def _check_adam(lr, betas, eps, weight_decay):
-    if not 0.0 <= lr:
-        raise ValueError("Invalid learning rate: {}".format(lr))
-    if not 0.0 <= eps:
-        raise ValueError("Invalid epsilon value: {}".format(eps))
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError("Invalid beta parameter at index 0: {}".format(betas[0]))
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError("Invalid beta parameter at index 1: {}".format(betas[1]))
-    if not 0.0 <= weight_decay:
-        raise ValueError("Invalid weight_decay value: {}".format(weight_decay))
+    _check_lr(lr)
+    _check_betas_eps_decay(betas, eps, weight_decay)
 
 
 class Adam(_CppOptimizer):

@@ -2,22 +2,10 @@
 sec. 7). Runs over ember tensor ops, as torch's single-tensor path does; the state is torch's
 ('step', 'exp_avg', 'exp_inf')."""
 from .. import maximum, zeros_like
-from .optimizer import (Optimizer, _check_lr, _enable_grad, _scalar_state, _step_tensors_after_load, _to_scalar,
-                        _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_betas_eps_decay, _check_lr, _evaluate_closure, _restore_group_flags,
+                        _scalar_state, _step_tensors_after_load, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Adamax"]
-
-
-def _check_betas_eps_decay(betas, eps, weight_decay):
-    """The checks (and torch's messages) that Adam-like optimizers share."""
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
 class Adamax(Optimizer):
@@ -31,19 +19,14 @@ class Adamax(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            for k, v in (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False)):
-                group.setdefault(k, v)
+        _restore_group_flags(self)
         _step_tensors_after_load(self)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """One update of every parameter with a gradient; closure (optional) re-evaluates the
         model and returns the loss, which step returns."""
-        loss = None
-        if closure is not None:
-            with _enable_grad():
-                loss = closure()
+        loss = _evaluate_closure(closure)
         for group in self.param_groups:
             lr, (beta1, beta2) = _to_scalar(group["lr"]), group["betas"]
             eps, wd = group["eps"], group["weight_decay"]

@@ -3,8 +3,8 @@ eta_t = lr / (1 + lambd * lr * t)^alpha, and a running average 'ax' of the itera
 on. Runs over ember tensor ops, as torch's single-tensor path does; the state is torch's
 ('step', 'eta', 'mu', 'ax'), eta and mu being 0-dim tensors of the scalar dtype."""
 from .. import Tensor, tensor, zeros_like
-from .optimizer import (Optimizer, _check_lr, _enable_grad, _scalar_state, _step_tensors_after_load, _to_scalar,
-                        _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_lr, _evaluate_closure, _restore_group_flags, _scalar_state,
+                        _step_tensors_after_load, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["ASGD"]
 
@@ -25,9 +25,7 @@ class ASGD(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            for k, v in (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False)):
-                group.setdefault(k, v)
+        _restore_group_flags(self)
         # ASGD keeps all its scalars on the parameter's device (as torch).
         for group in self.param_groups:
             for p in group["params"]:
@@ -40,10 +38,7 @@ class ASGD(Optimizer):
     def step(self, closure=None):
         """One update of every parameter with a gradient; closure (optional) re-evaluates the
         model and returns the loss, which step returns."""
-        loss = None
-        if closure is not None:
-            with _enable_grad():
-                loss = closure()
+        loss = _evaluate_closure(closure)
         for group in self.param_groups:
             lr, lambd, alpha = _to_scalar(group["lr"]), group["lambd"], group["alpha"]
             t0, wd = group["t0"], group["weight_decay"]

@@ -93,6 +93,36 @@ def _check_lr(lr):
         raise ValueError(f"Invalid learning rate: {lr}")
 
 
+def _check_betas_eps_decay(betas, eps, weight_decay):
+    """The checks (and torch's messages) that Adam-like optimizers share."""
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+_GROUP_FLAGS = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
+
+
+def _restore_group_flags(optimizer, *extra_flags):
+    """__setstate__ helper: groups saved by an older torch get the flags it did not have."""
+    for group in optimizer.param_groups:
+        for k, v in _GROUP_FLAGS + extra_flags:
+            group.setdefault(k, v)
+
+
+def _evaluate_closure(closure):
+    """step(closure)'s loss: the closure re-evaluates the model with grad enabled."""
+    if closure is None:
+        return None
+    with _enable_grad():
+        return closure()
+
+
 def _scalar_state(value, param, capturable):
     """A 0-dim state tensor of the scalar dtype: on the parameter's device when capturable, else
     on the CPU (torch keeps 'step' on the host so reading it costs no device sync)."""

@@ -3,9 +3,8 @@ its learning rate, and replaced by plain momentum SGD while that variance is int
 (rho_t <= 5); optionally with decoupled weight decay. Runs over ember tensor ops, as torch's
 single-tensor path does; the state is torch's ('step', 'exp_avg', 'exp_avg_sq')."""
 from .. import zeros_like
-from .adamax import _check_betas_eps_decay
-from .optimizer import (Optimizer, _check_lr, _enable_grad, _scalar_state, _step_tensors_after_load, _to_scalar,
-                        _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_betas_eps_decay, _check_lr, _evaluate_closure, _restore_group_flags,
+                        _scalar_state, _step_tensors_after_load, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["RAdam"]
 
@@ -22,20 +21,14 @@ class RAdam(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            for k, v in (("foreach", None), ("maximize", False), ("differentiable", False),
-                         ("decoupled_weight_decay", False), ("capturable", False)):
-                group.setdefault(k, v)
+        _restore_group_flags(self, ("decoupled_weight_decay", False))
         _step_tensors_after_load(self)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """One update of every parameter with a gradient; closure (optional) re-evaluates the
         model and returns the loss, which step returns."""
-        loss = None
-        if closure is not None:
-            with _enable_grad():
-                loss = closure()
+        loss = _evaluate_closure(closure)
         for group in self.param_groups:
             lr, (beta1, beta2) = _to_scalar(group["lr"]), group["betas"]
             eps, wd = group["eps"], group["weight_decay"]

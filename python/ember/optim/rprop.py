@@ -3,8 +3,8 @@ etaplus while the gradient keeps its sign and shrunk by etaminus when it flips (
 skipped); only the gradient's sign is used. Runs over ember tensor ops, as torch's single-tensor
 path does; the state is torch's ('step', 'prev', 'step_size')."""
 from .. import full_like, zeros_like
-from .optimizer import (Optimizer, _check_lr, _enable_grad, _scalar_state, _step_tensors_after_load, _to_scalar,
-                        _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_lr, _evaluate_closure, _restore_group_flags, _scalar_state,
+                        _step_tensors_after_load, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Rprop"]
 
@@ -21,19 +21,14 @@ class Rprop(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            for k, v in (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False)):
-                group.setdefault(k, v)
+        _restore_group_flags(self)
         _step_tensors_after_load(self)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """One update of every parameter with a gradient; closure (optional) re-evaluates the
         model and returns the loss, which step returns."""
-        loss = None
-        if closure is not None:
-            with _enable_grad():
-                loss = closure()
+        loss = _evaluate_closure(closure)
         for group in self.param_groups:
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
