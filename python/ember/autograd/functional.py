@@ -58,6 +58,29 @@ def _grads(outputs, inputs, grad_outputs, create_graph, strict, retain_graph=Non
     return tuple(fixed)
 
 
+def _vector_for_inputs(v, inputs, fn_name):
+    """The v of jvp/vhp as a tuple; None only for one one-element input (then ones)."""
+    if v is None:
+        if len(inputs) != 1 or inputs[0].numel() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
+                               "single Tensor with a single element.")
+        return (_C.ones_like(inputs[0]),)
+    return _as_tuple(v, "v", fn_name)[1]
+
+
+def _vjp_of_grads(gs, wrt, v, create_graph):
+    """The vjp of the gradients gs (computed with create_graph) with v, with respect to wrt; zeros
+    where a gradient does not depend on wrt."""
+    g_req = [g for g in gs if g.requires_grad]
+    v_req = [vi for g, vi in zip(gs, v) if g.requires_grad]
+    if g_req:
+        from . import grad
+        res = grad(g_req, wrt, v_req, create_graph=create_graph, allow_unused=True)
+    else:
+        res = (None,) * len(wrt)
+    return tuple(r if r is not None else _C.zeros_like(w) for r, w in zip(res, wrt))
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T J): the vector-Jacobian product at inputs."""
     with enable_grad():
@@ -89,26 +112,13 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph)
-        if v is None:
-            if len(inputs) != 1 or inputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                                   "single Tensor with a single element.")
-            v = (_C.ones_like(inputs[0]),)
-        else:
-            _, v = _as_tuple(v, "v", "jvp")
+        v = _vector_for_inputs(v, inputs, "jvp")
         outputs = func(*inputs)
         out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
         # u is a dummy cotangent: g(u) = u^T J is linear in u, and its vjp with v is J v
         us = tuple(_C.zeros_like(o).requires_grad_(True) for o in outputs)
         g = _grads(outputs, inputs, us, True, strict)
-        g_req = [gi for gi in g if gi.requires_grad]
-        v_req = [vi for gi, vi in zip(g, v) if gi.requires_grad]
-        if g_req:
-            from . import grad
-            jv = grad(g_req, us, v_req, create_graph=create_graph, allow_unused=True)
-        else:
-            jv = (None,) * len(us)
-        res = tuple(r if r is not None else _C.zeros_like(o) for r, o in zip(jv, outputs))
+        res = _vjp_of_grads(g, us, v, create_graph)
     outs = _postprocess(outputs, create_graph)
     res = _postprocess(res, create_graph)
     return (outs if out_tuple else outs[0]), (res if out_tuple else res[0])
@@ -172,7 +182,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         return jacobian(func, inp, create_graph=True, strict=strict)
 
     res = jacobian(jac_func, tup, create_graph=create_graph, strict=strict, strategy=outer_jacobian_strategy)
-    return res if is_tuple else res[0][0] if isinstance(res[0], tuple) else res[0]
+    return res if is_tuple else res[0][0]
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
@@ -180,25 +190,12 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
         inputs = _grad_preprocess(inputs, create_graph)
-        if v is None:
-            if len(inputs) != 1 or inputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                                   "single Tensor with a single element.")
-            v = (_C.ones_like(inputs[0]),)
-        else:
-            _, v = _as_tuple(v, "v", "vhp")
+        v = _vector_for_inputs(v, inputs, "vhp")
         out = func(*inputs)
         if not isinstance(out, _C.Tensor) or out.numel() != 1:
             raise RuntimeError("The Tensor returned by the function given to hvp should contain a single element")
         g = _grads((out,), inputs, (_C.ones_like(out),), True, strict)
-        g_req = [gi for gi in g if gi.requires_grad]
-        v_req = [vi for gi, vi in zip(g, v) if gi.requires_grad]
-        if g_req:
-            from . import grad
-            r = grad(g_req, inputs, v_req, create_graph=create_graph, allow_unused=True)
-        else:
-            r = (None,) * len(inputs)
-        res = tuple(ri if ri is not None else _C.zeros_like(x) for ri, x in zip(r, inputs))
+        res = _vjp_of_grads(g, inputs, v, create_graph)
     return _postprocess(out, create_graph), _postprocess(res if is_tuple else res[0], create_graph)
 
 

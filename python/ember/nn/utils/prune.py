@@ -210,7 +210,9 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
+class _Unstructured(BasePruningMethod):
+    """Zeroes `amount` entries (a count, or a fraction of the entries), chosen by
+    _entries_to_prune."""
     PRUNING_TYPE = "unstructured"
 
     def __init__(self, amount):
@@ -223,39 +225,31 @@ class RandomUnstructured(BasePruningMethod):
         _validate_amount(k, n)
         mask = default_mask.clone()
         if k != 0:
-            prob = _C.rand_like(t)
-            idx = prob.reshape(-1).topk(k).indices
-            mask.view(-1)[idx] = 0
+            mask.view(-1)[self._entries_to_prune(t, k)] = 0
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    def _entries_to_prune(self, t, k):
+        return _C.rand_like(t).reshape(-1).topk(k).indices
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _validate_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        n = t.numel()
-        k = _nparams_toprune(self.amount, n)
-        _validate_amount(k, n)
-        mask = default_mask.clone()
-        if k != 0:
-            idx = t.abs().reshape(-1).topk(k, largest=False).indices
-            mask.view(-1)[idx] = 0
-        return mask
+class L1Unstructured(_Unstructured):
+    def _entries_to_prune(self, t, k):
+        return t.abs().reshape(-1).topk(k, largest=False).indices
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
-class RandomStructured(BasePruningMethod):
+class _Structured(BasePruningMethod):
+    """Zeroes `amount` whole slices along `dim` (a count, or a fraction of the slices); the
+    slices kept are chosen by _channels_to_keep (a bool mask or indices along dim)."""
     PRUNING_TYPE = "structured"
 
     def __init__(self, amount, dim=-1):
@@ -271,39 +265,29 @@ class RandomStructured(BasePruningMethod):
         _validate_amount(k, size)
         if k == 0:
             return default_mask
-        prob = _C.rand(size)
-        threshold = prob.kthvalue(k).values
-        mask = _channel_mask(t, self.dim, prob > threshold)
+        mask = _channel_mask(t, self.dim, self._channels_to_keep(t, size, k))
         return mask * default_mask.to(dtype=mask.dtype)
+
+
+class RandomStructured(_Structured):
+    def _channels_to_keep(self, t, size, k):
+        prob = _C.rand(size)
+        return prob > prob.kthvalue(k).values
 
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
         return super().apply(module, name, amount=amount, dim=dim)
 
 
-class LnStructured(BasePruningMethod):
-    PRUNING_TYPE = "structured"
-
+class LnStructured(_Structured):
     def __init__(self, amount, n, dim=-1):
-        _validate_amount_init(amount)
-        self.amount = amount
+        super().__init__(amount, dim)
         self.n = n
-        self.dim = dim
 
-    def compute_mask(self, t, default_mask):
-        _validate_structured(t)
-        _validate_dim(t, self.dim)
-        size = t.size(self.dim)
-        k = _nparams_toprune(self.amount, size)
-        _validate_amount(k, size)
-        if k == 0:
-            return default_mask
+    def _channels_to_keep(self, t, size, k):
         d = self.dim % t.dim()
-        others = [i for i in range(t.dim()) if i != d]
-        norm = t.norm(self.n, others)
-        keep = norm.topk(size - k, largest=True).indices
-        mask = _channel_mask(t, self.dim, keep)
-        return mask * default_mask.to(dtype=mask.dtype)
+        norm = t.norm(self.n, [i for i in range(t.dim()) if i != d])
+        return norm.topk(size - k, largest=True).indices
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
