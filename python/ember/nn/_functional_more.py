@@ -93,11 +93,6 @@ def softshrink(input, lambd=0.5):
 
 # ---- dropouts ---------------------------------------------------------------------------------
 
-def _check_p(p):
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-
-
 def _noise_shape(input, feature):
     if not feature:
         return list(input.shape)
@@ -105,6 +100,7 @@ def _noise_shape(input, feature):
 
 
 def _alpha_dropout(input, p, training, inplace, feature):
+    from .functional import _check_p
     _check_p(p)
     if p == 0 or not training or input.numel() == 0:
         return input
@@ -159,15 +155,12 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy(size_average, reduce, reduction)
-    loss = -(target * _logsigmoid(input) + (1 - target) * _logsigmoid(-input))
+    from .functional import logsigmoid
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
     loss = loss.sum(dim=input.dim() - 1) / input.size(-1)
     return _reduce(loss, reduction)
-
-
-def _logsigmoid(x):
-    return -_F.softplus(-x, 1.0, 20.0)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
@@ -187,20 +180,16 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     return _reduce(out, _legacy(size_average, reduce, reduction))
 
 
-def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    return (x1 - x2 + eps).norm(p, -1, keepdim)
-
-
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     if not (anchor.dim() == positive.dim() == negative.dim()):
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
                            f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and "
                            f"negative {negative.dim()}D inputs")
-    d_pos = _pairwise_distance(anchor, positive, p, eps)
-    d_neg = _pairwise_distance(anchor, negative, p, eps)
+    d_pos = _F.pairwise_distance(anchor, positive, p, eps)
+    d_neg = _F.pairwise_distance(anchor, negative, p, eps)
     if swap:
-        d_neg = _C.minimum(d_neg, _pairwise_distance(positive, negative, p, eps))
+        d_neg = _C.minimum(d_neg, _F.pairwise_distance(positive, negative, p, eps))
     loss = (margin + d_pos - d_neg).clamp_min(0)
     return _reduce(loss, _legacy(size_average, reduce, reduction))
 
@@ -209,7 +198,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                                       swap=False, reduction="mean"):
     if margin <= 0:
         raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
-    dist = distance_function if distance_function is not None else _pairwise_distance
+    dist = distance_function if distance_function is not None else _F.pairwise_distance
     d_pos = dist(anchor, positive)
     d_neg = dist(anchor, negative)
     if swap:
