@@ -204,6 +204,21 @@ Tensor float_power(const Scalar& a, const Tensor& b);
 Tensor fmax(const Tensor& a, const Tensor& b);
 Tensor fmin(const Tensor& a, const Tensor& b);
 Tensor hypot(const Tensor& a, const Tensor& b);  // sqrt(a^2 + b^2), floating dtypes
+
+// Complex numbers (ops/complex.cpp). view_as_real: (..., 2) float view of a complex tensor;
+// view_as_complex: the reverse (last dim 2, stride 1). real/imag are views. conj of a real
+// tensor is the tensor itself; of a complex one, a conjugated copy (torch's is a lazy view).
+Tensor view_as_real(const Tensor& self);
+Tensor view_as_complex(const Tensor& self);
+Tensor real(const Tensor& self);
+Tensor imag(const Tensor& self);
+Tensor conj(const Tensor& self);
+Tensor conj_physical(const Tensor& self);
+Tensor complex(const Tensor& real_part, const Tensor& imag_part);
+Tensor polar(const Tensor& abs_value, const Tensor& angle_value);
+Tensor angle(const Tensor& self);   // atan2(imag, real); 0 or pi for real inputs
+Tensor sgn(const Tensor& self);     // z / |z| (0 at 0); sign for real inputs
+Tensor complex_abs(const Tensor& z);  // |z| as a real tensor (abs() calls it for complex input)
 // self + value * t1 * t2 and self + value * t1 / t2 (integer t1 and t2 are refused by addcdiv).
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
 Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);

@@ -55,6 +55,7 @@ class Tensor {
   int64_t storage_offset() const { return impl_->storage_offset(); }
   bool is_contiguous() const { return impl_->is_contiguous(); }
   bool is_floating_point() const { return is_floating(dtype()); }
+  bool is_complex() const { return ember::is_complex(dtype()); }
   int64_t element_size() const { return ember::element_size(dtype()); }
   int64_t nbytes() const { return numel() * element_size(); }
   uint32_t _version() const { return impl_->version(); }
@@ -234,6 +235,11 @@ class Tensor {
   Tensor& nan_to_num_(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
                       std::optional<double> neginf = std::nullopt);
   Tensor where(const Tensor& condition, const Tensor& other) const;  // condition ? self : other
+  // Complex parts (views for complex tensors; real() of a real tensor is itself), conjugate, phase.
+  Tensor real() const;
+  Tensor imag() const;
+  Tensor conj() const;
+  Tensor angle() const;
 
 #define EMBER_UNARY_METHOD(name) Tensor name() const; Tensor& name##_();
   EMBER_UNARY_METHOD(neg) EMBER_UNARY_METHOD(abs) EMBER_UNARY_METHOD(sign)

@@ -40,6 +40,10 @@ bool scalar_from_python(PyObject* o, bool convert, Scalar& out) {
     return true;
   }
   if (PyFloat_Check(o)) { out = Scalar(PyFloat_AS_DOUBLE(o)); return true; }
+  if (PyComplex_Check(o)) {
+    out = Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
+    return true;
+  }
   if (!convert) return false;
   if (is_tensor_object(o)) {
     // A 0-dim tensor stands for a number where one is expected (torch.full((2,), t), arange(t)),
@@ -68,6 +72,7 @@ bool scalar_from_python(PyObject* o, bool convert, Scalar& out) {
 PyObject* scalar_to_python(const Scalar& s) {
   if (s.is_bool()) return PyBool_FromLong(s.to_bool());
   if (s.is_integral()) return PyLong_FromLongLong(s.to_int());
+  if (s.is_complex()) return PyComplex_FromDoubles(s.to_double(), s.imag());
   return PyFloat_FromDouble(s.to_double());
 }
 
@@ -114,7 +119,7 @@ void bind_core(nb::module_& m) {
       .def_prop_ro("is_signed", [](const PyDType& d) {
         return d.value != kBool && d.value != kUInt8;
       })
-      .def_prop_ro("is_complex", [](const PyDType&) { return false; })
+      .def_prop_ro("is_complex", [](const PyDType& d) { return is_complex(d.value); })
       .def_prop_ro("itemsize", [](const PyDType& d) { return element_size(d.value); })
       .def("__repr__", [](const PyDType& d) { return std::string("ember.") + dtype_name(d.value); })
       // Pickles by name, so a pickled dtype comes back as the same singleton.
@@ -137,6 +142,8 @@ void bind_core(nb::module_& m) {
       {kBFloat16, {"bfloat16"}},
       {kFloat32, {"float32", "float"}},
       {kFloat64, {"float64", "double"}},
+      {kComplex64, {"complex64", "cfloat"}},
+      {kComplex128, {"complex128", "cdouble"}},
   };
   for (const auto& [t, names] : dtype_names) {
     g_dtype_objects[int(t)] = nb::cast(PyDType{t});

@@ -300,7 +300,7 @@ void bind_ops_math(nb::module_& m, TensorClass& cls) {
   cls.def(name "_", [](Self self) { fn##_(tensor_of(self)); return nb::borrow(self); }); \
   m.def(name "_", [](Self self) { fn##_(tensor_of(self)); return nb::borrow(self); }, nb::arg("input"));
   EMBER_UNARY("neg", neg) EMBER_UNARY("negative", neg) EMBER_UNARY("abs", abs) EMBER_UNARY("absolute", abs)
-  EMBER_UNARY("sign", sign) EMBER_UNARY("sgn", sign) EMBER_UNARY("reciprocal", reciprocal)
+  EMBER_UNARY("sign", sign) EMBER_UNARY("reciprocal", reciprocal)
   EMBER_UNARY("exp", exp) EMBER_UNARY("exp2", exp2) EMBER_UNARY("log", log) EMBER_UNARY("log1p", log1p)
   EMBER_UNARY("expm1", expm1) EMBER_UNARY("log2", log2) EMBER_UNARY("log10", log10) EMBER_UNARY("sqrt", sqrt)
   EMBER_UNARY("rsqrt", rsqrt) EMBER_UNARY("square", square) EMBER_UNARY("sin", sin) EMBER_UNARY("cos", cos)

@@ -27,7 +27,7 @@ namespace {
 
 // ---- torch.tensor(data): nested sequences of numbers -----------------------------------------
 
-enum class Kind { Bool = 0, Int = 1, Float = 2 };
+enum class Kind { Bool = 0, Int = 1, Float = 2, Complex = 3 };
 
 struct DataWalk {
   std::vector<int64_t> shape;
@@ -39,7 +39,7 @@ struct DataWalk {
 bool is_sequence(PyObject* o) { return PyList_Check(o) || PyTuple_Check(o); }
 
 void note_kind(DataWalk& w, const Scalar& s) {
-  Kind k = s.is_bool() ? Kind::Bool : s.is_integral() ? Kind::Int : Kind::Float;
+  Kind k = s.is_bool() ? Kind::Bool : s.is_integral() ? Kind::Int : s.is_complex() ? Kind::Complex : Kind::Float;
   if (!w.any || int(k) > int(w.kind)) w.kind = k;
   w.any = true;
 }
@@ -75,12 +75,14 @@ void flatten(PyObject* o, size_t depth, DataWalk& w) {
     EMBER_CHECK_VALUE(t.sizes() == rest, "expected sequence of length ", rest.empty() ? 0 : rest[0],
                       " at dim ", depth, " (got a tensor of shape ", t.sizes(), ")");
     Tensor flat = t.detach().reshape({-1});
-    Kind k = t.dtype() == kBool ? Kind::Bool : is_floating(t.dtype()) ? Kind::Float : Kind::Int;
+    Kind k = t.dtype() == kBool ? Kind::Bool : is_complex(t.dtype()) ? Kind::Complex
+             : is_floating(t.dtype()) ? Kind::Float : Kind::Int;
     if (!w.any || int(k) > int(w.kind)) w.kind = k;
     w.any = true;
-    Tensor f64 = flat.to(k == Kind::Float ? kFloat64 : kInt64).contiguous();
+    Tensor f64 = flat.to(k == Kind::Complex ? kComplex128 : k == Kind::Float ? kFloat64 : kInt64).contiguous();
     for (int64_t i = 0; i < f64.numel(); ++i) {
-      if (k == Kind::Float) w.values.emplace_back(f64.data_ptr<double>()[i]);
+      if (k == Kind::Complex) w.values.emplace_back(f64.data_ptr<complex128>()[i]);
+      else if (k == Kind::Float) w.values.emplace_back(f64.data_ptr<double>()[i]);
       else if (k == Kind::Bool) w.values.emplace_back(f64.data_ptr<int64_t>()[i] != 0);
       else w.values.emplace_back(f64.data_ptr<int64_t>()[i]);
     }
@@ -120,14 +122,18 @@ DType dtype_from_dlpack(nb::dlpack::dtype d) {
       if (d.bits == 32) return kFloat32;
       if (d.bits == 64) return kFloat64;
       break;
+    case dtype_code::Complex:
+      if (d.bits == 64) return kComplex64;
+      if (d.bits == 128) return kComplex128;
+      break;
     case dtype_code::Bfloat:
       if (d.bits == 16) return kBFloat16;
       break;
     default: break;
   }
   throw ember::TypeError(detail::cat("can't convert an array of element type (code ", int(d.code), ", ", int(d.bits),
-                                     " bits); the only supported types are: float64, float32, float16, bfloat16, "
-                                     "int64, int32, int16, int8, uint8, and bool."));
+                                     " bits); the only supported types are: float64, float32, float16, complex64, complex128, "
+                                     "bfloat16, int64, int32, int16, int8, uint8, and bool."));
 }
 
 nb::dlpack::dtype dlpack_dtype(DType t) {
@@ -143,6 +149,8 @@ nb::dlpack::dtype dlpack_dtype(DType t) {
     case kBFloat16: return {uint8_t(dtype_code::Bfloat), 16, 1};
     case kFloat32: return {uint8_t(dtype_code::Float), 32, 1};
     case kFloat64: return {uint8_t(dtype_code::Float), 64, 1};
+    case kComplex64: return {uint8_t(dtype_code::Complex), 64, 1};
+    case kComplex128: return {uint8_t(dtype_code::Complex), 128, 1};
   }
   return {};
 }
@@ -196,6 +204,7 @@ Tensor tensor_from_data(nb::handle data, std::optional<DType> dtype, std::option
                     : !w.any ? default_dtype()
                     : w.kind == Kind::Bool ? kBool
                     : w.kind == Kind::Int ? kInt64
+                    : w.kind == Kind::Complex ? real_to_complex(default_dtype())
                                           : default_dtype();
     out = empty(w.shape, {.dtype = t});
     char* dst = static_cast<char*>(out.data_ptr());
@@ -265,6 +274,10 @@ nb::object tolist_rec(const char* data, DType t, IntArrayRef sizes, size_t dim, 
     switch (t) {
       case kBool: return nb::bool_(*reinterpret_cast<const bool*>(p));
       case kInt64: return nb::int_(*reinterpret_cast<const int64_t*>(p));
+      case kComplex128: {
+        auto z = *reinterpret_cast<const complex128*>(p);
+        return nb::steal(PyComplex_FromDoubles(z.real(), z.imag()));
+      }
       default: return nb::float_(*reinterpret_cast<const double*>(p));
     }
   }
@@ -274,7 +287,8 @@ nb::object tolist_rec(const char* data, DType t, IntArrayRef sizes, size_t dim, 
 }
 
 nb::object tensor_tolist(const Tensor& self) {
-  DType t = self.dtype() == kBool ? kBool : is_floating(self.dtype()) ? kFloat64 : kInt64;
+  DType t = self.dtype() == kBool ? kBool : is_complex(self.dtype()) ? kComplex128
+             : is_floating(self.dtype()) ? kFloat64 : kInt64;
   Tensor c = self.detach().to(Device(DeviceType::CPU), t).contiguous();
   Shape strides = contiguous_strides(c.sizes());
   return tolist_rec(static_cast<const char*>(c.data_ptr()), t, c.sizes(), 0, 0, strides);
@@ -366,7 +380,6 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
   cls.def("is_contiguous", [](const Tensor& t, nb::handle) { return t.is_contiguous(); },
           nb::arg("memory_format") = nb::none());
   cls.def("is_floating_point", &Tensor::is_floating_point);
-  cls.def("is_complex", [](const Tensor&) { return false; });
   cls.def_prop_ro("is_signed", [](const Tensor& t) { return t.dtype() != kBool && t.dtype() != kUInt8; });
   cls.def("element_size", &Tensor::element_size);
   cls.def_prop_ro("itemsize", &Tensor::element_size);

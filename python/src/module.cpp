@@ -7,6 +7,7 @@
 // no other binding file.
 namespace ember::python {
 void bind_linalg(nb::module_& m, TensorClass& cls);
+void bind_complex_fft(nb::module_& m, TensorClass& cls);  // bind_complex_fft.cpp
 }
 
 NB_MODULE(_C, m) {
@@ -32,4 +33,5 @@ NB_MODULE(_C, m) {
   bind_data(m);
   bind_vision(m);
   bind_special(m, cls);  // after bind_ops: uses its return_types
+  bind_complex_fft(m, cls);
 }

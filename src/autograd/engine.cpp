@@ -27,7 +27,7 @@ void accumulate(variable_list& buffer, const Node& target, uint32_t input_nr, Te
                 g.sizes(), " but expected shape compatible with ", meta.shape);
     g = g.dim() == 0 ? g.expand(meta.shape) : g.reshape(meta.shape);
   }
-  if (g.dtype() != meta.dtype && is_floating(meta.dtype)) g = g.to(meta.dtype);
+  if (g.dtype() != meta.dtype && is_floating_or_complex(meta.dtype)) g = g.to(meta.dtype);
   Tensor& slot = buffer[input_nr];
   slot = slot.defined() ? slot + g : g;
 }
@@ -171,6 +171,7 @@ variable_list root_gradients(const variable_list& outputs, const variable_list& 
     Tensor g = grad_outputs.empty() ? Tensor() : grad_outputs[i];
     if (!g.defined()) {
       EMBER_CHECK(outputs[i].numel() == 1, "grad can be implicitly created only for scalar outputs");
+      EMBER_CHECK(!is_complex(outputs[i].dtype()), "grad can be implicitly created only for real scalar outputs");
       g = ones_like(outputs[i]);
     } else {
       EMBER_CHECK(IntArrayRef(g.sizes()) == IntArrayRef(outputs[i].sizes()), "Mismatch in shape: grad_output[", i,

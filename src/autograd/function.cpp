@@ -92,7 +92,7 @@ variable_list apply_custom(const char* type_name, const std::function<variable_l
     node->add_input_metadata(out);
     bool non_diff = std::find(ctx.non_differentiable_.begin(), ctx.non_differentiable_.end(), out.impl()) !=
                     ctx.non_differentiable_.end();
-    if (out.defined() && is_floating(out.dtype()) && !non_diff) set_history(out, node, uint32_t(i));
+    if (out.defined() && is_floating_or_complex(out.dtype()) && !non_diff) set_history(out, node, uint32_t(i));
   }
   for (const auto& t : ctx.to_save_) {
     bool is_output = false;

@@ -109,7 +109,7 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
 variable_list LambdaNode::apply(variable_list&& grads) {
   // Several outputs: the ones no gradient reached count as zeros.
   for (size_t i = 0; i < grads.size(); ++i)
-    if (!grads[i].defined() && i < input_meta_.size() && is_floating(input_meta_[i].dtype))
+    if (!grads[i].defined() && i < input_meta_.size() && is_floating_or_complex(input_meta_[i].dtype))
       grads[i] = zeros(input_meta_[i].shape, {.dtype = input_meta_[i].dtype, .device = input_meta_[i].device});
   return fn_(grads, *this);
 }

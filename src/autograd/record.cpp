@@ -22,7 +22,7 @@ std::shared_ptr<LambdaNode> record(const char* name, const variable_list& inputs
   node->set_next_edges(std::move(edges));
   for (size_t i = 0; i < outputs.size(); ++i) {
     node->add_input_metadata(outputs[i]);
-    if (outputs[i].defined() && is_floating(outputs[i].dtype())) set_history(outputs[i], node, uint32_t(i));
+    if (outputs[i].defined() && is_floating_or_complex(outputs[i].dtype())) set_history(outputs[i], node, uint32_t(i));
   }
   node->saved.reserve(saves.size());
   for (auto& s : saves) node->saved.emplace_back(s.tensor, s.is_output);

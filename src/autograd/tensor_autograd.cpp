@@ -86,7 +86,7 @@ using namespace autograd;
 
 Tensor& Tensor::requires_grad_(bool on) {
   if (on)
-    EMBER_CHECK(is_floating(dtype()), "only Tensors of floating point dtype can require gradients");
+    EMBER_CHECK(is_floating_or_complex(dtype()), "only Tensors of floating point and complex dtype can require gradients");
   AutogradMeta* m = get_meta(*this);
   if (m && m->grad_fn) {
     EMBER_CHECK(on, "you can only change requires_grad flags of leaf variables. If you want to use a computed "
@@ -161,7 +161,7 @@ Tensor Tensor::detach() const {
 
 void Tensor::set_data(const Tensor& new_data) {
   EMBER_CHECK(new_data.defined(), "set_data: the new data is an undefined tensor");
-  EMBER_CHECK(!requires_grad() || is_floating(new_data.dtype()),
+  EMBER_CHECK(!requires_grad() || is_floating_or_complex(new_data.dtype()),
               "data set to a tensor that requires gradients must be floating point or complex dtype");
   AutogradMeta* m = get_meta(*this);
   // A cached AccumulateGrad expects gradients of the old shape/dtype/device; a new graph must

@@ -18,6 +18,8 @@ const char* dtype_name(DType t) {
     case DType::BFloat16: return "bfloat16";
     case DType::Float32: return "float32";
     case DType::Float64: return "float64";
+    case DType::Complex64: return "complex64";
+    case DType::Complex128: return "complex128";
   }
   return "unknown";
 }
@@ -34,6 +36,8 @@ const char* scalar_type_name(DType t) {
     case DType::BFloat16: return "BFloat16";
     case DType::Float32: return "Float";
     case DType::Float64: return "Double";
+    case DType::Complex64: return "ComplexFloat";
+    case DType::Complex128: return "ComplexDouble";
   }
   return "Unknown";
 }
@@ -54,6 +58,13 @@ DType promote_types(DType a, DType b) {
   if (a == b) return a;
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;
+  if (is_complex(a) || is_complex(b)) {
+    // Complex wins; its parts are the wider of the two floating parts (complex64 with float64
+    // is complex128, complex64 with float16 or an integer stays complex64).
+    DType pa = is_complex(a) ? complex_to_real(a) : a, pb = is_complex(b) ? complex_to_real(b) : b;
+    DType parts = is_floating(pa) && is_floating(pb) ? promote_types(pa, pb) : is_floating(pa) ? pa : pb;
+    return real_to_complex(parts);
+  }
   bool fa = is_floating(a), fb = is_floating(b);
   if (fa && !fb) return a;
   if (fb && !fa) return b;

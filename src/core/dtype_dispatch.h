@@ -16,7 +16,10 @@ inline constexpr uint32_t kIntTypes = bit(DType::UInt8) | bit(DType::Int8) | bit
 inline constexpr uint32_t kNumericTypes = kFloatTypes | kIntTypes;       // compute types
 inline constexpr uint32_t kNumericAndBool = kNumericTypes | bit(DType::Bool);
 inline constexpr uint32_t kIntAndBool = kIntTypes | bit(DType::Bool);
-inline constexpr uint32_t kAllTypes = kNumericAndBool | kReducedFloatTypes;  // storage types
+inline constexpr uint32_t kAllTypes = kNumericAndBool | kReducedFloatTypes;  // real storage types
+inline constexpr uint32_t kComplexTypes = bit(DType::Complex64) | bit(DType::Complex128);
+inline constexpr uint32_t kFloatAndComplex = kFloatTypes | kComplexTypes;
+inline constexpr uint32_t kAllAndComplex = kAllTypes | kComplexTypes;  // every storage type
 
 [[noreturn]] void throw_dtype_not_implemented(const char* op, DType t);
 
@@ -34,6 +37,8 @@ template <uint32_t Set, class F> decltype(auto) visit_dtype(DType t, const char*
     EMBER_VISIT_CASE(BFloat16, BFloat16)
     EMBER_VISIT_CASE(Float32, float)
     EMBER_VISIT_CASE(Float64, double)
+    EMBER_VISIT_CASE(Complex64, complex64)
+    EMBER_VISIT_CASE(Complex128, complex128)
   }
 #undef EMBER_VISIT_CASE
   throw_dtype_not_implemented(op, t);

@@ -10,6 +10,7 @@ DType Scalar::dtype() const {
     case Kind::Bool: return DType::Bool;
     case Kind::Int: return DType::Int64;
     case Kind::Float: return default_dtype();
+    case Kind::Complex: return real_to_complex(default_dtype());
   }
   return DType::Int64;
 }
@@ -21,6 +22,11 @@ std::string Scalar::str() const {
     case Kind::Float: {
       std::ostringstream os;
       os << d_;
+      return os.str();
+    }
+    case Kind::Complex: {
+      std::ostringstream os;  // Python's repr of a complex: (1+2j)
+      os << '(' << d_ << (im_ < 0 || std::signbit(im_) ? "" : "+") << im_ << "j)";
       return os.str();
     }
   }
@@ -39,10 +45,13 @@ void Scalar::store(void* dst, DType dtype) const {
     case DType::BFloat16: *static_cast<BFloat16*>(dst) = BFloat16(float(to_double())); break;
     case DType::Float32: *static_cast<float*>(dst) = float(to_double()); break;
     case DType::Float64: *static_cast<double*>(dst) = to_double(); break;
+    case DType::Complex64: *static_cast<complex64*>(dst) = to<complex64>(); break;
+    case DType::Complex128: *static_cast<complex128*>(dst) = to<complex128>(); break;
   }
 }
 
 Scalar Scalar::operator-() const {
+  if (kind_ == Kind::Complex) return Scalar(std::complex<double>(-d_, -im_));
   if (kind_ == Kind::Float) return Scalar(-d_);
   return Scalar(int64_t(-i_));
 }

@@ -27,7 +27,7 @@ template <class T, class Fn> void run2(TensorIter& it, Fn fn) {
 // compiler folds to a + b (fma(1, b, a) is a + b exactly).
 Tensor& add_into(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, const char* name) {
   TensorIter it = TensorIter::binary_op(out, a, b, {.op_name = name});
-  visit_dtype<kNumericAndBool>(it.compute_dtype(), name, [&]<class T>() {
+  visit_dtype<kNumericAndBool | kComplexTypes>(it.compute_dtype(), name, [&]<class T>() {
     const T al = alpha.to<T>();
     if (al == T(1)) cpu_kernel(it, [](T x, T y) -> T { return f::add_fn<T, CpuMath>{T(1)}(x, y); });
     else run2<T>(it, f::add_fn<T, CpuMath>{al});
@@ -53,7 +53,9 @@ Tensor& sub_inplace_cpu(Tensor& self, const Tensor& b, const Scalar& alpha) {
 
 Tensor& mul_into(Tensor& out, const Tensor& a, const Tensor& b, const char* name) {
   TensorIter it = TensorIter::binary_op(out, a, b, {.op_name = name});
-  visit_dtype<kNumericAndBool>(it.compute_dtype(), name, [&]<class T>() { run2<T>(it, f::mul_fn<CpuMath>{}); });
+  visit_dtype<kNumericAndBool | kComplexTypes>(it.compute_dtype(), name, [&]<class T>() {
+    run2<T>(it, f::mul_fn<CpuMath>{});
+  });
   out = it.output();
   return out;
 }
@@ -105,7 +107,7 @@ Tensor& binary_into(Tensor& out, const Tensor& a, const Tensor& b, IterConfig cf
 
 // ---------------------------------------------------------------- div and friends
 void div_true_body(TensorIter& it) {
-  visit_dtype<kFloatTypes>(it.compute_dtype(), "div_true_cpu", [&]<class T>() {
+  visit_dtype<kFloatAndComplex>(it.compute_dtype(), "div_true_cpu", [&]<class T>() {
     run2<T>(it, f::div_true_fn<CpuMath>{});
   });
 }

@@ -32,8 +32,17 @@ Tensor empty_strided_cpu(IntArrayRef size, IntArrayRef stride, TensorOptions opt
   return Tensor(std::make_shared<TensorImpl>(std::move(storage), dt, size.vec(), stride.vec(), 0));
 }
 
+template <class T> constexpr bool is_complex_v = std::is_same_v<T, complex64> || std::is_same_v<T, complex128>;
+
+// torch's casts: complex -> real keeps the real part, real -> complex has imaginary part 0,
+// complex -> bool is "nonzero".
 template <class D, class S> inline D convert(S s) {
   if constexpr (std::is_same_v<D, S>) return s;
+  else if constexpr (is_complex_v<S> && is_complex_v<D>) return D(s);
+  else if constexpr (is_complex_v<S>) {
+    if constexpr (std::is_same_v<D, bool>) return s != S(0);
+    else return convert<D>(s.real());
+  } else if constexpr (is_complex_v<D>) return D(typename D::value_type(convert<double>(s)), 0);
   else if constexpr (std::is_same_v<D, bool>) {
     if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) return float(s) != 0.0f;
     else return s != S(0);
@@ -88,6 +97,7 @@ bool try_transposed_copy(Tensor& self, const Tensor& src) {
     case 2: transposed_copy<uint16_t>(d, sp, src, rows, cols); return true;
     case 4: transposed_copy<uint32_t>(d, sp, src, rows, cols); return true;
     case 8: transposed_copy<uint64_t>(d, sp, src, rows, cols); return true;
+    case 16: transposed_copy<complex128>(d, sp, src, rows, cols); return true;
   }
   return false;
 }
@@ -101,8 +111,8 @@ Tensor& copy_cpu(Tensor& self, const Tensor& src) {
   TensorIter it({self}, {src}, {.op_name = "copy_", .compute_dtype = src.dtype(),
                                 .output_dtype = self.dtype(), .cast_inputs = false,
                                 .upcast_reduced_float = false});
-  visit_dtype<kAllTypes>(self.dtype(), "copy_", [&]<class D>() {
-    visit_dtype<kAllTypes>(src.dtype(), "copy_", [&]<class S>() {
+  visit_dtype<kAllAndComplex>(self.dtype(), "copy_", [&]<class D>() {
+    visit_dtype<kAllAndComplex>(src.dtype(), "copy_", [&]<class S>() {
       cpu_kernel(it, [](S s) -> D { return convert<D>(s); });
     });
   });
@@ -113,7 +123,7 @@ Tensor& fill_cpu(Tensor& self, const Scalar& value) {
   if (self.numel() == 0) return self;
   TensorIter it({self}, {}, {.op_name = "fill_", .compute_dtype = self.dtype(),
                              .output_dtype = self.dtype(), .upcast_reduced_float = false});
-  visit_dtype<kAllTypes>(self.dtype(), "fill_", [&]<class T>() {
+  visit_dtype<kAllAndComplex>(self.dtype(), "fill_", [&]<class T>() {
     T v;
     if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) v = T(float(value.to_double()));
     else v = value.to<T>();

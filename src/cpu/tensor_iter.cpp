@@ -42,7 +42,7 @@ TensorIter::TensorIter(std::vector<Tensor> outputs, std::vector<Tensor> inputs, 
     common = *cfg.compute_dtype;
   } else {
     common = compute_result_type(inputs);
-    if (cfg.int_to_float && !is_floating(common)) common = default_dtype();
+    if (cfg.int_to_float && !is_floating_or_complex(common)) common = default_dtype();
   }
   DType result_dtype = cfg.output_dtype ? *cfg.output_dtype : common;
   compute_dtype_ = (cfg.upcast_reduced_float && is_reduced_float(common)) ? DType::Float32 : common;

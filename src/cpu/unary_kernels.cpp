@@ -24,10 +24,43 @@ template <uint32_t Types, class Fn> void unary_loop(TensorIter& it, const char* 
 }
 
 // ---------------------------------------------------------------- floating unary ops
+// The complex forms torch defines, from std::complex's functions (null: not defined on complex).
+template <class T> auto complex_form(std::string_view op) -> T (*)(T) {
+  using R = typename T::value_type;
+  if (!op.empty() && op.back() == '_') op.remove_suffix(1);
+  if (op == "exp") return [](T z) { return std::exp(z); };
+  if (op == "log") return [](T z) { return std::log(z); };
+  if (op == "log2") return [](T z) { return std::log(z) / R(M_LN2); };
+  if (op == "log10") return [](T z) { return std::log10(z); };
+  if (op == "sqrt") return [](T z) { return std::sqrt(z); };
+  if (op == "rsqrt") return [](T z) { return T(1) / std::sqrt(z); };
+  if (op == "reciprocal") return [](T z) { return T(1) / z; };
+  if (op == "sin") return [](T z) { return std::sin(z); };
+  if (op == "cos") return [](T z) { return std::cos(z); };
+  if (op == "tan") return [](T z) { return std::tan(z); };
+  if (op == "asin") return [](T z) { return std::asin(z); };
+  if (op == "acos") return [](T z) { return std::acos(z); };
+  if (op == "atan") return [](T z) { return std::atan(z); };
+  if (op == "sinh") return [](T z) { return std::sinh(z); };
+  if (op == "cosh") return [](T z) { return std::cosh(z); };
+  if (op == "tanh") return [](T z) { return std::tanh(z); };
+  if (op == "sigmoid") return [](T z) { return T(1) / (T(1) + std::exp(-z)); };
+  return nullptr;
+}
+
+void complex_unary_loop(TensorIter& it, const char* name) {
+  visit_dtype<kComplexTypes>(it.compute_dtype(), name, [&]<class T>() {
+    T (*fn)(T) = complex_form<T>(name);
+    if (!fn) throw_dtype_not_implemented(name, it.compute_dtype());
+    cpu_kernel(it, [fn](T z) -> T { return fn(z); });
+  });
+}
+
 // The build passes -fno-math-errno, so std::sqrt vectorises like the vec_math.h functions.
 template <class Fn> Tensor& unary_float_into(Tensor& out, const Tensor& a, const char* name) {
   TensorIter it = TensorIter::unary_op(out, a, {.op_name = name, .int_to_float = true});
-  unary_loop<kFloatTypes>(it, name, Fn{});
+  if (is_complex(it.compute_dtype())) complex_unary_loop(it, name);
+  else unary_loop<kFloatTypes>(it, name, Fn{});
   out = it.output();
   return out;
 }
@@ -44,6 +77,7 @@ EMBER_UNARY_FLOAT_OPS(EMBER_FLOAT_KERNELS)
 // The dtypes each takes, as PyTorch: abs and sign also bool, frac floating types only.
 constexpr uint32_t keep_types(std::string_view op) {
   if (op == "abs" || op == "sign") return kNumericAndBool;
+  if (op == "neg" || op == "square") return kNumericTypes | kComplexTypes;
   return op == "frac" ? kFloatTypes : kNumericTypes;
 }
 

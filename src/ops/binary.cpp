@@ -247,8 +247,8 @@ Tensor mul_autograd(const Tensor& a, const Tensor& b) {
   Tensor out = below_autograd([&] { return ops::mul()(a, b); });
   record("MulBackward0", {a, b}, {out}, {saved_input(a), saved_input(b)},
          [sa = a.sizes(), sb = b.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
-           return {grad_for(n, 0, [&] { return sum_to(g[0] * n.unpack(1), sa); }),
-                   grad_for(n, 1, [&] { return sum_to(g[0] * n.unpack(0), sb); })};
+           return {grad_for(n, 0, [&] { return sum_to(g[0] * conj(n.unpack(1)), sa); }),
+                   grad_for(n, 1, [&] { return sum_to(g[0] * conj(n.unpack(0)), sb); })};
          });
   return out;
 }
@@ -289,10 +289,10 @@ Tensor div_autograd(const Tensor& a, const Tensor& b, const std::optional<std::s
   }
   record("DivBackward0", {a, b}, {out}, {save_if(b.requires_grad(), a), saved_input(b)},
          [sa = a.sizes(), sb = b.sizes()](const variable_list& g, LambdaNode& n) -> variable_list {
-           return {grad_for(n, 0, [&] { return sum_to(g[0] / n.unpack(1), sa); }),
+           return {grad_for(n, 0, [&] { return sum_to(g[0] / conj(n.unpack(1)), sa); }),
                    grad_for(n, 1, [&] {
                      Tensor other = n.unpack(1);
-                     return sum_to(-g[0] * ((n.unpack(0) / other) / other), sb);
+                     return sum_to(-g[0] * conj((n.unpack(0) / other) / other), sb);
                    })};
          });
   return out;

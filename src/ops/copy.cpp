@@ -77,6 +77,8 @@ Scalar Tensor::item() const {
     case DType::BFloat16: return Scalar(double(float(*static_cast<const BFloat16*>(p))));
     case DType::Float32: return Scalar(double(*static_cast<const float*>(p)));
     case DType::Float64: return Scalar(*static_cast<const double*>(p));
+    case DType::Complex64: return Scalar(complex128(*static_cast<const complex64*>(p)));
+    case DType::Complex128: return Scalar(*static_cast<const complex128*>(p));
   }
   return Scalar();
 }
@@ -94,6 +96,8 @@ template std::vector<int32_t> Tensor::tolist<int32_t>() const;
 template std::vector<int64_t> Tensor::tolist<int64_t>() const;
 template std::vector<float> Tensor::tolist<float>() const;
 template std::vector<double> Tensor::tolist<double>() const;
+template std::vector<complex64> Tensor::tolist<complex64>() const;
+template std::vector<complex128> Tensor::tolist<complex128>() const;
 
 }  // namespace ember
 

@@ -311,3 +311,18 @@ EMBER_OP(_standard_gamma_grad, Tensor(const Tensor&, const Tensor&))
 // Regularised incomplete gamma functions (a, x) -> P(a, x) / Q(a, x) = 1 - P (special_formulas.h).
 EMBER_OP(igamma, Tensor(const Tensor&, const Tensor&))
 EMBER_OP(igammac, Tensor(const Tensor&, const Tensor&))
+
+// ---- complex numbers (ops/complex.cpp, cpu/complex_kernels.cpp). view_as_real/view_as_complex
+// reinterpret the storage (CompositeBackend); conj_physical conjugates into a new tensor.
+EMBER_OP(view_as_real, Tensor(const Tensor&))
+EMBER_OP(view_as_complex, Tensor(const Tensor&))
+EMBER_OP(conj_physical, Tensor(const Tensor&))
+
+// ---- FFT (ops/fft.cpp, cpu/fft_kernels.cpp): torch's three primitives under torch.fft.
+// normalization: 0 none, 1 by 1/sqrt(n), 2 by 1/n, n the signal size over dims (the output's
+// for c2r). c2c: complex -> complex, forward = exp(-2 pi i jk/n). r2c: real -> complex, the
+// last of dims halved to n/2+1 when onesided. c2r: Hermitian half spectrum -> real of
+// last_dim_size along the last of dims (the input must hold last_dim_size/2+1 there).
+EMBER_OP(fft_c2c, Tensor(const Tensor&, IntArrayRef, int64_t, bool))
+EMBER_OP(fft_r2c, Tensor(const Tensor&, IntArrayRef, int64_t, bool))
+EMBER_OP(fft_c2r, Tensor(const Tensor&, IntArrayRef, int64_t, int64_t))

@@ -114,12 +114,20 @@ struct Printer {
   const Values& vals;
   const Formatter* fmt = nullptr;
   std::vector<int64_t>* shown = nullptr;
+  // Complex tensors: the imaginary parts and their own formatter (torch's formatter2).
+  const Values* imag_vals = nullptr;
+  const Formatter* imag_fmt = nullptr;
 
   bool cut(int64_t n) const { return summarize && n > 2 * g_print_options.edgeitems; }
 
   std::string element(int64_t k) const {
     if (shown) shown->push_back(k);
-    return fmt ? fmt->format(vals, k) : std::string();
+    if (!fmt) return {};
+    if (!imag_fmt) return fmt->format(vals, k);
+    // real part, then the imaginary part with its sign: "1.+2.j", "1.-2.j"
+    std::string im = imag_fmt->format(*imag_vals, k) + "j";
+    im.erase(0, im.find_first_not_of(' '));
+    return fmt->format(vals, k) + (im[0] == '+' || im[0] == '-' ? "" : "+") + im;
   }
 
   std::string vector_str(int64_t off, int64_t indent) const {
@@ -133,7 +141,7 @@ struct Printer {
       for (int64_t j = 0; j < n; ++j) data.push_back(element(off + j));
     }
     if (!fmt) return {};
-    int64_t element_length = fmt->width() + 2;
+    int64_t element_length = fmt->width() + 2 + (imag_fmt ? imag_fmt->width() + 1 : 0);
     int64_t per_line = std::max<int64_t>(
         1, int64_t(std::floor(double(g_print_options.linewidth - indent) / double(element_length))));
     std::string line_sep = ",\n";
@@ -174,6 +182,21 @@ struct Printer {
 
 std::string tensor_body(const Tensor& self, int64_t indent) {
   Values vals;
+  if (is_complex(self.dtype())) {
+    Values im{Kind::Float, imag(self).tolist<double>(), {}};
+    vals = Values{Kind::Float, real(self).tolist<double>(), {}};
+    bool summarize = self.numel() > g_print_options.threshold;
+    Printer p{self.sizes(), contiguous_strides(self.sizes()), summarize, vals};
+    std::vector<int64_t> shown;
+    p.shown = &shown;
+    p.str(0, 0, indent);
+    Formatter f(vals, shown), fi(im, shown);
+    p.shown = nullptr;
+    p.fmt = &f;
+    p.imag_vals = &im;
+    p.imag_fmt = &fi;
+    return p.str(0, 0, indent);
+  }
   if (is_floating(self.dtype())) {
     vals.kind = Kind::Float;
     vals.f = self.tolist<double>();
@@ -215,7 +238,8 @@ std::string Tensor::str() const {
     body = "[]";
   } else {
     DType dt = dtype();
-    if (dt != default_dtype() && dt != DType::Int64 && dt != DType::Bool) suffixes.push_back(dtype_suffix);
+    if (dt != default_dtype() && dt != real_to_complex(default_dtype()) && dt != DType::Int64 && dt != DType::Bool)
+      suffixes.push_back(dtype_suffix);
     body = tensor_body(*this, indent);
   }
   // Autograd exposes only requires_grad to the core; grad_fn names are not known here.

@@ -8,20 +8,24 @@
 namespace ember {
 
 bool can_cast(DType from, DType to) {
-  if (is_floating(from) && !is_floating(to)) return false;
+  if (is_complex(from) && !is_complex(to)) return false;
+  if (is_floating(from) && !is_floating_or_complex(to)) return false;
   if (from != DType::Bool && to == DType::Bool) return false;
   return true;
 }
 
 namespace {
 // PyTorch's three promotion tiers: dimensioned tensors > 0-dim tensors > wrapped numbers.
-// A lower tier only raises the result when it is of a higher category (bool < int < float).
+// A lower tier only raises the result when it is of a higher category
+// (bool < int < float < complex).
+int category(DType t) { return t == DType::Bool ? 0 : is_complex(t) ? 3 : is_floating(t) ? 2 : 1; }
 DType combine_categories(std::optional<DType> higher, std::optional<DType> lower) {
   if (!higher) return *lower;
   if (!lower) return *higher;
-  if (is_floating(*higher)) return *higher;
-  if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
-  return *higher;
+  if (category(*lower) <= category(*higher)) return *higher;
+  // A float tensor meeting a lower-tier complex keeps its precision: float64 * 1j is complex128.
+  if (is_complex(*lower) && is_floating(*higher)) return real_to_complex(*higher);
+  return promote_types(*higher, *lower);
 }
 void update(std::optional<DType>& state, DType t) { state = state ? promote_types(*state, t) : t; }
 }  // namespace
@@ -34,6 +38,7 @@ DType compute_result_type(const std::vector<Tensor>& operands) {
     if (t.impl()->is_wrapped_number()) {
       // A Python float joins as the default dtype, not float64.
       if (is_floating(dt)) dt = default_dtype();
+      if (is_complex(dt)) dt = real_to_complex(default_dtype());
       update(wrapped_result, dt);
     } else if (t.dim() == 0) {
       update(zero_result, dt);
@@ -85,7 +90,8 @@ std::vector<Tensor> broadcast_tensors(TensorList tensors) {
 }
 
 Tensor wrapped_scalar(const Scalar& s, Device device) {
-  Tensor t = scalar_tensor(s, {.dtype = s.is_floating() ? DType::Float64 : s.dtype(), .device = device});
+  DType dt = s.is_floating() ? DType::Float64 : s.is_complex() ? DType::Complex128 : s.dtype();
+  Tensor t = scalar_tensor(s, {.dtype = dt, .device = device});
   t.impl()->set_wrapped_number(true);
   return t;
 }

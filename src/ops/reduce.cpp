@@ -19,10 +19,24 @@ void check_float_dtype_arg(const char* fn, std::optional<DType> dtype) {
 void check_var_input(const Tensor& a) {
   EMBER_CHECK(is_floating(a.dtype()), "std and var only support floating point and complex dtypes");
 }
+// sum/mean of a complex tensor: the real reduction of its (re, im) pairs, the pair dim kept.
+Tensor complex_reduce(bool is_mean, const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  EMBER_CHECK(!dtype || is_complex(*dtype), is_mean ? "mean" : "sum", "(): a complex input needs a complex dtype, got ",
+              dtype_name(*dtype));
+  Tensor z = dtype ? a.to(*dtype) : a;
+  if (z.dim() == 0) return is_mean ? z : z.clone();
+  Shape d;
+  if (dims.empty()) for (int64_t i = 0; i < z.dim(); ++i) d.push_back(i);
+  else for (int64_t x : dims) d.push_back(reduce::wrap_dim(x, z.dim()));
+  Tensor r = view_as_real(z);
+  Tensor s = is_mean ? ops::mean()(r, d, keepdim, std::nullopt) : ops::sum()(r, d, keepdim, std::nullopt);
+  return view_as_complex(s.contiguous());
+}
 }  // namespace
 
-Tensor sum(const Tensor& a, std::optional<DType> dtype) { return ops::sum()(a, {}, false, dtype); }
+Tensor sum(const Tensor& a, std::optional<DType> dtype) { return sum(a, {}, false, dtype); }
 Tensor sum(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  if (is_complex(a.dtype())) return complex_reduce(false, a, dims, keepdim, dtype);
   return ops::sum()(a, dims, keepdim, dtype);
 }
 
@@ -35,6 +49,7 @@ Tensor nansum(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DTy
 
 Tensor mean(const Tensor& a, std::optional<DType> dtype) { return mean(a, {}, false, dtype); }
 Tensor mean(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  if (is_complex(a.dtype())) return complex_reduce(true, a, dims, keepdim, dtype);
   if (dtype) {
     check_float_dtype_arg("mean()", dtype);
   } else {

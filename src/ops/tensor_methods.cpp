@@ -125,6 +125,11 @@ Tensor Tensor::nan_to_num(std::optional<double> n, std::optional<double> p, std:
 }
 Tensor Tensor::where(const Tensor& c, const Tensor& o) const { return ember::where(c, *this, o); }
 
+Tensor Tensor::real() const { return ember::real(*this); }
+Tensor Tensor::imag() const { return ember::imag(*this); }
+Tensor Tensor::conj() const { return ember::conj(*this); }
+Tensor Tensor::angle() const { return ember::angle(*this); }
+
 #define EMBER_UNARY_METHOD_DEF(n) \
   Tensor Tensor::n() const { return ember::n(*this); } \
   Tensor& Tensor::n##_() { return ember::n##_(*this); }

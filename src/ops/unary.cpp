@@ -21,10 +21,17 @@ void check_not_bool_neg(const Tensor& a) {
   Tensor n(const Tensor& a) { return ops::n()(a); }             \
   Tensor& n##_(Tensor& a) { return bumped(ops::n##_()(a)); }
 EMBER_UNARY_FLOAT_OPS(EMBER_UNARY_PUBLIC)
-EMBER_UNARY_PUBLIC(abs) EMBER_UNARY_PUBLIC(sign) EMBER_UNARY_PUBLIC(relu)
+EMBER_UNARY_PUBLIC(sign) EMBER_UNARY_PUBLIC(relu)
 EMBER_UNARY_PUBLIC(floor) EMBER_UNARY_PUBLIC(ceil) EMBER_UNARY_PUBLIC(round)
 EMBER_UNARY_PUBLIC(trunc) EMBER_UNARY_PUBLIC(frac)
 #undef EMBER_UNARY_PUBLIC
+
+// |z| of a complex tensor is real (torch's abs); in place it could not be stored back.
+Tensor abs(const Tensor& a) { return is_complex(a.dtype()) ? complex_abs(a) : ops::abs()(a); }
+Tensor& abs_(Tensor& a) {
+  EMBER_CHECK(!is_complex(a.dtype()), "In-place abs is not supported for complex tensors.");
+  return bumped(ops::abs_()(a));
+}
 
 Tensor neg(const Tensor& a) {
   check_not_bool_neg(a);
@@ -106,7 +113,13 @@ Tensor unary_autograd(const char* name, const Tensor& a, Tensor out, Uses uses, 
   if (uses == Uses::Self) saves.push_back(saved_input(a));
   if (uses == Uses::Result) saves.push_back(saved_output(out));
   record(name, {a}, {out}, std::move(saves), [f, uses](const variable_list& g, LambdaNode& n) -> variable_list {
-    return {grad_for(n, 0, [&] { return f(g[0], uses == Uses::Nothing ? Tensor() : n.unpack(0)); })};
+    return {grad_for(n, 0, [&] {
+      Tensor s = uses == Uses::Nothing ? Tensor() : n.unpack(0);
+      // The complex ops here are holomorphic: torch's gradient is g * conj(f'(z)), which is
+      // conj(f(conj(g))) for a formula f linear in g (f(g) = g * f'(z)).
+      if (s.defined() && is_complex(s.dtype())) return conj(f(conj(g[0]), s));
+      return f(g[0], s);
+    })};
   });
   return out;
 }

@@ -16,7 +16,7 @@ constexpr StorageName kStorageNames[] = {
     {kBool, "BoolStorage"},   {kUInt8, "ByteStorage"},     {kInt8, "CharStorage"},
     {kInt16, "ShortStorage"}, {kInt32, "IntStorage"},      {kInt64, "LongStorage"},
     {kFloat16, "HalfStorage"}, {kBFloat16, "BFloat16Storage"}, {kFloat32, "FloatStorage"},
-    {kFloat64, "DoubleStorage"},
+    {kFloat64, "DoubleStorage"}, {kComplex64, "ComplexFloatStorage"}, {kComplex128, "ComplexDoubleStorage"},
 };
 }  // namespace
 

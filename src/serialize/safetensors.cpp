@@ -255,7 +255,7 @@ const char* dtype_code(DType t) {
     case DType::Float32: return "F32";
     case DType::Float64: return "F64";
   }
-  throw Error("safetensors: unsupported dtype");
+  throw Error(detail::cat("safetensors: tensors of dtype ", dtype_name(t), " are not supported"));
 }
 
 DType dtype_from_code(const std::string& s) {

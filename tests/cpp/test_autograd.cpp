@@ -87,7 +87,7 @@ EMBER_DEVICE_TEST(Autograd, LeafAndGradFn) {
   EXPECT_EQ(y.grad_fn()->name(), "AddBackward0");
   EXPECT_EQ((y * y).grad_fn()->name(), "MulBackward0");
   EXPECT_THROW_MSG(zeros({2}, {.dtype = kInt64}).requires_grad_(), Error,
-                   "only Tensors of floating point dtype can require gradients");
+                   "only Tensors of floating point and complex dtype can require gradients");
   Tensor d = y.detach();
   EXPECT_FALSE(d.requires_grad());
   EXPECT_TRUE(d.is_alias_of(y));

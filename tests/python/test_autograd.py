@@ -49,7 +49,7 @@ def test_requires_grad_setters():
     assert x.requires_grad_() is x and x.requires_grad
     x.requires_grad = False
     assert not x.requires_grad
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"):
         ember.zeros(2, dtype=ember.int64).requires_grad_()
     y = ember.ones(2, requires_grad=True) * 3
     with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables. If"):

@@ -1,5 +1,5 @@
 #pragma once
-// A Python-style number: bool, integer or floating. Used for scalar operands, which take
+// A Python-style number: bool, integer, floating or complex. Used for scalar operands, which take
 // part in type promotion as "wrapped numbers" (they never widen a tensor's dtype within its
 // category).
 #include <cstdint>
@@ -12,7 +12,7 @@ namespace ember {
 
 class Scalar {
  public:
-  enum class Kind : uint8_t { Bool, Int, Float };
+  enum class Kind : uint8_t { Bool, Int, Float, Complex };
 
   Scalar() : kind_(Kind::Int), i_(0) {}
   Scalar(bool v) : kind_(Kind::Bool), i_(v) {}
@@ -22,21 +22,30 @@ class Scalar {
   Scalar(T v) : kind_(Kind::Float), d_(double(v)) {}
   Scalar(Half v) : kind_(Kind::Float), d_(float(v)) {}
   Scalar(BFloat16 v) : kind_(Kind::Float), d_(float(v)) {}
+  template <class T>
+  Scalar(std::complex<T> v) : kind_(Kind::Complex), d_(double(v.real())), im_(double(v.imag())) {}
 
   Kind kind() const { return kind_; }
   bool is_bool() const { return kind_ == Kind::Bool; }
   bool is_integral() const { return kind_ == Kind::Int; }
   bool is_floating() const { return kind_ == Kind::Float; }
+  bool is_complex() const { return kind_ == Kind::Complex; }
 
-  double to_double() const { return kind_ == Kind::Float ? d_ : double(i_); }
-  int64_t to_int() const { return kind_ == Kind::Float ? int64_t(d_) : i_; }
-  bool to_bool() const { return kind_ == Kind::Float ? d_ != 0.0 : i_ != 0; }
+  // A complex scalar converts to a real type by its real part (torch's cast).
+  double to_double() const { return has_double() ? d_ : double(i_); }
+  int64_t to_int() const { return has_double() ? int64_t(d_) : i_; }
+  bool to_bool() const { return kind_ == Kind::Complex ? (d_ != 0.0 || im_ != 0.0) : has_double() ? d_ != 0.0 : i_ != 0; }
+  double imag() const { return kind_ == Kind::Complex ? im_ : 0.0; }
+  std::complex<double> to_complex() const { return {to_double(), imag()}; }
   template <class T> T to() const {
     if constexpr (std::is_same_v<T, bool>) return to_bool();
-    else if constexpr (std::is_integral_v<T>) return kind_ == Kind::Float ? T(int64_t(d_)) : T(i_);
+    else if constexpr (std::is_integral_v<T>) return has_double() ? T(int64_t(d_)) : T(i_);
+    else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>)
+      return T(typename T::value_type(to_double()), typename T::value_type(imag()));
     else return T(to_double());
   }
-  // The dtype a 0-dim tensor made from this scalar gets: bool, int64 or the default float.
+  // The dtype a 0-dim tensor made from this scalar gets: bool, int64, the default float or its
+  // complex counterpart.
   DType dtype() const;
   std::string str() const;
   Scalar operator-() const;
@@ -44,8 +53,10 @@ class Scalar {
   void store(void* dst, DType dtype) const;
 
  private:
+  bool has_double() const { return kind_ == Kind::Float || kind_ == Kind::Complex; }
   Kind kind_;
   union { int64_t i_; double d_; };
+  double im_ = 0.0;
 };
 
 }  // namespace ember

@@ -1,30 +1,76 @@
-"""ember.fft: the parts of torch.fft that need no complex dtype.
+"""ember.fft: torch.fft's discrete Fourier transforms.
 
-fftfreq, rfftfreq, fftshift and ifftshift are real-valued (sample frequencies and a roll), so
-they are here with torch's signatures. The transforms themselves (fft, rfft, ...) return complex
-tensors, and ember has no complex dtype yet: they raise NotImplementedError saying so, rather
-than returning something else.
+The transforms run in C++ (src/ops/fft.cpp over KISS FFT, src/cpu/fft_kernels.cpp) and are
+differentiable; this module gives them torch's Python signatures (``n``/``s``, ``dim``,
+``norm``, ``out=``). fftfreq, rfftfreq, fftshift and ifftshift are here too.
 """
 import ember as _ember
+from ember._C import _fft as _C_fft
 
-__all__ = ["fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
+           "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
 
-def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False):
+def _finish(result, out):
+    if out is None:
+        return result
+    if tuple(out.shape) != tuple(result.shape):
+        out.resize_(result.shape)
+    out.copy_(result)
+    return out
+
+
+def _sizes(s):
+    if s is None:
+        return None
+    return [int(s)] if isinstance(s, int) else [int(v) for v in s]
+
+
+def _one(name):
+    impl = getattr(_C_fft, name)
+
+    def transform(input, n=None, dim=-1, norm=None, *, out=None):
+        return _finish(impl(input, None if n is None else int(n), int(dim), norm), out)
+
+    transform.__name__ = transform.__qualname__ = name
+    transform.__doc__ = f"torch.fft.{name}(input, n=None, dim=-1, norm=None): see ember/fft/__init__.py"
+    return transform
+
+
+def _many(name, default_dim=None):
+    impl = getattr(_C_fft, name)
+
+    def transform(input, s=None, dim=default_dim, norm=None, *, out=None):
+        return _finish(impl(input, _sizes(s), _sizes(dim), norm), out)
+
+    transform.__name__ = transform.__qualname__ = name
+    transform.__doc__ = f"torch.fft.{name}(input, s=None, dim={default_dim}, norm=None)"
+    return transform
+
+
+fft, ifft, rfft, irfft, hfft, ihfft = (_one(n) for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"))
+fftn, ifftn, rfftn, irfftn = (_many(n) for n in ("fftn", "ifftn", "rfftn", "irfftn"))
+fft2, ifft2, rfft2, irfft2 = (_many(n, (-2, -1)) for n in ("fftn", "ifftn", "rfftn", "irfftn"))
+for _f, _n in ((fft2, "fft2"), (ifft2, "ifft2"), (rfft2, "rfft2"), (irfft2, "irfft2")):
+    _f.__name__ = _f.__qualname__ = _n
+del _f, _n
+
+
+def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n), as torch.fft.fftfreq."""
     n = int(n)
     pos = (n - 1) // 2 + 1
     idx = _ember.cat([_ember.arange(0, pos, device=device), _ember.arange(-(n // 2), 0, device=device)])
-    out = (idx * (1.0 / (d * n))).to(dtype if dtype is not None else _ember.get_default_dtype())
-    return out.requires_grad_(requires_grad)
+    result = (idx * (1.0 / (d * n))).to(dtype if dtype is not None else _ember.get_default_dtype())
+    return _finish(result, out).requires_grad_(requires_grad)
 
 
-def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False):
+def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """[0, 1, ..., n // 2] / (d * n), as torch.fft.rfftfreq."""
     n = int(n)
-    out = (_ember.arange(0, n // 2 + 1, device=device) * (1.0 / (d * n)))
-    out = out.to(dtype if dtype is not None else _ember.get_default_dtype())
-    return out.requires_grad_(requires_grad)
+    result = (_ember.arange(0, n // 2 + 1, device=device) * (1.0 / (d * n)))
+    result = result.to(dtype if dtype is not None else _ember.get_default_dtype())
+    return _finish(result, out).requires_grad_(requires_grad)
 
 
 def _dims(input, dim):
@@ -47,18 +93,3 @@ def ifftshift(input, dim=None):
     if not dims:
         return input.clone()
     return _ember.roll(input, [-(input.shape[d] // 2) for d in dims], dims)
-
-
-def _needs_complex(name):
-    def transform(*args, **kwargs):
-        raise NotImplementedError(
-            f"torch.fft.{name} returns a complex tensor and ember has no complex dtype yet "
-            "(ember.fft provides fftfreq, rfftfreq, fftshift and ifftshift)")
-    transform.__name__ = name
-    return transform
-
-
-for _name in ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn",
-              "irfftn", "hfft", "ihfft"):
-    globals()[_name] = _needs_complex(_name)
-del _name
