@@ -157,7 +157,7 @@ void gemm_into(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alph
   const int64_t batch = batched ? a.sizes()[0] : 1;
   const int64_t M = a.sizes()[a.dim() - 2], K = a.sizes()[a.dim() - 1], N = b.sizes()[b.dim() - 1];
   if (batch == 0 || M == 0 || N == 0) return;
-  visit_dtype<kNumericTypes>(dt, "addmm_impl_cpu_", [&]<class T>() {
+  visit_dtype<kNumericTypes | kComplexTypes>(dt, "addmm_impl_cpu_", [&]<class T>() {
     T* C = static_cast<T*>(out.data_ptr());
     T al = alpha.to<T>(), be = beta.to<T>();
     if (K == 0) {  // an empty sum: out = beta * out
@@ -166,7 +166,8 @@ void gemm_into(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alph
       else if (be != T(1)) for (int64_t i = 0; i < n; ++i) C[i] = T(be * C[i]);
       return;
     }
-    if constexpr (std::is_floating_point_v<T>) gemm_blas<T>(batch, M, N, K, al, a, b, be, C);
+    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, complex64> || std::is_same_v<T, complex128>)
+      gemm_blas<T>(batch, M, N, K, al, a, b, be, C);
     else gemm_loop<T>(batch, M, N, K, al, a, b, be, C);
   });
 }

@@ -86,4 +86,28 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const
                 });
 }
 
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, std::complex<float> alpha, const std::complex<float>* A,
+          int64_t lda, const std::complex<float>* B, int64_t ldb, std::complex<float> beta, std::complex<float>* C,
+          int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  gemm_threaded(ta, tb, M, N, K, A, lda, B, ldb, C, ldc,
+                [&](int64_t m, int64_t n, const std::complex<float>* a, const std::complex<float>* b,
+                    std::complex<float>* c) {
+                  cblas_cgemm(CblasRowMajor, tr(ta), tr(tb), blasint(m), blasint(n), blasint(K), &alpha, a,
+                              blasint(lda), b, blasint(ldb), &beta, c, blasint(ldc));
+                });
+}
+
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, std::complex<double> alpha, const std::complex<double>* A,
+          int64_t lda, const std::complex<double>* B, int64_t ldb, std::complex<double> beta, std::complex<double>* C,
+          int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  gemm_threaded(ta, tb, M, N, K, A, lda, B, ldb, C, ldc,
+                [&](int64_t m, int64_t n, const std::complex<double>* a, const std::complex<double>* b,
+                    std::complex<double>* c) {
+                  cblas_zgemm(CblasRowMajor, tr(ta), tr(tb), blasint(m), blasint(n), blasint(K), &alpha, a,
+                              blasint(lda), b, blasint(ldb), &beta, c, blasint(ldc));
+                });
+}
+
 }  // namespace ember::cpu

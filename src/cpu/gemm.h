@@ -6,6 +6,7 @@
 // OpenBLAS. Threads: products up to 512^3 multiply-adds are cut into blocks of C on ember's
 // pool (core/thread_pool.h), each a single-threaded library call; larger ones are threaded by
 // the library (OpenMP). Called inside a parallel region either runs single-threaded. With beta == 0, C's old contents (NaN included) are ignored.
+#include <complex>
 #include <cstdint>
 
 namespace ember::cpu {
@@ -14,5 +15,12 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const 
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
           const double* B, int64_t ldb, double beta, double* C, int64_t ldc);
+// complex64/complex128: OpenBLAS's cgemm/zgemm (op = plain transpose, no conjugation).
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, std::complex<float> alpha, const std::complex<float>* A,
+          int64_t lda, const std::complex<float>* B, int64_t ldb, std::complex<float> beta, std::complex<float>* C,
+          int64_t ldc);
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, std::complex<double> alpha, const std::complex<double>* A,
+          int64_t lda, const std::complex<double>* B, int64_t ldb, std::complex<double> beta, std::complex<double>* C,
+          int64_t ldc);
 
 }  // namespace ember::cpu

@@ -133,13 +133,23 @@ Tensor eye(int64_t n, std::optional<int64_t> m, TensorOptions opts) {
 // ---- random
 Tensor& uniform_(Tensor& self, double from, double to, Generator* gen) {
   EMBER_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
-  ops::uniform_()(self, from, to, gen);
+  if (self.is_complex()) {  // torch: real and imaginary parts each uniform, one real stream
+    Tensor parts = view_as_real(self);
+    ops::uniform_()(parts, from, to, gen);
+  } else {
+    ops::uniform_()(self, from, to, gen);
+  }
   self.impl()->bump_version();
   return self;
 }
 Tensor& normal_(Tensor& self, double mean, double std, Generator* gen) {
   EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-  ops::normal_()(self, mean, std, gen);
+  if (self.is_complex()) {  // torch: parts normal with std / sqrt(2), so E|z|^2 = std^2
+    Tensor parts = view_as_real(self);
+    ops::normal_()(parts, mean, std / std::sqrt(2.0), gen);
+  } else {
+    ops::normal_()(self, mean, std, gen);
+  }
   self.impl()->bump_version();
   return self;
 }
@@ -257,7 +267,7 @@ Tensor& log_normal_(Tensor& self, double mean, double std, Generator* gen) {
 
 namespace {
 void check_float(const char* op, DType t) {
-  EMBER_CHECK(is_floating(t), '"', op, "\" not implemented for '", scalar_type_name(t), "'");
+  EMBER_CHECK(is_floating_or_complex(t), '"', op, "\" not implemented for '", scalar_type_name(t), "'");
 }
 }  // namespace
 

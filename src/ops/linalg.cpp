@@ -21,6 +21,8 @@ const char* meta_name(DType t) {
     case DType::BFloat16: return "c10::BFloat16";
     case DType::Float32: return "float";
     case DType::Float64: return "double";
+    case DType::Complex64: return "c10::complex<float>";
+    case DType::Complex128: return "c10::complex<double>";
   }
   return "?";
 }
@@ -262,8 +264,8 @@ Tensor mm_ag(const Tensor& a, const Tensor& b) {
   Tensor out = below_autograd([&] { return ops::mm()(a, b); });
   record("MmBackward0", {a, b}, {out}, {saved_input(saved_if(b.requires_grad(), a)), saved_input(saved_if(a.requires_grad(), b))},
          [](const variable_list& g, LambdaNode& n) -> variable_list {
-           return {grad_for(n, 0, [&] { return mm(g[0], n.unpack(1).t()); }),
-                   grad_for(n, 1, [&] { return mm(n.unpack(0).t(), g[0]); })};
+           return {grad_for(n, 0, [&] { return mm(g[0], conj(n.unpack(1)).t()); }),
+                   grad_for(n, 1, [&] { return mm(conj(n.unpack(0)).t(), g[0]); })};
          });
   return out;
 }
@@ -272,8 +274,8 @@ Tensor bmm_ag(const Tensor& a, const Tensor& b) {
   Tensor out = below_autograd([&] { return ops::bmm()(a, b); });
   record("BmmBackward0", {a, b}, {out}, {saved_input(saved_if(b.requires_grad(), a)), saved_input(saved_if(a.requires_grad(), b))},
          [](const variable_list& g, LambdaNode& n) -> variable_list {
-           return {grad_for(n, 0, [&] { return bmm(g[0], n.unpack(1).transpose(1, 2)); }),
-                   grad_for(n, 1, [&] { return bmm(n.unpack(0).transpose(1, 2), g[0]); })};
+           return {grad_for(n, 0, [&] { return bmm(g[0], conj(n.unpack(1)).transpose(1, 2)); }),
+                   grad_for(n, 1, [&] { return bmm(conj(n.unpack(0)).transpose(1, 2), g[0]); })};
          });
   return out;
 }
@@ -285,8 +287,8 @@ Tensor addmm_ag(const Tensor& self, const Tensor& m1, const Tensor& m2, const Sc
          {saved_input(saved_if(m2.requires_grad(), m1)), saved_input(saved_if(m1.requires_grad(), m2))},
          [s = self.sizes(), beta, alpha](const variable_list& g, LambdaNode& n) -> variable_list {
            return {grad_for(n, 0, [&] { return sum_to(maybe_multiply(g[0], beta), s); }),
-                   grad_for(n, 1, [&] { return maybe_multiply(mm(g[0], n.unpack(1).t()), alpha); }),
-                   grad_for(n, 2, [&] { return maybe_multiply(mm(n.unpack(0).t(), g[0]), alpha); })};
+                   grad_for(n, 1, [&] { return maybe_multiply(mm(g[0], conj(n.unpack(1)).t()), alpha); }),
+                   grad_for(n, 2, [&] { return maybe_multiply(mm(conj(n.unpack(0)).t(), g[0]), alpha); })};
          });
   return out;
 }
@@ -295,8 +297,8 @@ Tensor dot_ag(const Tensor& a, const Tensor& b) {
   Tensor out = below_autograd([&] { return ops::dot()(a, b); });
   record("DotBackward0", {a, b}, {out}, {saved_input(saved_if(b.requires_grad(), a)), saved_input(saved_if(a.requires_grad(), b))},
          [](const variable_list& g, LambdaNode& n) -> variable_list {
-           return {grad_for(n, 0, [&] { return g[0] * n.unpack(1); }),
-                   grad_for(n, 1, [&] { return g[0] * n.unpack(0); })};
+           return {grad_for(n, 0, [&] { return g[0] * conj(n.unpack(1)); }),
+                   grad_for(n, 1, [&] { return g[0] * conj(n.unpack(0)); })};
          });
   return out;
 }

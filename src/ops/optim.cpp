@@ -4,6 +4,9 @@
 // device. Errors name the op, the list, the index and both values, as PyTorch's do.
 #include "ember/optim/fused.h"
 
+#include "ember/autograd/grad_mode.h"
+#include "ember/ops.h"
+
 #include "ops/op_handles.h"
 
 namespace ember {
@@ -59,6 +62,16 @@ void check(const char* op, TensorList params, std::initializer_list<ListArg> lis
 }  // namespace
 
 namespace {
+// Complex parameters (and their gradients and states) update as their (re, im) pairs, as
+// torch's optimizers do through view_as_real: every rule here is elementwise.
+std::vector<Tensor> real_views(TensorList ts) {
+  NoGradGuard no_grad;
+  std::vector<Tensor> out;
+  out.reserve(ts.size());
+  for (const Tensor& t : ts) out.push_back(t.defined() && t.is_complex() ? view_as_real(t) : t);
+  return out;
+}
+
 // Adam and AdamW take the same lists; only the weight-decay rule differs.
 void check_adam(const char* op, TensorList params, TensorList grads, TensorList exp_avgs, TensorList exp_avg_sqs,
                 TensorList max_exp_avg_sqs, TensorList state_steps, bool amsgrad) {
@@ -73,31 +86,32 @@ void _fused_adam_(TensorList params, TensorList grads, TensorList exp_avgs, Tens
                   TensorList max_exp_avg_sqs, TensorList state_steps, double lr, double beta1, double beta2,
                   double weight_decay, double eps, bool amsgrad, bool maximize) {
   check_adam("_fused_adam_", params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad);
-  ops::_fused_adam_()(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2,
-                      weight_decay, eps, amsgrad, maximize);
+  ops::_fused_adam_()(real_views(params), real_views(grads), real_views(exp_avgs), real_views(exp_avg_sqs),
+                      real_views(max_exp_avg_sqs), state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize);
 }
 
 void _fused_adamw_(TensorList params, TensorList grads, TensorList exp_avgs, TensorList exp_avg_sqs,
                    TensorList max_exp_avg_sqs, TensorList state_steps, double lr, double beta1, double beta2,
                    double weight_decay, double eps, bool amsgrad, bool maximize) {
   check_adam("_fused_adamw_", params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad);
-  ops::_fused_adamw_()(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2,
-                       weight_decay, eps, amsgrad, maximize);
+  ops::_fused_adamw_()(real_views(params), real_views(grads), real_views(exp_avgs), real_views(exp_avg_sqs),
+                       real_views(max_exp_avg_sqs), state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize);
 }
 
 void _fused_sgd_(TensorList params, TensorList grads, TensorList momentum_buffer_list, double weight_decay,
                  double momentum, double lr, double dampening, bool nesterov, bool maximize, bool is_first_step) {
   check("_fused_sgd_", params,
         {{"grads", grads}, {"momentum_buffer_list", momentum_buffer_list, momentum != 0 ? nullptr : "momentum=0"}});
-  ops::_fused_sgd_()(params, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize,
-                     is_first_step);
+  ops::_fused_sgd_()(real_views(params), real_views(grads), real_views(momentum_buffer_list), weight_decay, momentum,
+                     lr, dampening, nesterov, maximize, is_first_step);
 }
 
 void _fused_adagrad_(TensorList params, TensorList grads, TensorList state_sums, TensorList state_steps, double lr,
                      double lr_decay, double weight_decay, double eps, bool maximize) {
   check("_fused_adagrad_", params,
         {{"grads", grads}, {"state_sums", state_sums}, {"state_steps", state_steps, nullptr, /*steps=*/true}});
-  ops::_fused_adagrad_()(params, grads, state_sums, state_steps, lr, lr_decay, weight_decay, eps, maximize);
+  ops::_fused_adagrad_()(real_views(params), real_views(grads), real_views(state_sums), state_steps, lr, lr_decay,
+                         weight_decay, eps, maximize);
 }
 
 void _fused_rmsprop_(TensorList params, TensorList grads, TensorList square_avgs, TensorList momentum_buffer_list,
@@ -108,7 +122,8 @@ void _fused_rmsprop_(TensorList params, TensorList grads, TensorList square_avgs
          {"square_avgs", square_avgs},
          {"momentum_buffer_list", momentum_buffer_list, momentum > 0 ? nullptr : "momentum=0"},
          {"grad_avgs", grad_avgs, centered ? nullptr : "centered=False"}});
-  ops::_fused_rmsprop_()(params, grads, square_avgs, momentum_buffer_list, grad_avgs, lr, alpha, eps, weight_decay,
+  ops::_fused_rmsprop_()(real_views(params), real_views(grads), real_views(square_avgs),
+                         real_views(momentum_buffer_list), real_views(grad_avgs), lr, alpha, eps, weight_decay,
                          momentum, centered, maximize);
 }
 

@@ -254,6 +254,7 @@ const char* dtype_code(DType t) {
     case DType::BFloat16: return "BF16";
     case DType::Float32: return "F32";
     case DType::Float64: return "F64";
+    case DType::Complex64: case DType::Complex128: break;  // not in the format's dtype list
   }
   throw Error(detail::cat("safetensors: tensors of dtype ", dtype_name(t), " are not supported"));
 }
