@@ -1,5 +1,6 @@
 // CPU kernels for torch.fft's three primitives (c2c, r2c, c2r) on KISS FFT's mixed-radix
-// transform (radix 2, 3, 4, 5 butterflies, a generic one for other prime factors).
+// transform (radix 2, 3, 4, 5 butterflies, a generic one for other prime factors), with
+// Bluestein's algorithm for lengths that have a large prime factor.
 //
 // An n-dimensional transform is a 1-D transform along each dim in turn. The data is first
 // copied into a contiguous complex buffer; a dim of size n with `inner` elements after it is
@@ -10,6 +11,7 @@
 
 #include <cmath>
 #include <complex>
+#include <optional>
 #include <vector>
 
 #include "core/dtype_dispatch.h"
@@ -31,6 +33,68 @@ int64_t outer_size(const Shape& s, int64_t d) {
   for (int64_t i = 0; i < d; ++i) r *= s[i];
   return r;
 }
+// The largest prime factor of n (n >= 1).
+int64_t largest_prime_factor(int64_t n) {
+  int64_t best = 1;
+  for (int64_t p = 2; p * p <= n; ++p)
+    while (n % p == 0) { best = p; n /= p; }
+  return n > 1 ? n : best;
+}
+// KISS FFT's generic butterfly costs O(n p) for a prime factor p; beyond this, Bluestein.
+constexpr int64_t kMaxDirectPrime = 64;
+bool is_smooth(int64_t n) { return largest_prime_factor(std::max<int64_t>(n, 1)) <= kMaxDirectPrime; }
+
+// A 1-D complex transform of one length: KISS FFT's mixed radix when n factors into small
+// primes, else Bluestein's algorithm (the DFT as a convolution with a chirp, done by
+// power-of-two FFTs of length >= 2n - 1), O(n log n) for any n.
+template <class R> class LineFft {
+ public:
+  using C = std::complex<R>;
+  LineFft(int64_t n, bool inverse) : n_(n), direct_(is_smooth(n)) {
+    if (direct_) {
+      plan_.emplace(size_t(n), inverse);
+      return;
+    }
+    m_ = 1;
+    while (m_ < 2 * n - 1) m_ *= 2;
+    fwd_.emplace(size_t(m_), false);
+    inv_.emplace(size_t(m_), true);
+    chirp_.resize(n);
+    const double sign = inverse ? 1.0 : -1.0;
+    for (int64_t k = 0; k < n; ++k) {
+      // k^2 mod 2n keeps the angle small (exact in double for any length that fits in memory)
+      double phase = sign * M_PI * double((k * k) % (2 * n)) / double(n);
+      chirp_[k] = C(R(std::cos(phase)), R(std::sin(phase)));
+    }
+    std::vector<C> b(m_, C(0));
+    for (int64_t k = 0; k < n; ++k) b[k] = std::conj(chirp_[k]);
+    for (int64_t k = 1; k < n; ++k) b[m_ - k] = std::conj(chirp_[k]);
+    kernel_.resize(m_);
+    fwd_->transform(b.data(), kernel_.data());
+    work_.resize(m_);
+    spec_.resize(m_);
+  }
+  void transform(const C* in, C* out) {
+    if (direct_) {
+      plan_->transform(in, out);
+      return;
+    }
+    for (int64_t k = 0; k < n_; ++k) work_[k] = in[k] * chirp_[k];
+    std::fill(work_.begin() + n_, work_.end(), C(0));
+    fwd_->transform(work_.data(), spec_.data());
+    for (int64_t k = 0; k < m_; ++k) spec_[k] *= kernel_[k];
+    inv_->transform(spec_.data(), work_.data());
+    const R inv_m = R(1) / R(m_);
+    for (int64_t k = 0; k < n_; ++k) out[k] = work_[k] * chirp_[k] * inv_m;
+  }
+
+ private:
+  int64_t n_, m_ = 0;
+  bool direct_;
+  std::optional<kissfft<R>> plan_, fwd_, inv_;
+  std::vector<C> chirp_, kernel_, work_, spec_;
+};
+
 // Lines per task: enough work (about 16k points) to pay for a plan and a task.
 int64_t line_grain(int64_t n) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)); }
 
@@ -42,7 +106,7 @@ void transform_dim(std::complex<R>* data, const Shape& sizes, int64_t d, bool in
   const int64_t n = sizes[d], inner = inner_size(sizes, d), lines = outer_size(sizes, d) * inner;
   if (n == 0 || lines == 0) return;
   parallel_for(0, lines, line_grain(n), [&](int64_t begin, int64_t end) {
-    kissfft<R> plan(size_t(n), inverse);
+    LineFft<R> plan(n, inverse);
     std::vector<C> in(n), out(n);
     for (int64_t line = begin; line < end; ++line) {
       C* p = data + (line / inner) * n * inner + line % inner;
@@ -114,8 +178,11 @@ Tensor fft_r2c_cpu(const Tensor& self, IntArrayRef dims, int64_t normalization, 
     C* dst = out.data_ptr<C>();
     if (n > 0 && lines > 0) {
       parallel_for(0, lines, line_grain(n), [&](int64_t begin, int64_t end) {
-        const bool even = n % 2 == 0 && n >= 2;
-        kissfft<R> plan(size_t(even ? n / 2 : n), false);
+        const bool even = n % 2 == 0 && n >= 2 && is_smooth(n / 2);
+        std::optional<kissfft<R>> half_plan;
+        std::optional<LineFft<R>> plan;
+        if (even) half_plan.emplace(size_t(n / 2), false);
+        else plan.emplace(n, false);
         std::vector<R> line(n);
         std::vector<C> wide(even ? 0 : n), spec(even ? n / 2 : n);
         for (int64_t l = begin; l < end; ++l) {
@@ -125,13 +192,13 @@ Tensor fft_r2c_cpu(const Tensor& self, IntArrayRef dims, int64_t normalization, 
           for (int64_t k = 0; k < n; ++k) line[k] = p[k * inner];
           if (even) {
             // spec[0] packs the DC (real) and Nyquist (imag) terms.
-            plan.transform_real(line.data(), spec.data());
+            half_plan->transform_real(line.data(), spec.data());
             q[0] = C(spec[0].real() * s, 0);
             q[(n / 2) * inner] = C(spec[0].imag() * s, 0);
             for (int64_t k = 1; k < n / 2; ++k) q[k * inner] = spec[k] * s;
           } else {
             for (int64_t k = 0; k < n; ++k) wide[k] = C(line[k], 0);
-            plan.transform(wide.data(), spec.data());
+            plan->transform(wide.data(), spec.data());
             for (int64_t k = 0; k < half; ++k) q[k * inner] = spec[k] * s;
           }
         }
@@ -168,7 +235,7 @@ Tensor fft_c2r_cpu(const Tensor& self, IntArrayRef dims, int64_t normalization, 
     R* dst = out.data_ptr<R>();
     if (lines == 0) return;
     parallel_for(0, lines, line_grain(n), [&](int64_t begin, int64_t end) {
-      kissfft<R> plan(size_t(n), true);
+      LineFft<R> plan(n, true);
       std::vector<C> full(n), res(n);
       for (int64_t l = begin; l < end; ++l) {
         const int64_t o = l / inner, i = l % inner;

@@ -44,7 +44,8 @@ double max_diff(const Tensor& a, const Tensor& b) {
 }
 
 TEST(Fft, MatchesDirectDftForMixedRadixAndPrimeSizes) {
-  for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 30, 31}) {
+  // 67, 134 and 257 have a prime factor above 64: Bluestein's algorithm, not the mixed radix
+  for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 30, 31, 67, 134, 257}) {
     Tensor z = crnd({n}, uint64_t(n));
     auto values = z.tolist<complex128>();
     auto d = direct_dft(values, false);
@@ -58,7 +59,7 @@ TEST(Fft, MatchesDirectDftForMixedRadixAndPrimeSizes) {
 }
 
 TEST(Fft, RealTransformsAreTheHalfSpectrumAndInvert) {
-  for (int64_t n : {1, 2, 5, 8, 11, 16}) {
+  for (int64_t n : {1, 2, 5, 8, 11, 16, 67, 134, 139}) {
     Tensor x = rnd({3, n}, uint64_t(n) + 100);
     Tensor full = fft::fft(x);
     Tensor half = fft::rfft(x);

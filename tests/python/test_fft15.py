@@ -28,7 +28,7 @@ NORMS = [None, "backward", "ortho", "forward"]
 
 
 @pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"])
-@pytest.mark.parametrize("size", [1, 2, 7, 8, 12, 13])
+@pytest.mark.parametrize("size", [1, 2, 7, 8, 12, 13, 67, 142])  # 67, 142: Bluestein
 @pytest.mark.parametrize("norm", NORMS)
 def test_1d_transforms_match_torch(torch_ref, name, size, norm):
     if name in ("irfft", "hfft") and size == 1:
