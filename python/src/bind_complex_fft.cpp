@@ -65,6 +65,8 @@ void bind_fft(nb::module_& m) {
   many("ifftn", &fft::ifftn);
   many("rfftn", &fft::rfftn);
   many("irfftn", &fft::irfftn);
+  f.def("fftshift", &fft::fftshift, nb::arg("input"), nb::arg("dim").none() = nb::none());
+  f.def("ifftshift", &fft::ifftshift, nb::arg("input"), nb::arg("dim").none() = nb::none());
 }
 
 }  // namespace

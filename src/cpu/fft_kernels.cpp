@@ -138,10 +138,8 @@ Tensor complex_buffer(const Tensor& self, DType dtype) {
   return out;
 }
 
-Tensor fft_c2c_cpu(const Tensor& self, IntArrayRef dims, int64_t normalization, bool forward) {
-  check_normalization("fft_c2c", normalization);
-  EMBER_CHECK(is_complex(self.dtype()), "fft_c2c: expected a complex input tensor, got ", dtype_name(self.dtype()));
-  Tensor out = complex_buffer(self, self.dtype());
+// Transforms the contiguous complex buffer `out` in place over dims.
+Tensor c2c_in_place(Tensor out, IntArrayRef dims, int64_t normalization, bool forward) {
   const double scale = norm_scale(normalization, signal_numel(out.sizes(), dims));
   visit_dtype<kComplexTypes>(out.dtype(), "fft_c2c", [&]<class C>() {
     using R = typename C::value_type;
@@ -149,6 +147,12 @@ Tensor fft_c2c_cpu(const Tensor& self, IntArrayRef dims, int64_t normalization, 
       transform_dim<R>(out.data_ptr<C>(), out.sizes(), dims[i], !forward, i + 1 == dims.size() ? R(scale) : R(1));
   });
   return out;
+}
+
+Tensor fft_c2c_cpu(const Tensor& self, IntArrayRef dims, int64_t normalization, bool forward) {
+  check_normalization("fft_c2c", normalization);
+  EMBER_CHECK(is_complex(self.dtype()), "fft_c2c: expected a complex input tensor, got ", dtype_name(self.dtype()));
+  return c2c_in_place(complex_buffer(self, self.dtype()), dims, normalization, forward);
 }
 
 // The last of dims as a real-to-half-spectrum transform (even n: KISS FFT's real transform, a
@@ -161,8 +165,7 @@ Tensor fft_r2c_cpu(const Tensor& self, IntArrayRef dims, int64_t normalization, 
               dtype_name(t));
   EMBER_CHECK(!dims.empty(), "fft_r2c: must transform at least one dimension");
   if (!onesided) {  // the full spectrum: a complex transform of (x, 0)
-    Tensor z = complex_buffer(self, real_to_complex(t));
-    return fft_c2c_cpu(z, dims, normalization, /*forward=*/true);
+    return c2c_in_place(complex_buffer(self, real_to_complex(t)), dims, normalization, /*forward=*/true);
   }
   const double scale = norm_scale(normalization, signal_numel(self.sizes(), dims));
   Tensor x = self.contiguous();

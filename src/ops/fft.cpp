@@ -52,7 +52,7 @@ void check_points(int64_t n) { EMBER_CHECK(n >= 1, "Invalid number of data point
 struct ShapeAndDims {
   std::vector<int64_t> shape, dims;
 };
-ShapeAndDims canonical(const char* fn, const Tensor& x, const OptSizes& s, const OptSizes& dim) {
+ShapeAndDims canonical(const Tensor& x, const OptSizes& s, const OptSizes& dim) {
   const int64_t nd = x.dim();
   ShapeAndDims r;
   if (dim) {
@@ -77,7 +77,6 @@ ShapeAndDims canonical(const char* fn, const Tensor& x, const OptSizes& s, const
       for (int64_t i = 0; i < nd; ++i) r.dims.push_back(i);
     for (int64_t d : r.dims) r.shape.push_back(x.sizes()[d]);
   }
-  (void)fn;
   return r;
 }
 
@@ -88,13 +87,13 @@ Tensor resize_dims(Tensor x, const ShapeAndDims& sd) {
 
 Tensor c2c_nd(const char* fn, const Tensor& input, const OptSizes& s, const OptSizes& dim, const Norm& norm, bool forward) {
   Tensor x = as_complex_input(input);
-  ShapeAndDims sd = canonical(fn, x, s, dim);
+  ShapeAndDims sd = canonical(x, s, dim);
   x = resize_dims(x, sd);
   return ops::fft_c2c()(x, sd.dims, norm_mode(norm, forward), forward);
 }
 Tensor r2c_nd(const char* fn, const Tensor& input, const OptSizes& s, const OptSizes& dim, const Norm& norm, bool forward) {
   Tensor x = as_real_input(fn, input);
-  ShapeAndDims sd = canonical(fn, x, s, dim);
+  ShapeAndDims sd = canonical(x, s, dim);
   EMBER_CHECK(!sd.dims.empty(), fn, " must transform at least one axis");
   x = resize_dims(x, sd);
   Tensor out = ops::fft_r2c()(x, sd.dims, norm_mode(norm, forward), /*onesided=*/true);
@@ -103,7 +102,7 @@ Tensor r2c_nd(const char* fn, const Tensor& input, const OptSizes& s, const OptS
 // c2r over dims; the last dim's output size is s's last entry, else 2 * (m - 1).
 Tensor c2r_nd(const char* fn, const Tensor& input, const OptSizes& s, const OptSizes& dim, const Norm& norm, bool forward) {
   Tensor x = as_complex_input(input);
-  ShapeAndDims sd = canonical(fn, x, s, dim);
+  ShapeAndDims sd = canonical(x, s, dim);
   EMBER_CHECK(!sd.dims.empty(), fn, " must transform at least one axis");
   int64_t last = sd.dims.back();
   int64_t n = (s && s->back() != -1) ? sd.shape.back() : 2 * (x.sizes()[last] - 1);
@@ -112,6 +111,15 @@ Tensor c2r_nd(const char* fn, const Tensor& input, const OptSizes& s, const OptS
   x = resize_dims(x, sd);
   if (forward) x = conj(x);  // hfft: the Hermitian signal's forward transform
   return ops::fft_c2r()(x, sd.dims, norm_mode(norm, forward), n);
+}
+
+// A roll by sign * (n / 2) along each dim (every dim when dim is nullopt): fftshift / ifftshift.
+Tensor roll_half(const Tensor& x, const OptSizes& dim, int64_t sign) {
+  std::vector<int64_t> dims, shifts;
+  if (dim) dims = *dim;
+  else for (int64_t i = 0; i < x.dim(); ++i) dims.push_back(i);
+  for (int64_t d : dims) shifts.push_back(sign * (x.sizes()[wrap_dim(d, x.dim())] / 2));
+  return dims.empty() ? x.clone() : roll(x, shifts, dims);
 }
 
 OptSizes one(std::optional<int64_t> n) { return n ? OptSizes(std::vector<int64_t>{*n}) : std::nullopt; }
@@ -165,20 +173,8 @@ Tensor rfftfreq(int64_t n, double d, TensorOptions options) {
   check_points(n);
   return (arange(0, n / 2 + 1, 1, {.device = options.device_or()}) * (1.0 / (d * double(n)))).to(options.dtype_or_default());
 }
-Tensor fftshift(const Tensor& x, const OptSizes& dim) {
-  std::vector<int64_t> dims, shifts;
-  if (dim) dims = *dim;
-  else for (int64_t i = 0; i < x.dim(); ++i) dims.push_back(i);
-  for (int64_t d : dims) shifts.push_back(x.sizes()[wrap_dim(d, x.dim())] / 2);
-  return dims.empty() ? x.clone() : roll(x, shifts, dims);
-}
-Tensor ifftshift(const Tensor& x, const OptSizes& dim) {
-  std::vector<int64_t> dims, shifts;
-  if (dim) dims = *dim;
-  else for (int64_t i = 0; i < x.dim(); ++i) dims.push_back(i);
-  for (int64_t d : dims) shifts.push_back(-(x.sizes()[wrap_dim(d, x.dim())] / 2));
-  return dims.empty() ? x.clone() : roll(x, shifts, dims);
-}
+Tensor fftshift(const Tensor& x, const OptSizes& dim) { return roll_half(x, dim, 1); }
+Tensor ifftshift(const Tensor& x, const OptSizes& dim) { return roll_half(x, dim, -1); }
 
 }  // namespace ember::fft
 

@@ -73,23 +73,11 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requir
     return _finish(result, out).requires_grad_(requires_grad)
 
 
-def _dims(input, dim):
-    if dim is None:
-        return list(range(input.dim()))
-    return [dim] if isinstance(dim, int) else list(dim)
-
-
 def fftshift(input, dim=None):
     """Moves the zero-frequency entry to the centre: a roll by n // 2 along each dim."""
-    dims = _dims(input, dim)
-    if not dims:
-        return input.clone()
-    return _ember.roll(input, [input.shape[d] // 2 for d in dims], dims)
+    return _C_fft.fftshift(input, _sizes(dim))
 
 
 def ifftshift(input, dim=None):
     """The inverse of fftshift: a roll by -(n // 2) along each dim."""
-    dims = _dims(input, dim)
-    if not dims:
-        return input.clone()
-    return _ember.roll(input, [-(input.shape[d] // 2) for d in dims], dims)
+    return _C_fft.ifftshift(input, _sizes(dim))
