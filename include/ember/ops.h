@@ -292,7 +292,7 @@ Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Tensor& value);  //
 Tensor& fill_(Tensor& self, const Scalar& value);
 Tensor& zero_(Tensor& self);
 // Copies src into self, converting dtype and broadcasting src to self's shape.
-Tensor& copy_(Tensor& self, const Tensor& src);
+Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking = false);
 // In-place forms of the ops above. Each writes the op's result into self, which keeps its
 // dtype and shape: the result type must cast to self's dtype (can_cast) and broadcast to self's
 // shape, as PyTorch's in-place ops require.

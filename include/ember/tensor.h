@@ -20,6 +20,8 @@
 
 namespace ember {
 
+struct Stream;  // ember/core/backend.h
+
 class Tensor;
 using TensorList = ArrayRef<Tensor>;
 namespace autograd {
@@ -78,8 +80,10 @@ class Tensor {
 
   // --- conversion / copying ---
   Tensor to(DType dtype, bool copy = false) const;
-  Tensor to(Device device, bool copy = false) const;
-  Tensor to(Device device, DType dtype, bool copy = false) const;
+  // non_blocking: a copy between pinned host memory and a device may return before it finishes
+  // (ordered on the device's current stream), as torch's.
+  Tensor to(Device device, bool copy = false, bool non_blocking = false) const;
+  Tensor to(Device device, DType dtype, bool copy = false, bool non_blocking = false) const;
   Tensor to(const Tensor& other) const;  // dtype and device of other
   Tensor cpu() const { return to(Device(DeviceType::CPU)); }
   Tensor float_() const { return to(kFloat32); }
@@ -91,7 +95,14 @@ class Tensor {
   Tensor bfloat16() const { return to(kBFloat16); }
   Tensor clone() const;
   Tensor contiguous() const;
-  Tensor& copy_(const Tensor& src);
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  // A copy in page-locked host memory, which GPU copies read and write asynchronously
+  // (non_blocking); needs a GPU. is_pinned: whether this host tensor's memory is page-locked.
+  Tensor pin_memory() const;
+  bool is_pinned() const;
+  // This tensor's memory is also used by work queued on `stream` (torch's record_stream): the
+  // caching allocator does not reuse it until that work is done.
+  void record_stream(Stream stream) const;
   Tensor& fill_(const Scalar& value);
   Tensor& fill_(const Tensor& value);  // 0-dim value
   Tensor& zero_();

@@ -43,7 +43,7 @@ from .serialization import save, load  # noqa: E402,F401
 from . import _tensor_device_flags  # noqa: E402,F401  (Tensor.is_xpu, is_mps, ...)
 from ._dtype_info import finfo, iinfo  # noqa: E402,F401
 from ._global_flags import *  # noqa: E402,F401,F403  (matmul precision, deterministic algorithms)
-from . import accelerator, distributions, onnx, special, testing  # noqa: E402,F401
+from . import accelerator, distributions, onnx, special, testing, version  # noqa: E402,F401
 from . import _composite_ops  # noqa: E402  (cartesian_prod, tensordot, quantile, ...: composites of ember ops)
 for _name in _composite_ops.__all__:
     if not hasattr(_C, _name):  # a C++ op of the same name, where one exists, stays the one used

@@ -354,8 +354,8 @@ void bind_ops_math(nb::module_& m, TensorClass& cls) {
         nb::arg("input"), nb::arg("value"));
   cls.def("zero_", [](Self self) { tensor_of(self).zero_(); return nb::borrow(self); });
   m.def("zero_", [](Self self) { tensor_of(self).zero_(); return nb::borrow(self); }, nb::arg("input"));
-  cls.def("copy_", [](Self self, const Tensor& src, bool) {
-    tensor_of(self).copy_(src);
+  cls.def("copy_", [](Self self, const Tensor& src, bool non_blocking) {
+    tensor_of(self).copy_(src, non_blocking);
     return nb::borrow(self);
   }, nb::arg("src"), nb::arg("non_blocking") = false);
 }

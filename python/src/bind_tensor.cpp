@@ -231,7 +231,8 @@ namespace {
 Tensor tensor_to(const Tensor& self, const nb::args& args, const nb::kwargs& kwargs) {
   std::optional<DType> dtype;
   std::optional<Device> device;
-  bool copy = false;
+  bool copy = false, non_blocking = false;
+  int positional_bools = 0;
   for (nb::handle a : args) {
     if (nb::isinstance<PyDType>(a)) {
       dtype = nb::inst_ptr<PyDType>(a)->value;
@@ -243,7 +244,8 @@ Tensor tensor_to(const Tensor& self, const nb::args& args, const nb::kwargs& kwa
     } else if (PyUnicode_Check(a.ptr())) {
       device = Device(nb::cast<std::string>(a));
     } else if (PyBool_Check(a.ptr())) {
-      // to(dtype, non_blocking, copy) positional booleans: ignored / copy.
+      // to(dtype, non_blocking, copy) positional booleans
+      (positional_bools++ == 0 ? non_blocking : copy) = a.ptr() == Py_True;
     } else {
       throw ember::TypeError(detail::cat("to() received an invalid combination of arguments - got an argument of type ",
                                          Py_TYPE(a.ptr())->tp_name,
@@ -258,14 +260,16 @@ Tensor tensor_to(const Tensor& self, const nb::args& args, const nb::kwargs& kwa
       if (!v.is_none()) device = nb::isinstance<Device>(v) ? *nb::inst_ptr<Device>(v) : Device(nb::cast<std::string>(v));
     } else if (key == "copy") {
       copy = nb::cast<bool>(v);
-    } else if (key == "non_blocking" || key == "memory_format") {
+    } else if (key == "non_blocking") {
+      non_blocking = nb::cast<bool>(v);
+    } else if (key == "memory_format") {
     } else {
       throw ember::TypeError(detail::cat("to() got an unexpected keyword argument '", key, "'"));
     }
   }
   Device dev = device ? *device : self.device();
   DType dt = dtype ? *dtype : self.dtype();
-  return self.to(dev, dt, copy);
+  return self.to(dev, dt, copy, non_blocking);
 }
 
 nb::object tolist_rec(const char* data, DType t, IntArrayRef sizes, size_t dim, int64_t offset, IntArrayRef strides) {
@@ -396,11 +400,11 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
   // ---- conversion
   cls.def("to", &tensor_to);
   cls.def("cpu", [](const Tensor& t) { return t.cpu(); });
-  cls.def("cuda", [](const Tensor& t, nb::handle device, bool) {
+  cls.def("cuda", [](const Tensor& t, nb::handle device, bool non_blocking) {
     Device d = device.is_none() ? Device(DeviceType::CUDA)
                : PyLong_Check(device.ptr()) ? Device(DeviceType::CUDA, int16_t(nb::cast<int>(device)))
                                             : nb::cast<Device>(device);
-    return t.to(d);
+    return t.to(d, false, non_blocking);
   }, nb::arg("device") = nb::none(), nb::arg("non_blocking") = false);
   const std::pair<const char*, DType> casts[] = {
       {"float", kFloat32}, {"double", kFloat64}, {"half", kFloat16}, {"bfloat16", kBFloat16},
@@ -418,8 +422,6 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
     return nb::cast(t.to(nb::cast<DType>(dtype)));
   }, nb::arg("dtype") = nb::none());
   cls.def("type_as", [](const Tensor& t, const Tensor& o) { return t.to(o.dtype()); });
-  cls.def("pin_memory", [](const Tensor& t) { return t; });
-  cls.def("is_pinned", [](const Tensor&) { return false; });
   cls.def("share_memory_", [](nb::handle self) { return self; });
   cls.def("is_shared", [](const Tensor&) { return false; });
   cls.def("item", [](const Tensor& t) { return t.item(); });

@@ -123,7 +123,7 @@ Tensor& record_inplace(Tensor& self, bool clone_self, const std::function<Tensor
                 "a view of a leaf Variable that requires grad is being used in an in-place operation.");
   }
   Tensor value = compute(clone_self ? self.clone() : self);
-  below_autograd([&] { return ops::copy_()(self, value); });
+  below_autograd([&] { return ops::copy_()(self, value, false); });
 
   std::shared_ptr<Node> fn = value.requires_grad() ? value.grad_fn() : nullptr;
   uint32_t fn_output = value.requires_grad() ? uint32_t(value.output_nr()) : 0;

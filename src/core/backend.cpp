@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "ember/core/caching_allocator.h"
 #include "ember/core/errors.h"
 #include "ember/core/generator.h"
 
@@ -44,6 +45,30 @@ std::array<std::atomic<DeviceBackend*>, kNumDeviceTypes>& registry() {
 }
 
 }  // namespace
+
+// ---- the optional parts of the contract: a device type without them says so by name
+namespace {
+[[noreturn]] void lacks(const DeviceBackend& b, const char* what) {
+  throw Error(detail::cat(what, " is not supported on device type '", device_type_name(b.type()), "'"));
+}
+}  // namespace
+DeviceProperties DeviceBackend::properties(int) { lacks(*this, "get_device_properties"); }
+void DeviceBackend::mem_get_info(int, size_t*, size_t*) { lacks(*this, "mem_get_info"); }
+void* DeviceBackend::create_event(int, bool, bool) { lacks(*this, "Event"); }
+void DeviceBackend::destroy_event(void*) {}
+void DeviceBackend::record_event(void*, Stream) { lacks(*this, "Event.record"); }
+void DeviceBackend::wait_event(void*, Stream) { lacks(*this, "Event.wait"); }
+bool DeviceBackend::query_event(void*) { lacks(*this, "Event.query"); }
+void DeviceBackend::synchronize_event(void*) { lacks(*this, "Event.synchronize"); }
+double DeviceBackend::event_elapsed_ms(void*, void*) { lacks(*this, "Event.elapsed_time"); }
+int DeviceBackend::stream_priority(Stream) const { return 0; }
+DeviceMemoryStats DeviceBackend::memory_stats(int) { return {}; }
+void DeviceBackend::reset_peak_memory_stats(int) {}
+void DeviceBackend::reset_accumulated_memory_stats(int) {}
+void DeviceBackend::empty_cache() {}
+void DeviceBackend::record_stream(void*, Stream) {}
+DataPtr DeviceBackend::allocate_pinned(size_t) { lacks(*this, "pin_memory"); }
+bool DeviceBackend::is_pinned(const void*) const { return false; }
 
 bool has_device_backend(DeviceType type) { return registry()[int(type)].load() != nullptr; }
 

@@ -53,6 +53,7 @@ Generator::Generator(const Generator& other) {
   engine_ = other.engine_;
   next_double_normal_ = other.next_double_normal_;
   next_float_normal_ = other.next_float_normal_;
+  philox_offset_ = other.philox_offset_;
 }
 
 Generator& Generator::operator=(const Generator& other) {
@@ -61,6 +62,7 @@ Generator& Generator::operator=(const Generator& other) {
   engine_ = other.engine_;
   next_double_normal_ = other.next_double_normal_;
   next_float_normal_ = other.next_float_normal_;
+  philox_offset_ = other.philox_offset_;
   return *this;
 }
 
@@ -69,6 +71,7 @@ void Generator::manual_seed(uint64_t seed) {
   engine_.seed_with(seed);
   next_double_normal_.reset();
   next_float_normal_.reset();
+  philox_offset_ = 0;
 }
 
 uint64_t Generator::seed() {

@@ -102,7 +102,7 @@ bool try_transposed_copy(Tensor& self, const Tensor& src) {
   return false;
 }
 
-Tensor& copy_cpu(Tensor& self, const Tensor& src) {
+Tensor& copy_cpu(Tensor& self, const Tensor& src, bool /*non_blocking: host copies finish at once*/) {
   EMBER_CHECK(self.device() == src.device() || (self.is_cpu() && src.is_cpu()),
               "copy_: cannot copy between ", src.device().str(), " and ", self.device().str(),
               " without a backend that knows both");
@@ -134,12 +134,12 @@ Tensor& fill_cpu(Tensor& self, const Scalar& value) {
 
 Tensor to_dtype_cpu(const Tensor& self, DType dtype) {
   Tensor out = empty(self.sizes(), {.dtype = dtype, .device = self.device()});
-  return copy_cpu(out, self);
+  return copy_cpu(out, self, false);
 }
 
 Tensor clone_cpu(const Tensor& self) {
   Tensor out = empty(self.sizes(), {.dtype = self.dtype(), .device = self.device()});
-  return copy_cpu(out, self);
+  return copy_cpu(out, self, false);
 }
 
 EMBER_REGISTER_KERNEL(empty, CPU, empty_cpu);

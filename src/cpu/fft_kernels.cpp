@@ -134,7 +134,7 @@ void check_normalization(const char* op, int64_t normalization) {
 // A contiguous complex copy of self (never aliasing it: the transforms write in place).
 Tensor complex_buffer(const Tensor& self, DType dtype) {
   Tensor out = empty(self.sizes(), {.dtype = dtype, .device = self.device()});
-  ops::copy_()(out, self);
+  ops::copy_()(out, self, false);
   return out;
 }
 

@@ -351,7 +351,7 @@ Tensor& index_add_cpu(Tensor& self, int64_t dim, const Tensor& index, const Tens
       }
     });
   });
-  if (!work.is_same(self)) ops::copy_()(self, work);
+  if (!work.is_same(self)) ops::copy_()(self, work, false);
   return self;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
-// TensorIter: the CPU elementwise engine. It broadcasts operands to one shape, picks the dtype
-// the op computes in (PyTorch's promotion, wrapped numbers included), casts inputs to it,
-// allocates or checks the output, merges dimensions that can be walked as one, and runs a
-// loop over inner runs, split across threads:
+// TensorIter: the CPU elementwise engine. Its plan (ops/elementwise_plan.h, shared with other
+// backends) broadcasts operands to one shape, picks the dtype the op computes in (PyTorch's
+// promotion, wrapped numbers included), casts inputs to it, allocates or checks the output and
+// merges dimensions that can be walked as one; TensorIter runs a loop over inner runs, split
+// across threads:
 //
 //   auto it = TensorIter::binary_op(out, a, b, {.op_name = "add"});
 //   visit_dtype<kNumericTypes>(it.compute_dtype(), "add", [&]<class T>() {
@@ -16,27 +17,17 @@
 #include <vector>
 
 #include "core/dtype_dispatch.h"
+#include "ops/elementwise_plan.h"
 #include "ops/promotion.h"
 #include "core/parallel.h"
 #include "ember/tensor.h"
 
 namespace ember::cpu {
 
-inline constexpr int kMaxIterOperands = 8;
-
-struct IterConfig {
-  const char* op_name = "op";
-  std::optional<DType> compute_dtype{};  // force the dtype inputs are cast to
-  std::optional<DType> output_dtype{};   // the result's dtype (e.g. bool for comparisons)
-  bool int_to_float = false;            // integral/bool inputs compute in the default float
-  bool cast_inputs = true;              // false: inputs keep their dtypes (copy, where's cond)
-  bool upcast_reduced_float = true;     // float16/bfloat16 compute in float32
-};
-
-class TensorIter {
+class TensorIter : public ElementwisePlan {
  public:
-  // outputs may hold undefined Tensors (allocated here) or tensors to write (in-place / out=).
-  TensorIter(std::vector<Tensor> outputs, std::vector<Tensor> inputs, const IterConfig& cfg);
+  TensorIter(std::vector<Tensor> outputs, std::vector<Tensor> inputs, const IterConfig& cfg)
+      : ElementwisePlan(std::move(outputs), std::move(inputs), cfg) {}
 
   static TensorIter unary_op(const Tensor& out, const Tensor& a, IterConfig cfg) {
     return TensorIter({out}, {a}, cfg);
@@ -45,44 +36,14 @@ class TensorIter {
     return TensorIter({out}, {a, b}, cfg);
   }
 
-  DType compute_dtype() const { return compute_dtype_; }
-  DType dtype(int operand) const { return ops_[operand].dtype; }
-  int ntensors() const { return ntensors_; }
-  int noutputs() const { return noutputs_; }
-  int64_t numel() const { return numel_; }
-  const Shape& shape() const { return shape_; }  // the broadcast shape
-  // True when every operand is one dense run in the same order (the fast path).
-  bool is_contiguous() const { return contiguous_; }
-
   // Runs loop(char** data, const int64_t* strides, int64_t n) over every inner run, then
   // writes results computed in a temporary dtype back into the real outputs.
   template <class Loop> void for_each(const Loop& loop, int64_t grain = kGrainSize);
   // Like for_each, single-threaded (for kernels with sequential state, e.g. RNG).
   template <class Loop> void serial_for_each(const Loop& loop) { run_range(loop, 0, numel_); finish(); }
 
-  // The result (after for_each). For in-place ops this is the tensor passed in.
-  const Tensor& output(int i = 0) const { return ops_[i].original; }
-  const Tensor& operand(int i) const { return ops_[i].tensor; }
-
  private:
-  struct Operand {
-    Tensor tensor;    // what the loop reads/writes (cast temporary when needed)
-    Tensor original;  // for outputs: what the user gets
-    DType dtype;
-    char* data = nullptr;
-    int64_t strides[16];  // bytes per step along each iteration dim (inner first)
-  };
   template <class Loop> void run_range(const Loop& loop, int64_t begin, int64_t end) const;
-  void finish();
-
-  Operand ops_[kMaxIterOperands];
-  int ntensors_ = 0, noutputs_ = 0;
-  Shape shape_;
-  int64_t iter_shape_[16];  // after merging dims, inner first
-  int ndim_ = 0;
-  int64_t numel_ = 0;
-  DType compute_dtype_ = DType::Float32;
-  bool contiguous_ = false;
 };
 
 template <class Loop>

@@ -5,6 +5,7 @@
 // prefetch_factor * num_workers batches in flight, and returns results strictly in batch order.
 // Each worker owns a queue of tasks; finished batches meet in one map keyed by task number.
 // A generation number separates passes, so a persistent pool drops work left from the last one.
+#include "ember/cuda.h"
 #include "ember/data/dataloader.h"
 
 #include <cxxabi.h>
@@ -67,6 +68,7 @@ struct FetchPlan {
   bool auto_batch = true;
   int64_t batch_size = 1;
   bool drop_last = false;
+  bool pin_memory = false;  // and a GPU is there to pin for
 };
 
 namespace {
@@ -85,10 +87,25 @@ struct Result {
   int worker = 0;
 };
 
+// pin_memory=True: every host tensor of a batch moves to page-locked memory, so the training
+// loop's .to("cuda", non_blocking=True) overlaps the copy (torch does this on a pinning thread;
+// ember's workers are threads already, so they pin as they collate).
+void pin_value(Value& v) {
+  if (v.is_tensor()) {
+    if (v.to_tensor().is_cpu()) v = Value(v.to_tensor().pin_memory());
+  } else if (v.is_list() || v.is_tuple()) {
+    for (Value& item : v.items_list()) pin_value(item);
+  } else if (v.is_dict()) {
+    for (auto& [key, item] : v.items()) pin_value(item);
+  }
+}
+
 Value collate_or_convert(const FetchPlan& plan, std::vector<Value> samples) {
-  if (plan.collate) return plan.collate(std::move(samples));
-  if (plan.auto_batch) return default_collate(std::move(samples));
-  return default_convert(std::move(samples.front()));
+  Value batch = plan.collate ? plan.collate(std::move(samples))
+                : plan.auto_batch ? default_collate(std::move(samples))
+                                  : default_convert(std::move(samples.front()));
+  if (plan.pin_memory) pin_value(batch);
+  return batch;
 }
 
 // Map-style: the samples of one batch, collated. Errors propagate untouched (the caller wraps
@@ -414,7 +431,7 @@ void DataLoader::configure() {
                     "batch_size=None option disables auto-batching and is mutually exclusive with drop_last");
   EMBER_CHECK_VALUE(!o.batch_size || *o.batch_size > 0,
                     "batch_size should be a positive integer value, but got batch_size=", o.batch_size.value_or(0));
-  if (o.pin_memory) {
+  if (o.pin_memory && !cuda::is_available()) {
     static std::once_flag warned;
     std::call_once(warned, [] {
       std::cerr << "UserWarning: 'pin_memory' argument is set as true but no accelerator is found, then device "
@@ -452,6 +469,7 @@ DataLoaderIterator DataLoader::iter() {
   plan->auto_batch = options_.batch_size.has_value() || options_.batch_sampler != nullptr;
   plan->batch_size = options_.batch_size.value_or(1);
   plan->drop_last = options_.drop_last;
+  plan->pin_memory = options_.pin_memory && cuda::is_available();
 
   // As in PyTorch, every pass draws the workers' base seed first (even without workers, so the
   // global random stream advances the same way), then the sampler draws its order.

@@ -1,4 +1,5 @@
 // Allocation, dtype/device conversion, copy_ and fill_: the ops every other op builds on.
+#include "ember/core/backend.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 
@@ -21,8 +22,8 @@ Tensor empty_like(const Tensor& like, TensorOptions opts) {
                               .requires_grad = opts.requires_grad});
 }
 
-Tensor& copy_(Tensor& self, const Tensor& src) {
-  ops::copy_()(self, src);
+Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
+  ops::copy_()(self, src, non_blocking);
   self.impl()->bump_version();
   return self;
 }
@@ -45,21 +46,54 @@ Tensor Tensor::to(DType dtype, bool copy) const {
 }
 
 namespace {
-Tensor copy_to_device(const Tensor& src, Device device);  // differentiable; below, with the gradients
+Tensor copy_to_device(const Tensor& src, Device device, bool non_blocking);  // differentiable; below, with the gradients
 }
 
-Tensor Tensor::to(Device device, bool copy) const {
+Tensor Tensor::to(Device device, bool copy, bool non_blocking) const {
   if (device.type == this->device().type && (device.index < 0 || device.index == this->device().index) && !copy)
     return *this;
-  return copy_to_device(*this, device);
+  return copy_to_device(*this, device, non_blocking);
 }
 
-Tensor Tensor::to(Device device, DType dtype, bool copy) const {
+Tensor Tensor::to(Device device, DType dtype, bool copy, bool non_blocking) const {
+  // Host to device with a new dtype: move first and convert on the device, as torch does (the
+  // device converts faster, and non_blocking still applies to the transfer).
+  if (!device.is_cpu() && this->is_cpu() && dtype != this->dtype()) {
+    Tensor moved = to(device, copy, non_blocking);
+    return moved.to(dtype, copy && moved.is_same(*this));
+  }
   Tensor t = to(dtype, copy);
-  return t.to(device, copy && t.is_same(*this));
+  return t.to(device, copy && t.is_same(*this), non_blocking);
 }
 
 Tensor Tensor::to(const Tensor& other) const { return to(other.device(), other.dtype()); }
+
+// Pinned memory belongs to the accelerator that pins it (CUDA's backend).
+Tensor Tensor::pin_memory() const {
+  EMBER_CHECK(is_cpu(), "cannot pin '", device().str(), "' memory: only dense CPU tensors can be pinned");
+  EMBER_CHECK(has_device_backend(DeviceType::CUDA) && device_backend(DeviceType::CUDA).device_count() > 0,
+              "pin_memory: no CUDA GPU is available (pinned memory is for copies to a GPU)");
+  if (is_pinned()) return *this;
+  DeviceBackend& cuda = device_backend(DeviceType::CUDA);
+  size_t nbytes = size_t(numel() * element_size());
+  DataPtr p = cuda.allocate_pinned(nbytes);
+  auto storage = std::make_shared<Storage>(p.ptr, nbytes, Device(DeviceType::CPU), p.deleter, p.ctx);
+  Tensor out(std::make_shared<TensorImpl>(std::move(storage), dtype(), sizes(), contiguous_strides(sizes()), 0));
+  ops::copy_()(out, *this, false);
+  return out;
+}
+
+bool Tensor::is_pinned() const {
+  if (!is_cpu() || !has_device_backend(DeviceType::CUDA)) return false;
+  const void* p = impl()->storage()->data();
+  return p && device_backend(DeviceType::CUDA).is_pinned(p);
+}
+
+void Tensor::record_stream(Stream stream) const {
+  EMBER_CHECK(device().type == stream.device.type, "record_stream: the stream (", stream.device.str(),
+              ") must be of the tensor's device type (", device().str(), ")");
+  device_backend(device().type).record_stream(impl()->storage()->data(), stream);
+}
 
 Scalar Tensor::item() const {
   EMBER_CHECK(numel() == 1, "a Tensor with ", numel(),
@@ -115,9 +149,9 @@ Tensor clone_ag(const Tensor& self) {
 }
 // A copy onto another device with its own gradient (back to the source's device), so that
 // Tensor::to(device) and copy_'s autograd kernel never re-enter copy_'s autograd kernel.
-Tensor copy_to_device(const Tensor& src, Device device) {
+Tensor copy_to_device(const Tensor& src, Device device, bool non_blocking) {
   Tensor out = empty(src.sizes(), {.dtype = src.dtype(), .device = device});
-  below_autograd([&] { return ops::copy_()(out, src); });
+  below_autograd([&] { return ops::copy_()(out, src, non_blocking); });
   out.impl()->bump_version();
   record("ToCopyBackward0", {src}, {out}, {}, [from = src.device()](const variable_list& g, LambdaNode&) -> variable_list {
     return {g[0].to(from)};
@@ -132,11 +166,11 @@ Tensor to_dtype_ag(const Tensor& self, DType dtype) {
   });
   return out;
 }
-Tensor& copy_ag(Tensor& self, const Tensor& src) {
+Tensor& copy_ag(Tensor& self, const Tensor& src, bool non_blocking) {
   return record_inplace(self, false, [&](const Tensor&) {
     // Not src.to(device): that copies through copy_, whose autograd kernel this is.
     Tensor v = src.to(self.dtype());
-    if (v.device() != self.device()) v = copy_to_device(v, self.device());
+    if (v.device() != self.device()) v = copy_to_device(v, self.device(), non_blocking);
     return IntArrayRef(v.sizes()) == IntArrayRef(self.sizes()) ? v.view(self.sizes()) : v.expand(self.sizes());
   });
 }

@@ -139,7 +139,7 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
               dtype_name(mask.dtype()));
   Shape shape = broadcast_shapes(a.sizes(), mask.sizes());
   Tensor out = empty(shape, {.dtype = a.dtype(), .device = a.device()});
-  ops::copy_()(out, a);
+  ops::copy_()(out, a, false);
   ops::masked_fill_()(out, mask, value);
   return out;
 }
@@ -156,8 +156,8 @@ Tensor masked_select(const Tensor& a, const Tensor& mask) {
   Shape shape = broadcast_shapes(a.sizes(), mask.sizes());
   Tensor ab = empty(shape, {.dtype = a.dtype(), .device = a.device()});
   Tensor mb = empty(shape, {.dtype = kBool, .device = a.device()});
-  ops::copy_()(ab, a);
-  ops::copy_()(mb, mask);
+  ops::copy_()(ab, a, false);
+  ops::copy_()(mb, mask, false);
   return ops::index()(ab, {std::optional<Tensor>(mb)});
 }
 

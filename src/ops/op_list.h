@@ -31,7 +31,9 @@ EMBER_COMPARE_OPS(EMBER_COMPARE_ENTRY)
 EMBER_OP(empty, Tensor(IntArrayRef, TensorOptions))
 EMBER_OP(empty_strided, Tensor(IntArrayRef, IntArrayRef, TensorOptions))
 EMBER_OP(fill_, Tensor&(Tensor&, const Scalar&))
-EMBER_OP(copy_, Tensor&(Tensor&, const Tensor&))
+// copy_(self, src, non_blocking): non_blocking lets a copy between pinned host memory and a
+// device return before it finishes (ordered on the device's current stream), as torch's.
+EMBER_OP(copy_, Tensor&(Tensor&, const Tensor&, bool))
 EMBER_OP(arange, Tensor(const Scalar&, const Scalar&, const Scalar&, TensorOptions))
 EMBER_OP(linspace, Tensor(const Scalar&, const Scalar&, int64_t, TensorOptions))
 EMBER_OP(uniform_, Tensor&(Tensor&, double, double, Generator*))

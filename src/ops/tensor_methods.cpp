@@ -17,7 +17,7 @@ int64_t Tensor::stride(int64_t d) const {
 
 Tensor Tensor::clone() const { return ember::clone(*this); }
 Tensor Tensor::contiguous() const { return ember::contiguous(*this); }
-Tensor& Tensor::copy_(const Tensor& src) { return ember::copy_(*this, src); }
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) { return ember::copy_(*this, src, non_blocking); }
 Tensor& Tensor::fill_(const Scalar& v) { return ember::fill_(*this, v); }
 Tensor& Tensor::fill_(const Tensor& v) {
   EMBER_CHECK(v.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", v.dim(), " dimensions.");

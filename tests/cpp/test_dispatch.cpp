@@ -40,7 +40,7 @@ Tensor& fake_fill(Tensor& self, const Scalar& v) {
   fill_(c, v);
   return self;
 }
-Tensor& fake_copy(Tensor& self, const Tensor& src) {
+Tensor& fake_copy(Tensor& self, const Tensor& src, bool) {
   ++g_calls["copy_"];
   Tensor dst = as_cpu(self);
   copy_(dst, src.device().type == DeviceType::PrivateUse1 ? as_cpu(src) : src);

@@ -216,10 +216,11 @@ def test_pickle_and_deepcopy_tensors():
     assert b.dtype == ember.bfloat16
 
 
+@pytest.mark.skipif(ember.cuda.is_available(), reason="this machine has a GPU")
 def test_cuda_queries_answer_without_gpu():
     assert ember.cuda.is_available() is False and ember.cuda.device_count() == 0
     assert ember.backends.mps.is_available() is False
-    with pytest.raises(RuntimeError, match="without CUDA"):
+    with pytest.raises(RuntimeError, match="No CUDA GPUs are available|not compiled with CUDA"):
         ember.cuda.get_device_name(0)
 
 

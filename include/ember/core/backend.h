@@ -12,12 +12,29 @@
 // (tests/cpp/test_device.cpp).
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
+#include "ember/core/allocator.h"
 #include "ember/core/device.h"
 
 namespace ember {
 
 class Generator;
+struct DeviceMemoryStats;  // ember/core/caching_allocator.h
+
+// What torch.cuda.get_device_properties reports.
+struct DeviceProperties {
+  std::string name;
+  int major = 0, minor = 0;  // compute capability
+  int64_t total_memory = 0;  // bytes
+  int multi_processor_count = 0;
+  int64_t L2_cache_size = 0;  // bytes
+  int max_threads_per_multi_processor = 0;
+  int warp_size = 0;
+  int regs_per_multiprocessor = 0;
+  bool is_integrated = false, is_multi_gpu_board = false;
+  std::string uuid;
+};
 
 // A queue of work on one device. id 0 is the device's default stream; other ids are the
 // backend's to assign (CUDA: the cudaStream_t behind it).
@@ -57,6 +74,37 @@ class DeviceBackend {
   // on `stream` (a device of this backend). Either side may be a CPU pointer.
   virtual void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes,
                           Stream stream) = 0;
+
+  // ---- the rest is optional: an accelerator with streams, events and a caching allocator
+  // fills it in (CUDA); the defaults say the device type lacks it.
+  // The toolkit version the backend was built with ("13.0" for CUDA; torch.version.cuda).
+  virtual std::string version() const { return {}; }
+  virtual DeviceProperties properties(int index);
+  // (free, total) bytes of the device (torch.cuda.mem_get_info).
+  virtual void mem_get_info(int index, size_t* free_bytes, size_t* total_bytes);
+
+  // Events (torch.cuda.Event): opaque handles ordered on streams.
+  virtual void* create_event(int index, bool enable_timing, bool blocking);
+  virtual void destroy_event(void* event);
+  virtual void record_event(void* event, Stream stream);
+  virtual void wait_event(void* event, Stream stream);  // later work on stream waits for the event
+  virtual bool query_event(void* event);
+  virtual void synchronize_event(void* event);
+  virtual double event_elapsed_ms(void* start, void* end);
+  virtual int stream_priority(Stream stream) const;
+
+  // The caching allocator: statistics (torch.cuda.memory_stats and friends) and controls.
+  virtual DeviceMemoryStats memory_stats(int index);
+  virtual void reset_peak_memory_stats(int index);
+  virtual void reset_accumulated_memory_stats(int index);
+  virtual void empty_cache();
+  // The memory at `data` (a pointer the device allocator returned) is in use on `stream` too:
+  // it is not reused until the work queued there so far is done (Tensor.record_stream).
+  virtual void record_stream(void* data, Stream stream);
+
+  // Page-locked host memory the device copies from and to asynchronously (Tensor.pin_memory).
+  virtual DataPtr allocate_pinned(size_t nbytes);
+  virtual bool is_pinned(const void* host_ptr) const;
 };
 
 // The backend registered for `type`; throws naming the device type when there is none

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace ember {
 
@@ -81,6 +82,18 @@ class Generator {
   std::optional<double>& cached_normal() { return next_double_normal_; }
   std::optional<float>& cached_float_normal() { return next_float_normal_; }
 
+  // Counter-based device generators (CUDA's Philox) draw from (seed, offset): the seed is
+  // initial_seed(), and each kernel reserves `increment` counter values past the current offset
+  // and gets the old offset back, so consecutive kernels never reuse numbers and a manual_seed
+  // replays them. manual_seed resets the offset to 0, as torch's CUDA generator.
+  std::pair<uint64_t, uint64_t> philox_seed_and_advance(uint64_t increment) {
+    std::lock_guard g(mu_);
+    uint64_t offset = philox_offset_;
+    philox_offset_ += increment;
+    return {engine_.seed(), offset};
+  }
+  uint64_t philox_offset() const { std::lock_guard g(mu_); return philox_offset_; }
+
   // The state as torch's 5056 bytes (CPUGeneratorImplState: seed, left, seeded, next, the 624
   // words widened to 64 bits, the cached double normal, the cached float normal).
   std::string get_state() const;
@@ -91,6 +104,7 @@ class Generator {
   Mt19937 engine_;
   std::optional<double> next_double_normal_;
   std::optional<float> next_float_normal_;
+  uint64_t philox_offset_ = 0;
   mutable std::mutex mu_;
 };
 

@@ -1,0 +1,105 @@
+// ember._C._cuda: the C++ ember::cuda API (include/ember/cuda.h) for python/ember/cuda/, plus
+// Tensor.pin_memory / is_pinned / record_stream and ember.OutOfMemoryError. Glue only.
+#include "bind.h"
+#include "ember/core/caching_allocator.h"
+#include "ember/cuda.h"
+
+namespace ember::python {
+
+namespace {
+Stream stream_of(int device, int64_t id) { return Stream{Device(DeviceType::CUDA, int16_t(device)), id}; }
+nb::tuple stream_tuple(Stream s) { return nb::make_tuple(int(s.device.index), s.id); }
+}  // namespace
+
+void bind_cuda(nb::module_& m, nb::class_<Tensor>& cls) {
+  // torch.OutOfMemoryError (also torch.cuda.OutOfMemoryError): a RuntimeError.
+  static nb::exception<ember::OutOfMemoryError> oom(m, "OutOfMemoryError", PyExc_RuntimeError);
+
+  cls.def("pin_memory", [](const Tensor& t, nb::handle /*device*/) {
+    nb::gil_scoped_release nogil;
+    return t.pin_memory();
+  }, nb::arg("device") = nb::none());
+  cls.def("is_pinned", [](const Tensor& t, nb::handle /*device*/) { return t.is_pinned(); }, nb::arg("device") = nb::none());
+  cls.def("_record_stream", [](const Tensor& t, int device, int64_t id) { t.record_stream(stream_of(device, id)); });
+
+  nb::module_ c = m.def_submodule("_cuda", "ember::cuda");
+  c.def("is_built", &cuda::is_built);
+  c.def("is_available", &cuda::is_available);
+  c.def("device_count", &cuda::device_count);
+  c.def("current_device", &cuda::current_device);
+  c.def("set_device", &cuda::set_device);
+  c.def("synchronize", [](int device) {
+    nb::gil_scoped_release nogil;
+    cuda::synchronize(device);
+  });
+  c.def("version", [](void) -> nb::object {
+    std::string v = cuda::version();
+    return v.empty() ? nb::none() : nb::object(nb::str(v.c_str()));
+  });
+  c.def("get_device_properties", [](int device) {
+    DeviceProperties p = cuda::get_device_properties(device);
+    nb::dict d;
+    d["name"] = p.name;
+    d["major"] = p.major;
+    d["minor"] = p.minor;
+    d["total_memory"] = p.total_memory;
+    d["multi_processor_count"] = p.multi_processor_count;
+    d["L2_cache_size"] = p.L2_cache_size;
+    d["max_threads_per_multi_processor"] = p.max_threads_per_multi_processor;
+    d["warp_size"] = p.warp_size;
+    d["regs_per_multiprocessor"] = p.regs_per_multiprocessor;
+    d["is_integrated"] = p.is_integrated;
+    d["is_multi_gpu_board"] = p.is_multi_gpu_board;
+    d["uuid"] = p.uuid;
+    return d;
+  });
+  c.def("manual_seed", &cuda::manual_seed);
+  c.def("manual_seed_all", &cuda::manual_seed_all);
+  c.def("initial_seed", [](int device) -> uint64_t {
+    return default_generator(Device(DeviceType::CUDA, int16_t(device))).initial_seed();
+  });
+
+  c.def("memory_stats", [](int device) {
+    nb::dict d;
+    for (auto& [k, v] : cuda::memory_stats(device)) d[k.c_str()] = v;
+    return d;
+  });
+  c.def("memory_summary", &cuda::memory_summary);
+  c.def("reset_peak_memory_stats", &cuda::reset_peak_memory_stats);
+  c.def("reset_accumulated_memory_stats", &cuda::reset_accumulated_memory_stats);
+  c.def("empty_cache", &cuda::empty_cache);
+  c.def("mem_get_info", [](int device) {
+    auto [free_bytes, total] = cuda::mem_get_info(device);
+    return nb::make_tuple(free_bytes, total);
+  });
+
+  // Streams travel as (device index, id) pairs; python/ember/cuda wraps them in Stream objects.
+  c.def("current_stream", [](int device) { return stream_tuple(cuda::current_stream(device)); });
+  c.def("default_stream", [](int device) { return stream_tuple(cuda::default_stream(device)); });
+  c.def("new_stream", [](int device, int priority) { return stream_tuple(cuda::new_stream(device, priority)); });
+  c.def("set_stream", [](int device, int64_t id) { cuda::set_stream(stream_of(device, id)); });
+  c.def("query_stream", [](int device, int64_t id) { return cuda::query_stream(stream_of(device, id)); });
+  c.def("synchronize_stream", [](int device, int64_t id) {
+    nb::gil_scoped_release nogil;
+    cuda::synchronize_stream(stream_of(device, id));
+  });
+  c.def("stream_priority", [](int device, int64_t id) {
+    return device_backend(DeviceType::CUDA).stream_priority(stream_of(device, id));
+  });
+
+  nb::class_<cuda::Event>(c, "Event")
+      .def(nb::init<bool, bool, bool>(), nb::arg("enable_timing") = false, nb::arg("blocking") = false,
+           nb::arg("interprocess") = false)
+      .def("record", [](cuda::Event& e, int device, int64_t id) { e.record(stream_of(device, id)); })
+      .def("wait", [](cuda::Event& e, int device, int64_t id) { e.wait(stream_of(device, id)); })
+      .def("query", &cuda::Event::query)
+      .def("synchronize", [](const cuda::Event& e) {
+        nb::gil_scoped_release nogil;
+        e.synchronize();
+      })
+      .def("elapsed_time", &cuda::Event::elapsed_time)
+      .def_prop_ro("recorded", &cuda::Event::recorded)
+      .def_prop_ro("device_index", [](const cuda::Event& e) { return int(e.device().index); });
+}
+
+}  // namespace ember::python

@@ -1,0 +1,182 @@
+// CUDA launchers that move or select bytes: copy with dtype conversion, fill, where and
+// masked_fill_. Same-dtype work is dispatched on the element size (1, 2, 4, 8 or 16 bytes), so
+// it is instantiated five times, not once per dtype.
+#include <cstring>
+
+#include "cuda/elementwise.cuh"
+#include "cuda/elementwise_launchers.h"
+
+namespace ember::cuda {
+namespace {
+
+struct alignas(16) Bytes16 {
+  uint64_t lo, hi;
+};
+template <int N> struct uint_of;
+template <> struct uint_of<1> { using type = uint8_t; };
+template <> struct uint_of<2> { using type = uint16_t; };
+template <> struct uint_of<4> { using type = uint32_t; };
+template <> struct uint_of<8> { using type = uint64_t; };
+template <> struct uint_of<16> { using type = Bytes16; };
+
+int element_bytes(int8_t code) {
+  switch (code) {
+    case kCodeBool: case kCodeUInt8: case kCodeInt8: return 1;
+    case kCodeInt16: case kCodeFloat16: case kCodeBFloat16: return 2;
+    case kCodeInt32: case kCodeFloat32: return 4;
+    case kCodeComplex128: return 16;
+    default: return 8;
+  }
+}
+
+template <class F> void visit_size(int bytes, F&& f) {
+  switch (bytes) {
+    case 1: return f.template operator()<uint_of<1>::type>();
+    case 2: return f.template operator()<uint_of<2>::type>();
+    case 4: return f.template operator()<uint_of<4>::type>();
+    case 8: return f.template operator()<uint_of<8>::type>();
+    default: return f.template operator()<uint_of<16>::type>();
+  }
+}
+
+// Offsets of operand k for element i (64-bit: these kernels also serve huge tensors).
+template <int N> __device__ __forceinline__ void offsets(const Geometry<N>& g, int64_t i, int64_t (&off)[N]) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) off[k] = 0;
+  for (int d = 0; d < g.ndim; ++d) {
+    const int64_t q = i / g.sizes[d], r = i - q * g.sizes[d];
+    i = q;
+#pragma unroll
+    for (int k = 0; k < N; ++k) off[k] += r * g.strides[d][k];
+  }
+}
+
+template <class U> __global__ void __launch_bounds__(kBlock) copy_same_kernel(Pointers<2> p, Geometry<2> g, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x;
+  if (i >= n) return;
+  int64_t off[2];
+  offsets(g, i, off);
+  *reinterpret_cast<U*>(p.p[0] + off[0]) = *reinterpret_cast<const U*>(p.p[1] + off[1]);
+}
+
+// out = cond ? a : b; a and b are read from memory, or are the values given when imm_a / imm_b.
+template <class U>
+__global__ void __launch_bounds__(kBlock) select_kernel(Pointers<4> p, Geometry<4> g, U va, U vb, bool imm_a, bool imm_b, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x;
+  if (i >= n) return;
+  int64_t off[4];
+  offsets(g, i, off);
+  const bool c = *reinterpret_cast<const bool*>(p.p[1] + off[1]);
+  U v = c ? (imm_a ? va : *reinterpret_cast<const U*>(p.p[2] + off[2])) : (imm_b ? vb : *reinterpret_cast<const U*>(p.p[3] + off[3]));
+  *reinterpret_cast<U*>(p.p[0] + off[0]) = v;
+}
+
+template <int N> Geometry<N> geometry(const ElementwiseArgs& a) {
+  Geometry<N> g{};
+  g.ndim = a.ndim;
+  for (int d = 0; d < a.ndim; ++d) {
+    g.sizes[d] = a.sizes[d];
+    for (int k = 0; k < N && k < a.ntensors; ++k) g.strides[d][k] = a.strides[k][d];
+  }
+  return g;
+}
+
+unsigned blocks_for(int64_t n) { return unsigned((n + kBlock - 1) / kBlock); }
+
+// A host value as the bits of dtype `code`.
+template <class U> U value_bits(int8_t code, double fv, int64_t iv) {
+  U out{};
+  // Only the dtype whose size is U's is ever asked for; other sizes compile to nothing.
+  auto put = [&](auto v) {
+    if constexpr (sizeof(v) <= sizeof(U)) memcpy(&out, &v, sizeof(v));
+  };
+  switch (code) {
+    case kCodeBool: put(bool(iv != 0 || fv != 0)); break;
+    case kCodeUInt8: put(uint8_t(iv)); break;
+    case kCodeInt8: put(int8_t(iv)); break;
+    case kCodeInt16: put(int16_t(iv)); break;
+    case kCodeInt32: put(int32_t(iv)); break;
+    case kCodeInt64: put(int64_t(iv)); break;
+    case kCodeFloat16: put(__float2half_rn(float(fv))); break;
+    case kCodeBFloat16: put(__float2bfloat16_rn(float(fv))); break;
+    case kCodeFloat32: put(float(fv)); break;
+    case kCodeFloat64: put(double(fv)); break;
+    default: break;
+  }
+  return out;
+}
+
+struct Identity {
+  template <class T> __device__ T operator()(T x) const { return x; }
+};
+template <class T> struct Fill {
+  T v;
+  __device__ T operator()() const { return v; }
+};
+
+}  // namespace
+
+void launch_copy(const ElementwiseArgs& a) {
+  if (a.numel == 0) return;
+  if (a.dtype[0] == a.dtype[1]) {
+    visit_size(element_bytes(a.dtype[0]), [&]<class U>() {
+      copy_same_kernel<U><<<blocks_for(a.numel), kBlock, 0, a.stream>>>(Pointers<2>{{a.data[0], a.data[1]}}, geometry<2>(a), a.numel);
+    });
+    EMBER_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  if (a.dtype[0] >= kCodeComplex64 || a.dtype[1] >= kCodeComplex64)
+    throw_dtype_not_implemented("copy_ (complex conversion) on CUDA", a.dtype[0] >= kCodeComplex64 ? a.dtype[0] : a.dtype[1]);
+  // Integers convert through int64 (exact), anything with a float through double.
+  auto is_int = [](int8_t c) { return c <= kCodeInt64; };
+  if (is_int(a.dtype[0]) && is_int(a.dtype[1])) launch<int64_t, int64_t, 1>(a, Identity{});
+  else launch<double, double, 1>(a, Identity{});
+}
+
+void launch_fill(const ElementwiseArgs& a) {
+  switch (a.dtype[0]) {
+    case kCodeFloat16: case kCodeBFloat16: case kCodeFloat32: return launch<float, float, 0>(a, Fill<float>{float(a.param_f[0])});
+    case kCodeFloat64: return launch<double, double, 0>(a, Fill<double>{a.param_f[0]});
+    case kCodeBool: return launch<bool, bool, 0>(a, Fill<bool>{a.param_i[0] != 0});
+    case kCodeUInt8: return launch<uint8_t, uint8_t, 0>(a, Fill<uint8_t>{uint8_t(a.param_i[0])});
+    case kCodeInt8: return launch<int8_t, int8_t, 0>(a, Fill<int8_t>{int8_t(a.param_i[0])});
+    case kCodeInt16: return launch<int16_t, int16_t, 0>(a, Fill<int16_t>{int16_t(a.param_i[0])});
+    case kCodeInt32: return launch<int32_t, int32_t, 0>(a, Fill<int32_t>{int32_t(a.param_i[0])});
+    case kCodeInt64: return launch<int64_t, int64_t, 0>(a, Fill<int64_t>{a.param_i[0]});
+    default: throw_dtype_not_implemented("fill_ on CUDA", a.dtype[0]);
+  }
+}
+
+// where: operands (out, cond, a, b); a and b already have the output's dtype or are host scalars.
+void launch_where(const ElementwiseArgs& a) {
+  if (a.numel == 0) return;
+  visit_size(element_bytes(a.dtype[0]), [&]<class U>() {
+    const U va = a.host_scalar[2] ? value_bits<U>(a.dtype[0], a.scalar_f[2], a.scalar_i[2]) : U{};
+    const U vb = a.host_scalar[3] ? value_bits<U>(a.dtype[0], a.scalar_f[3], a.scalar_i[3]) : U{};
+    select_kernel<U><<<blocks_for(a.numel), kBlock, 0, a.stream>>>(Pointers<4>{{a.data[0], a.data[1], a.data[2], a.data[3]}},
+                                                                   geometry<4>(a), va, vb, a.host_scalar[2], a.host_scalar[3], a.numel);
+  });
+  EMBER_CUDA_CHECK_LAUNCH();
+}
+
+// masked_fill_: operands (self, self, mask); the value in param_f/param_i[0].
+void launch_masked_fill(const ElementwiseArgs& a) {
+  if (a.numel == 0) return;
+  visit_size(element_bytes(a.dtype[0]), [&]<class U>() {
+    const U v = value_bits<U>(a.dtype[0], a.param_f[0], a.param_i[0]);
+    // select(out, cond = mask, a = value, b = self)
+    Geometry<4> g{};
+    g.ndim = a.ndim;
+    for (int d = 0; d < a.ndim; ++d) {
+      g.sizes[d] = a.sizes[d];
+      g.strides[d][0] = a.strides[0][d];
+      g.strides[d][1] = a.strides[2][d];
+      g.strides[d][3] = a.strides[1][d];
+    }
+    select_kernel<U><<<blocks_for(a.numel), kBlock, 0, a.stream>>>(Pointers<4>{{a.data[0], a.data[2], nullptr, a.data[1]}}, g, v, U{},
+                                                                   true, false, a.numel);
+  });
+  EMBER_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ember::cuda

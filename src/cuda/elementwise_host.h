@@ -1,0 +1,41 @@
+#pragma once
+// The host side of the CUDA elementwise engine: checks devices, builds the shared
+// ElementwisePlan (converting dtypes in the kernels, never in extra passes), turns it into the
+// plain ElementwiseArgs of elementwise.cuh, and calls a launcher compiled by nvcc.
+#include <vector>
+
+#include "cuda/elementwise_args.h"
+#include "ember/tensor.h"
+#include "ops/elementwise_plan.h"
+
+namespace ember::cuda {
+
+using Launcher = void (*)(const ElementwiseArgs&);
+
+// Every tensor on one CUDA device, but for 0-dim host tensors (Python numbers); torch's error
+// otherwise. Returns that device.
+Device common_device(const char* op, const std::vector<Tensor>& tensors);
+
+ElementwiseArgs make_args(const ElementwisePlan& plan);
+
+// out = launcher(inputs...) under cfg (cfg.cast_in_loop is set here). out may be undefined (a
+// new tensor) or a tensor to write (in-place). set_params(args) fills per-op parameters.
+template <class SetParams>
+Tensor& run_elementwise(Tensor& out, std::vector<Tensor> inputs, IterConfig cfg, Launcher launcher,
+                        const SetParams& set_params) {
+  std::vector<Tensor> all = inputs;
+  if (out.defined()) all.push_back(out);
+  common_device(cfg.op_name, all);
+  cfg.cast_in_loop = true;
+  ElementwisePlan plan({out}, std::move(inputs), cfg);
+  ElementwiseArgs args = make_args(plan);
+  set_params(args);
+  launcher(args);
+  out = plan.output();
+  return out;
+}
+inline Tensor& run_elementwise(Tensor& out, std::vector<Tensor> inputs, IterConfig cfg, Launcher launcher) {
+  return run_elementwise(out, std::move(inputs), cfg, launcher, [](ElementwiseArgs&) {});
+}
+
+}  // namespace ember::cuda
