@@ -43,6 +43,7 @@ Tensor empty_strided_cuda(IntArrayRef size, IntArrayRef stride, TensorOptions op
 Tensor& fill_cuda(Tensor& self, const Scalar& value) {
   EMBER_CHECK(!is_complex(self.dtype()), "fill_: CUDA complex tensors are not supported yet");
   if (self.numel() == 0) return self;
+  GpuGuard guard(self.device().index);
   ElementwisePlan plan({self}, {}, {.op_name = "fill_", .compute_dtype = self.dtype(), .output_dtype = self.dtype(),
                                     .upcast_reduced_float = false, .cast_in_loop = true});
   ElementwiseArgs args = make_args(plan);

@@ -4,6 +4,7 @@
 // plain ElementwiseArgs of elementwise.cuh, and calls a launcher compiled by nvcc.
 #include <vector>
 
+#include "cuda/cuda_state.h"
 #include "cuda/elementwise_args.h"
 #include "ember/tensor.h"
 #include "ops/elementwise_plan.h"
@@ -25,7 +26,8 @@ Tensor& run_elementwise(Tensor& out, std::vector<Tensor> inputs, IterConfig cfg,
                         const SetParams& set_params) {
   std::vector<Tensor> all = inputs;
   if (out.defined()) all.push_back(out);
-  common_device(cfg.op_name, all);
+  // Kernels run on the current device: make it the operands' one for the launch.
+  GpuGuard guard(common_device(cfg.op_name, all).index);
   cfg.cast_in_loop = true;
   ElementwisePlan plan({out}, std::move(inputs), cfg);
   ElementwiseArgs args = make_args(plan);
