@@ -47,8 +47,7 @@ Tensor& fill_cuda(Tensor& self, const Scalar& value) {
   ElementwisePlan plan({self}, {}, {.op_name = "fill_", .compute_dtype = self.dtype(), .output_dtype = self.dtype(),
                                     .upcast_reduced_float = false, .cast_in_loop = true});
   ElementwiseArgs args = make_args(plan);
-  args.param_f[0] = value.to_double();
-  args.param_i[0] = value.is_floating() ? int64_t(value.to_double()) : value.to<int64_t>();
+  set_param(args, 0, value);
   launch_fill(args);
   return self;
 }

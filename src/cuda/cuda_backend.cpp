@@ -48,13 +48,7 @@ class CudaBackend final : public DeviceBackend {
   }
   bool query_stream(Stream stream) const override {
     GpuGuard g(stream.device.index);
-    cudaError_t err = cudaStreamQuery(stream_handle(stream));
-    if (err == cudaErrorNotReady) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    EMBER_CUDA_CHECK(err);
-    return true;
+    return cuda_ready(cudaStreamQuery(stream_handle(stream)), "cudaStreamQuery");
   }
   int stream_priority(Stream stream) const override { return priority_of(stream); }
 
@@ -132,13 +126,7 @@ class CudaBackend final : public DeviceBackend {
     EMBER_CUDA_CHECK(cudaStreamWaitEvent(stream_handle(stream), static_cast<cudaEvent_t>(event), 0));
   }
   bool query_event(void* event) override {
-    cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(event));
-    if (err == cudaErrorNotReady) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    EMBER_CUDA_CHECK(err);
-    return true;
+    return cuda_ready(cudaEventQuery(static_cast<cudaEvent_t>(event)), "cudaEventQuery");
   }
   void synchronize_event(void* event) override { EMBER_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event))); }
   double event_elapsed_ms(void* start, void* end) override {

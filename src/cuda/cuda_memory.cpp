@@ -45,13 +45,7 @@ class CudaRawMemory final : public RawDeviceMemory {
     return e;
   }
   bool query_event(void* event) override {
-    cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(event));
-    if (err == cudaErrorNotReady) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    EMBER_CUDA_CHECK(err);
-    return true;
+    return cuda_ready(cudaEventQuery(static_cast<cudaEvent_t>(event)), "cudaEventQuery");
   }
   void release_event(void* event) override { EMBER_CUDA_CHECK(cudaEventDestroy(static_cast<cudaEvent_t>(event))); }
   void synchronize_device() override {
@@ -174,11 +168,7 @@ class PinnedCache {
     for (size_t i = 0; i < waiting_.size();) {
       PinnedBlock& b = blocks_[waiting_[i]];
       std::erase_if(b.pending, [](cudaEvent_t e) {
-        cudaError_t err = cudaEventQuery(e);
-        if (err == cudaErrorNotReady) {
-          (void)cudaGetLastError();
-          return false;
-        }
+        if (!cuda_ready(cudaEventQuery(e), "cudaEventQuery")) return false;
         (void)cudaEventDestroy(e);
         return true;
       });

@@ -32,6 +32,11 @@ Device common_device(const char* op, const std::vector<Tensor>& tensors) {
   return *device;
 }
 
+void set_param(ElementwiseArgs& args, int i, const Scalar& v) {
+  args.param_f[i] = v.to_double();
+  args.param_i[i] = v.is_floating() ? int64_t(v.to_double()) : v.to<int64_t>();
+}
+
 ElementwiseArgs make_args(const ElementwisePlan& plan) {
   ElementwiseArgs a;
   a.noutputs = plan.noutputs();

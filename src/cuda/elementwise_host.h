@@ -18,6 +18,8 @@ using Launcher = void (*)(const ElementwiseArgs&);
 Device common_device(const char* op, const std::vector<Tensor>& tensors);
 
 ElementwiseArgs make_args(const ElementwisePlan& plan);
+// A host number as launch parameter i, in both forms the kernels read (param_f / param_i).
+void set_param(ElementwiseArgs& args, int i, const Scalar& v);
 
 // out = launcher(inputs...) under cfg (cfg.cast_in_loop is set here). out may be undefined (a
 // new tensor) or a tensor to write (in-place). set_params(args) fills per-op parameters.

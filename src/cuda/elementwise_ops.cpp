@@ -117,12 +117,8 @@ EMBER_REGISTER_KERNEL(logical_not, CUDA, logical_not_cuda);
 EMBER_REGISTER_KERNEL(bitwise_not, CUDA, bitwise_not_cuda);
 
 // ---------------------------------------------------------------- two operands
-void set_alpha(ElementwiseArgs& args, const Scalar& alpha) {
-  args.param_f[0] = alpha.to_double();
-  args.param_i[0] = alpha.is_floating() ? int64_t(alpha.to_double()) : alpha.to<int64_t>();
-}
 Tensor& add_into(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, const char* name) {
-  return run_elementwise(out, {a, b}, {.op_name = name}, launch_add, [&](ElementwiseArgs& args) { set_alpha(args, alpha); });
+  return run_elementwise(out, {a, b}, {.op_name = name}, launch_add, [&](ElementwiseArgs& args) { set_param(args, 0, alpha); });
 }
 Tensor add_cuda(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   Tensor out;
@@ -180,10 +176,6 @@ EMBER_COMPARE_OPS(EMBER_CUDA_COMPARE_KERNELS)
 #undef EMBER_CUDA_COMPARE_KERNELS
 
 // ---------------------------------------------------------------- clamp, lerp, where, masked_fill_
-void set_value(ElementwiseArgs& args, int i, const Scalar& v) {
-  args.param_f[i] = v.to_double();
-  args.param_i[i] = v.is_floating() ? int64_t(v.to_double()) : v.to<int64_t>();
-}
 Tensor& clamp_into(Tensor& out, const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi,
                    const char* name) {
   std::vector<Tensor> parts{a};
@@ -192,8 +184,8 @@ Tensor& clamp_into(Tensor& out, const Tensor& a, const std::optional<Scalar>& lo
   DType dt = compute_result_type(parts);
   return run_elementwise(out, {a}, {.op_name = name, .compute_dtype = dt}, launch_clamp, [&](ElementwiseArgs& args) {
     args.param_i[0] = (lo ? 1 : 0) | (hi ? 2 : 0);
-    if (lo) set_value(args, 1, *lo);
-    if (hi) set_value(args, 2, *hi);
+    if (lo) set_param(args, 1, *lo);
+    if (hi) set_param(args, 2, *hi);
   });
 }
 Tensor clamp_cuda(const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
@@ -241,7 +233,7 @@ Tensor& masked_fill_cuda(Tensor& self, const Tensor& mask, const Scalar& value) 
   return run_elementwise(self, {self, mask},
                          {.op_name = "masked_fill_", .compute_dtype = self.dtype(), .output_dtype = self.dtype(),
                           .cast_inputs = false, .upcast_reduced_float = false},
-                         launch_masked_fill, [&](ElementwiseArgs& args) { set_value(args, 0, value); });
+                         launch_masked_fill, [&](ElementwiseArgs& args) { set_param(args, 0, value); });
 }
 EMBER_REGISTER_KERNEL(clamp, CUDA, clamp_cuda);
 EMBER_REGISTER_KERNEL(clamp_, CUDA, clamp_inplace_cuda);
