@@ -6,6 +6,7 @@
 #include "ember/core/generator.h"
 #include "ember/core/scalar.h"
 #include "ember/linalg.h"
+#include "ember/matmul_precision.h"
 #include "ember/ops.h"
 #include "ember/tensor.h"
 #include "ember/autograd/autograd.h"

@@ -1,29 +1,32 @@
 """Process-wide switches torch programs set: float32 matmul precision and deterministic
-algorithms. ember's CPU kernels are deterministic and compute float32 products in float32 at
-every setting (there is no TF32 on the CPU), so the switches are stored and read back, and
-`use_deterministic_algorithms(True)` promises nothing ember does not already keep."""
+algorithms. The matmul precision lives in C++ (ember/matmul_precision.h), where the CUDA GEMMs
+read it: "high" and "medium" let float32 products use TF32 tensor cores, "highest" (the default)
+does not. The CPU computes float32 products in float32 at every setting (there is no TF32 on
+the CPU). ember's kernels are deterministic, so `use_deterministic_algorithms(True)` is stored
+and read back and promises nothing ember does not already keep."""
 import warnings as _warnings
+
+from . import _C
 
 __all__ = ["set_float32_matmul_precision", "get_float32_matmul_precision", "use_deterministic_algorithms",
            "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
            "set_deterministic_debug_mode", "get_deterministic_debug_mode"]
 
-_matmul_precision = "highest"
 _deterministic = False
 _deterministic_warn_only = False
 
 
 def set_float32_matmul_precision(precision):
-    global _matmul_precision
-    if precision not in ("highest", "high", "medium"):
-        _warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
-                       "setFloat32MatmulPrecision call has no effect.")
-        return
-    _matmul_precision = precision
+    if not isinstance(precision, str):
+        raise RuntimeError(f"set_float32_matmul_precision expects a str, but got {type(precision).__name__}")
+    # None when applied; otherwise torch's warning text, and the setting is unchanged.
+    rejected = _C._cuda.set_float32_matmul_precision(precision)
+    if rejected is not None:
+        _warnings.warn(rejected, stacklevel=2)
 
 
 def get_float32_matmul_precision():
-    return _matmul_precision
+    return _C._cuda.get_float32_matmul_precision()
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):

@@ -33,12 +33,21 @@ def set_rng_state(new_state):
 
 @contextlib.contextmanager
 def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"):
-    """Restores the CPU generator's state on exit (ember has no CUDA generators to fork)."""
+    """Restores the CPU generator's state, and those of `devices` (every GPU when None), on exit."""
     if not enabled:
         yield
         return
+    from . import cuda
+    if device_type != "cuda" or not cuda.is_available():
+        devices = []
+    elif devices is None:
+        devices = range(cuda.device_count())
+    devices = list(devices)
     state = get_rng_state()
+    device_states = [cuda.get_rng_state(d) for d in devices]
     try:
         yield
     finally:
         set_rng_state(state)
+        for d, s in zip(devices, device_states):
+            cuda.set_rng_state(s, d)

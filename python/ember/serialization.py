@@ -169,16 +169,22 @@ def _pickled_object(data, weights_only):
         return None
 
 
-def _device_for(map_location):
-    """map_location as one device for the C++ loader, or None (keep where saved / post-process)."""
-    if map_location is None or callable(map_location):
-        return None
+def _load_kwargs(map_location):
+    """map_location in the C++ loader's terms: one device for every storage (map_location), torch's
+    dict form as (saved location, device) pairs (map_locations), or, for a callable that maps
+    them itself afterwards, storages kept on the CPU (restore_locations=False). Storages saved
+    on a GPU otherwise load back onto it."""
+    def as_device(d):
+        return d if isinstance(d, _C.device) else _C.device(str(d))
+
+    if map_location is None:
+        return {}
+    if callable(map_location) and not isinstance(map_location, (str, dict, _C.device)):
+        return {"restore_locations": False}
     if isinstance(map_location, dict):
-        # {'cuda:0': 'cpu'}: this build's checkpoints live on the CPU; only a 'cpu' entry applies.
-        target = map_location.get("cpu")
-        return None if target is None else _C.device(str(target) if not isinstance(target, _C.device) else target)
+        return {"map_locations": [(str(k), as_device(v)) for k, v in map_location.items()]}
     if isinstance(map_location, (str, _C.device)):
-        device = _C.device(map_location) if isinstance(map_location, str) else map_location
+        device = as_device(map_location)
         if device.type == "cuda":
             from . import cuda
             if not cuda.is_available():
@@ -186,7 +192,7 @@ def _device_for(map_location):
                     "Attempting to deserialize object on a CUDA device but ember.cuda.is_available() is False. "
                     "If you are running on a CPU-only machine, please use ember.load with "
                     "map_location=ember.device('cpu') to map your storages to the CPU.")
-        return device
+        return {"map_location": device}
     raise TypeError("ember.load: map_location should be a str, an ember.device, a dict or a callable, "
                     f"got {type(map_location).__name__}")
 
@@ -220,7 +226,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         weights_only = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() not in ("1", "true", "y", "yes")
     elif not weights_only and os.environ.get("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in ("1", "true", "y", "yes"):
         weights_only = True
-    device = _device_for(map_location)
+    load_kwargs = _load_kwargs(map_location)
+    device = load_kwargs.get("map_location")
     if _is_path(f):
         path = os.fsdecode(f)
         if zipfile.is_zipfile(path):
@@ -230,7 +237,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                 with open(path, "rb") as fh:
                     return _pickled_object(fh.read(), weights_only)[0]
         try:
-            obj = _C._load_from_path(path, device, bool(mmap))
+            obj = _C._load_from_path(path, mmap=bool(mmap), **load_kwargs)
         except Exception as e:  # noqa: BLE001 - only the "needs a Python unpickler" case is retried
             if "Unsupported global" not in str(e):
                 raise
@@ -245,7 +252,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         if pickled is not None:
             return pickled[0]
         try:
-            obj = _C._load_from_bytes(data, device)
+            obj = _C._load_from_bytes(data, **load_kwargs)
         except Exception as e:  # noqa: BLE001
             if "Unsupported global" not in str(e):
                 raise

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "bind.h"
+#include "ember/core/backend.h"
 #include "ember/print_options.h"
 
 namespace ember::python {
@@ -190,9 +191,10 @@ void bind_core(nb::module_& m) {
   // ---- random numbers
   nb::class_<Generator>(m, "Generator")
       .def("__init__", [](Generator* self, Device device) {
-        EMBER_CHECK(device.is_cpu(), "Generator: only 'cpu' generators exist in this build, got device ",
-                    device.str());
-        new (self) Generator();
+        EMBER_CHECK(device.is_cpu() || device.type == DeviceType::CUDA,
+                    "Device type ", device.str(), " is not supported for torch.Generator() api.");
+        // A GPU generator belongs to one device: "cuda" means the current one (and needs a GPU).
+        new (self) Generator(device.is_cpu() ? Device(DeviceType::CPU) : resolve_device(device));
       }, nb::arg("device") = Device(DeviceType::CPU))
       .def("manual_seed", [](Generator& g, nb::int_ seed) -> Generator& {
         // Negative seeds wrap to uint64 as torch's do.
@@ -214,7 +216,7 @@ void bind_core(nb::module_& m) {
         Tensor c = state.contiguous();
         g.set_state(std::string(static_cast<const char*>(c.data_ptr()), size_t(c.numel())));
       }, nb::arg("new_state"))
-      .def_prop_ro("device", [](const Generator&) { return Device(DeviceType::CPU); });
+      .def_prop_ro("device", [](const Generator& g) { return g.device(); });
   m.attr("default_generator") = nb::cast(&default_generator(), nb::rv_policy::reference);
   // torch.set_default_device / get_default_device (per thread, as torch's); None means the CPU.
   m.def("set_default_device", [](std::optional<Device> d) { set_default_device(d.value_or(Device(kCPU))); },

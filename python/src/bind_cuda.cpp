@@ -3,6 +3,7 @@
 #include "bind.h"
 #include "ember/core/caching_allocator.h"
 #include "ember/cuda.h"
+#include "ember/matmul_precision.h"
 
 namespace ember::python {
 
@@ -58,6 +59,10 @@ void bind_cuda(nb::module_& m, nb::class_<Tensor>& cls) {
   c.def("initial_seed", [](int device) -> uint64_t {
     return default_generator(Device(DeviceType::CUDA, int16_t(device))).initial_seed();
   });
+  // torch.cuda.default_generators[i]: the generator CUDA kernels draw from by default.
+  c.def("default_generator", [](int device) -> Generator& {
+    return default_generator(Device(DeviceType::CUDA, int16_t(device)));
+  }, nb::rv_policy::reference);
 
   c.def("memory_stats", [](int device) {
     nb::dict d;
@@ -100,6 +105,19 @@ void bind_cuda(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("elapsed_time", &cuda::Event::elapsed_time)
       .def_prop_ro("recorded", &cuda::Event::recorded)
       .def_prop_ro("device_index", [](const cuda::Event& e) { return int(e.device().index); });
+
+  // torch.set_float32_matmul_precision / get_float32_matmul_precision (ember/matmul_precision.h),
+  // read by the CUDA GEMMs. The setter returns None, or for a value torch rejects the text of
+  // torch's warning (python/ember/_global_flags.py warns with it; the setting is unchanged).
+  c.def("set_float32_matmul_precision", [](const std::string& precision) -> nb::object {
+    try {
+      set_float32_matmul_precision(precision);
+    } catch (const ValueError& e) {
+      return nb::str(e.what());
+    }
+    return nb::none();
+  });
+  c.def("get_float32_matmul_precision", &get_float32_matmul_precision);
 }
 
 }  // namespace ember::python

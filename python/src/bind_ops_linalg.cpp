@@ -34,7 +34,8 @@ void bind_ops_linalg(nb::module_& m, TensorClass& cls) {
   def_both(m, cls, "bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, nb::arg("mat2"), NoGil());
   def_both(m, cls, "mv", [](const Tensor& a, const Tensor& b) { return mv(a, b); }, nb::arg("vec"), NoGil());
   def_both(m, cls, "dot", [](const Tensor& a, const Tensor& b) { return dot(a, b); }, nb::arg("other"), NoGil());
-  def_both(m, cls, "vdot", [](const Tensor& a, const Tensor& b) { return dot(a, b); }, nb::arg("other"), NoGil());
+  // vdot conjugates its first operand (a no-op for real tensors), as torch.vdot.
+  def_both(m, cls, "vdot", [](const Tensor& a, const Tensor& b) { return dot(conj(a), b); }, nb::arg("other"), NoGil());
   def_both(m, cls, "inner", [](const Tensor& a, const Tensor& b) { return inner(a, b); }, nb::arg("other"), NoGil());
   def_both(m, cls, "outer", [](const Tensor& a, const Tensor& b) { return outer(a, b); }, nb::arg("vec2"));
   def_both(m, cls, "ger", [](const Tensor& a, const Tensor& b) { return outer(a, b); }, nb::arg("vec2"));

@@ -76,9 +76,13 @@ bool convert(nb::handle obj, Value& out, std::string& bad, int depth) {
   return false;
 }
 
-LoadOptions load_options(std::optional<Device> map_location, bool mmap) {
+using LocationMap = std::vector<std::pair<std::string, Device>>;
+LoadOptions load_options(std::optional<Device> map_location, LocationMap map_locations, bool restore_locations,
+                         bool mmap) {
   LoadOptions opts;
   opts.map_location = map_location;
+  opts.map_locations = std::move(map_locations);
+  opts.restore_locations = restore_locations;
   opts.mmap = mmap;
   return opts;
 }
@@ -146,23 +150,29 @@ void bind_serialize(nb::module_& m) {
     }
     return nb::bytes(bytes.data(), bytes.size());
   }, nb::arg("obj"));
-  m.def("_load_from_path", [](const std::string& path, std::optional<Device> map_location, bool mmap) {
+  // map_location: one device for every storage; map_locations: torch's dict form as (saved
+  // location, device) pairs; restore_locations=False keeps storages on the CPU (the caller maps them).
+  m.def("_load_from_path", [](const std::string& path, std::optional<Device> map_location, LocationMap map_locations,
+                              bool restore_locations, bool mmap) {
     Value v;
     {
       nb::gil_scoped_release release;
-      v = load(path, load_options(map_location, mmap));
+      v = load(path, load_options(map_location, std::move(map_locations), restore_locations, mmap));
     }
     return value_to_python(v);
-  }, nb::arg("path"), nb::arg("map_location").none() = nb::none(), nb::arg("mmap") = false);
-  m.def("_load_from_bytes", [](nb::bytes data, std::optional<Device> map_location) {
+  }, nb::arg("path"), nb::arg("map_location").none() = nb::none(), nb::arg("map_locations") = LocationMap{},
+     nb::arg("restore_locations") = true, nb::arg("mmap") = false);
+  m.def("_load_from_bytes", [](nb::bytes data, std::optional<Device> map_location, LocationMap map_locations,
+                               bool restore_locations) {
     std::string bytes(data.c_str(), data.size());
     Value v;
     {
       nb::gil_scoped_release release;
-      v = load_from_bytes(bytes, load_options(map_location, false));
+      v = load_from_bytes(bytes, load_options(map_location, std::move(map_locations), restore_locations, false));
     }
     return value_to_python(v);
-  }, nb::arg("data"), nb::arg("map_location").none() = nb::none());
+  }, nb::arg("data"), nb::arg("map_location").none() = nb::none(), nb::arg("map_locations") = LocationMap{},
+     nb::arg("restore_locations") = true);
 }
 
 }  // namespace ember::python

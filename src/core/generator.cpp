@@ -54,6 +54,7 @@ Generator::Generator(const Generator& other) {
   next_double_normal_ = other.next_double_normal_;
   next_float_normal_ = other.next_float_normal_;
   philox_offset_ = other.philox_offset_;
+  device_ = other.device_;
 }
 
 Generator& Generator::operator=(const Generator& other) {
@@ -63,6 +64,7 @@ Generator& Generator::operator=(const Generator& other) {
   next_double_normal_ = other.next_double_normal_;
   next_float_normal_ = other.next_float_normal_;
   philox_offset_ = other.philox_offset_;
+  device_ = other.device_;
   return *this;
 }
 
@@ -100,8 +102,17 @@ template <class T> T get(const std::string& s, size_t at) {
 }
 }  // namespace
 
+// A GPU generator's state (torch's CUDAGeneratorImpl::get_state): seed, then offset.
+constexpr size_t kPhiloxStateBytes = 16;
+
 std::string Generator::get_state() const {
   std::lock_guard g(mu_);
+  if (!device_.is_cpu()) {
+    std::string s(kPhiloxStateBytes, '\0');
+    put<uint64_t>(s, 0, engine_.seed());
+    put<uint64_t>(s, 8, philox_offset_);
+    return s;
+  }
   std::string s(kStateBytes, '\0');
   put<uint64_t>(s, kSeedAt, engine_.seed());
   put<int32_t>(s, kLeftAt, engine_.left());
@@ -120,6 +131,15 @@ std::string Generator::get_state() const {
 }
 
 void Generator::set_state(const std::string& s) {
+  if (!device_.is_cpu()) {
+    EMBER_CHECK(s.size() == kPhiloxStateBytes, "RNG state is wrong size: expected ", kPhiloxStateBytes,
+                " bytes (seed and offset), got ", s.size());
+    const uint64_t seed = get<uint64_t>(s, 0), offset = get<uint64_t>(s, 8);
+    std::lock_guard g(mu_);
+    engine_.seed_with(seed);
+    philox_offset_ = offset;
+    return;
+  }
   EMBER_CHECK(s.size() == kStateBytes, "Expected a CPUGeneratorImplState of size ", kStateBytes,
               " but found the input RNG state size to be ", s.size());
   uint32_t words[Mt19937::kN];

@@ -195,6 +195,8 @@ Tensor addmm_cpu(const Tensor& self, const Tensor& m1, const Tensor& m2, const S
 Tensor dot_cpu(const Tensor& a, const Tensor& b) {
   DType dt = a.dtype();
   if (is_reduced_float(dt)) return dot_cpu(a.to(kFloat32), b.to(kFloat32)).to(dt);
+  // complex: unconjugated, as torch.dot (vdot conjugates first); one multiply and one sum.
+  if (is_complex(dt)) return sum(mul(a, b));
   Tensor out = empty({}, {.dtype = dt, .device = a.device()});
   const int64_t n = a.numel();
   visit_dtype<kNumericTypes>(dt, "dot", [&]<class T>() {

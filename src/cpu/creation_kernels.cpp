@@ -28,7 +28,7 @@ Tensor arange_cpu(const Scalar& start, const Scalar& end, const Scalar& step, Te
     int64_t is = start.to_int(), ie = end.to_int(), ist = step.to_int();
     n = ist > 0 ? (ie - is + ist - 1) / ist : (is - ie + (-ist) - 1) / (-ist);
   }
-  Tensor out = empty({n}, {.dtype = dt});
+  Tensor out = empty({n}, {.dtype = dt, .device = Device(kCPU)});
   visit_dtype<kAllTypes & ~bit(DType::Bool)>(dt, "arange", [&]<class T>() {
     T* p = out.data_ptr<T>();
     if constexpr (std::is_integral_v<T>) {
@@ -42,7 +42,7 @@ Tensor arange_cpu(const Scalar& start, const Scalar& end, const Scalar& step, Te
 
 Tensor linspace_cpu(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions opts) {
   DType dt = opts.dtype_or_default();
-  Tensor out = empty({steps}, {.dtype = dt});
+  Tensor out = empty({steps}, {.dtype = dt, .device = Device(kCPU)});
   double s = start.to_double(), e = end.to_double();
   double step = steps > 1 ? (e - s) / double(steps - 1) : 0.0;
   int64_t half = steps / 2;

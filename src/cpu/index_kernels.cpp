@@ -9,11 +9,15 @@
 
 #include "cpu/tensor_iter.h"
 #include "ember/ops.h"
+#include "ops/index_checks.h"
 #include "ops/op_handles.h"
 #include "ops/shape_utils.h"
 
 namespace ember::cpu {
 namespace {
+using index_checks::broadcast_index_shapes;
+using index_checks::broadcast_strides;
+using index_checks::check_gather_shapes;
 
 
 // Sizes and strides seen as at least 1-D (a 0-dim tensor is a 1-element vector).
@@ -195,31 +199,10 @@ Tensor index_select_cpu(const Tensor& self, int64_t dim, const Tensor& index) {
 
 // ------------------------------------------------------------------ gather / scatter
 
-// Shape rules shared by gather and scatter (PyTorch's gather_shape_check / scatter_shape_check).
-void check_gather_shapes(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
-                         const Tensor* src) {
-  EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == std::max<int64_t>(self.dim(), 1),
-              "Index tensor must have the same number of dimensions as input tensor");
-  if (src)
-    EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == std::max<int64_t>(src->dim(), 1),
-                "Index tensor must have the same number of dimensions as src tensor");
-  Shape isz = sizes1(index), ssz = sizes1(self);
-  if (index.numel() == 0) return;
-  for (size_t d = 0; d < isz.size(); ++d) {
-    if (int64_t(d) != dim)
-      EMBER_CHECK(isz[d] <= ssz[d], "Size does not match at dimension ", d, " expected index ", index.sizes(),
-                  " to be smaller than self ", self.sizes(), " apart from dimension ", dim);
-    if (src)
-      EMBER_CHECK(isz[d] <= sizes1(*src)[d], "Size does not match at dimension ", d, " expected index ",
-                  index.sizes(), " to be smaller than src ", src->sizes(), " apart from dimension ", dim);
-  }
-  (void)op;
-}
-
 Tensor gather_cpu(const Tensor& self, int64_t dim, const Tensor& index) {
   dim = wrap_dim(dim, self.dim());
   EMBER_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32, "gather(): Expected dtype int64 for index");
-  check_gather_shapes("gather", self, dim, index, nullptr);
+  check_gather_shapes(self, dim, index, nullptr);
   Tensor idx = as_long_contiguous(index);
   Shape ssz = sizes1(self), sst = strides1(self);
   check_range(idx.data_ptr<int64_t>(), idx.numel(), dim, ssz[dim]);
@@ -256,7 +239,7 @@ Tensor& scatter_impl(const char* op, Tensor& self, int64_t dim, const Tensor& in
   EMBER_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32, op, "(): Expected dtype int64 for index");
   if (!value_only)
     EMBER_CHECK(self.dtype() == src.dtype(), op, "(): Expected self.dtype to be equal to src.dtype");
-  check_gather_shapes(op, self, dim, index, value_only ? nullptr : &src);
+  check_gather_shapes(self, dim, index, value_only ? nullptr : &src);
   Tensor idx = as_long_contiguous(index);
   Shape ssz = sizes1(self), sst = strides1(self);
   check_range(idx.data_ptr<int64_t>(), idx.numel(), dim, ssz[dim]);
@@ -416,46 +399,6 @@ Tensor nonzero_cpu(const Tensor& self) {
 }
 
 // ------------------------------------------------------------------ advanced indexing
-
-Shape broadcast_index_shapes(const std::vector<Tensor>& ts) {
-  Shape out;
-  for (const auto& t : ts) {
-    const Shape& s = t.sizes();
-    size_t nd = std::max(out.size(), s.size());
-    Shape r(nd, 1);
-    bool ok = true;
-    for (size_t i = 0; i < nd; ++i) {
-      int64_t a = i < nd - out.size() ? 1 : out[i - (nd - out.size())];
-      int64_t b = i < nd - s.size() ? 1 : s[i - (nd - s.size())];
-      if (a != b && a != 1 && b != 1) ok = false;
-      r[i] = a == 1 ? b : a;
-    }
-    if (!ok) {
-      std::ostringstream os;
-      for (size_t j = 0; j < ts.size(); ++j) os << (j ? ", " : "") << IntArrayRef(ts[j].sizes());
-      throw IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes " + os.str());
-    }
-    out = r;
-  }
-  return out;
-}
-
-// Strides (in elements) of t broadcast to `shape` (0 along broadcast dims), or nullopt.
-// Extra leading size-1 dims of t are dropped (values of shape [1, 4] fit a result [4]).
-std::optional<Shape> broadcast_strides(const Tensor& t, const Shape& shape) {
-  size_t lead = 0;
-  while (size_t(t.dim()) - lead > shape.size() && t.sizes()[lead] == 1) ++lead;
-  if (size_t(t.dim()) - lead > shape.size()) return std::nullopt;
-  Shape st(shape.size(), 0);
-  const int64_t off = int64_t(shape.size()) - t.dim();  // d + off >= 0 for d >= lead
-  for (int64_t d = int64_t(lead); d < t.dim(); ++d) {
-    int64_t s = t.sizes()[d];
-    if (s == shape[d + off]) st[d + off] = s == 1 ? 0 : t.strides()[d];
-    else if (s == 1) st[d + off] = 0;
-    else return std::nullopt;
-  }
-  return st;
-}
 
 // The plan of one advanced-indexing expression over self:
 //   result = [pre dims] + [broadcast index dims] + [post dims]
@@ -686,13 +629,7 @@ Tensor& masked_fill_cpu(Tensor& self, const Tensor& mask, const Scalar& value) {
 // ------------------------------------------------------------------ bincount
 
 Tensor bincount_cpu(const Tensor& self, const std::optional<Tensor>& weights, int64_t minlength) {
-  EMBER_CHECK(self.dim() == 1 && is_integral(self.dtype(), false),
-              "bincount only supports 1-d non-negative integral inputs.");
-  EMBER_CHECK(minlength >= 0, "minlength should be >= 0");
-  const bool has_w = weights.has_value() && weights->defined();
-  if (has_w)
-    EMBER_CHECK(weights->dim() == 1 && weights->numel() == self.numel(),
-                "weights should be 1-d and have the same length as input");
+  const bool has_w = index_checks::check_bincount_args(self, weights, minlength);
   Tensor x = as_long_contiguous(self);
   const int64_t* p = x.data_ptr<int64_t>();
   const int64_t n = x.numel();

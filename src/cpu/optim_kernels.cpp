@@ -11,31 +11,11 @@
 #include "core/parallel.h"
 #include "core/dtype_dispatch.h"
 #include "ember/ops.h"
+#include "ops/dense_run.h"
 #include "ops/op_handles.h"
 
 namespace ember::cpu {
 namespace {
-
-// A tensor as one flat run: the tensor itself when contiguous, else a contiguous copy that
-// write_back() copies into it (a transposed parameter, a state tensor loaded with other
-// strides). It points at the caller's handle rather than copying it: a step touches hundreds of
-// tensors, and each handle copy is an atomic increment and decrement.
-class Flat {
- public:
-  explicit Flat(const Tensor& t) : t_(&t) {
-    if (!t.is_contiguous()) copy_ = t.detach().contiguous();
-  }
-  template <class T> T* data() const { return (copy_.defined() ? copy_ : *t_).template data_ptr<T>(); }
-  void write_back() {
-    if (!copy_.defined()) return;
-    Tensor dst = t_->detach();
-    dst.copy_(copy_);
-  }
-
- private:
-  const Tensor* t_;
-  Tensor copy_;
-};
 
 // The dtype check runs over the whole list first, so a bad list fails before any update.
 void check_float(const char* op, TensorList params) {
@@ -104,10 +84,10 @@ void adam_cpu(const char* op, TensorList params, TensorList grads, TensorList ex
               TensorList max_exp_avg_sqs, TensorList state_steps, const AdamStep& s) {
   check_float(op, params);
   for (size_t i = 0; i < params.size(); ++i) {
-    Flat p(params[i]), m(exp_avgs[i]), v(exp_avg_sqs[i]);
-    std::optional<Flat> vmax;
+    DenseRun p(params[i]), m(exp_avgs[i]), v(exp_avg_sqs[i]);
+    std::optional<DenseRun> vmax;
     if (s.amsgrad) vmax.emplace(max_exp_avg_sqs[i]);
-    const Flat g(grads[i]);  // only read
+    const DenseRun g(grads[i]);  // only read
     visit_dtype<kFloatTypes>(params[i].dtype(), op, [&]<class T>() {
       adam_kernel<T>(params[i].numel(), p.data<T>(), g.data<T>(), m.data<T>(), v.data<T>(),
                      vmax ? vmax->data<T>() : nullptr, s, step_value(state_steps, i));
@@ -180,10 +160,10 @@ void fused_sgd_cpu(TensorList params, TensorList grads, TensorList momentum_buff
   check_float(op, params);
   const SGDStep s{lr, momentum, dampening, weight_decay, nesterov, maximize};
   for (size_t i = 0; i < params.size(); ++i) {
-    Flat p(params[i]);
-    std::optional<Flat> buf;
+    DenseRun p(params[i]);
+    std::optional<DenseRun> buf;
     if (momentum != 0) buf.emplace(momentum_buffer_list[i]);
-    const Flat g(grads[i]);  // only read
+    const DenseRun g(grads[i]);  // only read
     visit_dtype<kFloatTypes>(params[i].dtype(), op, [&]<class T>() {
       sgd_kernel<T>(params[i].numel(), p.data<T>(), g.data<T>(), buf ? buf->data<T>() : nullptr, is_first_step, s);
     });
@@ -222,8 +202,8 @@ void fused_adagrad_cpu(TensorList params, TensorList grads, TensorList state_sum
   check_float(op, params);
   for (size_t i = 0; i < params.size(); ++i) {
     const double clr = lr / (1 + (step_value(state_steps, i) - 1) * lr_decay);
-    Flat p(params[i]), sum(state_sums[i]);
-    const Flat g(grads[i]);  // only read
+    DenseRun p(params[i]), sum(state_sums[i]);
+    const DenseRun g(grads[i]);  // only read
     visit_dtype<kFloatTypes>(params[i].dtype(), op, [&]<class T>() {
       adagrad_kernel<T>(params[i].numel(), p.data<T>(), g.data<T>(), sum.data<T>(), clr, eps, weight_decay,
                         maximize);
@@ -291,11 +271,11 @@ void fused_rmsprop_cpu(TensorList params, TensorList grads, TensorList square_av
   check_float(op, params);
   const RMSpropStep s{lr, alpha, eps, weight_decay, momentum, centered, maximize};
   for (size_t i = 0; i < params.size(); ++i) {
-    Flat p(params[i]), sq(square_avgs[i]);
-    std::optional<Flat> buf, gavg;
+    DenseRun p(params[i]), sq(square_avgs[i]);
+    std::optional<DenseRun> buf, gavg;
     if (momentum > 0) buf.emplace(momentum_buffer_list[i]);
     if (centered) gavg.emplace(grad_avgs[i]);
-    const Flat g(grads[i]);  // only read
+    const DenseRun g(grads[i]);  // only read
     visit_dtype<kFloatTypes>(params[i].dtype(), op, [&]<class T>() {
       rmsprop_kernel<T>(params[i].numel(), p.data<T>(), g.data<T>(), sq.data<T>(), buf ? buf->data<T>() : nullptr,
                         gavg ? gavg->data<T>() : nullptr, s);

@@ -56,7 +56,7 @@ class CudaBackend final : public DeviceBackend {
     // One per GPU; a deque keeps references stable as devices are first touched.
     static std::deque<Generator>* generators = [] {
       auto* d = new std::deque<Generator>;
-      for (int i = 0; i < gpu_count(); ++i) d->emplace_back();
+      for (int i = 0; i < gpu_count(); ++i) d->emplace_back(Device(DeviceType::CUDA, int16_t(i)));
       return d;
     }();
     return (*generators)[size_t(checked(index))];

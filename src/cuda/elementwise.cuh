@@ -257,8 +257,14 @@ inline constexpr uint32_t kCudaNumeric = kCudaFloat | kCudaInt;
 inline constexpr uint32_t kCudaNumericAndBool = kCudaNumeric | code_bit(kCodeBool);
 inline constexpr uint32_t kCudaIntAndBool = kCudaInt | code_bit(kCodeBool);
 
-// Calls g.template operator()<T>() with the C++ compute type of `code`, for codes in Set.
-template <uint32_t Set, class G> void visit_compute(int8_t code, const char* op, G&& g) {
+
+inline constexpr uint32_t kStoreReduced = code_bit(kCodeFloat16) | code_bit(kCodeBFloat16);
+inline constexpr uint32_t kStoreFloat = kCudaFloat | kStoreReduced;
+inline constexpr uint32_t kStoreAll = kCudaNumericAndBool | kStoreReduced;
+
+// Calls g.template operator()<T>() with the storage type of `code` (__half, __nv_bfloat16 for
+// the reduced floats), for codes in Set; torch's "not implemented for" error otherwise.
+template <uint32_t Set, class G> void visit_storage(int8_t code, const char* op, G&& g) {
 #define EMBER_CUDA_CASE(C, T) \
   case C: if constexpr ((Set & code_bit(C)) != 0) { g.template operator()<T>(); return; } break;
   switch (code) {
@@ -268,12 +274,20 @@ template <uint32_t Set, class G> void visit_compute(int8_t code, const char* op,
     EMBER_CUDA_CASE(kCodeInt16, int16_t)
     EMBER_CUDA_CASE(kCodeInt32, int32_t)
     EMBER_CUDA_CASE(kCodeInt64, int64_t)
+    EMBER_CUDA_CASE(kCodeFloat16, __half)
+    EMBER_CUDA_CASE(kCodeBFloat16, __nv_bfloat16)
     EMBER_CUDA_CASE(kCodeFloat32, float)
     EMBER_CUDA_CASE(kCodeFloat64, double)
     default: break;
   }
 #undef EMBER_CUDA_CASE
   throw_dtype_not_implemented(op, code);
+}
+
+// Calls g.template operator()<T>() with the C++ compute type of `code`, for codes in Set
+// (float16/bfloat16 have none of their own: their ops compute in float32).
+template <uint32_t Set, class G> void visit_compute(int8_t code, const char* op, G&& g) {
+  visit_storage<Set & ~kStoreReduced>(code, op, static_cast<G&&>(g));
 }
 
 }  // namespace ember::cuda

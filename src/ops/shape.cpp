@@ -205,6 +205,11 @@ Tensor stack(TensorList tensors, int64_t dim) {
     EMBER_CHECK(IntArrayRef(tensors[i].sizes()) == IntArrayRef(tensors[0].sizes()),
                 "stack expects each tensor to be equal size, but got ", tensors[0].sizes(), " at entry 0 and ",
                 tensors[i].sizes(), " at entry ", i);
+  // As cat's: the device-generic cat kernel would otherwise copy across devices silently.
+  for (size_t i = 1; i < tensors.size(); ++i)
+    EMBER_CHECK(tensors[i].device() == tensors[0].device(),
+                "Expected all tensors to be on the same device, but found at least two devices, ",
+                tensors[0].device().str(), " and ", tensors[i].device().str(), "!");
   int64_t d = wrap_dim(dim, tensors[0].dim() + 1);
   std::vector<Tensor> parts;
   parts.reserve(tensors.size());

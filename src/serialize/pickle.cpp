@@ -116,7 +116,7 @@ class Writer {
     str("storage");
     global("torch", storage_type_name(r.dtype));
     str(r.key);
-    str("cpu");
+    str(r.location);
     integer(r.storage_numel);
     op('t');
     op('Q');
@@ -485,7 +485,7 @@ class VM {
     if (pid.k != Item::Val || !pid.v.is_tuple()) bad("persistent id is not a tuple");
     const ValueList& a = pid.v.items_list();
     if (a.size() != 5 || !a[0].is_string() || a[0].to_string() != "storage" || !a[2].is_string() ||
-        !a[4].is_int())
+        !a[3].is_string() || !a[4].is_int())
       bad("persistent id is not ('storage', type, key, location, numel)");
     DType dtype;
     if (!a[1].is_string() || a[1].to_string().rfind(kStorageMarker, 0) != 0 ||
@@ -499,7 +499,7 @@ class VM {
       if (c->second.dtype() != dtype || c->second.numel() != numel) bad("storage '" + key + "' used with two types or sizes");
       return Value(c->second);
     }
-    Tensor t = storage_(key, dtype, numel);
+    Tensor t = storage_(key, dtype, numel, a[3].to_string());
     storages_.emplace(key, t);
     return Value(t);
   }

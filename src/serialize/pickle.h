@@ -22,12 +22,15 @@ struct TensorRecord {
   int64_t storage_numel;
   int64_t offset;
   Shape sizes, strides;
+  std::string location = "cpu";  // torch's storage location: "cpu", "cuda:0", ...
 };
 using PersistFn = std::function<TensorRecord(const Tensor&)>;
 std::string pickle_dump(const Value& v, const PersistFn& persist);
 
-// Returns the storage (a 1-D tensor of `numel` elements) for a key; throws if it is missing.
-using StorageFn = std::function<Tensor(const std::string& key, DType dtype, int64_t numel)>;
+// Returns the storage (a 1-D tensor of `numel` elements) for a key, on the device its recorded
+// location names; throws if it is missing.
+using StorageFn =
+    std::function<Tensor(const std::string& key, DType dtype, int64_t numel, const std::string& location)>;
 Value pickle_load(std::string_view data, const StorageFn& storage);
 
 }  // namespace ember::serialize

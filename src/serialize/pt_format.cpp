@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 
+#include "ember/core/backend.h"
 #include "ember/ops.h"
 #include "ember/serialize/serialize.h"
 #include "pickle.h"
@@ -34,10 +35,22 @@ struct StorageOut { std::string key; DType dtype; const Storage* storage; Tensor
 std::string save_archive(const Value& obj) {
   std::vector<StorageOut> storages;
   std::map<const Storage*, size_t> by_ptr;
+  // A device tensor is written from a host copy of its whole storage, made once per storage, so
+  // views that share device memory still share one entry, as torch's.
+  std::map<const Storage*, StoragePtr> host_copies;
   PersistFn persist = [&](const Tensor& t0) -> TensorRecord {
     EMBER_CHECK(t0.defined(), "save: undefined tensor");
     Tensor t = t0;
-    if (!t.is_cpu()) t = t.to(Device(DeviceType::CPU), /*copy=*/true).contiguous();
+    if (!t.is_cpu()) {
+      const StoragePtr& device_storage = t0.impl()->storage();
+      StoragePtr& host = host_copies[device_storage.get()];
+      if (!host) {
+        host = std::make_shared<Storage>(device_storage->nbytes(), Device(DeviceType::CPU));
+        copy_bytes(host->data(), host->device(), device_storage->data(), device_storage->device(),
+                   device_storage->nbytes());
+      }
+      t = Tensor(std::make_shared<TensorImpl>(host, t0.dtype(), t0.sizes(), t0.strides(), t0.storage_offset()));
+    }
     const Storage* s = t.impl()->storage().get();
     auto it = by_ptr.find(s);
     if (it != by_ptr.end() && storages[it->second].dtype != t.dtype()) {
@@ -54,7 +67,8 @@ std::string save_archive(const Value& obj) {
       idx = it->second;
     }
     int64_t numel = int64_t(s->nbytes()) / t.element_size();
-    return TensorRecord{storages[idx].key, t.dtype(), numel, t.storage_offset(), t.sizes(), t.strides()};
+    return TensorRecord{storages[idx].key, t.dtype(), numel, t.storage_offset(), t.sizes(), t.strides(),
+                        t0.device().str()};
   };
   std::string pkl = pickle_dump(obj, persist);
   ZipWriter zw;
@@ -76,22 +90,29 @@ struct Mapping {
 
 void release_mapping(void*, void* ctx) { delete static_cast<std::shared_ptr<Mapping>*>(ctx); }
 
-Value move_to(const Value& v, Device d) {
-  switch (v.kind()) {
-    case Value::Kind::Tensor: return Value(v.to_tensor().to(d));
-    case Value::Kind::List:
-    case Value::Kind::Tuple: {
-      ValueList xs;
-      for (const auto& x : v.items_list()) xs.push_back(move_to(x, d));
-      return v.is_list() ? Value::list(std::move(xs)) : Value::tuple(std::move(xs));
-    }
-    case Value::Kind::Dict: {
-      ValueItems xs;
-      for (const auto& [k, x] : v.items()) xs.emplace_back(k, move_to(x, d));
-      return Value::dict(std::move(xs));
-    }
-    default: return v;
-  }
+// Where a storage saved at `location` ("cpu", "cuda:1") loads without a map_location: torch's
+// checks and messages (serialization.py's _validate_device).
+Device restore_location(const std::string& location) {
+  if (location == "cpu") return Device(DeviceType::CPU);
+  EMBER_CHECK(location.rfind("cuda", 0) == 0, "don't know how to restore data location of "
+              "torch.storage.UntypedStorage (tagged with ", location, ")");
+  Device d(location);
+  EMBER_CHECK(has_device_backend(DeviceType::CUDA) && device_backend(DeviceType::CUDA).device_count() > 0,
+              "Attempting to deserialize object on a CUDA device but ember.cuda.is_available() is False. If you "
+              "are running on a CPU-only machine, please use ember.load with map_location=ember.device('cpu') to "
+              "map your storages to the CPU.");
+  int count = device_backend(DeviceType::CUDA).device_count();
+  EMBER_CHECK(!d.has_index() || d.index < count, "Attempting to deserialize object on CUDA device ", d.index,
+              " but ember.cuda.device_count() is ", count,
+              ". Please use ember.load with map_location to map your storages to an existing device.");
+  return d;
+}
+
+Device target_device(const LoadOptions& opts, const std::string& location) {
+  if (opts.map_location) return *opts.map_location;
+  for (const auto& [from, to] : opts.map_locations)
+    if (from == location) return to;
+  return opts.restore_locations ? restore_location(location) : Device(DeviceType::CPU);
 }
 
 // mapping: when set, storages view the mapped bytes (kept alive by the tensors) instead of copies.
@@ -112,7 +133,10 @@ Value load_archive(const char* data, size_t size, const LoadOptions& opts, std::
     EMBER_CHECK(zr.read(*bo) == "little", "load: checkpoint byteorder '", std::string(zr.read(*bo).substr(0, 16)),
                 "' is not supported (only little-endian)");
   }
-  StorageFn storage = [&](const std::string& key, DType dtype, int64_t numel) -> Tensor {
+  StorageFn storage = [&](const std::string& key, DType dtype, int64_t numel, const std::string& location) -> Tensor {
+    // map_location moves every storage (once, so views keep sharing); else each goes back where
+    // it was saved from.
+    const Device target = target_device(opts, location);
     const ZipEntry* e = zr.find(root + "data/" + key);
     EMBER_CHECK(e, "invalid checkpoint: storage '", key, "' has no entry ", root, "data/", key);
     int64_t nbytes;
@@ -128,11 +152,10 @@ Value load_archive(const char* data, size_t size, const LoadOptions& opts, std::
       st = std::make_shared<Storage>(size_t(nbytes), Device(DeviceType::CPU));
       if (nbytes) std::memcpy(st->data(), src, size_t(nbytes));
     }
-    return Tensor(std::make_shared<TensorImpl>(st, dtype, Shape{numel}, Shape{1}, 0));
+    Tensor flat(std::make_shared<TensorImpl>(st, dtype, Shape{numel}, Shape{1}, 0));
+    return target.is_cpu() ? flat : flat.to(target);
   };
-  Value v = pickle_load(zr.read(*pkl), storage);
-  if (opts.map_location) v = move_to(v, *opts.map_location);
-  return v;
+  return pickle_load(zr.read(*pkl), storage);
 }
 
 }  // namespace

@@ -272,3 +272,12 @@ def test_fno_program_matches_torch_2(torch_ref):
     got, _ = _fno_losses(ember)
     want, _ = _fno_losses(torch_ref)
     np.testing.assert_allclose(got, want, rtol=2e-4)
+
+
+def test_vdot_conjugates_its_first_operand():
+    a = ember.tensor([1 + 2j, 3 - 1j])
+    b = ember.tensor([2 - 1j, 1 + 1j])
+    # sum(conj(a) * b) = (1-2j)(2-1j) + (3+1j)(1+1j) = (0-5j) + (2+4j)
+    assert ember.vdot(a, b).item() == 2 - 1j
+    assert a.vdot(b).item() == 2 - 1j
+    assert ember.vdot(ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0])).item() == 11.0

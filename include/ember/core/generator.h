@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "ember/core/device.h"
+
 namespace ember {
 
 // The 32-bit Mersenne Twister (Matsumoto & Nishimura 1998), with PyTorch's bookkeeping of its
@@ -58,6 +60,10 @@ class Generator {
   static constexpr size_t kStateBytes = 5056;
 
   explicit Generator(uint64_t seed = kDefaultSeed) { manual_seed(seed); }
+  // A generator for `device`'s kernels: the CPU's draws from the Mersenne Twister, a GPU's
+  // (counter-based Philox) from (initial_seed(), philox offset) only.
+  explicit Generator(Device device, uint64_t seed = kDefaultSeed) : device_(device) { manual_seed(seed); }
+  Device device() const { return device_; }
   Generator(const Generator& other);
   Generator& operator=(const Generator& other);
 
@@ -93,9 +99,11 @@ class Generator {
     return {engine_.seed(), offset};
   }
   uint64_t philox_offset() const { std::lock_guard g(mu_); return philox_offset_; }
+  void set_philox_offset(uint64_t offset) { std::lock_guard g(mu_); philox_offset_ = offset; }
 
-  // The state as torch's 5056 bytes (CPUGeneratorImplState: seed, left, seeded, next, the 624
-  // words widened to 64 bits, the cached double normal, the cached float normal).
+  // The state as torch's bytes: on the CPU its 5056 (CPUGeneratorImplState: seed, left, seeded,
+  // next, the 624 words widened to 64 bits, the cached double normal, the cached float normal);
+  // on a GPU its 16 (CUDAGeneratorImpl: the seed, then the Philox offset).
   std::string get_state() const;
   // Accepts exactly what get_state (or torch.get_rng_state) produces; anything else throws.
   void set_state(const std::string& s);
@@ -105,6 +113,7 @@ class Generator {
   std::optional<double> next_double_normal_;
   std::optional<float> next_float_normal_;
   uint64_t philox_offset_ = 0;
+  Device device_{DeviceType::CPU};
   mutable std::mutex mu_;
 };
 

@@ -12,9 +12,16 @@
 
 namespace ember {
 
+// Where storages load (torch.load's map_location): map_location, when set, takes every one;
+// else a storage saved at a location listed in map_locations (torch's dict form, e.g.
+// {"cuda:1", cuda:0}) goes to its device, and any other goes back to where it was saved
+// ("cuda:0" needs that GPU), unless restore_locations is false (all stay on the CPU, for a
+// caller that maps them itself).
 struct LoadOptions {
-  std::optional<Device> map_location;  // move every tensor there (torch.load's map_location)
-  bool mmap = false;                   // map the file instead of reading it (large checkpoints)
+  std::optional<Device> map_location;
+  std::vector<std::pair<std::string, Device>> map_locations;
+  bool restore_locations = true;
+  bool mmap = false;  // map the file instead of reading it (large checkpoints)
 };
 
 // torch.save / torch.load.

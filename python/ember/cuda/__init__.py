@@ -15,6 +15,7 @@ __all__ = [
     "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_accumulated_memory_stats",
     "memory_stats", "memory_summary", "empty_cache", "mem_get_info", "Stream", "Event", "current_stream",
     "default_stream", "stream", "set_stream", "StreamContext", "OutOfMemoryError", "is_initialized", "init",
+    "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all", "default_generators",
 ]
 
 
@@ -122,6 +123,36 @@ def manual_seed_all(seed):
 
 def initial_seed():
     return _cuda.initial_seed(current_device())
+
+
+def _generator(device):
+    idx = _index(device)
+    return _cuda.default_generator(current_device() if idx < 0 else idx)
+
+
+def get_rng_state(device="cuda"):
+    """The device's generator state as torch's: 16 bytes (seed, Philox offset) in a uint8 tensor."""
+    return _generator(device).get_state()
+
+
+def set_rng_state(new_state, device="cuda"):
+    _generator(device).set_state(new_state)
+
+
+def get_rng_state_all():
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states):
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
+def __getattr__(name):
+    # torch.cuda.default_generators: one per GPU (an empty tuple without one).
+    if name == "default_generators":
+        return tuple(_cuda.default_generator(i) for i in range(device_count()))
+    raise AttributeError(f"module 'ember.cuda' has no attribute {name!r}")
 
 
 def seed():

@@ -1,30 +1,29 @@
-"""ember.backends.cuda: the matmul precision flags torch programs set. ember has no CUDA backend
-yet: is_built() is False; the flags are stored and read back as torch's are."""
+"""ember.backends.cuda: the matmul precision flags torch programs set, kept in C++
+(ember/matmul_precision.h) where the CUDA GEMMs read them, and is_built()."""
+from ... import _C
 
 
 class _MatmulFlags:
     """torch.backends.cuda.matmul: allow_tf32 mirrors ember.get_float32_matmul_precision() as
-    torch's does ("highest" <-> False, "high"/"medium" <-> True)."""
+    torch's does ("highest" <-> False, "high"/"medium" <-> True; setting True selects "high")."""
 
     allow_fp16_reduced_precision_reduction = True
     allow_bf16_reduced_precision_reduction = True
 
     @property
     def allow_tf32(self):
-        from ... import get_float32_matmul_precision
-        return get_float32_matmul_precision() != "highest"
+        return _C._cuda.get_float32_matmul_precision() != "highest"
 
     @allow_tf32.setter
     def allow_tf32(self, value):
-        from ... import set_float32_matmul_precision
-        set_float32_matmul_precision("high" if value else "highest")
+        _C._cuda.set_float32_matmul_precision("high" if value else "highest")
 
 
 matmul = _MatmulFlags()
 
 
 def is_built():
-    return False
+    return bool(_C._cuda.is_built())
 
 
 def preferred_linalg_library(backend=None):

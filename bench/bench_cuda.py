@@ -1,0 +1,114 @@
+"""CUDA part 1 on a GPU: ember vs the PyTorch in this interpreter, same GPU, same run.
+
+Workloads (issue 16): elementwise bandwidth as a fraction of the GPU's peak (a + b, a * 2 in
+float32, a float32 -> bfloat16 copy), a full and a row-wise sum, softmax over rows, GEMM
+TFLOP/s (float32 strict, TF32, bfloat16, float16), and the launch overhead of a small op. Times
+come from CUDA events around `repeat` calls after a warm-up; ratio = ember / torch (below 1:
+ember faster).
+
+    PYTHONPATH=python:build/python python bench/bench_cuda.py [--quick]
+
+Without a GPU it says so and exits 0 (nothing is measured).
+"""
+import argparse
+import sys
+
+import ember
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+# HBM peak bandwidth (bytes/s) by device name: what a fraction of peak is taken against.
+PEAK_BANDWIDTH = [("H200", 4.8e12), ("H100 PCIe", 2.0e12), ("H100", 3.35e12), ("A100-SXM4-80GB", 2.04e12),
+                  ("A100", 1.56e12)]
+
+
+def peak_bandwidth(name):
+    for key, bw in PEAK_BANDWIDTH:
+        if key in name:
+            return bw
+    return None
+
+
+def gpu_time_ms(T, fn, repeat, warmup=3):
+    """Milliseconds per call of fn on the current stream, from CUDA events."""
+    for _ in range(warmup):
+        fn()
+    T.cuda.synchronize()
+    start, end = T.cuda.Event(enable_timing=True), T.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(repeat):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / repeat
+
+
+def workloads(T, quick):
+    n = (1 << 24) if quick else (1 << 26)
+    a = T.randn(n, device="cuda")
+    b = T.randn(n, device="cuda")
+    rows = T.randn(4096, 4096, device="cuda")
+    m = 2048 if quick else 8192
+    mats = {dt: (T.randn(m, m, device="cuda").to(dt), T.randn(m, m, device="cuda").to(dt))
+            for dt in (T.float32, T.bfloat16, T.float16)}
+    tiny = T.ones(16, device="cuda")
+    return n, m, {
+        # name: (fn, bytes moved or flops, kind)
+        "add f32 (GB/s)": (lambda: a + b, 3 * 4 * n, "bw"),
+        "mul scalar f32 (GB/s)": (lambda: a * 2.0, 2 * 4 * n, "bw"),
+        "f32 -> bf16 copy (GB/s)": (lambda: a.to(T.bfloat16), 6 * n, "bw"),
+        "sum all f32 (GB/s)": (lambda: a.sum(), 4 * n, "bw"),
+        "sum rows 4096x4096 (GB/s)": (lambda: rows.sum(dim=1), 4 * rows.numel(), "bw"),
+        "softmax 4096x4096 (GB/s)": (lambda: T.softmax(rows, dim=1), 8 * rows.numel(), "bw"),
+        "sgemm fp32 strict (TFLOP/s)": (lambda: mats[T.float32][0] @ mats[T.float32][1], 2 * m ** 3, "fp32"),
+        "sgemm tf32 (TFLOP/s)": (lambda: mats[T.float32][0] @ mats[T.float32][1], 2 * m ** 3, "tf32"),
+        "gemm bf16 (TFLOP/s)": (lambda: mats[T.bfloat16][0] @ mats[T.bfloat16][1], 2 * m ** 3, "flops"),
+        "gemm fp16 (TFLOP/s)": (lambda: mats[T.float16][0] @ mats[T.float16][1], 2 * m ** 3, "flops"),
+        "small add launch (us)": (lambda: tiny + tiny, None, "latency"),
+    }
+
+
+def measure(T, quick):
+    _, _, cases = workloads(T, quick)
+    out = {}
+    for name, (fn, work, kind) in cases.items():
+        if kind in ("fp32", "tf32"):
+            T.set_float32_matmul_precision("highest" if kind == "fp32" else "high")
+        ms = gpu_time_ms(T, fn, repeat=20 if kind != "latency" else 2000)
+        T.set_float32_matmul_precision("highest")
+        if kind == "latency":
+            out[name] = ms * 1e3
+        elif kind == "bw":
+            out[name] = work / (ms * 1e-3) / 1e9
+        else:
+            out[name] = work / (ms * 1e-3) / 1e12
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="smaller sizes")
+    args = ap.parse_args()
+    if not ember.cuda.is_available():
+        print("no CUDA GPU on this machine: nothing measured")
+        return 0
+    name = ember.cuda.get_device_name()
+    peak = peak_bandwidth(name)
+    print(f"GPU: {name}; ember CUDA {ember.version.cuda}; torch {torch.__version__ if torch else 'not installed'}")
+    ours = measure(ember, args.quick)
+    theirs = measure(torch, args.quick) if torch is not None and torch.cuda.is_available() else {}
+    print(f"{'workload':32s} {'ember':>10s} {'torch':>10s} {'ember/torch':>12s} {'of peak':>8s}")
+    for k, v in ours.items():
+        t = theirs.get(k)
+        # for times lower is better; for rates higher is better: the ratio is always time-like
+        ratio = (v / t if "(us)" in k else t / v) if t else float("nan")
+        frac = f"{v * 1e9 / peak:7.0%}" if peak and "GB/s" in k else ""
+        print(f"{k:32s} {v:10.1f} {t if t else float('nan'):10.1f} {ratio:12.2f} {frac:>8s}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
