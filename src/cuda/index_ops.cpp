@@ -231,16 +231,7 @@ Tensor on_device(const Tensor& t, Device device) {
 
 AdvPlan make_adv_plan(const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {
   // 1. Dtypes, and how many dims of self the indices consume.
-  int64_t consumed = 0;
-  for (const auto& ix : indices) {
-    if (!ix) { ++consumed; continue; }
-    DType t = ix->dtype();
-    EMBER_CHECK_INDEX(t == kInt64 || t == kInt32 || t == kUInt8 || t == kBool,
-                      "tensors used as indices must be long, int, byte or bool tensors");
-    consumed += (t == kBool || t == kUInt8) ? ix->dim() : 1;
-  }
-  EMBER_CHECK_INDEX(consumed <= self.dim(), "too many indices for tensor of dimension ", self.dim(), " (got ",
-                    consumed, ")");
+  index_checks::check_advanced_indices(self, indices);
   // 2. Self's geometry, with masks expanded into one index per dim they cover (their nonzero
   //    coordinates). A 0-dim mask inserts a dim of size 1 indexed by [0] (true) or [] (false).
   const Device device = self.device();

@@ -73,6 +73,21 @@ inline std::optional<Shape> broadcast_strides(const Tensor& t, const Shape& shap
   return st;
 }
 
+// Advanced indexing's index dtypes (long, int, byte, bool) and count: each mask consumes as
+// many dims of self as it has, every other entry (None included) one.
+inline void check_advanced_indices(const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {
+  int64_t consumed = 0;
+  for (const auto& ix : indices) {
+    if (!ix) { ++consumed; continue; }
+    DType t = ix->dtype();
+    EMBER_CHECK_INDEX(t == kInt64 || t == kInt32 || t == kUInt8 || t == kBool,
+                      "tensors used as indices must be long, int, byte or bool tensors");
+    consumed += (t == kBool || t == kUInt8) ? ix->dim() : 1;
+  }
+  EMBER_CHECK_INDEX(consumed <= self.dim(), "too many indices for tensor of dimension ", self.dim(), " (got ",
+                    consumed, ")");
+}
+
 // bincount's argument checks (torch's messages); true when weights are given.
 inline bool check_bincount_args(const Tensor& self, const std::optional<Tensor>& weights, int64_t minlength) {
   EMBER_CHECK(self.dim() == 1 && is_integral(self.dtype(), false),
