@@ -21,6 +21,8 @@ Trains a classifier on Fashion-MNIST (or any MNIST-format folder) with ember.
   --threads N         threads for the math (default: all cores)
   --seed N            random seed (default 0)
   --device NAME       cpu (default) | cuda | cuda:N
+  --amp [DTYPE]       mixed precision (autocast): bf16 on cpu, fp16 with a GradScaler on cuda;
+                      DTYPE bf16 | fp16 picks one
   --data DIR          MNIST-format folder (default /usr/share/datasets/fashion-mnist)
   --out DIR           where checkpoints, history and the plot go (default runs/fashion_mnist)
   --resume            continue the run saved in OUT/last.pt
@@ -96,6 +98,11 @@ TrainConfig parse_args(int argc, const char* const* argv) {
     else if (flag == "--threads") c.threads = parse_number<int>(flag, value(), 1);
     else if (flag == "--seed") c.seed = parse_number<uint64_t>(flag, value(), 0);
     else if (flag == "--device") c.device = value();
+    else if (flag == "--amp") {
+      // An optional value: the next argument when it names a dtype.
+      c.amp = "auto";
+      if (i + 1 < argc && (std::string(argv[i + 1]) == "bf16" || std::string(argv[i + 1]) == "fp16")) c.amp = argv[++i];
+    }
     else if (flag == "--data") c.data = value();
     else if (flag == "--out") c.out = value();
     else if (flag == "--resume") c.resume = true;

@@ -12,6 +12,7 @@
 #include <numeric>
 #include <sstream>
 
+#include <ember/amp.h>
 #include <ember/data.h>
 #include <ember/ember.h>
 #include <ember/nn.h>
@@ -89,6 +90,7 @@ Value trajectory_config(const TrainConfig& c) {
   // The schedule's length depends on the epoch count; the random stream of augmentations on
   // which worker loads which batch.
   if (c.scheduler != "none" && c.scheduler != "step") d["epochs"] = c.epochs;
+  if (!c.amp.empty()) d["amp"] = c.amp;
   if (c.augment) d["workers"] = int64_t(c.workers);
   return d;
 }
@@ -98,8 +100,18 @@ struct EvalResult {
   std::vector<int64_t> correct, total;
 };
 
-EvalResult evaluate(nn::Module& model, data::DataLoader& loader, Device device, int64_t num_classes) {
+// The autocast dtype of --amp on `device` (nullopt: off).
+std::optional<DType> amp_dtype(const TrainConfig& c, Device device) {
+  if (c.amp.empty()) return std::nullopt;
+  if (c.amp == "bf16") return DType::BFloat16;
+  if (c.amp == "fp16") return DType::Float16;
+  return device.is_cuda() ? DType::Float16 : DType::BFloat16;
+}
+
+EvalResult evaluate(nn::Module& model, data::DataLoader& loader, Device device, int64_t num_classes,
+                    std::optional<DType> precision) {
   NoGradGuard no_grad;
+  ember::amp::AutocastGuard autocast(device.type, precision, precision.has_value());
   model.eval();
   EvalResult r;
   r.correct.assign(size_t(num_classes), 0);
@@ -234,6 +246,11 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
   auto opt = make_optimizer(c, model->parameters());
   auto sched = make_scheduler(c, *opt, train_loader.size());
   const bool per_batch_schedule = c.scheduler == "onecycle";
+  // --amp: the forward and the loss under autocast; float16 gradients need loss scaling.
+  const std::optional<DType> precision = amp_dtype(c, device);
+  ember::amp::GradScaler scaler(device, {.enabled = precision == DType::Float16});
+  if (precision) log << "  mixed precision: " << dtype_name(*precision) << " autocast on " << device.str()
+               << (scaler.is_enabled() ? " with a GradScaler" : "") << "\n";
 
   TrainResult result;
   result.classes = classes;
@@ -251,6 +268,7 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
     }
     model->load_state_dict(to_state_dict(ckpt.at("model_state_dict")));
     opt->load_state_dict(ckpt.at("optimizer_state_dict"));
+    if (scaler.is_enabled() && ckpt.contains("scaler_state_dict")) scaler.load_state_dict(ckpt.at("scaler_state_dict"));
     if (sched) sched->load_state_dict(ckpt.at("scheduler_state_dict"));
     result.history = history_from(ckpt.at("history"));
     result.best_acc = ckpt.at("best_acc").to_double();
@@ -284,11 +302,16 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
     int64_t correct = 0, seen = 0;
     for (Value batch : train_loader) {
       Tensor x = batch[0].to_tensor().to(device), y = batch[1].to_tensor().to(device);
-      Tensor out = (*model)(x);
-      Tensor loss = F::cross_entropy(out, y);
+      Tensor out, loss;
+      {
+        ember::amp::AutocastGuard autocast(device.type, precision, precision.has_value());
+        out = (*model)(x);
+        loss = F::cross_entropy(out, y);
+      }
       opt->zero_grad();
-      loss.backward();
-      opt->step();
+      scaler.scale(loss).backward();
+      scaler.step(*opt);
+      scaler.update();
       if (per_batch_schedule) sched->step();
       int64_t n = y.size(0);
       loss_sum += loss.item<double>() * double(n);
@@ -298,7 +321,7 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
     }
     double train_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (c.progress) bar.finish();
-    EvalResult ev = evaluate(*model, test_loader, device, int64_t(classes.size()));
+    EvalResult ev = evaluate(*model, test_loader, device, int64_t(classes.size()), precision);
     if (sched && !per_batch_schedule) sched->step();
     EpochStats e{epoch, loss_sum / double(seen), 100.0 * double(correct) / double(seen), ev.loss, ev.acc, lr,
                  std::chrono::duration<double>(Clock::now() - t0).count(), double(seen) / train_seconds};
@@ -314,6 +337,7 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
     ckpt["epoch"] = epoch;
     ckpt["model_state_dict"] = to_value(model->state_dict());
     ckpt["optimizer_state_dict"] = opt->state_dict();
+    if (scaler.is_enabled()) ckpt["scaler_state_dict"] = scaler.state_dict();
     ckpt["scheduler_state_dict"] = sched ? sched->state_dict() : Value();
     ckpt["best_acc"] = result.best_acc;
     ckpt["best_epoch"] = result.best_epoch;
@@ -345,7 +369,7 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
   // ---- the best model, class by class (as the seed's detailed evaluation) ----
   log << "\n[4/4] per-class test accuracy of the best checkpoint (" << best_path.string() << ")\n";
   model->load_state_dict(to_state_dict(load(best_path.string())));
-  EvalResult ev = evaluate(*model, test_loader, device, int64_t(classes.size()));
+  EvalResult ev = evaluate(*model, test_loader, device, int64_t(classes.size()), precision);
   result.class_correct = ev.correct;
   result.class_total = ev.total;
   for (size_t k = 0; k < classes.size(); ++k) {

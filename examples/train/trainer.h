@@ -20,6 +20,9 @@ struct TrainConfig {
   int workers = 1;                    // DataLoader worker threads
   uint64_t seed = 0;
   std::string device = "cpu";
+  // Mixed precision: "" (off), "auto" (bfloat16 on the CPU, float16 + GradScaler on CUDA),
+  // "bf16" or "fp16" (float16 always with a GradScaler).
+  std::string amp;
   std::filesystem::path out = "runs/fashion_mnist";
   std::filesystem::path data = "/usr/share/datasets/fashion-mnist";
   bool resume = false;                // continue from out/last.pt

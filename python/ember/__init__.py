@@ -34,9 +34,15 @@ __version__ = "0.1.0"
 from ._tensor_py import *  # noqa: E402,F401,F403  (Python-level pieces of the Tensor API)
 from . import autograd  # noqa: E402,F401
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: E402,F401
-from . import nn, optim, utils, cuda, backends, amp, random  # noqa: E402,F401
+from . import nn, optim, utils, cuda, cpu, backends, amp, random  # noqa: E402,F401
 from . import linalg, fft  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
+from .amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled, get_autocast_dtype,  # noqa: E402,F401
+                                set_autocast_dtype, is_autocast_cpu_enabled, set_autocast_cpu_enabled,
+                                get_autocast_cpu_dtype, set_autocast_cpu_dtype, get_autocast_gpu_dtype,
+                                set_autocast_gpu_dtype, is_autocast_cache_enabled, set_autocast_cache_enabled,
+                                clear_autocast_cache, autocast_increment_nesting, autocast_decrement_nesting)
+from ._C import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 
 # ---- issue 15 names (helper "names"): torch's remaining namespaces and module-level names

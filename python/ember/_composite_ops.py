@@ -5,6 +5,7 @@ import math as _math
 
 from . import _C
 from ._C import Tensor
+from .amp.autocast_mode import _autocast_op
 
 __all__ = ["cartesian_prod", "tril_indices", "triu_indices", "bucketize", "searchsorted", "histc", "isin", "kron",
            "block_diag", "tensordot", "tensor_split", "hsplit", "vsplit", "dsplit", "diag_embed", "quantile",
@@ -160,6 +161,7 @@ def block_diag(*tensors):
     return _C.cat(rows, 0)
 
 
+@_autocast_op("tensordot")
 def tensordot(a, b, dims=2, out=None):
     """Sum over the products of a's dims_a and b's dims_b: dims = n (a's last n with b's first
     n) or a pair of lists."""
@@ -341,10 +343,12 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     return result
 
 
+@_autocast_op("quantile")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
+@_autocast_op("nanquantile")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
 
@@ -405,6 +409,7 @@ def corrcoef(input):
     return c.clamp(-1, 1)
 
 
+@_autocast_op("renorm")
 def renorm(input, p, dim, maxnorm):
     """Each slice along dim whose p-norm exceeds maxnorm is scaled down to norm maxnorm."""
     d = _wrap(dim, input.dim())
@@ -418,6 +423,7 @@ def renorm(input, p, dim, maxnorm):
     return input * factor
 
 
+@_autocast_op("dist")
 def dist(input, other, p=2):
     return (input - other).norm(p)
 

@@ -9,6 +9,7 @@ namespace ember::python {
 void bind_linalg(nb::module_& m, TensorClass& cls);
 void bind_complex_fft(nb::module_& m, TensorClass& cls);  // bind_complex_fft.cpp
 void bind_cuda(nb::module_& m, TensorClass& cls);  // bind_cuda.cpp: ember._C._cuda
+void bind_amp(nb::module_& m);  // bind_amp.cpp: ember._C._amp
 }
 
 NB_MODULE(_C, m) {
@@ -36,4 +37,5 @@ NB_MODULE(_C, m) {
   bind_special(m, cls);  // after bind_ops: uses its return_types
   bind_complex_fft(m, cls);
   bind_cuda(m, cls);  // after bind_tensor: replaces its host-only pin_memory/is_pinned
+  bind_amp(m);
 }

@@ -1,6 +1,7 @@
 // Two-operand elementwise ops: the public functions, their argument checks and (from the
 // autograd issue on) their gradient formulas. Scalars become wrapped-number tensors so one
 // kernel serves tensor-tensor and tensor-scalar forms.
+#include "amp/autocast.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 
@@ -122,9 +123,11 @@ Tensor hypot(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  EMBER_AUTOCAST(addcmul, self, t1, t2, value);
   return add(self, mul(t1, t2), value);
 }
 Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  EMBER_AUTOCAST(addcdiv, self, t1, t2, value);
   EMBER_CHECK(!(is_integral(t1.dtype(), true) && is_integral(t2.dtype(), true)),
               "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform "
               "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as "

@@ -7,6 +7,7 @@
 // complex gradients (grad * z / |z|, ...) from the real ops' formulas by the chain rule.
 #include <cmath>
 
+#include "amp/autocast.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 #include "ops/shape_utils.h"
@@ -92,6 +93,7 @@ Tensor complex(const Tensor& real_part, const Tensor& imag_part) {
 }
 
 Tensor polar(const Tensor& abs_value, const Tensor& angle_value) {
+  EMBER_AUTOCAST(polar, abs_value, angle_value);
   EMBER_CHECK(abs_value.dtype() == angle_value.dtype(), "Expected object of scalar type ",
               scalar_type_name(abs_value.dtype()), " but got scalar type ", scalar_type_name(angle_value.dtype()),
               " for second argument");

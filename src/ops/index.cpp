@@ -4,6 +4,7 @@
 //
 // The kernels check every index value against the size it indexes before writing anything;
 // dtype and shape rules are checked here when a composite needs them before dispatching.
+#include "amp/autocast.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 #include "ops/shape_utils.h"
@@ -32,6 +33,7 @@ Tensor scatter(const Tensor& a, int64_t dim, const Tensor& index, const Scalar& 
   return out;
 }
 Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src) {
+  EMBER_AUTOCAST(scatter_add, a, dim, index, src);
   Tensor out = a.clone();
   ops::scatter_add_()(out, dim, index, src);
   return out;
@@ -120,6 +122,7 @@ Tensor take_along_dim(const Tensor& a, const Tensor& index, std::optional<int64_
 }
 
 Tensor index_put(const Tensor& a, ArrayRef<std::optional<Tensor>> indices, const Tensor& values, bool accumulate) {
+  EMBER_AUTOCAST(index_put, a, indices, values, accumulate);
   Tensor out = a.clone();
   ops::index_put_()(out, indices, values, accumulate);
   return out;

@@ -1,6 +1,7 @@
 // Linear algebra: mm, bmm, addmm and dot are dispatched ops (CPU kernels in
 // src/cpu/blas_kernels.cpp); mv, outer, baddbmm and matmul are composites built on them.
 // Argument checks live here, with PyTorch's messages, so every backend shares them.
+#include "amp/autocast.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 
@@ -79,6 +80,7 @@ void check_expandable(const Tensor& self, IntArrayRef target) {
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  EMBER_AUTOCAST(mm, a, b);
   EMBER_CHECK(a.dim() == 2, "self must be a matrix");
   EMBER_CHECK(b.dim() == 2, "mat2 must be a matrix");
   check_mm_shapes(a, b);
@@ -88,6 +90,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
+  EMBER_AUTOCAST(addmm, self, m1, m2, beta, alpha);
   EMBER_CHECK(m1.dim() == 2, "mat1 must be a matrix, got ", m1.dim(), "-D tensor");
   EMBER_CHECK(m2.dim() == 2, "mat2 must be a matrix, got ", m2.dim(), "-D tensor");
   check_mm_shapes(m1, m2);
@@ -101,11 +104,13 @@ Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scala
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  EMBER_AUTOCAST(bmm, a, b);
   check_bmm(a, b);
   return ops::bmm()(a, b);
 }
 
 Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
+  EMBER_AUTOCAST(baddbmm, self, b1, b2, beta, alpha);
   check_bmm(b1, b2);
   EMBER_CHECK(self.dtype() == b1.dtype(), "Input dtypes must be the same, got: input ", meta_name(self.dtype()),
               ", batch1: ", meta_name(b1.dtype()), ", batch2: ", meta_name(b2.dtype()));
@@ -120,6 +125,7 @@ Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Sca
 }
 
 Tensor dot(const Tensor& a, const Tensor& b) {
+  EMBER_AUTOCAST(dot, a, b);
   EMBER_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got ", a.dim(), "D and ", b.dim(), "D tensors");
   EMBER_CHECK(a.dtype() == b.dtype(), "dot : expected both vectors to have same dtype, but found ",
               scalar_type_name(a.dtype()), " and ", scalar_type_name(b.dtype()));
@@ -131,6 +137,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mv(const Tensor& a, const Tensor& v) {
+  EMBER_AUTOCAST(mv, a, v);
   EMBER_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got 1, ", a.dim(), ", ", v.dim());
   EMBER_CHECK(a.sizes()[1] == v.sizes()[0], "size mismatch, got ", a.sizes()[0], ", ", a.sizes()[0], "x",
               a.sizes()[1], ",", v.sizes()[0]);
@@ -160,6 +167,7 @@ Tensor inner(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
+  EMBER_AUTOCAST(addmv, self, mat, vec, beta, alpha);
   EMBER_CHECK(mat.dim() == 2 && vec.dim() == 1 && self.dim() <= 1, "vector + matrix @ vector expected, got ",
               self.dim(), ", ", mat.dim(), ", ", vec.dim());
   Tensor prod = mv(mat, vec);
@@ -169,6 +177,7 @@ Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const Sca
 }
 
 Tensor trace(const Tensor& a) {
+  EMBER_AUTOCAST(trace, a);
   EMBER_CHECK(a.dim() == 2, "trace: expected a matrix, but got tensor with dim ", a.dim());
   return sum(diagonal(a, 0, 0, 1));
 }
@@ -188,6 +197,7 @@ bool foldable(const Tensor& t) {
 
 // torch.matmul: the rank rules of PyTorch's _matmul_impl.
 Tensor matmul(const Tensor& t1, const Tensor& t2) {
+  EMBER_AUTOCAST(matmul, t1, t2);
   const int64_t d1 = t1.dim(), d2 = t2.dim();
   EMBER_CHECK(d1 > 0 && d2 > 0, "both arguments to matmul need to be at least 1D, but they are ", d1, "D and ", d2,
               "D");

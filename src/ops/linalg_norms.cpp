@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "amp/autocast.h"
 #include "ember/linalg.h"
 #include "ember/ops.h"
 #include "ops/linalg_checks.h"
@@ -35,6 +36,7 @@ namespace linalg {
 
 Tensor vector_norm(const Tensor& x, double ord, std::optional<std::vector<int64_t>> dim, bool keepdim,
                    std::optional<DType> dtype) {
+  EMBER_AUTOCAST(vector_norm, x, ord, dim, keepdim, dtype);
   EMBER_CHECK_AS(NotImplementedError, is_floating(x.dtype()),
                  "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
                  scalar_type_name(x.dtype()));
@@ -72,6 +74,7 @@ Tensor over_singular_values(const Tensor& A, const std::vector<int64_t>& dim, bo
 
 Tensor matrix_norm(const Tensor& A, const std::string& ord, std::vector<int64_t> dim, bool keepdim,
                    std::optional<DType> dtype) {
+  EMBER_AUTOCAST(matrix_norm, A, ord, dim, keepdim, dtype);
   check_matrix_dims(A, dim);
   EMBER_CHECK(ord == "fro" || ord == "nuc", "linalg.matrix_norm: Order ", ord, " not supported.");
   Tensor a = as_dtype(A, dtype);
@@ -80,6 +83,7 @@ Tensor matrix_norm(const Tensor& A, const std::string& ord, std::vector<int64_t>
 }
 
 Tensor matrix_norm(const Tensor& A, double ord, std::vector<int64_t> dim, bool keepdim, std::optional<DType> dtype) {
+  EMBER_AUTOCAST(matrix_norm, A, ord, dim, keepdim, dtype);
   check_matrix_dims(A, dim);
   const double p = std::abs(ord);
   EMBER_CHECK(p == 2 || p == 1 || std::isinf(p), "linalg.matrix_norm: Order ", ord_str(ord), " not supported.");
@@ -124,6 +128,7 @@ Tensor norm(const Tensor& A, const std::string& ord, std::optional<std::vector<i
 }
 
 Tensor cross(const Tensor& a, const Tensor& b, int64_t dim) {
+  EMBER_AUTOCAST(cross, a, b, dim);
   EMBER_CHECK(a.dim() == b.dim(), "linalg.cross: inputs must have the same number of dimensions.");
   Shape shape = broadcast_shapes(a.sizes(), b.sizes());
   const int64_t d = wrap(dim, int64_t(shape.size()), "linalg.cross");
@@ -144,6 +149,7 @@ Tensor cross(const Tensor& a, const Tensor& b, int64_t dim) {
 }  // namespace linalg
 
 Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim) {
+  EMBER_AUTOCAST(cross, a, b, dim);
   if (dim) return linalg::cross(a, b, *dim);
   // torch.cross without dim: the first dim of size 3 (of the broadcast shape).
   Shape shape = broadcast_shapes(a.sizes(), b.sizes());
@@ -156,6 +162,7 @@ Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim) {
 // matmul, clamped at 1e-30 before the square root as torch's _euclidean_dist (so a zero distance
 // reads 1e-15 there); otherwise the p-norm of every row difference, exact at zero.
 Tensor cdist(const Tensor& x1, const Tensor& x2, double p, int64_t compute_mode) {
+  EMBER_AUTOCAST(cdist, x1, x2, p, compute_mode);
   EMBER_CHECK(x1.dim() >= 2, "cdist only supports at least 2D tensors, X1 got: ", x1.dim(), "D");
   EMBER_CHECK(x2.dim() >= 2, "cdist only supports at least 2D tensors, X2 got: ", x2.dim(), "D");
   EMBER_CHECK(is_floating(x1.dtype()), "cdist only supports floating-point dtypes, X1 got: ", scalar_type_name(x1.dtype()));

@@ -4,6 +4,7 @@
 // triangle's, as torch's.
 #include <cmath>
 
+#include "amp/autocast.h"
 #include "ember/linalg.h"
 #include "ember/ops.h"
 #include "ops/linalg_checks.h"
@@ -45,6 +46,7 @@ Tensor matrix_power(const Tensor& A, int64_t n) {
 }
 
 Tensor multi_dot(TensorList tensors) {
+  EMBER_AUTOCAST(multi_dot, tensors);
   const size_t n = tensors.size();
   EMBER_CHECK(n >= 2, "multi_dot(): expected at least 2 tensors but got ", n);
   for (size_t i = 0; i < n; ++i) {
@@ -62,7 +64,10 @@ Tensor multi_dot(TensorList tensors) {
   return out;
 }
 
-Tensor vecdot(const Tensor& x, const Tensor& y, int64_t dim) { return sum(x * y, {dim}); }
+Tensor vecdot(const Tensor& x, const Tensor& y, int64_t dim) {
+  EMBER_AUTOCAST(vecdot, x, y, dim);
+  return sum(x * y, {dim});
+}
 
 // Scaling and squaring with the degree-13 Pade approximant (Higham 2005): exp(A) =
 // r13(A / 2^s)^(2^s), s chosen from the largest 1-norm in the batch so that ||A / 2^s||_1 <=
@@ -134,6 +139,7 @@ std::tuple<Tensor, Tensor> triangular_solve(const Tensor& b, const Tensor& A, bo
 }
 
 Tensor chain_matmul(TensorList matrices) {
+  EMBER_AUTOCAST(chain_matmul, matrices);
   if (matrices.size() == 1) return matrices[0].clone();
   return linalg::multi_dot(matrices);
 }
@@ -141,6 +147,7 @@ Tensor chain_matmul(TensorList matrices) {
 // The upper triangle (i < j, row by row) of cdist(x, x): the exact difference form, so a
 // repeated row gives 0 with subgradient 0.
 Tensor pdist(const Tensor& x, double p) {
+  EMBER_AUTOCAST(pdist, x, p);
   EMBER_CHECK(x.dim() == 2, "pdist only supports 2D tensors, got: ", x.dim(), "D");
   EMBER_CHECK(is_floating(x.dtype()), "pdist only supports floating-point dtypes");
   EMBER_CHECK(p >= 0, "pdist only supports non-negative p values");

@@ -328,3 +328,12 @@ EMBER_OP(conj_physical, Tensor(const Tensor&))
 EMBER_OP(fft_c2c, Tensor(const Tensor&, IntArrayRef, int64_t, bool))
 EMBER_OP(fft_r2c, Tensor(const Tensor&, IntArrayRef, int64_t, bool))
 EMBER_OP(fft_c2r, Tensor(const Tensor&, IntArrayRef, int64_t, int64_t))
+
+// ---- mixed precision (amp/grad_scaler_ops.cpp checks; cpu/amp_kernels.cpp, cuda/amp_kernels.cu)
+// torch._amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale): each gradient
+// *= inv_scale in place; found_inf (one-element float32) becomes 1 when a value is inf or NaN.
+// Nothing is read back to the host, so a device runs it without a sync.
+EMBER_OP(_amp_foreach_non_finite_check_and_unscale_, void(TensorList, const Tensor&, const Tensor&))
+// torch._amp_update_scale_(scale, growth_tracker, found_inf, growth_factor, backoff_factor,
+// growth_interval): GradScaler's scale update, in place on the device (ember/amp.h).
+EMBER_OP(_amp_update_scale_, Tensor(const Tensor&, const Tensor&, const Tensor&, double, double, int64_t))

@@ -3,6 +3,7 @@
 // are composites of them. Kernels: src/cpu/reduce_kernels.cpp.
 #include <cmath>
 
+#include "amp/autocast.h"
 #include "ops/reduce_utils.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -141,6 +142,7 @@ Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim, DT
 // log(sum(exp(x - m))) + m with m the max over dims; rows whose max is infinite use m = 0 so
 // that -inf rows give -inf (not nan) and +inf rows give +inf.
 Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim) {
+  EMBER_AUTOCAST(logsumexp, a, dims, keepdim);
   // Integral inputs give the default float dtype; float16/bfloat16 compute in float32.
   DType out_dt = is_floating(a.dtype()) ? a.dtype() : default_dtype();
   Tensor x = reduce::convert(a, is_reduced_float(out_dt) ? kFloat32 : out_dt);

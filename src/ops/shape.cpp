@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "amp/autocast.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 #include "ops/shape_utils.h"
@@ -170,6 +171,7 @@ std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
 // ---------------------------------------------------------------- joining
 
 Tensor cat(TensorList tensors, int64_t dim) {
+  EMBER_AUTOCAST(cat, tensors, dim);
   EMBER_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
   // Legacy behaviour kept by PyTorch: 1-D tensors with zero elements are skipped.
   auto skipped = [](const Tensor& t) { return t.dim() == 1 && t.numel() == 0; };
@@ -200,6 +202,7 @@ Tensor cat(TensorList tensors, int64_t dim) {
 }
 
 Tensor stack(TensorList tensors, int64_t dim) {
+  EMBER_AUTOCAST(stack, tensors, dim);
   EMBER_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
   for (size_t i = 1; i < tensors.size(); ++i)
     EMBER_CHECK(IntArrayRef(tensors[i].sizes()) == IntArrayRef(tensors[0].sizes()),

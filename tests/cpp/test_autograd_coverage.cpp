@@ -24,6 +24,8 @@ TEST(AutogradCoverage, EveryDifferentiableOpHasAGradient) {
       "native_layer_norm_backward", "native_batch_norm_backward", "gelu_backward", "cross_entropy_index_backward",
       // optimizer updates: in-place on parameters under no_grad, as torch's _fused_* ops
       "_fused_adam_", "_fused_adamw_", "_fused_sgd_", "_fused_adagrad_", "_fused_rmsprop_",
+      // GradScaler's updates of gradients and of its own state, under no_grad (torch: not differentiable)
+      "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_",
       // runs under no_grad: linalg::lstsq differentiates the same solution as pinv(A) @ B
       "linalg_lstsq_gelsy",
       // indices; the gradient of a gradient formula torch leaves undefined too (issue 15 names)

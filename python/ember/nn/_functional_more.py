@@ -10,6 +10,7 @@ import math
 from .. import _C
 from .._C import _nn as _F
 from ..autograd import Function
+from ..amp.autocast_mode import _autocast_op
 
 __all__ = [
     "selu", "selu_", "celu", "celu_", "rrelu", "rrelu_", "threshold", "threshold_", "hardshrink", "softshrink",
@@ -131,6 +132,7 @@ def _legacy(size_average, reduce, reduction):
     return _legacy_reduction(size_average, reduce, reduction)
 
 
+@_autocast_op("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -140,6 +142,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return _reduce(loss, _legacy(size_average, reduce, reduction))
 
 
+@_autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     zeros = _C.zeros_like(input)
     margin_clamp = (margin - input).clamp_min(0)
@@ -148,6 +151,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(output_margin + output_self, _legacy(size_average, reduce, reduction))
 
 
+@_autocast_op("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     loss = (-input * target).exp().log1p()
     return _reduce(loss, _legacy(size_average, reduce, reduction))
@@ -163,6 +167,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(loss, reduction)
 
 
+@_autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     if input1.dim() != input2.dim():
         raise RuntimeError(f"cosine_embedding_loss: input1 and input2 must have the same number of dimensions, "
@@ -180,6 +185,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     return _reduce(out, _legacy(size_average, reduce, reduction))
 
 
+@_autocast_op("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     if not (anchor.dim() == positive.dim() == negative.dim()):
@@ -206,6 +212,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
 
 
+@_autocast_op("multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
     if p not in (1, 2):
@@ -230,6 +237,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@_autocast_op("multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy(size_average, reduce, reduction)
     unbatched = input.dim() <= 1
@@ -275,6 +283,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _reduce(loss, reduction)
 
 
+@_autocast_op("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     reduction = _legacy(size_average, reduce, reduction)
@@ -443,6 +452,7 @@ def _cubic_weights(t, A=-0.75):
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
+@_autocast_op("grid_sample")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "

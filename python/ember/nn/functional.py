@@ -8,6 +8,7 @@ import warnings
 
 from .. import _C
 from .._C import _nn as _F
+from ..amp.autocast_mode import _autocast_op
 
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "max_pool1d", "max_pool2d", "max_pool2d_with_indices", "avg_pool1d",
@@ -64,6 +65,7 @@ def _inplace_apply(input, fn):
 linear = _F.linear
 
 
+@_autocast_op("bilinear")
 def bilinear(input1, input2, weight, bias=None):
     # y_k = x1^T W_k x2 + b_k, as one einsum over the batch
     out = _C.einsum("...i,kij,...j->...k", input1, weight, input2)

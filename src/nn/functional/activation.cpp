@@ -4,6 +4,7 @@
 // taken never produces inf/NaN (its gradient would otherwise poison the taken one).
 #include <sstream>
 
+#include "amp/autocast.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/nn/functional.h"
 
@@ -33,6 +34,7 @@ Tensor elu(const Tensor& x, double alpha) {
 
 // softplus(x) = log(1 + exp(beta x)) / beta, and x itself where beta x > threshold.
 Tensor softplus(const Tensor& x, double beta, double threshold) {
+  EMBER_AUTOCAST(softplus, x, beta, threshold);
   Tensor bx = beta == 1.0 ? x : x * beta;
   Tensor above = bx.gt(threshold);  // where, not clamp: at bx == threshold the soft branch's gradient
   Tensor soft = ember::log1p(ember::exp(ember::where(above, ember::full_like(bx, threshold), bx)));

@@ -13,6 +13,7 @@
 // own and its gradients are that op's formulas (dx = conv(g, w), dw = backward_weight(x, g)).
 #include <sstream>
 
+#include "amp/autocast.h"
 #include "autograd/record.h"
 #include "ember/nn/functional.h"
 #include "ops/op_handles.h"
@@ -20,6 +21,7 @@
 namespace ember::nn::functional {
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  EMBER_AUTOCAST(linear, input, weight, bias);
   const bool has_bias = bias && bias->defined();
   if (input.dim() == 2 && has_bias) return addmm(*bias, input, weight.t());
   if (input.dim() > 2 && has_bias && weight.dim() == 2 && input.sizes().back() > 0) {
@@ -257,6 +259,7 @@ Tensor conv_transpose_nd(const char* op, int64_t k, const Tensor& input, const T
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
               Padding padding, IntArrayRef dilation, int64_t groups) {
+  EMBER_AUTOCAST(conv2d, input, weight, bias, stride, padding, dilation, groups);
   ConvArgs a = check_conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
   if (input.dim() == 3) return conv_core(input.unsqueeze(0), weight, bias, a).squeeze(0);
   return conv_core(input, weight, bias, a);
@@ -264,6 +267,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Ten
 
 Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
               Padding padding, IntArrayRef dilation, int64_t groups) {
+  EMBER_AUTOCAST(conv3d, input, weight, bias, stride, padding, dilation, groups);
   ConvArgs a = check_conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups);
   if (input.dim() == 4) return conv_core(input.unsqueeze(0), weight, bias, a).squeeze(0);
   return conv_core(input, weight, bias, a);
@@ -271,6 +275,7 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Ten
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, int64_t stride,
               Padding padding, int64_t dilation, int64_t groups) {
+  EMBER_AUTOCAST(conv1d, input, weight, bias, stride, padding, dilation, groups);
   ConvArgs a = check_conv("conv1d", 1, input, weight, bias, IntArrayRef(stride), padding, IntArrayRef(dilation),
                           groups);
   ConvArgs a2;
@@ -287,6 +292,7 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Ten
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                         IntArrayRef dilation) {
+  EMBER_AUTOCAST(conv_transpose1d, input, weight, bias, stride, padding, output_padding, groups, dilation);
   return conv_transpose_nd("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
                            dilation);
 }
@@ -294,6 +300,7 @@ Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const std::op
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                         IntArrayRef dilation) {
+  EMBER_AUTOCAST(conv_transpose2d, input, weight, bias, stride, padding, output_padding, groups, dilation);
   return conv_transpose_nd("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
                            dilation);
 }
@@ -301,6 +308,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::op
 Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                         IntArrayRef dilation) {
+  EMBER_AUTOCAST(conv_transpose3d, input, weight, bias, stride, padding, output_padding, groups, dilation);
   return conv_transpose_nd("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
                            dilation);
 }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "amp/autocast.h"
 #include "autograd/record.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/nn/functional.h"
@@ -119,6 +120,7 @@ template <class F> Tensor with_grad(const char* name, const variable_list& input
 // ---------------------------------------------------------------- nll_loss, cross_entropy
 Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight, int64_t ignore_index,
                 const std::string& reduction) {
+  EMBER_AUTOCAST(nll_loss, input, target, weight, ignore_index, reduction);
   int64_t red = reduction_enum(reduction);
   auto [x, t] = rows_and_targets(input, target, weight);
   int64_t C = x.size(1);
@@ -142,6 +144,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                      int64_t ignore_index, const std::string& reduction, double label_smoothing) {
+  EMBER_AUTOCAST(cross_entropy, input, target, weight, ignore_index, reduction, label_smoothing);
   int64_t red = reduction_enum(reduction);
   EMBER_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0,
               "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
@@ -177,17 +180,20 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optio
 
 // ---------------------------------------------------------------- regression losses
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  EMBER_AUTOCAST(mse_loss, input, target, reduction);
   int64_t red = reduction_enum(reduction);
   Tensor d = input - target;
   return apply_reduction(d * d, red);
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  EMBER_AUTOCAST(l1_loss, input, target, reduction);
   int64_t red = reduction_enum(reduction);
   return apply_reduction((input - target).abs(), red);
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction, double beta) {
+  EMBER_AUTOCAST(smooth_l1_loss, input, target, reduction, beta);
   int64_t red = reduction_enum(reduction);
   EMBER_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
   if (beta == 0.0) return l1_loss(input, target, reduction);
@@ -197,6 +203,7 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::stri
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& reduction, double delta) {
+  EMBER_AUTOCAST(huber_loss, input, target, reduction, delta);
   int64_t red = reduction_enum(reduction);
   EMBER_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
   Tensor z = (input - target).abs();
@@ -207,6 +214,7 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& 
 // ---------------------------------------------------------------- binary cross entropy
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                             const std::string& reduction) {
+  EMBER_AUTOCAST(binary_cross_entropy, input, target, weight, reduction);
   int64_t red = reduction_enum(reduction);
   EMBER_CHECK_VALUE(IntArrayRef(input.sizes()) == IntArrayRef(target.sizes()), "Using a target size (",
                     shape_str(target.sizes()), ") that is different to the input size (", shape_str(input.sizes()),
@@ -240,6 +248,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const std
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                                         const std::string& reduction, const std::optional<Tensor>& pos_weight) {
+  EMBER_AUTOCAST(binary_cross_entropy_with_logits, input, target, weight, reduction, pos_weight);
   int64_t red = reduction_enum(reduction);
   EMBER_CHECK_VALUE(IntArrayRef(input.sizes()) == IntArrayRef(target.sizes()), "Target size (",
                     shape_str(target.sizes()), ") must be the same as input size (", shape_str(input.sizes()), ")");
@@ -283,6 +292,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 
 // ---------------------------------------------------------------- kl_div
 Tensor kl_div(const Tensor& input, const Tensor& target, const std::string& reduction, bool log_target) {
+  EMBER_AUTOCAST(kl_div, input, target, reduction, log_target);
   int64_t red = reduction == "batchmean" ? -1 : reduction_enum(reduction);
   Tensor loss;
   if (log_target) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "amp/autocast.h"
 #include "autograd/record.h"
 #include "ember/nn/functional.h"
 #include "ops/op_handles.h"
@@ -201,12 +202,14 @@ Tensor affine(const Tensor& y, const std::optional<Tensor>& weight, const std::o
 
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps) {
+  EMBER_AUTOCAST(layer_norm, input, normalized_shape, weight, bias, eps);
   check_normalized_shape(input, normalized_shape, weight, bias);
   return std::get<0>(ops::native_layer_norm()(input, normalized_shape, weight, bias, eps));
 }
 
 Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
                 std::optional<double> eps) {
+  EMBER_AUTOCAST(rms_norm, input, normalized_shape, weight, eps);
   check_normalized_shape(input, normalized_shape, weight, std::nullopt);
   double e = eps ? *eps
                  : input.dtype() == kFloat64 ? std::numeric_limits<double>::epsilon()
@@ -218,6 +221,7 @@ Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::op
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps) {
+  EMBER_AUTOCAST(group_norm, input, num_groups, weight, bias, eps);
   EMBER_CHECK(input.dim() >= 2, "Expected at least 2 dimensions for input tensor but received ", input.dim());
   const int64_t n = input.sizes()[0], c = input.sizes()[1];
   EMBER_CHECK(num_groups > 0 && c % num_groups == 0,
