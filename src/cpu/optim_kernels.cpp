@@ -18,10 +18,14 @@ namespace ember::cpu {
 namespace {
 
 // The dtype check runs over the whole list first, so a bad list fails before any update.
+// float16/bfloat16 parameters are updated in float32 (DenseRun's upcast, written back rounded once
+// per value, as torch's opmath): the loops are instantiated for float and double only.
 void check_float(const char* op, TensorList params) {
   for (const Tensor& p : params)
-    if (p.dtype() != DType::Float32 && p.dtype() != DType::Float64) throw_dtype_not_implemented(op, p.dtype());
+    if (!is_floating(p.dtype())) throw_dtype_not_implemented(op, p.dtype());
 }
+DType compute_dtype(DType t) { return t == DType::Float64 ? t : DType::Float32; }
+constexpr bool kUpcast = true;
 
 // The step count of parameter i: a one-element float32 tensor on the CPU (checked by the op).
 double step_value(TensorList state_steps, size_t i) {
@@ -84,11 +88,11 @@ void adam_cpu(const char* op, TensorList params, TensorList grads, TensorList ex
               TensorList max_exp_avg_sqs, TensorList state_steps, const AdamStep& s) {
   check_float(op, params);
   for (size_t i = 0; i < params.size(); ++i) {
-    DenseRun p(params[i]), m(exp_avgs[i]), v(exp_avg_sqs[i]);
+    DenseRun p(params[i], kUpcast), m(exp_avgs[i], kUpcast), v(exp_avg_sqs[i], kUpcast);
     std::optional<DenseRun> vmax;
-    if (s.amsgrad) vmax.emplace(max_exp_avg_sqs[i]);
-    const DenseRun g(grads[i]);  // only read
-    visit_dtype<kFloatTypes>(params[i].dtype(), op, [&]<class T>() {
+    if (s.amsgrad) vmax.emplace(max_exp_avg_sqs[i], kUpcast);
+    const DenseRun g(grads[i], kUpcast);  // only read
+    visit_dtype<kFloatTypes>(compute_dtype(params[i].dtype()), op, [&]<class T>() {
       adam_kernel<T>(params[i].numel(), p.data<T>(), g.data<T>(), m.data<T>(), v.data<T>(),
                      vmax ? vmax->data<T>() : nullptr, s, step_value(state_steps, i));
     });
@@ -160,11 +164,11 @@ void fused_sgd_cpu(TensorList params, TensorList grads, TensorList momentum_buff
   check_float(op, params);
   const SGDStep s{lr, momentum, dampening, weight_decay, nesterov, maximize};
   for (size_t i = 0; i < params.size(); ++i) {
-    DenseRun p(params[i]);
+    DenseRun p(params[i], kUpcast);
     std::optional<DenseRun> buf;
-    if (momentum != 0) buf.emplace(momentum_buffer_list[i]);
-    const DenseRun g(grads[i]);  // only read
-    visit_dtype<kFloatTypes>(params[i].dtype(), op, [&]<class T>() {
+    if (momentum != 0) buf.emplace(momentum_buffer_list[i], kUpcast);
+    const DenseRun g(grads[i], kUpcast);  // only read
+    visit_dtype<kFloatTypes>(compute_dtype(params[i].dtype()), op, [&]<class T>() {
       sgd_kernel<T>(params[i].numel(), p.data<T>(), g.data<T>(), buf ? buf->data<T>() : nullptr, is_first_step, s);
     });
     p.write_back();
@@ -202,9 +206,9 @@ void fused_adagrad_cpu(TensorList params, TensorList grads, TensorList state_sum
   check_float(op, params);
   for (size_t i = 0; i < params.size(); ++i) {
     const double clr = lr / (1 + (step_value(state_steps, i) - 1) * lr_decay);
-    DenseRun p(params[i]), sum(state_sums[i]);
-    const DenseRun g(grads[i]);  // only read
-    visit_dtype<kFloatTypes>(params[i].dtype(), op, [&]<class T>() {
+    DenseRun p(params[i], kUpcast), sum(state_sums[i], kUpcast);
+    const DenseRun g(grads[i], kUpcast);  // only read
+    visit_dtype<kFloatTypes>(compute_dtype(params[i].dtype()), op, [&]<class T>() {
       adagrad_kernel<T>(params[i].numel(), p.data<T>(), g.data<T>(), sum.data<T>(), clr, eps, weight_decay,
                         maximize);
     });
@@ -271,12 +275,12 @@ void fused_rmsprop_cpu(TensorList params, TensorList grads, TensorList square_av
   check_float(op, params);
   const RMSpropStep s{lr, alpha, eps, weight_decay, momentum, centered, maximize};
   for (size_t i = 0; i < params.size(); ++i) {
-    DenseRun p(params[i]), sq(square_avgs[i]);
+    DenseRun p(params[i], kUpcast), sq(square_avgs[i], kUpcast);
     std::optional<DenseRun> buf, gavg;
-    if (momentum > 0) buf.emplace(momentum_buffer_list[i]);
-    if (centered) gavg.emplace(grad_avgs[i]);
-    const DenseRun g(grads[i]);  // only read
-    visit_dtype<kFloatTypes>(params[i].dtype(), op, [&]<class T>() {
+    if (momentum > 0) buf.emplace(momentum_buffer_list[i], kUpcast);
+    if (centered) gavg.emplace(grad_avgs[i], kUpcast);
+    const DenseRun g(grads[i], kUpcast);  // only read
+    visit_dtype<kFloatTypes>(compute_dtype(params[i].dtype()), op, [&]<class T>() {
       rmsprop_kernel<T>(params[i].numel(), p.data<T>(), g.data<T>(), sq.data<T>(), buf ? buf->data<T>() : nullptr,
                         gavg ? gavg->data<T>() : nullptr, s);
     });

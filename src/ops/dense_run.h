@@ -11,8 +11,10 @@ namespace ember {
 
 class DenseRun {
  public:
-  explicit DenseRun(const Tensor& t) : t_(&t) {
-    if (t.defined() && !t.is_contiguous()) copy_ = t.detach().contiguous();
+  explicit DenseRun(const Tensor& t, bool upcast_reduced = false) : t_(&t) {
+    if (!t.defined()) return;
+    if (upcast_reduced && is_reduced_float(t.dtype())) copy_ = t.detach().to(DType::Float32).contiguous();
+    else if (!t.is_contiguous()) copy_ = t.detach().contiguous();
   }
   void* data() const {
     if (!t_->defined()) return nullptr;

@@ -268,11 +268,28 @@ TEST(OptimOps, TensorsMustMatchTheirParam) {
 
 // A dtype the CPU kernels lack fails before any parameter is touched.
 TEST(OptimOps, UnsupportedDtypeFailsBeforeUpdating) {
-  Tensor a = ones({3}), h = ones({3}, {.dtype = kFloat16});
+  Tensor a = ones({3}), h = ones({3}, {.dtype = kInt32});
   std::vector<Tensor> ps = {a, h}, none;
   EXPECT_THROW_MSG(_fused_sgd_(ps, ps, none, 0, 0, 0.1, 0, false, false, false), Error,
-                   "\"_fused_sgd_\" not implemented for 'Half'");
+                   "\"_fused_sgd_\" not implemented for 'Int'");
   EXPECT_EQ(a.tolist<double>(), Vec(3, 1.0));
+}
+
+// float16/bfloat16 parameters update in float32 and are rounded once (torch's opmath): the
+// result equals the float32 update of the same values, rounded to the parameter's dtype.
+TEST(OptimOps, ReducedFloatParamsUpdateInFloat32) {
+  for (DType dt : {kFloat16, kBFloat16}) {
+    Tensor p = tensor({0.5, -1.25, 3.0}).to(dt), g = tensor({0.1, 0.2, -0.3}).to(dt);
+    Tensor m = zeros({3}, {.dtype = dt}), v = zeros({3}, {.dtype = dt}), step = full({1}, 1.0), step_h = step.clone();
+    Tensor p32 = p.to(kFloat32), g32 = g.to(kFloat32), m32 = m.to(kFloat32), v32 = v.to(kFloat32);
+    std::vector<Tensor> a = {p32}, b = {g32}, c = {m32}, d = {v32}, e = {step}, none;
+    _fused_adamw_(a, b, c, d, none, e, 0.1, 0.9, 0.999, 0.01, 1e-8, false, false);
+    std::vector<Tensor> ah = {p}, bh = {g}, ch = {m}, dh = {v}, eh = {step_h};
+    _fused_adamw_(ah, bh, ch, dh, none, eh, 0.1, 0.9, 0.999, 0.01, 1e-8, false, false);
+    EXPECT_EQ(p.dtype(), dt);
+    EXPECT_EQ(p.to(kFloat32).tolist<float>(), p32.to(dt).to(kFloat32).tolist<float>()) << dtype_name(dt);
+    EXPECT_EQ(m.to(kFloat32).tolist<float>(), m32.to(dt).to(kFloat32).tolist<float>()) << dtype_name(dt);
+  }
 }
 
 // ---------------------------------------------------------------- through the optimizers
