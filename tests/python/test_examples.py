@@ -159,7 +159,15 @@ def _check_dataloader(out, cwd):
     assert "批次图像形状: torch.Size([64, 1, 28, 28])" in out.replace("ember.", "torch.")
 
 
+def _check_amp_cpu(out, cwd):  # bf16 autocast, then fp16 + GradScaler('cpu'), 40 batches each
+    assert "(dtype ember.float32)" in out, out  # the loss of a CPU autocast region is float32
+    first, last = (float(v) for v in re.search(r"GradScaler: loss ([\d.]+) -> ([\d.]+)", out).groups())
+    assert last < first, out  # PyTorch 2.15: 1.807 -> 1.710
+    assert numbers_after(r", scale", out) == [65536], out  # no overflow: the scale stays
+
+
 CHECKS = {
+    "000_amp_cpu": _check_amp_cpu,
     "000_manual_gd": _check_gd,
     "000_checkpoint": _check_checkpoint,
     "000_mnist_train": _check_mnist_train,
