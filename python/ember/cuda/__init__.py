@@ -16,6 +16,7 @@ __all__ = [
     "memory_stats", "memory_summary", "empty_cache", "mem_get_info", "Stream", "Event", "current_stream",
     "default_stream", "stream", "set_stream", "StreamContext", "OutOfMemoryError", "is_initialized", "init",
     "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all", "default_generators",
+    "is_bf16_supported",
 ]
 
 
@@ -29,6 +30,14 @@ def device_count():
 
 def is_initialized():
     return _cuda.is_available()
+
+
+def is_bf16_supported(including_emulation=True):
+    """Whether the current GPU computes in bfloat16 (compute capability 8.0 or newer, as torch;
+    ember's CUDA kernels do not emulate it on older GPUs). False without a GPU."""
+    if not _cuda.is_available():
+        return False
+    return get_device_capability()[0] >= 8
 
 
 def init():
