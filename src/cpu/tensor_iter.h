@@ -11,9 +11,13 @@
 //   });
 //   return it.output();
 //
-// float16/bfloat16 compute in float32 (inputs cast up, the result cast back on finish), so a
-// kernel is instantiated only for the compute types.
+// float16/bfloat16 compute in float32, so a kernel is instantiated only for the compute types:
+// cpu_kernel reads such operands in blocks converted to float32 and converts each block of
+// results back (no whole-tensor cast passes or staged outputs; other dtype changes, e.g. an
+// integer input of a float op, are still cast beforehand).
+#include <array>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "core/dtype_dispatch.h"
@@ -26,8 +30,8 @@ namespace ember::cpu {
 
 class TensorIter : public ElementwisePlan {
  public:
-  TensorIter(std::vector<Tensor> outputs, std::vector<Tensor> inputs, const IterConfig& cfg)
-      : ElementwisePlan(std::move(outputs), std::move(inputs), cfg) {}
+  TensorIter(std::vector<Tensor> outputs, std::vector<Tensor> inputs, IterConfig cfg)
+      : ElementwisePlan(std::move(outputs), std::move(inputs), with_reduced_in_loop(cfg)) {}
 
   static TensorIter unary_op(const Tensor& out, const Tensor& a, IterConfig cfg) {
     return TensorIter({out}, {a}, cfg);
@@ -44,6 +48,10 @@ class TensorIter : public ElementwisePlan {
 
  private:
   template <class Loop> void run_range(const Loop& loop, int64_t begin, int64_t end) const;
+  static IterConfig with_reduced_in_loop(IterConfig cfg) {
+    cfg.reduced_in_loop = true;
+    return cfg;
+  }
 };
 
 template <class Loop>
@@ -147,10 +155,101 @@ inline void kernel_loop(char** data, const int64_t* strides, int64_t n, const F&
 }
 }  // namespace detail
 
+namespace detail {
+// Blocks for operands stored as float16/bfloat16 while the kernel computes in float32.
+inline constexpr int64_t kConvertBlock = 256;
+
+// Whether an operand stored as dt reaches a kernel argument of type T through a conversion: a
+// float16/bfloat16 operand of a float32 kernel. Every other operand is read as T as it is (some
+// kernels read by element size on purpose, e.g. where's uint16_t/uint32_t/uint64_t moves).
+template <class T> bool converts(DType dt) { return std::is_same_v<T, float> && is_reduced_float(dt); }
+
+// n values of operand storage type `dt` as T: the operand itself when it is dense T, else a
+// converted (or gathered) copy in buf.
+template <class T>
+const T* load_block(DType dt, const char* src, int64_t stride, int64_t n, T* buf) {
+  if (!converts<T>(dt)) {
+    if (stride == int64_t(sizeof(T))) return reinterpret_cast<const T*>(src);
+    for (int64_t k = 0; k < n; ++k) buf[k] = *reinterpret_cast<const T*>(src + k * stride);
+    return buf;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (dt == DType::BFloat16) {
+      if (stride == 2) {
+        const uint16_t* s = reinterpret_cast<const uint16_t*>(src);
+        for (int64_t k = 0; k < n; ++k) buf[k] = ember::detail::bits_f32(uint32_t(s[k]) << 16);
+      } else {
+        for (int64_t k = 0; k < n; ++k) buf[k] = float(*reinterpret_cast<const BFloat16*>(src + k * stride));
+      }
+      return buf;
+    }
+    for (int64_t k = 0; k < n; ++k) buf[k] = float(*reinterpret_cast<const Half*>(src + k * stride));
+  }
+  return buf;
+}
+
+// Writes n results to an operand of storage type `dt` (float32 results into float16/bfloat16).
+template <class T> void store_block(DType dt, char* dst, int64_t stride, int64_t n, const T* vals) {
+  if (!converts<T>(dt)) {
+    for (int64_t k = 0; k < n; ++k) *reinterpret_cast<T*>(dst + k * stride) = vals[k];
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (dt == DType::BFloat16) {
+      if (stride == 2) {
+        // BFloat16(float)'s rounding, branch-free so the loop vectorises: nearest even, NaN -> 0x7fc0.
+        uint16_t* d = reinterpret_cast<uint16_t*>(dst);
+        for (int64_t k = 0; k < n; ++k) {
+          uint32_t u = ember::detail::f32_bits(vals[k]);
+          uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+          d[k] = uint16_t((u & 0x7fffffffu) > 0x7f800000u ? 0x7fc0u : rounded);
+        }
+      } else {
+        for (int64_t k = 0; k < n; ++k) *reinterpret_cast<BFloat16*>(dst + k * stride) = BFloat16(vals[k]);
+      }
+      return;
+    }
+    for (int64_t k = 0; k < n; ++k) *reinterpret_cast<Half*>(dst + k * stride) = Half(vals[k]);
+  }
+}
+
+template <class F, size_t... I>
+void kernel_loop_converting(char** data, const int64_t* strides, int64_t n, const F& f, const DType* dtypes,
+                            std::index_sequence<I...>) {
+  using Tr = lambda_traits<F>;
+  using R = typename Tr::result;
+  std::tuple<std::array<typename Tr::template arg<I>, kConvertBlock>...> bufs;
+  std::array<R, kConvertBlock> results;
+  const bool direct_out = !converts<R>(dtypes[0]) && strides[0] == int64_t(sizeof(R));
+  for (int64_t k0 = 0; k0 < n; k0 += kConvertBlock) {
+    const int64_t nb = std::min(kConvertBlock, n - k0);
+    std::tuple<const typename Tr::template arg<I>*...> in{load_block<typename Tr::template arg<I>>(
+        dtypes[I + 1], data[I + 1] + k0 * strides[I + 1], strides[I + 1], nb, std::get<I>(bufs).data())...};
+    R* out = direct_out ? reinterpret_cast<R*>(data[0] + k0 * strides[0]) : results.data();
+    for (int64_t k = 0; k < nb; ++k) out[k] = f(std::get<I>(in)[k]...);
+    if (!direct_out) store_block<R>(dtypes[0], data[0] + k0 * strides[0], strides[0], nb, results.data());
+  }
+}
+
+template <class F, size_t... I>
+bool any_converts(const TensorIter& it, std::index_sequence<I...>) {
+  using Tr = lambda_traits<F>;
+  return converts<typename Tr::result>(it.dtype(0)) || (converts<typename Tr::template arg<I>>(it.dtype(I + 1)) || ...);
+}
+}  // namespace detail
+
 template <class F> void cpu_kernel(TensorIter& it, const F& f, int64_t grain = kGrainSize) {
   constexpr int N = lambda_traits<F>::arity;
+  if (!detail::any_converts<F>(it, std::make_index_sequence<N>{})) {
+    it.for_each([&](char** data, const int64_t* strides, int64_t n) {
+      detail::kernel_loop(data, strides, n, f, std::make_index_sequence<N>{});
+    }, grain);
+    return;
+  }
+  DType dtypes[N + 1];
+  for (int i = 0; i <= N; ++i) dtypes[i] = it.dtype(i);
   it.for_each([&](char** data, const int64_t* strides, int64_t n) {
-    detail::kernel_loop(data, strides, n, f, std::make_index_sequence<N>{});
+    detail::kernel_loop_converting(data, strides, n, f, dtypes, std::make_index_sequence<N>{});
   }, grain);
 }
 

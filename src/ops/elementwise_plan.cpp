@@ -69,7 +69,9 @@ ElementwisePlan::ElementwisePlan(std::vector<Tensor> outputs, std::vector<Tensor
                   " can't be cast to the desired output type ", dtype_name(out.dtype()));
       op.original = out;
     }
-    if (cfg.cast_in_loop) {
+    const bool convert_in_loop =
+        cfg.reduced_in_loop && compute_dtype_ == DType::Float32 && is_reduced_float(op.original.dtype());
+    if (cfg.cast_in_loop || convert_in_loop) {
       op.tensor = op.original;
     } else {
       op.tensor = op.original.dtype() == loop_out_dtype
@@ -82,7 +84,8 @@ ElementwisePlan::ElementwisePlan(std::vector<Tensor> outputs, std::vector<Tensor
   for (size_t j = 0; j < inputs.size(); ++j) {
     Operand& op = ops_[noutputs_ + j];
     const Tensor& in = inputs[j];
-    if (cfg.cast_inputs && !cfg.cast_in_loop && in.dtype() != compute_dtype_) {
+    const bool convert_in_loop = cfg.reduced_in_loop && compute_dtype_ == DType::Float32 && is_reduced_float(in.dtype());
+    if (cfg.cast_inputs && !cfg.cast_in_loop && !convert_in_loop && in.dtype() != compute_dtype_) {
       // A 0-dim host operand (usually a wrapped Python number) converts without a kernel.
       op.tensor = (in.dim() == 0 && in.is_cpu()) ? scalar_tensor(in.item(), {.dtype = compute_dtype_})
                                                  : in.to(compute_dtype_);

@@ -30,6 +30,9 @@ struct IterConfig {
   // result to each output's dtype (CUDA): no input is cast beforehand and no output is staged
   // in a temporary. Host 0-dim inputs stay on the host (the backend passes them by value).
   bool cast_in_loop = false;
+  // float16/bfloat16 operands of an op computing in float32 are neither cast beforehand nor
+  // staged: the loop converts blocks of them (the CPU's cpu_kernel does; TensorIter sets this).
+  bool reduced_in_loop = false;
 };
 
 class ElementwisePlan {

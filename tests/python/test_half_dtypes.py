@@ -117,3 +117,28 @@ def test_half_training_step_gradients(dtype, device):
     opt.step()
     for p in model.parameters():
         assert p.dtype == dtype and bool(p.isfinite().all())
+
+
+@pytest.mark.parametrize("dtype", HALF, ids=["bf16", "fp16"])
+def test_in_loop_conversion_layouts(dtype):
+    """The CPU converts float16/bfloat16 operands block by block inside the loop: strided,
+    broadcast, in-place, mixed with float32 and with the other half type, longer than a block."""
+    g = ember.Generator().manual_seed(3)
+    a32 = ember.randn(300, 7, generator=g)
+    b32 = ember.randn(7, generator=g)
+    a, b = a32.to(dtype), b32.to(dtype)
+    ref = (a.float().t() * b.float().unsqueeze(1)).to(dtype)
+    assert ember.equal(a.t() * b.unsqueeze(1), ref)                       # strided x broadcast
+    assert ember.equal((a + b32).float(), a.float() + b32)                 # half + float32 -> float32
+    other = ember.bfloat16 if dtype == ember.float16 else ember.float16
+    mixed = a + b.to(other)
+    assert mixed.dtype == ember.float32
+    assert ember.equal(mixed, a.float() + b.to(other).float())
+    c = a.clone()[:, ::2]                                                  # in place, non-contiguous
+    c.mul_(2.5)
+    assert ember.equal(c.float(), (a.float()[:, ::2] * 2.5).to(dtype).float())
+    big = ember.randn(70001, generator=g).to(dtype)                        # many blocks, a ragged end
+    assert ember.equal(big.exp(), big.float().exp().to(dtype))
+    special = ember.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 3.0e38]).to(dtype)
+    assert ember.equal((special * 1.0).isnan(), special.isnan())
+    assert ember.allclose(special.neg().float(), -(special.float()), rtol=0, atol=0, equal_nan=True)
