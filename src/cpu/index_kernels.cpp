@@ -610,6 +610,13 @@ Tensor& masked_fill_cpu(Tensor& self, const Tensor& mask, const Scalar& value) {
         const int32_t mk = -int32_t(m);
         return std::bit_cast<float>((std::bit_cast<int32_t>(x) & ~mk) | (vb & mk));
       });
+    } else if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>) {
+      // The same blend on 16 bits: a select on the struct stays scalar (bf16 attention masks).
+      const int16_t vb = std::bit_cast<int16_t>(v);
+      cpu_kernel(it, [vb](T x, bool m) -> T {
+        const int16_t mk = int16_t(-int16_t(m));
+        return std::bit_cast<T>(int16_t((std::bit_cast<int16_t>(x) & ~mk) | (vb & mk)));
+      });
     } else {
       cpu_kernel(it, [v](T x, bool m) -> T { return m ? v : x; });
     }

@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/parallel.h"
+#include "cpu/tensor_iter.h"
 #include "core/dtype_dispatch.h"
 #include "ops/reduce_utils.h"
 #if __has_include("cpu/vec_math.h")
@@ -104,12 +106,34 @@ void softmax_block(const T* __restrict x, T* __restrict y, int64_t n, int64_t in
   }
 }
 
+// float16/bfloat16 rows along the last dim: each row converted to float32 in a per-thread
+// buffer, computed, and converted back (no whole-tensor cast passes).
+template <bool kLog> Tensor reduced_rows(const Tensor& x, DType dt) {
+  Tensor y = empty(x.sizes(), {.dtype = dt, .device = x.device()});
+  const int64_t n = x.dim() == 0 ? 1 : x.sizes().back(), rows = x.numel() / n;
+  const char* in = static_cast<const char*>(x.data_ptr());
+  char* out = static_cast<char*>(y.data_ptr());
+  const int64_t es = element_size(dt);
+  int64_t grain = std::max<int64_t>(1, kGrainSize / (4 * n));
+  parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
+    std::vector<float> buf_in(static_cast<size_t>(n)), buf_out(static_cast<size_t>(n));
+    for (int64_t r = b; r < e; ++r) {
+      const float* row = detail::load_block<float>(dt, in + r * n * es, es, n, buf_in.data());
+      softmax_row<float, kLog>(row, buf_out.data(), n);
+      detail::store_block<float>(dt, out + r * n * es, es, n, buf_out.data());
+    }
+  });
+  return y;
+}
+
 template <bool kLog> Tensor softmax_impl(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
   const char* name = kLog ? "log_softmax" : "softmax";
   Tensor x0 = dtype ? reduce::convert(a, *dtype) : a;
   int64_t d = reduce::wrap_dim(dim, a.dim());
   DType out_dt = x0.dtype();
   DType cdt = is_reduced_float(out_dt) ? kFloat32 : out_dt;
+  if (is_reduced_float(out_dt) && a.numel() > 0 && (a.dim() == 0 || d == a.dim() - 1))
+    return reduced_rows<kLog>(x0.contiguous(), out_dt);
   Tensor x = reduce::convert(x0, cdt, /*contig=*/true);
   Tensor y = empty(a.sizes(), {.dtype = cdt, .device = a.device()});
   if (a.numel() == 0) return reduce::convert(y, out_dt);
