@@ -55,7 +55,9 @@ template <class D, class S> inline D convert(S s) {
 // dst[b, i, j] = src[b, i, j] where src's last two dims are swapped in memory (a transpose):
 // walking dst row by row would stride through src a cache line per element, so copy in
 // square tiles that fit in L1 on both sides.
-template <class E>
+// D and S differ for the float32 <-> float16/bfloat16 conversions of transposed tensors (autocast
+// turns a transposed bfloat16 weight gradient into float32 every step).
+template <class D, class S = D>
 void transposed_copy(char* dst, const char* src, const Tensor& s, int64_t rows, int64_t cols) {
   constexpr int64_t kTile = 32;
   int64_t nd = s.dim();
@@ -71,13 +73,13 @@ void transposed_copy(char* dst, const char* src, const Tensor& s, int64_t rows, 
         off += (rem % s.sizes()[d]) * s.strides()[d];
         rem /= s.sizes()[d];
       }
-      const E* sp = reinterpret_cast<const E*>(src) + off;
-      E* dp = reinterpret_cast<E*>(dst) + b * rows * cols;
+      const S* sp = reinterpret_cast<const S*>(src) + off;
+      D* dp = reinterpret_cast<D*>(dst) + b * rows * cols;
       int64_t i1 = std::min(rows, i0 + kTile);
       for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
         int64_t j1 = std::min(cols, j0 + kTile);
         for (int64_t i = i0; i < i1; ++i)
-          for (int64_t j = j0; j < j1; ++j) dp[i * cols + j] = sp[i + j * src_col_stride];
+          for (int64_t j = j0; j < j1; ++j) dp[i * cols + j] = convert<D>(sp[i + j * src_col_stride]);
       }
     }
   });
@@ -85,13 +87,20 @@ void transposed_copy(char* dst, const char* src, const Tensor& s, int64_t rows, 
 
 bool try_transposed_copy(Tensor& self, const Tensor& src) {
   int64_t nd = src.dim();
-  if (nd < 2 || self.dtype() != src.dtype() || !self.is_contiguous() ||
-      !(IntArrayRef(self.sizes()) == IntArrayRef(src.sizes())))
-    return false;
+  if (nd < 2 || !self.is_contiguous() || !(IntArrayRef(self.sizes()) == IntArrayRef(src.sizes()))) return false;
   int64_t rows = src.sizes()[nd - 2], cols = src.sizes()[nd - 1];
   if (rows < 8 || cols < 8 || src.strides()[nd - 2] != 1 || src.strides()[nd - 1] < rows) return false;
   char* d = static_cast<char*>(self.data_ptr());
   const char* sp = static_cast<const char*>(src.data_ptr());
+  if (self.dtype() != src.dtype()) {
+    const DType dd = self.dtype(), sd = src.dtype();
+    if (dd == DType::Float32 && sd == DType::BFloat16) transposed_copy<float, BFloat16>(d, sp, src, rows, cols);
+    else if (dd == DType::BFloat16 && sd == DType::Float32) transposed_copy<BFloat16, float>(d, sp, src, rows, cols);
+    else if (dd == DType::Float32 && sd == DType::Float16) transposed_copy<float, Half>(d, sp, src, rows, cols);
+    else if (dd == DType::Float16 && sd == DType::Float32) transposed_copy<Half, float>(d, sp, src, rows, cols);
+    else return false;
+    return true;
+  }
   switch (self.element_size()) {
     case 1: transposed_copy<uint8_t>(d, sp, src, rows, cols); return true;
     case 2: transposed_copy<uint16_t>(d, sp, src, rows, cols); return true;

@@ -142,3 +142,15 @@ def test_in_loop_conversion_layouts(dtype):
     special = ember.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 3.0e38]).to(dtype)
     assert ember.equal((special * 1.0).isnan(), special.isnan())
     assert ember.allclose(special.neg().float(), -(special.float()), rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", HALF, ids=["bf16", "fp16"])
+def test_transposed_conversion(dtype):
+    """float32 <-> half copies of transposed (and batched transposed) tensors take the tiled path."""
+    g = ember.Generator().manual_seed(5)
+    x = ember.randn(3, 70, 45, generator=g)
+    for src in (x.transpose(1, 2), x[0].t()):
+        h = src.to(dtype)
+        assert h.is_contiguous() and ember.equal(h, src.contiguous().to(dtype))
+        back = h.transpose(-2, -1).contiguous().transpose(-2, -1)  # transposed half storage
+        assert ember.equal(back.float(), h.float())
