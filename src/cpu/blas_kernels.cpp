@@ -5,7 +5,9 @@
 // it is, with the transpose flag and leading dimension set, so t() and sliced views cost no
 // copy; anything else (an expanded row, a doubly strided slice) is copied to a contiguous
 // buffer first. Integer types use a plain i-k-j loop accumulating in 64 bits (wrapping as
-// PyTorch does); float16/bfloat16 run through the float32 path and are rounded back once.
+// PyTorch does). bfloat16 goes to oneDNN's bfloat16 matmul (src/cpu/dnnl_matmul.h: AMX
+// kernels, float32 accumulation, one rounding); float16, and bfloat16 where that declines,
+// run through the float32 path and are rounded back once.
 //
 // Threads: OpenBLAS and oneDNN here are OpenMP builds and share ember's pool. A batch of small
 // matrices is split across threads with one single-threaded GEMM per matrix (both libraries
@@ -17,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/dnnl_matmul.h"
 #include "cpu/gemm.h"
 #include "cpu/tensor_iter.h"
 #include "ember/ops.h"
@@ -148,6 +151,7 @@ void gemm_loop(int64_t batch, int64_t M, int64_t N, int64_t K, T alpha, const Te
 void gemm_into(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, const Scalar& beta) {
   DType dt = out.dtype();
   if (is_reduced_float(dt)) {
+    if (dnnl_matmul::gemm_into(out, a, b, alpha, beta)) return;
     Tensor out32 = beta.to_double() != 0.0 ? out.to(kFloat32) : empty(out.sizes(), {.dtype = kFloat32, .device = out.device()});
     gemm_into(out32, a.to(kFloat32), b.to(kFloat32), alpha, beta);
     out.copy_(out32);
@@ -187,6 +191,10 @@ Tensor bmm_cpu(const Tensor& a, const Tensor& b) {
 Tensor addmm_cpu(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
   Tensor out = empty({m1.sizes()[0], m2.sizes()[1]}, {.dtype = m1.dtype(), .device = m1.device()});
   bool use_self = beta.to_double() != 0.0;
+  // linear's bias row is added inside oneDNN's bfloat16 matmul, not copied into out first
+  if (use_self && beta.to_double() == 1.0 && alpha.to_double() == 1.0 && self.dim() == 1 &&
+      dnnl_matmul::linear_into(out, m1, m2, self))
+    return out;
   if (use_self) out.copy_(self);  // broadcasts self to (M, N)
   gemm_into(out, m1, m2, alpha, use_self ? beta : Scalar(0));
   return out;

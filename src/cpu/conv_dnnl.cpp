@@ -1,24 +1,25 @@
 // oneDNN convolution for ember's conv2d ops: see conv_dnnl.h.
 //
-// Every primitive is created with format_tag::any, so oneDNN picks its blocked layouts
-// (nChw16c, OIhw16i16o); ember's tensors stay plain NCHW / OIHW and are reordered in and out
-// on each call. Primitive descriptors, primitives and their reorders are created once per
-// shape (JIT compilation costs milliseconds) and cached; buffers for the blocked copies and
-// the scratchpad come from ember's allocator per call, so concurrent calls share nothing
-// mutable. The primitives thread over the same libgomp pool as everything else.
+// Every primitive is created with format_tag::any, so oneDNN picks its layouts (nChw16c and
+// OIhw16i16o for float32 on AVX-512; channels-last and VNNI-blocked weights for its bfloat16
+// AMX kernels); ember's tensors stay plain NCHW / OIHW and are reordered in and out on each
+// call. Primitive descriptors, primitives and their reorders are created once per shape (JIT
+// compilation costs milliseconds) and cached (dnnl_primitives.h); buffers for the blocked
+// copies and the scratchpad belong to the calling thread or the call (CallBuffers there), so
+// concurrent calls share nothing mutable. The primitives thread over the same libgomp pool as
+// everything else.
 #include "cpu/conv_dnnl.h"
 
 #include "ember/ops.h"
 
 #if EMBER_HAVE_DNNL
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
-#include <oneapi/dnnl/dnnl.hpp>
+#include "cpu/dnnl_primitives.h"
 #endif
 
 namespace ember::cpu::dnnl_conv {
@@ -43,17 +44,21 @@ namespace {
 using dnnl::memory;
 using Dims = memory::dims;
 using Tag = memory::format_tag;
+using dnnl_primitives::cpu_engine;
 
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// oneDNN's input channel limit below which ember's own kernel is as fast or faster.
-constexpr int64_t kMinChannels = 8;
+// oneDNN's input channel limit below which ember's own kernel is as fast or faster. For
+// bfloat16 that kernel is the float32 one plus conversions of every operand, and oneDNN wins
+// from 2 channels on (see conv_dnnl.h); with 1 its reorders to and from its blocked layouts
+// cost what it saves (weight gradient 0.49 against 0.39 ms for the CNN's 1 -> 32 layer).
+constexpr int64_t kMinChannelsFloat32 = 8, kMinChannelsBFloat16 = 2;
 
 bool covered(DType dtype, int64_t in_channels, int64_t groups, IntArrayRef in_sizes, IntArrayRef w_sizes) {
-  if (dtype != kFloat32 || groups < 1 || in_channels < kMinChannels) return false;
+  if (groups < 1) return false;
+  if (dtype == kFloat32) {
+    if (in_channels < kMinChannelsFloat32) return false;
+  } else if (dtype != kBFloat16 || !dnnl_primitives::native_bf16() || in_channels < kMinChannelsBFloat16) {
+    return false;
+  }
   for (int64_t s : in_sizes)
     if (s == 0) return false;
   for (int64_t s : w_sizes)
@@ -61,10 +66,13 @@ bool covered(DType dtype, int64_t in_channels, int64_t groups, IntArrayRef in_si
   return true;
 }
 
+memory::data_type dnnl_type(DType t) { return t == kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32; }
+
 // The convolution's shapes in oneDNN's terms (dilation counted from 0, as oneDNN does), for 2 or
-// 3 spatial dims.
+// 3 spatial dims, and the one data type of all its tensors.
 struct Geometry {
   Dims src, wei, dst, stride, dilate, pad;  // wei is (G, O/G, C/G, [KD,] KH, KW) when grouped
+  memory::data_type type = memory::data_type::f32;
   bool bias = false, grouped = false;
   bool is3d() const { return src.size() == 5; }
   Tag data_tag() const { return is3d() ? Tag::ncdhw : Tag::nchw; }
@@ -73,7 +81,7 @@ struct Geometry {
     return is3d() ? Tag::oidhw : Tag::oihw;
   }
   std::vector<int64_t> key(int kind) const {
-    std::vector<int64_t> k{kind, bias, grouped};
+    std::vector<int64_t> k{kind, dnnl_primitives::creation_threads(), int64_t(type), bias, grouped};
     for (const Dims* d : {&src, &wei, &dst, &stride, &dilate, &pad}) {
       k.push_back(int64_t(d->size()));
       k.insert(k.end(), d->begin(), d->end());
@@ -82,9 +90,10 @@ struct Geometry {
   }
 };
 
-Geometry geometry(IntArrayRef in, IntArrayRef w, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-                  int64_t groups, bool bias) {
+Geometry geometry(DType dtype, IntArrayRef in, IntArrayRef w, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, int64_t groups, bool bias) {
   Geometry g;
+  g.type = dnnl_type(dtype);
   const size_t k = in.size() - 2;
   g.src = Dims(in.begin(), in.end());
   // ember's (O, C/G, ...) weight is, byte for byte, oneDNN's grouped (G, O/G, C/G, ...)
@@ -105,8 +114,8 @@ Geometry geometry(IntArrayRef in, IntArrayRef w, IntArrayRef stride, IntArrayRef
   return g;
 }
 
-memory::desc any(const Dims& d) { return memory::desc(d, memory::data_type::f32, Tag::any); }
-memory::desc plain(const Dims& d, Tag t) { return memory::desc(d, memory::data_type::f32, t); }
+memory::desc any(const Geometry& g, const Dims& d) { return memory::desc(d, g.type, Tag::any); }
+memory::desc plain(const Geometry& g, const Dims& d, Tag t) { return memory::desc(d, g.type, t); }
 
 dnnl::primitive_attr user_scratchpad() {
   dnnl::primitive_attr attr;
@@ -135,63 +144,54 @@ struct Entry {
 
 // Runs e: its input ports read the plain contiguous tensors a and b, its output port writes
 // out; `args` already holds what needs no reorder (the bias). Blocked copies and the scratchpad
-// are ember buffers that live until the call returns.
+// live in the call's buffers (dnnl_primitives.h).
 Tensor execute(const Entry& e, const Tensor& a, const Tensor& b, Tensor out, std::unordered_map<int, memory> args) {
   dnnl::stream stream(cpu_engine());
-  std::vector<Tensor> keep;
-  auto buffer = [&](const memory::desc& md) {
-    keep.push_back(empty({std::max<int64_t>(1, int64_t(md.get_size()))}, {.dtype = kUInt8}));
-    return memory(md, cpu_engine(), keep.back().data_ptr());
-  };
-  auto in = [&](const Port& p, const Tensor& t) {
+  auto blocked_size = [](const Port& p) { return p.to_want || p.from_want ? p.want.get_size() : 0; };
+  const dnnl_primitives::CallBuffers blocks(
+      {blocked_size(e.ports[0]), blocked_size(e.ports[1]), blocked_size(e.ports[2]), e.scratch.get_size()});
+  auto in = [&](const Port& p, const Tensor& t, char* block) {
     memory user(p.plain_md, cpu_engine(), t.data_ptr());
     if (!p.to_want) return user;
-    memory m = buffer(p.want);
+    memory m(p.want, cpu_engine(), block);
     p.to_want->execute(stream, user, m);
     return m;
   };
-  args.emplace(e.ports[0].arg, in(e.ports[0], a));
-  args.emplace(e.ports[1].arg, in(e.ports[1], b));
+  args.emplace(e.ports[0].arg, in(e.ports[0], a, blocks[0]));
+  args.emplace(e.ports[1].arg, in(e.ports[1], b, blocks[1]));
   const Port& o = e.ports[2];
   memory user_out(o.plain_md, cpu_engine(), out.data_ptr());
-  memory produced = o.from_want ? buffer(o.want) : user_out;
+  memory produced = o.from_want ? memory(o.want, cpu_engine(), blocks[2]) : user_out;
   args.emplace(o.arg, produced);
-  if (e.scratch.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, buffer(e.scratch));
+  if (e.scratch.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(e.scratch, cpu_engine(), blocks[3]));
   e.prim.execute(stream, args);
   if (o.from_want) o.from_want->execute(stream, produced, user_out);
   stream.wait();
   return out;
 }
 
-std::mutex cache_mu;
-std::map<std::vector<int64_t>, std::shared_ptr<Entry>>& cache() {
-  static auto* c = new std::map<std::vector<int64_t>, std::shared_ptr<Entry>>;
-  return *c;
-}
-
 enum Kind { kForward = 0, kBackwardInput = 1, kBackwardWeight = 2 };
 
 dnnl::convolution_forward::primitive_desc forward_pd(const Geometry& g) {
-  memory::desc bias = g.bias ? plain({g.dst[1]}, Tag::x) : memory::desc();
+  memory::desc bias = g.bias ? plain(g, {g.dst[1]}, Tag::x) : memory::desc();
   dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                    any(g.src), any(g.wei), bias, any(g.dst), g.stride, g.dilate, g.pad, g.pad);
+                                    any(g, g.src), any(g, g.wei), bias, any(g, g.dst), g.stride, g.dilate, g.pad,
+                                    g.pad);
   return dnnl::convolution_forward::primitive_desc(d, user_scratchpad(), cpu_engine());
 }
 
-// The cached primitive for (kind, geometry), created on first use; null when oneDNN declines.
-std::shared_ptr<Entry> entry(Kind kind, const Geometry& g) {
-  auto key = g.key(kind);
-  {
-    std::lock_guard lock(cache_mu);
-    auto it = cache().find(key);
-    if (it != cache().end()) return it->second;
-  }
+// The primitive for (kind, geometry); null when oneDNN declines it, or offers only its reference
+// kernels for bfloat16 (ember's float32 path is faster than those).
+std::shared_ptr<const Entry> create(Kind kind, const Geometry& g) {
   std::shared_ptr<Entry> e;
   try {
     e = std::make_shared<Entry>();
-    const memory::desc src = plain(g.src, g.data_tag()), wei = plain(g.wei, g.wei_tag()), dst = plain(g.dst, g.data_tag());
+    const memory::desc src = plain(g, g.src, g.data_tag()), wei = plain(g, g.wei, g.wei_tag()),
+                       dst = plain(g, g.dst, g.data_tag());
+    std::string impl;  // the implementation oneDNN picked
     if (kind == kForward) {
       auto pd = forward_pd(g);
+      impl = pd.impl_info_str();
       e->prim = dnnl::convolution_forward(pd);
       e->scratch = pd.scratchpad_desc();
       e->ports = {Port(DNNL_ARG_SRC, src, pd.src_desc(), true), Port(DNNL_ARG_WEIGHTS, wei, pd.weights_desc(), true),
@@ -199,9 +199,10 @@ std::shared_ptr<Entry> entry(Kind kind, const Geometry& g) {
     } else if (kind == kBackwardInput) {
       Geometry fg = g;
       fg.bias = false;
-      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any(g.src), any(g.wei),
-                                              any(g.dst), g.stride, g.dilate, g.pad, g.pad);
+      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any(g, g.src), any(g, g.wei),
+                                              any(g, g.dst), g.stride, g.dilate, g.pad, g.pad);
       dnnl::convolution_backward_data::primitive_desc pd(d, user_scratchpad(), cpu_engine(), forward_pd(fg));
+      impl = pd.impl_info_str();
       e->prim = dnnl::convolution_backward_data(pd);
       e->scratch = pd.scratchpad_desc();
       e->ports = {Port(DNNL_ARG_DIFF_DST, dst, pd.diff_dst_desc(), true),
@@ -210,21 +211,27 @@ std::shared_ptr<Entry> entry(Kind kind, const Geometry& g) {
     } else {
       Geometry fg = g;
       fg.bias = false;
-      dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any(g.src), any(g.wei),
-                                                 memory::desc(), any(g.dst), g.stride, g.dilate, g.pad, g.pad);
+      dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any(g, g.src),
+                                                 any(g, g.wei), memory::desc(), any(g, g.dst), g.stride, g.dilate,
+                                                 g.pad, g.pad);
       dnnl::convolution_backward_weights::primitive_desc pd(d, user_scratchpad(), cpu_engine(), forward_pd(fg));
+      impl = pd.impl_info_str();
       e->prim = dnnl::convolution_backward_weights(pd);
       e->scratch = pd.scratchpad_desc();
       e->ports = {Port(DNNL_ARG_SRC, src, pd.src_desc(), true), Port(DNNL_ARG_DIFF_DST, dst, pd.diff_dst_desc(), true),
                   Port(DNNL_ARG_DIFF_WEIGHTS, wei, pd.diff_weights_desc(), false)};
     }
+    if (g.type == memory::data_type::bf16 && impl.starts_with("ref")) return nullptr;
   } catch (const dnnl::error&) {
-    e = nullptr;  // not supported for these shapes: the caller's kernel runs
+    return nullptr;  // not supported for these shapes: the caller's kernel runs
   }
-  std::lock_guard lock(cache_mu);
-  if (cache().size() > 256) cache().clear();  // a bound for programs that see many shapes
-  cache().emplace(key, e);
   return e;
+}
+
+// The cached primitive for (kind, geometry), created on first use.
+std::shared_ptr<const Entry> entry(Kind kind, const Geometry& g) {
+  static auto* cache = new dnnl_primitives::PrimitiveCache<Entry>(256);  // never destroyed: used until exit
+  return cache->get(g.key(kind), [&] { return create(kind, g); });
 }
 
 template <class F> Tensor guarded(const char* op, F f) {
@@ -239,17 +246,18 @@ template <class F> Tensor guarded(const char* op, F f) {
 
 Tensor forward(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
                IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  if (!covered(input.dtype(), input.sizes()[1], groups, input.sizes(), weight.sizes()) ||
-      weight.dtype() != kFloat32 || (bias && bias->defined() && bias->dtype() != kFloat32))
+  const DType dt = input.dtype();
+  if (!covered(dt, input.sizes()[1], groups, input.sizes(), weight.sizes()) || weight.dtype() != dt ||
+      (bias && bias->defined() && bias->dtype() != dt))
     return {};
   const bool has_bias = bias && bias->defined();
-  const Geometry g = geometry(input.sizes(), weight.sizes(), stride, padding, dilation, groups, has_bias);
+  const Geometry g = geometry(dt, input.sizes(), weight.sizes(), stride, padding, dilation, groups, has_bias);
   auto e = entry(kForward, g);
   if (!e) return {};
   return guarded("conv2d", [&] {
     std::unordered_map<int, memory> args;
     Tensor b = has_bias ? bias->contiguous() : Tensor();
-    if (has_bias) args.emplace(DNNL_ARG_BIAS, memory(plain({g.dst[1]}, Tag::x), cpu_engine(), b.data_ptr()));
+    if (has_bias) args.emplace(DNNL_ARG_BIAS, memory(plain(g, {g.dst[1]}, Tag::x), cpu_engine(), b.data_ptr()));
     return execute(*e, input.contiguous(), weight.contiguous(), empty(Shape(g.dst.begin(), g.dst.end()), input.options()),
                    std::move(args));
   });
@@ -257,9 +265,9 @@ Tensor forward(const Tensor& input, const Tensor& weight, const std::optional<Te
 
 Tensor backward_input(const Tensor& grad_out, const Tensor& weight, IntArrayRef input_size, IntArrayRef stride,
                       IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  if (!covered(grad_out.dtype(), input_size[1], groups, input_size, weight.sizes()) || weight.dtype() != kFloat32)
-    return {};
-  const Geometry g = geometry(input_size, weight.sizes(), stride, padding, dilation, groups, false);
+  const DType dt = grad_out.dtype();
+  if (!covered(dt, input_size[1], groups, input_size, weight.sizes()) || weight.dtype() != dt) return {};
+  const Geometry g = geometry(dt, input_size, weight.sizes(), stride, padding, dilation, groups, false);
   if (IntArrayRef(grad_out.sizes()) != IntArrayRef(g.dst)) return {};
   auto e = entry(kBackwardInput, g);
   if (!e) return {};
@@ -270,9 +278,9 @@ Tensor backward_input(const Tensor& grad_out, const Tensor& weight, IntArrayRef 
 
 Tensor backward_weight(const Tensor& grad_out, const Tensor& input, IntArrayRef weight_size, IntArrayRef stride,
                        IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  if (!covered(input.dtype(), input.sizes()[1], groups, input.sizes(), weight_size) || grad_out.dtype() != kFloat32)
-    return {};
-  const Geometry g = geometry(input.sizes(), weight_size, stride, padding, dilation, groups, false);
+  const DType dt = input.dtype();
+  if (!covered(dt, input.sizes()[1], groups, input.sizes(), weight_size) || grad_out.dtype() != dt) return {};
+  const Geometry g = geometry(dt, input.sizes(), weight_size, stride, padding, dilation, groups, false);
   if (IntArrayRef(grad_out.sizes()) != IntArrayRef(g.dst)) return {};
   auto e = entry(kBackwardWeight, g);
   if (!e) return {};

@@ -3,8 +3,9 @@
 // Arguments arrive checked (and padding made symmetric) by src/nn/functional/conv.cpp; input
 // is batched (N, C, [D,] H, W) and weight (O, C / groups, [KD,] KH, KW).
 //
-// float32 with at least 8 input channels goes to oneDNN's convolution first
-// (src/cpu/conv_dnnl.h); everything else, and everything without oneDNN, runs here.
+// float32 with at least 8 input channels, and bfloat16, go to oneDNN's convolution first
+// (src/cpu/conv_dnnl.h); everything else, and everything without oneDNN, runs here (float16 and
+// bfloat16 converted to float32 and back).
 //
 // Method: im2col + GEMM per sample and group. For sample n and group g the columns matrix
 // col (Cg*KH*KW x OH*OW) holds, row by row, the input pixel each kernel tap sees at each output
@@ -107,13 +108,13 @@ bool reduced(const Tensor& t) { return is_reduced_float(t.dtype()); }
 
 Tensor conv_forward_cpu(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  if (Tensor r = dnnl_conv::forward(input, weight, bias, stride, padding, dilation, groups); r.defined()) return r;
   if (reduced(input)) {
     std::optional<Tensor> b32;
     if (bias && bias->defined()) b32 = bias->to(kFloat32);
     return conv_forward_cpu(input.to(kFloat32), weight.to(kFloat32), b32, stride, padding, dilation, groups)
         .to(input.dtype());
   }
-  if (Tensor r = dnnl_conv::forward(input, weight, bias, stride, padding, dilation, groups); r.defined()) return r;
   const ConvGeom g = geom_of(input.sizes(), weight.sizes(), stride, padding, dilation, groups);
   Tensor out = empty(output_shape(g, input.dim()), input.options());
   if (out.numel() == 0) return out;
@@ -152,13 +153,13 @@ Tensor conv_forward_cpu(const Tensor& input, const Tensor& weight, const std::op
 
 Tensor conv_backward_input_cpu(const Tensor& grad_out, const Tensor& weight, IntArrayRef input_size,
                                  IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  if (Tensor r = dnnl_conv::backward_input(grad_out, weight, input_size, stride, padding, dilation, groups);
+      r.defined())
+    return r;
   if (reduced(grad_out))
     return conv_backward_input_cpu(grad_out.to(kFloat32), weight.to(kFloat32), input_size, stride, padding,
                                      dilation, groups)
         .to(grad_out.dtype());
-  if (Tensor r = dnnl_conv::backward_input(grad_out, weight, input_size, stride, padding, dilation, groups);
-      r.defined())
-    return r;
   ConvGeom g = geom_of(input_size, weight.sizes(), stride, padding, dilation, groups);
   g.outputs_from(grad_out);
   Tensor dx = zeros(input_size, grad_out.options());
@@ -191,13 +192,13 @@ Tensor conv_backward_input_cpu(const Tensor& grad_out, const Tensor& weight, Int
 
 Tensor conv_backward_weight_cpu(const Tensor& grad_out, const Tensor& input, IntArrayRef weight_size,
                                   IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  if (Tensor r = dnnl_conv::backward_weight(grad_out, input, weight_size, stride, padding, dilation, groups);
+      r.defined())
+    return r;
   if (reduced(grad_out))
     return conv_backward_weight_cpu(grad_out.to(kFloat32), input.to(kFloat32), weight_size, stride, padding,
                                       dilation, groups)
         .to(grad_out.dtype());
-  if (Tensor r = dnnl_conv::backward_weight(grad_out, input, weight_size, stride, padding, dilation, groups);
-      r.defined())
-    return r;
   ConvGeom g = geom_of(input.sizes(), weight_size, stride, padding, dilation, groups);
   g.outputs_from(grad_out);
   Tensor dw = zeros(weight_size, grad_out.options());
