@@ -270,12 +270,25 @@ bool scalar_is_one(const Scalar& s) { return s.is_floating() ? s.to_double() == 
 Tensor maybe_multiply(const Tensor& t, const Scalar& s) { return scalar_is_one(s) ? t : t * s; }
 Tensor saved_if(bool needed, const Tensor& t) { return needed ? t : Tensor(); }
 
+// A matrix stored column-major (a t() of a contiguous one, e.g. linear's weight.t()): its
+// gradient is computed in that layout too, (g^T m1)^T instead of m1^T g, so it arrives at the
+// leaf with the leaf's own strides and AccumulateGrad takes it without a transposing copy.
+bool column_major(const Tensor& m) {
+  return m.dim() == 2 && m.sizes()[0] > 1 && m.sizes()[1] > 1 && m.strides()[0] == 1 && m.strides()[1] == m.sizes()[0];
+}
+Tensor mat1_grad(const Tensor& g, const Tensor& m2, bool m1_column_major) {
+  return m1_column_major ? mm(conj(m2), g.t()).t() : mm(g, conj(m2).t());
+}
+Tensor mat2_grad(const Tensor& g, const Tensor& m1, bool m2_column_major) {
+  return m2_column_major ? mm(g.t(), conj(m1)).t() : mm(conj(m1).t(), g);
+}
+
 Tensor mm_ag(const Tensor& a, const Tensor& b) {
   Tensor out = below_autograd([&] { return ops::mm()(a, b); });
   record("MmBackward0", {a, b}, {out}, {saved_input(saved_if(b.requires_grad(), a)), saved_input(saved_if(a.requires_grad(), b))},
-         [](const variable_list& g, LambdaNode& n) -> variable_list {
-           return {grad_for(n, 0, [&] { return mm(g[0], conj(n.unpack(1)).t()); }),
-                   grad_for(n, 1, [&] { return mm(conj(n.unpack(0)).t(), g[0]); })};
+         [a_cm = column_major(a), b_cm = column_major(b)](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] { return mat1_grad(g[0], n.unpack(1), a_cm); }),
+                   grad_for(n, 1, [&] { return mat2_grad(g[0], n.unpack(0), b_cm); })};
          });
   return out;
 }
@@ -295,10 +308,11 @@ Tensor addmm_ag(const Tensor& self, const Tensor& m1, const Tensor& m2, const Sc
   Tensor out = below_autograd([&] { return ops::addmm()(self, m1, m2, beta, alpha); });
   record("AddmmBackward0", {self, m1, m2}, {out},
          {saved_input(saved_if(m2.requires_grad(), m1)), saved_input(saved_if(m1.requires_grad(), m2))},
-         [s = self.sizes(), beta, alpha](const variable_list& g, LambdaNode& n) -> variable_list {
+         [s = self.sizes(), beta, alpha, m1_cm = column_major(m1), m2_cm = column_major(m2)](
+             const variable_list& g, LambdaNode& n) -> variable_list {
            return {grad_for(n, 0, [&] { return sum_to(maybe_multiply(g[0], beta), s); }),
-                   grad_for(n, 1, [&] { return maybe_multiply(mm(g[0], conj(n.unpack(1)).t()), alpha); }),
-                   grad_for(n, 2, [&] { return maybe_multiply(mm(conj(n.unpack(0)).t(), g[0]), alpha); })};
+                   grad_for(n, 1, [&] { return maybe_multiply(mat1_grad(g[0], n.unpack(1), m1_cm), alpha); }),
+                   grad_for(n, 2, [&] { return maybe_multiply(mat2_grad(g[0], n.unpack(0), m2_cm), alpha); })};
          });
   return out;
 }

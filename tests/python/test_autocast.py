@@ -423,3 +423,25 @@ def test_training_under_cpu_autocast_matches_float32_accuracy():
     acc32, acc_amp = run(False), run(True)
     assert acc32 > 0.8
     assert abs(acc_amp - acc32) < 0.02, (acc32, acc_amp)
+
+
+def test_matmul_grads_keep_the_parameters_layout():
+    """mm/addmm compute the gradient of a column-major operand (linear's weight.t()) in that
+    layout, so the weight's gradient arrives contiguous and AccumulateGrad copies nothing; the
+    values equal the row-major formula's."""
+    g = ember.Generator().manual_seed(11)
+    x = ember.randn(6, 5, generator=g, requires_grad=True)
+    w = ember.randn(3, 5, generator=g, requires_grad=True)
+    b = ember.randn(3, generator=g, requires_grad=True)
+    up = ember.randn(6, 3, generator=g)
+    (ember.addmm(b, x, w.t()) * up).sum().backward()
+    assert w.grad.is_contiguous() and w.grad.stride() == (5, 1)
+    assert ember.allclose(w.grad, up.t() @ x.detach(), atol=1e-6)
+    assert ember.allclose(x.grad, up @ w.detach(), atol=1e-6)
+    xt = ember.randn(5, 6, generator=g, requires_grad=True)  # a column-major first operand
+    (ember.mm(xt.t(), w.detach().t()) * up).sum().backward()
+    assert xt.grad.is_contiguous() and ember.allclose(xt.grad, (up @ w.detach()).t(), atol=1e-6)
+    with ember.autocast("cpu"):
+        lin = ember.nn.Linear(5, 3)
+        lin(x.detach()).float().sum().backward()
+    assert lin.weight.grad.dtype == ember.float32 and lin.weight.grad.is_contiguous()
