@@ -2,7 +2,8 @@
 autocast("cpu", dtype=bfloat16) (forward and loss in the region, backward and optimizer step
 outside, as torch's recipe). The same program text runs with T = ember and T = torch; runs are
 interleaved and each side's median time per step is reported, with the autocast speed-up over
-float32 and the ratio ember/torch (below 1: ember is faster).
+float32 and the ratio ember/torch (below 1: ember is faster). Each library runs in its own
+process (torch and ember loaded together slow each other's OpenMP threads).
 
     PYTHONPATH=python:build/python .venv/bin/python bench/bench_amp.py        # torch 1.13 (Debian)
     PYTHONPATH=python:build/python /work/torch2/bin/python bench/bench_amp.py # torch 2.x (PyPI)
@@ -11,19 +12,16 @@ Workloads: the seeds' MLP (batch 128, AdamW), a wide MLP (batch 256, 1024-4096-4
 matmuls dominate), the seeds' SimpleCNN (batch 64, Adam) and the small GPT of compare_python.py
 (d_model 128, 4 layers, T=128, batch 8, AdamW). Exits 0 without torch (ember's columns only)."""
 import argparse
+import importlib
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ember  # noqa: E402
-from compare_python import make_gpt  # noqa: E402
-
-try:
-    import torch
-except ImportError:
-    torch = None
+from compare_python import make_gpt  # noqa: E402  (imports ember: only the model code is used)
 
 
 def train_step(T, model, opt, x, y, loss_fn, amp):
@@ -93,34 +91,53 @@ def median_ms(step, n, repeats):
     return statistics.median(times)
 
 
+def run_library(name, threads, repeats):
+    """One library's rows, in this process: {workload: [fp32 ms, amp ms]}."""
+    T = importlib.import_module(name)
+    T.set_num_threads(threads)
+    rows = {}
+    for label, make, n in WORKLOADS:
+        T.manual_seed(0)
+        steps = {amp: make(T, amp) for amp in (False, True)}
+        rows[label] = [median_ms(steps[amp], n, repeats) for amp in (False, True)]
+    return rows
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--lib", help=argparse.SUPPRESS)  # internal: run one library, print JSON
     args = p.parse_args()
     repeats = 3 if args.quick else 5
-    ember.set_num_threads(args.threads)
-    libs = [("ember", ember)]
-    if torch is not None:
-        torch.set_num_threads(args.threads)
-        libs.append(("torch", torch))
-    tv = torch.__version__ if torch is not None else "not installed"
-    print(f"CPU autocast (bfloat16), {args.threads} threads; torch {tv}. ms per train step (median of {repeats}).")
+    if args.lib:
+        print(json.dumps(run_library(args.lib, args.threads, repeats)))
+        return
+    results, versions = {}, {}
+    for name in ("ember", "torch"):
+        probe = subprocess.run([sys.executable, "-c", f"import {name}; print({name}.__version__)"],
+                               capture_output=True, text=True)
+        if probe.returncode != 0:
+            continue
+        versions[name] = probe.stdout.strip().splitlines()[-1]
+        cmd = [sys.executable, os.path.abspath(__file__), "--lib", name, "--threads", str(args.threads)]
+        if args.quick:
+            cmd.append("--quick")
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        results[name] = json.loads(out.strip().splitlines()[-1])
+    have_torch = "torch" in results
+    print(f"CPU autocast (bfloat16), {args.threads} threads; torch {versions.get('torch', 'not installed')}. "
+          f"ms per train step (median of {repeats}), each library in its own process.")
     hdr = f"{'workload':40s} {'ember fp32':>10s} {'ember amp':>10s} {'speed-up':>8s}"
-    if torch is not None:
+    if have_torch:
         hdr += f" {'torch fp32':>10s} {'torch amp':>10s} {'speed-up':>8s} {'amp e/t':>8s}"
     print(hdr)
-    for name, make, n in WORKLOADS:
-        res = {}
-        for label, T in libs:
-            T.manual_seed(0)
-            steps = {amp: make(T, amp) for amp in (False, True)}
-            res[label] = {amp: median_ms(steps[amp], n, repeats) for amp in (False, True)}
-        e = res["ember"]
-        row = f"{name:40s} {e[False]:10.2f} {e[True]:10.2f} {e[False] / e[True]:7.2f}x"
-        if torch is not None:
-            t = res["torch"]
-            row += f" {t[False]:10.2f} {t[True]:10.2f} {t[False] / t[True]:7.2f}x {e[True] / t[True]:8.2f}"
+    for label, _, _ in WORKLOADS:
+        e = results["ember"][label]
+        row = f"{label:40s} {e[0]:10.2f} {e[1]:10.2f} {e[0] / e[1]:7.2f}x"
+        if have_torch:
+            t = results["torch"][label]
+            row += f" {t[0]:10.2f} {t[1]:10.2f} {t[0] / t[1]:7.2f}x {e[1] / t[1]:8.2f}"
         print(row, flush=True)
 
 
