@@ -445,3 +445,45 @@ def test_matmul_grads_keep_the_parameters_layout():
         lin = ember.nn.Linear(5, 3)
         lin(x.detach()).float().sum().backward()
     assert lin.weight.grad.dtype == ember.float32 and lin.weight.grad.is_contiguous()
+
+
+# The CUDA column (torch's ATen/autocast_mode.h lists) for float32 inputs under float16 autocast;
+# runs on a GPU machine (and against torch there when it has CUDA). The same column runs here on
+# the test device: tests/cpp/test_autocast.cpp.
+H = "float16"
+EXPECTED_CUDA_F32_INPUTS = {
+    "mm": H, "bmm": H, "addmm": H, "baddbmm": H, "matmul": H, "mv": H, "addmv": H, "einsum": H, "linear": H,
+    "conv2d": H, "conv_transpose2d": H, "sdpa": H, "vecdot": H, "exp": F32, "log1p": F32, "rsqrt": F32,
+    "pow_tt": F32, "softplus": F32, "rms_norm": F32, "layer_norm": F32, "group_norm": F32, "cosine_similarity": F32,
+    "cross_entropy": F32, "nll_loss": F32, "mse_loss": F32, "bce_logits": F32, "kl_div": F32, "cdist": F32,
+    "logsumexp": F32, "interp_bilinear": F32, "prod": F32, "softmax": F32, "log_softmax": F32, "cumsum": F32,
+    "sum": F32, "norm": F32, "vector_norm": F32, "relu": F32, "gelu": F32, "add": F32, "cat": F32, "dot": F32,
+    "addcmul": F32, "atan2": F32,
+}
+
+
+def _cuda_maker(t):
+    gen = t.Generator().manual_seed(0)
+    return lambda *s: (t.rand(*s, generator=gen) + 0.5).to("cuda")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_CUDA_F32_INPUTS))
+def test_cuda_policy(name):
+    if not ember.cuda.is_available():
+        pytest.skip("no CUDA GPU on this machine: the CUDA backend compiled but did not run")
+    with ember.autocast("cuda"):
+        out = _cases(ember)[name](_cuda_maker(ember))
+    assert _dtype_name(out.dtype) == EXPECTED_CUDA_F32_INPUTS[name]
+    if _torch is not None and _torch.cuda.is_available():
+        with _torch.autocast("cuda"):
+            ref = _cases(_torch)[name](_cuda_maker(_torch))
+        assert _dtype_name(ref.dtype) == _dtype_name(out.dtype)
+
+
+def test_cuda_binary_cross_entropy_is_banned():
+    if not ember.cuda.is_available():
+        pytest.skip("no CUDA GPU on this machine: the CUDA backend compiled but did not run")
+    p = (ember.rand(3, 4) * 0.8 + 0.1).cuda()
+    with ember.autocast("cuda"):
+        with pytest.raises(RuntimeError, match="unsafe to autocast"):
+            F.binary_cross_entropy(p, p)
