@@ -21,7 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_python import make_gpt  # noqa: E402  (imports ember: only the model code is used)
+from compare_python import make_cnn, make_gpt  # noqa: E402  (imports ember: only the model code is used)
 
 
 def train_step(T, model, opt, x, y, loss_fn, amp):
@@ -50,10 +50,7 @@ def wide_mlp(T, amp):
 
 def cnn(T, amp):
     nn = T.nn
-    model = nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2, 2),
-        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2, 2),
-        nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.5), nn.Linear(128, 10))
+    model = make_cnn(T)
     opt = T.optim.Adam(model.parameters(), lr=1e-3)
     return train_step(T, model, opt, T.randn(64, 1, 28, 28), T.randint(0, 10, (64,)), nn.CrossEntropyLoss(), amp)
 

@@ -78,12 +78,18 @@ def mlp_step(T):
     return step
 
 
-def cnn_step(T):
+def make_cnn(T):
+    """The seeds' SimpleCNN for 28x28 grey images."""
     nn = T.nn
-    model = nn.Sequential(
+    return nn.Sequential(
         nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2, 2),
         nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2, 2),
         nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.5), nn.Linear(128, 10))
+
+
+def cnn_step(T):
+    nn = T.nn
+    model = make_cnn(T)
     opt = T.optim.Adam(model.parameters(), lr=1e-3)
     x, y = T.randn(64, 1, 28, 28), T.randint(0, 10, (64,))
     loss_fn = nn.CrossEntropyLoss()

@@ -83,6 +83,20 @@ class autocast:
         return decorate_autocast
 
 
+def _deprecated_autocast(device_type, default_dtype):
+    """torch.<device>.amp.autocast: autocast(device_type) with the old signature, and torch 2's
+    FutureWarning."""
+    class autocast_(autocast):
+        def __init__(self, enabled=True, dtype=None, cache_enabled=True):
+            warnings.warn(f"`torch.{device_type}.amp.autocast(args...)` is deprecated. "
+                          f"Please use `torch.amp.autocast('{device_type}', args...)` instead.", FutureWarning,
+                          stacklevel=2)
+            super().__init__(device_type, dtype=getattr(_C, default_dtype) if dtype is None else dtype,
+                             enabled=enabled, cache_enabled=cache_enabled)
+    autocast_.__name__ = autocast_.__qualname__ = "autocast"
+    return autocast_
+
+
 # ---- the state, under torch's top-level names ----
 
 def is_autocast_enabled(device_type=None):

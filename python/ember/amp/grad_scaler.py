@@ -259,3 +259,18 @@ class GradScaler:
         self.__dict__.update(state)
         if self._enabled:
             self._per_optimizer_states = defaultdict(_fresh_optimizer_state)
+
+
+def _deprecated_grad_scaler(device):
+    """torch.<device>.amp.GradScaler: GradScaler(device) with the old signature, and torch 2's
+    FutureWarning."""
+    class GradScaler_(GradScaler):
+        def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
+                     enabled=True):
+            warnings.warn(f"`torch.{device}.amp.GradScaler(args...)` is deprecated. "
+                          f"Please use `torch.amp.GradScaler('{device}', args...)` instead.", FutureWarning,
+                          stacklevel=2)
+            super().__init__(device, init_scale=init_scale, growth_factor=growth_factor,
+                             backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
+    GradScaler_.__name__ = GradScaler_.__qualname__ = "GradScaler"
+    return GradScaler_

@@ -4,26 +4,14 @@ import functools
 import warnings
 
 from .. import amp as _amp
+from ..amp.autocast_mode import _deprecated_autocast
+from ..amp.grad_scaler import _deprecated_grad_scaler
 
 __all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
 
-class autocast(_amp.autocast):
-    def __init__(self, enabled=True, dtype=None, cache_enabled=True):
-        warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. "
-                      "Please use `torch.amp.autocast('cuda', args...)` instead.", FutureWarning, stacklevel=2)
-        from .. import float16
-        super().__init__("cuda", dtype=float16 if dtype is None else dtype, enabled=enabled,
-                         cache_enabled=cache_enabled)
-
-
-class GradScaler(_amp.GradScaler):
-    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
-                 enabled=True):
-        warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. "
-                      "Please use `torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning, stacklevel=2)
-        super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor,
-                         backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
+autocast = _deprecated_autocast("cuda", "float16")
+GradScaler = _deprecated_grad_scaler("cuda")
 
 
 def custom_fwd(fwd=None, *, cast_inputs=None):
