@@ -103,7 +103,7 @@ template <class F, class... A>
 auto apply_policy(AutocastOp op, F&& fn, const A&... args) -> std::optional<decltype(fn(args...))> {
   auto plan = plan_for(op, args...);
   if (!plan) return std::nullopt;
-  ExcludeDispatchKeyGuard no_autocast(DispatchKeySet(DispatchKey::Autocast));
+  ExcludeDispatchKeyGuard no_autocast{DispatchKeySet(DispatchKey::Autocast)};
   return fn(cast_arg(*plan, args)...);
 }
 

@@ -18,7 +18,7 @@ template <auto Handle, AutocastOp Which, class R, class... A> struct AutocastKer
   static R call(A... args) {
     if (auto r = detail::apply_policy(Which, [](const auto&... a) -> R { return Handle()(a...); }, args...))
       return std::move(*r);
-    ExcludeDispatchKeyGuard no_autocast(DispatchKeySet(DispatchKey::Autocast));
+    ExcludeDispatchKeyGuard no_autocast{DispatchKeySet(DispatchKey::Autocast)};
     return Handle()(std::forward<A>(args)...);
   }
 };

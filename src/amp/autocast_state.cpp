@@ -17,10 +17,13 @@ namespace {
 struct CacheKey {
   const TensorImpl* impl;
   DType dtype;
+  bool grad_mode;  // a cast made under no_grad has no graph: it only serves no_grad calls
   bool operator==(const CacheKey&) const = default;
 };
 struct CacheKeyHash {
-  size_t operator()(const CacheKey& k) const { return std::hash<const void*>()(k.impl) ^ size_t(k.dtype); }
+  size_t operator()(const CacheKey& k) const {
+    return std::hash<const void*>()(k.impl) ^ (size_t(k.dtype) << 1) ^ size_t(k.grad_mode);
+  }
 };
 struct CacheEntry {
   Tensor source;  // kept alive so its address is not reused by another tensor within the region
@@ -154,12 +157,13 @@ Tensor cached_cast(const Tensor& t, DType target, DeviceType device_type) {
   auto& s = state();
   // torch caches the casts of float32 leaf parameters to the region's dtype: a model's weights,
   // cast once per region however many times the forward uses them. ember also keys on the
-  // version (a parameter updated inside the region is cast again) and skips grad-less casts,
-  // which would otherwise be handed to a later forward that needs the gradient.
+  // version (a parameter updated inside the region is cast again) and on grad mode: a cast made
+  // under no_grad (an eval loop) is reused by no_grad calls only, never handed to a forward that
+  // needs the gradient.
   const bool cacheable = s.cache_enabled && target == s.dtype[int(device_type)] && t.dtype() == DType::Float32 &&
-                         t.requires_grad() && t.is_leaf() && local_dispatch_state().grad_enabled;
+                         t.requires_grad() && t.is_leaf();
   if (!cacheable) return t.to(target);
-  CacheKey key{t.impl(), target};
+  CacheKey key{t.impl(), target, local_dispatch_state().grad_enabled};
   auto it = s.cache.find(key);
   if (it != s.cache.end() && it->second.version == t._version()) return it->second.cast;
   Tensor cast = t.to(target);

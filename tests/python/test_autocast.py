@@ -302,8 +302,12 @@ def test_weight_cast_cache_lives_for_one_region():
         with ember.autocast("cpu"):  # a nested region shares the outer one's cache
             lin(x)
         assert ember._C._amp._cache_size() == n
-        with ember.no_grad():  # no caching of casts without a graph
+        with ember.no_grad():  # grad-less casts are cached apart, for no_grad calls only
             lin(x)
+            lin(x)
+        assert ember._C._amp._cache_size() == 2 * n
+        lin(x).sum().backward()  # a grad-mode call still gets the cast with a graph
+        assert lin.weight.grad is not None and lin.bias.grad is not None
     assert ember._C._amp._cache_size() == 0
     with ember.autocast("cpu", cache_enabled=False):
         lin(x)
