@@ -37,6 +37,7 @@ from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inferenc
 from . import nn, optim, utils, cuda, cpu, backends, amp, random  # noqa: E402,F401
 from . import linalg, fft  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
+from .nn.functional import prelu  # noqa: E402,F401  (torch.prelu)
 from .amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled, get_autocast_dtype,  # noqa: E402,F401
                                 set_autocast_dtype, is_autocast_cpu_enabled, set_autocast_cpu_enabled,
                                 get_autocast_cpu_dtype, set_autocast_cpu_dtype, get_autocast_gpu_dtype,

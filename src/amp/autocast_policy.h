@@ -64,7 +64,7 @@ enum class CastPolicy : uint8_t { None, Keep, Lower, Fp32, Fp32Opt, Promote, Ban
 #define EMBER_AUTOCAST_COMPOSITE_OPS(X)                                                          \
   X(linear, Lower, Lower) X(matmul, Lower, Lower) X(baddbmm, Lower, Lower)                       \
   X(addmv, Lower, Keep) X(mv, Lower, Keep) X(einsum, Lower, None) X(chain_matmul, Lower, None)   \
-  X(multi_dot, Lower, None) X(vecdot, Lower, Lower)                                              \
+  X(multi_dot, Lower, None) X(vecdot, Lower, Lower) X(prelu, Lower, Lower)                       \
   X(conv1d, Lower, Lower) X(conv2d, Lower, Lower) X(conv3d, Lower, Lower)                        \
   X(conv_transpose1d, Lower, Lower) X(conv_transpose2d, Lower, Lower)                            \
   X(conv_transpose3d, Lower, Lower) X(scaled_dot_product_attention, Lower, Lower)                \
@@ -85,7 +85,7 @@ enum class CastPolicy : uint8_t { None, Keep, Lower, Fp32, Fp32Opt, Promote, Ban
   X(grid_sample, Promote, Fp32)                                                                  \
   X(addcmul, Promote, None) X(addcdiv, Promote, None) X(cross, Promote, None)                    \
   X(bilinear, Promote, Keep) X(tensordot, Promote, None) X(scatter_add, Promote, None)           \
-  X(index_put, Promote, None) X(stack, None, Promote)
+  X(index_put, Promote, None) X(stack, None, Promote) X(index_copy, None, Promote)
 
 enum class AutocastOp : uint16_t {
 #define EMBER_AUTOCAST_ENUM(op, cuda, cpu) op,

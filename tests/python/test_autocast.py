@@ -107,6 +107,8 @@ def _cases(t):
         "embedding": lambda m: nnf.embedding(t.tensor([0]), m(3, 4)),
         "layer_norm": lambda m: nnf.layer_norm(m(3, 4), (4,), m(4), m(4)),
         "group_norm": lambda m: nnf.group_norm(m(2, 4, 3), 2, m(4), m(4)),
+        "prelu": lambda m: nnf.prelu(m(2, 3), m(1)),
+        "index_copy": lambda m: t.index_copy(m(3, 4), 0, t.tensor([0]), m(1, 4)),
     }
 
 
@@ -139,7 +141,7 @@ EXPECTED_CPU = {
     "adaptive_avg_pool3d": (F32, F32, F32), "reflection_pad2d": (F32, F32, F32),
     "replication_pad2d": (F32, F32, F32), "inverse": (F32, F32, F32), "rfft": (C64, C64, C64),
     "relu": (F32, B, B), "gelu": (F32, B, B), "add": (F32, B, F32), "embedding": (F32, B, B),
-    "layer_norm": (F32, B, "err"), "group_norm": (F32, B, "err"),
+    "layer_norm": (F32, B, "err"), "group_norm": (F32, B, "err"), "prelu": (B, B, B), "index_copy": (F32, B, F32),
 }
 
 

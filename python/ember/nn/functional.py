@@ -267,6 +267,20 @@ def silu(input, inplace=False):
     return input.silu_() if inplace else _F.silu(input)
 
 
+@_autocast_op("prelu")
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), weight per channel (dim 1) or one for all."""
+    if input.dim() == 0:
+        raise RuntimeError("Not allow zero-dim input tensor.")
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    n = weight.numel()
+    if n != 1 and n != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
+                           f"and channel size = {channels}.")
+    w = weight.reshape([n] + [1] * (input.dim() - 2)) if n != 1 and input.dim() >= 2 else weight.reshape(())
+    return _C.where(input >= 0, input, w * input)
+
+
 def elu(input, alpha=1.0, inplace=False):
     if inplace:
         return _inplace_apply(input, lambda x: _F.elu(x, alpha))

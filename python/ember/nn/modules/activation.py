@@ -196,10 +196,7 @@ class PReLU(Module):
         _init.constant_(self.weight, self.init)
 
     def forward(self, input):
-        w = self.weight
-        if w.numel() != 1 and input.dim() >= 2:
-            w = w.reshape([w.numel()] + [1] * (input.dim() - 2))
-        return F.relu(input) - w * F.relu(-input)
+        return F.prelu(input, self.weight)
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
