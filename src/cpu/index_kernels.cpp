@@ -9,6 +9,7 @@
 
 #include "cpu/tensor_iter.h"
 #include "ember/ops.h"
+#include "ops/advanced_index.h"
 #include "ops/index_checks.h"
 #include "ops/op_handles.h"
 #include "ops/shape_utils.h"
@@ -412,78 +413,26 @@ struct AdvIndex {
 };
 
 AdvIndex make_adv_index(const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {
-  // 1. Dtypes, and how many dims of self the indices consume.
-  index_checks::check_advanced_indices(self, indices);
-  // 2. Self's geometry, with masks expanded into one long index per dim they cover. A 0-dim
-  //    mask inserts a dim of size 1 indexed by [0] (true) or [] (false), as PyTorch does.
-  Shape sz = self.sizes(), st = self.strides();
-  std::vector<std::optional<Tensor>> per_dim;
-  size_t d = 0;
-  for (const auto& ix : indices) {
-    if (!ix) { per_dim.push_back(std::nullopt); ++d; continue; }
-    DType t = ix->dtype();
-    if (t == kBool || t == kUInt8) {
-      const Tensor& m = *ix;
-      if (m.dim() == 0) {
-        sz.insert(sz.begin() + d, 1);
-        st.insert(st.begin() + d, 0);
-        bool on = m.item().to_bool();
-        Tensor li = empty({on ? 1 : 0}, {.dtype = kInt64, .device = self.device()});
-        if (on) li.data_ptr<int64_t>()[0] = 0;
-        per_dim.push_back(li);
-        ++d;
-        continue;
-      }
-      for (int64_t j = 0; j < m.dim(); ++j)
-        EMBER_CHECK_INDEX(m.sizes()[j] == sz[d + j], "The shape of the mask ", m.sizes(), " at index ", j,
-                          " does not match the shape of the indexed tensor ", self.sizes(), " at index ", d + j);
-      Tensor nz = nonzero_cpu(m);  // (n, k), contiguous int64
-      const int64_t n = nz.sizes()[0], k = m.dim();
-      const int64_t* q = nz.data_ptr<int64_t>();
-      for (int64_t j = 0; j < k; ++j) {
-        Tensor col = empty({n}, {.dtype = kInt64, .device = self.device()});
-        int64_t* c = col.data_ptr<int64_t>();
-        for (int64_t i = 0; i < n; ++i) c[i] = q[i * k + j];
-        per_dim.push_back(col);
-      }
-      d += k;
-    } else {
-      per_dim.push_back(as_long_contiguous(*ix));
-      ++d;
-    }
-  }
-  while (per_dim.size() < sz.size()) per_dim.push_back(std::nullopt);
-
-  // 3. Broadcast the index tensors, and find whether the indexed dims are adjacent.
-  std::vector<Tensor> defined;
-  std::vector<int64_t> idims;
-  for (size_t i = 0; i < per_dim.size(); ++i)
-    if (per_dim[i]) { defined.push_back(*per_dim[i]); idims.push_back(int64_t(i)); }
+  AdvancedIndexGeometry g = advanced_index_geometry(self, indices, as_long_contiguous);
   AdvIndex r;
-  r.bshape = broadcast_index_shapes(defined);
-  bool adjacent = true;
-  for (size_t i = 1; i < idims.size(); ++i) adjacent = adjacent && idims[i] == idims[i - 1] + 1;
-  int64_t first = idims.empty() ? 0 : idims.front();
-  for (size_t i = 0; i < per_dim.size(); ++i) {
-    if (per_dim[i]) continue;
-    if (adjacent && int64_t(i) < first) { r.pre_sizes.push_back(sz[i]); r.pre_strides.push_back(st[i]); }
-    else { r.post_sizes.push_back(sz[i]); r.post_strides.push_back(st[i]); }
-  }
-  r.result_shape = r.pre_sizes;
-  r.result_shape.insert(r.result_shape.end(), r.bshape.begin(), r.bshape.end());
-  r.result_shape.insert(r.result_shape.end(), r.post_sizes.begin(), r.post_sizes.end());
+  r.pre_sizes = std::move(g.pre_sizes);
+  r.pre_strides = std::move(g.pre_strides);
+  r.post_sizes = std::move(g.post_sizes);
+  r.post_strides = std::move(g.post_strides);
+  r.bshape = std::move(g.bshape);
+  r.result_shape = std::move(g.result_shape);
   r.P = shape_numel(r.pre_sizes);
   r.B = shape_numel(r.bshape);
   r.Q = shape_numel(r.post_sizes);
 
   // 4. Offsets per broadcast position, each index checked (negatives wrap once).
   r.idx_off.assign(r.B, 0);
-  for (size_t i = 0; i < defined.size(); ++i) {
-    const int64_t dim = idims[i], size = sz[dim], stride = st[dim];
-    const int64_t* p = defined[i].data_ptr<int64_t>();
+  for (size_t i = 0; i < g.idx.size(); ++i) {
+    const int64_t dim = g.idims[i], size = g.sz[dim], stride = g.st[dim];
+    const int64_t* p = g.idx[i].data_ptr<int64_t>();
     Walker<1> w;
     w.sizes = r.bshape;
-    w.strides = {*broadcast_strides(defined[i], r.bshape)};
+    w.strides = {*broadcast_strides(g.idx[i], r.bshape)};
     int64_t b = 0;
     // The dim named in messages is the one of the user's tensor (a 0-dim mask's inserted dim is not).
     w.run(0, [&](const int64_t* off) {

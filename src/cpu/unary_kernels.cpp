@@ -2,7 +2,6 @@
 // default float dtype), the dtype-keeping family, activations, nan_to_num and the predicates.
 // Each loop calls the op's formula (src/ops/elementwise_formulas.h) with the CPU's elementary
 // functions (cpu/elementwise_math.h): vectorisable float32 versions, libm for float64.
-#include <cfloat>
 #include <cmath>
 #include <string_view>
 
@@ -152,21 +151,11 @@ Tensor leaky_relu_cpu(const Tensor& a, const Scalar& negative_slope) {
 }
 
 // ---------------------------------------------------------------- nan_to_num, predicates
-double dtype_max(DType t) {
-  switch (t) {
-    case DType::Float16: return 65504.0;
-    case DType::BFloat16: return 3.3895313892515355e38;
-    case DType::Float32: return double(FLT_MAX);
-    default: return DBL_MAX;
-  }
-}
-
+// The three values arrive resolved (src/ops/unary.cpp fills the dtype's defaults).
 Tensor nan_to_num_cpu(const Tensor& a, std::optional<double> nan, std::optional<double> posinf,
                       std::optional<double> neginf) {
   if (!is_floating(a.dtype())) return ops::clone()(a);
-  double nv = nan.value_or(0.0);
-  double pv = posinf.value_or(dtype_max(a.dtype()));
-  double mv = neginf.value_or(-dtype_max(a.dtype()));
+  const double nv = nan.value(), pv = posinf.value(), mv = neginf.value();
   Tensor out;
   TensorIter it = TensorIter::unary_op(out, a, {.op_name = "nan_to_num"});
   visit_dtype<kFloatTypes>(it.compute_dtype(), "nan_to_num", [&]<class T>() {

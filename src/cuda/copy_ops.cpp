@@ -8,6 +8,7 @@
 #include "cuda/elementwise_host.h"
 #include "cuda/elementwise_launchers.h"
 #include "ember/ops.h"
+#include "ops/empty_tensor.h"
 #include "ops/op_handles.h"
 
 namespace ember::cuda {
@@ -16,28 +17,11 @@ namespace {
 Device resolved(Device d) { return d.has_index() ? d : Device(DeviceType::CUDA, int16_t(current_gpu())); }
 
 Tensor empty_cuda(IntArrayRef size, TensorOptions opts) {
-  for (auto s : size) EMBER_CHECK(s >= 0, "empty: Trying to create tensor with negative dimension ", s, ": ", size);
-  DType dt = opts.dtype_or_default();
-  Device dev = resolved(opts.device_or());
-  auto storage = std::make_shared<Storage>(size_t(shape_numel(size) * element_size(dt)), dev);
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dt, size.vec(), contiguous_strides(size), 0));
+  return empty_on(size, opts.dtype_or_default(), resolved(opts.device_or()));
 }
 
 Tensor empty_strided_cuda(IntArrayRef size, IntArrayRef stride, TensorOptions opts) {
-  EMBER_CHECK(size.size() == stride.size(), "empty_strided: mismatch in length of strides and shape (", size.size(),
-              " vs ", stride.size(), ")");
-  DType dt = opts.dtype_or_default();
-  int64_t extent = 1;
-  bool empty_tensor = false;
-  for (size_t i = 0; i < size.size(); ++i) {
-    EMBER_CHECK(size[i] >= 0, "empty_strided: negative dimension ", size[i]);
-    EMBER_CHECK(stride[i] >= 0, "empty_strided: negative strides are not supported, got ", stride);
-    if (size[i] == 0) empty_tensor = true;
-    extent += (size[i] - 1) * stride[i];
-  }
-  if (empty_tensor) extent = 0;
-  auto storage = std::make_shared<Storage>(size_t(extent * element_size(dt)), resolved(opts.device_or()));
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dt, size.vec(), stride.vec(), 0));
+  return empty_strided_on(size, stride, opts.dtype_or_default(), resolved(opts.device_or()));
 }
 
 Tensor& fill_cuda(Tensor& self, const Scalar& value) {

@@ -1,7 +1,6 @@
 // The CUDA kernels of the elementwise ops, registered with the dispatcher: each builds the
 // shared plan with the op's dtype rules (the CPU kernels' IterConfigs) and calls its launcher
 // (unary_kernels.cu, binary_kernels.cu, compare_kernels.cu, copy_kernels.cu).
-#include <cfloat>
 #include <cmath>
 
 #include "cuda/elementwise_host.h"
@@ -63,22 +62,15 @@ Tensor leaky_relu_cuda(const Tensor& a, const Scalar& slope) {
                          [&](ElementwiseArgs& args) { args.param_f[0] = slope.to_double(); });
 }
 
-double dtype_max(DType t) {
-  switch (t) {
-    case DType::Float16: return 65504.0;
-    case DType::BFloat16: return 3.3895313892515355e38;
-    case DType::Float32: return double(FLT_MAX);
-    default: return DBL_MAX;
-  }
-}
+// The three values arrive resolved (src/ops/unary.cpp fills the dtype's defaults).
 Tensor nan_to_num_cuda(const Tensor& a, std::optional<double> nan, std::optional<double> posinf,
                        std::optional<double> neginf) {
   if (!is_floating(a.dtype())) return ops::clone()(a);
   Tensor out;
   return run_elementwise(out, {a}, {.op_name = "nan_to_num"}, launch_nan_to_num, [&](ElementwiseArgs& args) {
-    args.param_f[0] = nan.value_or(0.0);
-    args.param_f[1] = posinf.value_or(dtype_max(a.dtype()));
-    args.param_f[2] = neginf.value_or(-dtype_max(a.dtype()));
+    args.param_f[0] = nan.value();
+    args.param_f[1] = posinf.value();
+    args.param_f[2] = neginf.value();
   });
 }
 

@@ -12,6 +12,7 @@
 #include "core/dtype_dispatch.h"
 #include "cuda/cuda_check.h"
 #include "cuda/index_host.h"
+#include "ops/advanced_index.h"
 #include "ops/index_checks.h"
 #include "ops/op_handles.h"
 #include "ops/shape_utils.h"
@@ -205,18 +206,10 @@ Tensor nonzero_cuda(const Tensor& self) {
 
 // ------------------------------------------------------------------ advanced indexing
 
-// The plan of one advanced-indexing expression over self (the CPU's make_adv_index, with the
-// index values left on the device):
-//   result = [pre dims] + [broadcast index dims] + [post dims]
-// element (p, b, q) lives at self offset pre(p) + sum_i wrap(index_i[b]) * stride_i + post(q).
-struct AdvPlan {
-  Shape sz, st;                 // self's geometry, 0-dim masks' inserted dims included
-  std::vector<Tensor> idx;      // the index tensors (int32 / int64, on self's device)
-  std::vector<int64_t> idims;   // the dim of sz each one indexes
-  Shape bshape;
-  Shape pre_sizes, pre_strides, post_sizes, post_strides;
-  Shape result_shape;
-};
+// The plan of one advanced-indexing expression over self: the shared geometry
+// (ops/advanced_index.h) with the index tensors (int32 / int64) on self's device; the kernels
+// check and wrap the values.
+using AdvPlan = AdvancedIndexGeometry;
 
 // Index tensors may be on the host (they are copied over) or on self's device, as in PyTorch.
 [[noreturn]] void throw_index_device(Device device) {
@@ -230,58 +223,8 @@ Tensor on_device(const Tensor& t, Device device) {
 }
 
 AdvPlan make_adv_plan(const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {
-  // 1. Dtypes, and how many dims of self the indices consume.
-  index_checks::check_advanced_indices(self, indices);
-  // 2. Self's geometry, with masks expanded into one index per dim they cover (their nonzero
-  //    coordinates). A 0-dim mask inserts a dim of size 1 indexed by [0] (true) or [] (false).
   const Device device = self.device();
-  AdvPlan r;
-  r.sz = self.sizes();
-  r.st = self.strides();
-  std::vector<std::optional<Tensor>> per_dim;
-  size_t d = 0;
-  for (const auto& ix : indices) {
-    if (!ix) { per_dim.push_back(std::nullopt); ++d; continue; }
-    DType t = ix->dtype();
-    if (t == kBool || t == kUInt8) {
-      const Tensor& m = *ix;
-      if (m.dim() == 0) {
-        r.sz.insert(r.sz.begin() + d, 1);
-        r.st.insert(r.st.begin() + d, 0);
-        const bool on = m.item().to_bool();
-        per_dim.push_back(on ? zeros({1}, {.dtype = kInt64, .device = device}) : empty({0}, {.dtype = kInt64, .device = device}));
-        ++d;
-        continue;
-      }
-      for (int64_t j = 0; j < m.dim(); ++j)
-        EMBER_CHECK_INDEX(m.sizes()[j] == r.sz[d + j], "The shape of the mask ", m.sizes(), " at index ", j,
-                          " does not match the shape of the indexed tensor ", self.sizes(), " at index ", d + j);
-      const Tensor nz = on_device(ops::nonzero()(m), device);  // (n, k) int64
-      for (int64_t j = 0; j < m.dim(); ++j) per_dim.push_back(nz.select(1, j));
-      d += size_t(m.dim());
-    } else {
-      per_dim.push_back(on_device(*ix, device));
-      ++d;
-    }
-  }
-  while (per_dim.size() < r.sz.size()) per_dim.push_back(std::nullopt);
-
-  // 3. Broadcast the index tensors, and find whether the indexed dims are adjacent.
-  for (size_t i = 0; i < per_dim.size(); ++i)
-    if (per_dim[i]) { r.idx.push_back(*per_dim[i]); r.idims.push_back(int64_t(i)); }
-  r.bshape = broadcast_index_shapes(r.idx);
-  bool adjacent = true;
-  for (size_t i = 1; i < r.idims.size(); ++i) adjacent = adjacent && r.idims[i] == r.idims[i - 1] + 1;
-  const int64_t first = r.idims.empty() ? 0 : r.idims.front();
-  for (size_t i = 0; i < per_dim.size(); ++i) {
-    if (per_dim[i]) continue;
-    if (adjacent && int64_t(i) < first) { r.pre_sizes.push_back(r.sz[i]); r.pre_strides.push_back(r.st[i]); }
-    else { r.post_sizes.push_back(r.sz[i]); r.post_strides.push_back(r.st[i]); }
-  }
-  r.result_shape = r.pre_sizes;
-  r.result_shape.insert(r.result_shape.end(), r.bshape.begin(), r.bshape.end());
-  r.result_shape.insert(r.result_shape.end(), r.post_sizes.begin(), r.post_sizes.end());
-  return r;
+  return advanced_index_geometry(self, indices, [&](const Tensor& t) { return on_device(t, device); });
 }
 
 // Self's strides over the result shape: its own along pre and post dims, 0 along the index dims.

@@ -2,6 +2,8 @@
 // Floating ops (exp, log, sin, sigmoid, ...) compute integer and bool inputs in the default
 // float dtype; "keep" ops (neg, abs, floor, relu, ...) keep the input's dtype. In-place forms
 // write into self, which must be able to hold the result, and bump its version counter.
+#include <cfloat>
+
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 
@@ -70,9 +72,23 @@ Tensor leaky_relu(const Tensor& a, const Scalar& negative_slope) {
   return ops::leaky_relu()(a, negative_slope);
 }
 
+namespace {
+// The largest finite value of a floating dtype: nan_to_num's default for +-inf.
+double largest_finite(DType t) {
+  switch (t) {
+    case DType::Float16: return 65504.0;
+    case DType::BFloat16: return 3.3895313892515355e38;
+    case DType::Float32: return double(FLT_MAX);
+    default: return DBL_MAX;
+  }
+}
+}  // namespace
+
+// The defaults are resolved here, so every backend's kernel gets three numbers.
 Tensor nan_to_num(const Tensor& a, std::optional<double> nan, std::optional<double> posinf,
                   std::optional<double> neginf) {
-  return ops::nan_to_num()(a, nan, posinf, neginf);
+  const double big = largest_finite(a.dtype());
+  return ops::nan_to_num()(a, nan.value_or(0.0), posinf.value_or(big), neginf.value_or(-big));
 }
 
 Tensor isnan(const Tensor& a) { return ops::isnan()(a); }
