@@ -55,4 +55,8 @@ from . import _composite_ops  # noqa: E402  (cartesian_prod, tensordot, quantile
 for _name in _composite_ops.__all__:
     if not hasattr(_C, _name):  # a C++ op of the same name, where one exists, stays the one used
         globals()[_name] = getattr(_composite_ops, _name)
+from . import _math_composites  # noqa: E402  (asinh, acosh, atanh, copysign, index_copy)
+for _name in _math_composites.__all__:
+    if not hasattr(_C, _name):
+        globals()[_name] = getattr(_math_composites, _name)
 range = _composite_ops._torch_range  # torch.range (deprecated); the module keeps Python's range
