@@ -82,14 +82,10 @@ AutocastGuard::AutocastGuard(DeviceType device_type, std::optional<DType> dtype,
     warn("User provided device_type of 'cuda', but CUDA is not available. Disabling");
     enabled = false;
   }
-  if (enabled && device_type == DeviceType::CPU && fast != DType::BFloat16 && fast != DType::Float16) {
-    warn(::ember::detail::cat("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
-                     "CPU Autocast only supports dtype of torch.bfloat16, torch.float16 currently."));
-    enabled = false;
-  }
-  if (enabled && device_type != DeviceType::CPU && fast != DType::BFloat16 && fast != DType::Float16) {
-    warn(::ember::detail::cat("In ", device_type == DeviceType::CUDA ? "CUDA" : "device", " autocast, but the target dtype is not "
-                     "supported. Disabling autocast.\nAutocast only supports dtypes of torch.float16, torch.bfloat16 currently."));
+  if (enabled && fast != DType::BFloat16 && fast != DType::Float16) {
+    const char* which = device_type == DeviceType::CPU ? "CPU" : device_type == DeviceType::CUDA ? "CUDA" : "device";
+    warn(::ember::detail::cat("In ", which, " autocast, but the target dtype is not supported. Disabling autocast.\n",
+                              which, " Autocast only supports dtype of torch.bfloat16, torch.float16 currently."));
     enabled = false;
   }
   enabled_ = enabled;

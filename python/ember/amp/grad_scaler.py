@@ -11,6 +11,7 @@ import warnings
 from collections import abc, defaultdict
 
 from .. import _C
+from ..autograd.grad_mode import no_grad
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -102,7 +103,6 @@ class GradScaler:
     def _unscale_grads_(self, optimizer, inv_scale, found_inf, allow_fp16):
         inv_scales, found_infs = _PerDevice(inv_scale), _PerDevice(found_inf)
         grouped = defaultdict(lambda: defaultdict(list))  # device -> dtype -> grads
-        from ..autograd.grad_mode import no_grad
         with no_grad():
             for group in optimizer.param_groups:
                 for param in group["params"]:
