@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "autograd/meta.h"
+#include "profiler/recorder.h"
 #include "ember/ops.h"
 
 namespace ember::autograd {
@@ -117,6 +118,8 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& ro
     queue.pop();
     size_t i = index[n];
     variable_list grads = std::move(buffers[i]);
+    std::optional<profiler::detail::BackwardNodeScope> profiled;
+    if (profiler::detail::recording_ops()) profiled.emplace(n->name(), int64_t(n->sequence_nr()), n->fwd_thread_id());
     // Tensor hooks on the gradients arriving here (register_hook on non-leaves, retain_grad).
     for (const auto* hooks : {&n->pre_hooks(), &n->retains_grad_hooks()}) {
       for (const auto& [id, input_nr, hook] : *hooks) {
@@ -133,7 +136,11 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& ro
     bool any = false;
     for (const auto& g : grads) any = any || g.defined();
     variable_list outputs;
-    if (any) outputs = n->apply(std::move(grads));
+    if (any) {
+      if (profiled) profiled->begin_apply(grads);
+      outputs = n->apply(std::move(grads));
+      if (profiled) profiled->end_apply();
+    }
     if (!keep_graph) n->release_variables();
     const auto& edges = n->next_edges();
     EMBER_CHECK(outputs.empty() || outputs.size() == edges.size(), "Function ", n->name(),

@@ -3,6 +3,7 @@
 
 #include "autograd/meta.h"
 #include "ember/ops.h"
+#include "profiler/recorder.h"
 
 namespace ember::autograd {
 
@@ -10,7 +11,11 @@ namespace {
 std::atomic<uint64_t> g_next_sequence_nr{0};
 }
 
-Node::Node() : sequence_nr_(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+Node::Node()
+    : sequence_nr_(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)),
+      fwd_thread_id_(profiler::detail::current_thread_id()) {}
+
+uint64_t peek_sequence_nr() { return g_next_sequence_nr.load(std::memory_order_relaxed); }
 
 // Children whose last reference was held here are released iteratively by release_node.
 Node::~Node() {

@@ -103,6 +103,8 @@ Allocator*& allocator_slot(DeviceType t) {
 void empty_cpu_cache() { CPUAllocator::instance().empty_cache(); }
 size_t cpu_cached_bytes() { return CPUAllocator::instance().cached_bytes(); }
 
+std::atomic<MemoryReporter> g_memory_reporter{nullptr};
+
 Allocator* get_allocator(DeviceType type) { return allocator_slot(type); }
 void set_allocator(DeviceType type, Allocator* a) { allocator_slot(type) = a; }
 
@@ -111,6 +113,10 @@ Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device
   EMBER_CHECK(a, "no allocator registered for device ", device.str(),
               " (was ember built with this backend?)");
   data_ = a->allocate(nbytes, device);
+  if (MemoryReporter report = memory_reporter(); report && data_.ptr) {
+    report(data_.ptr, int64_t(nbytes), device);
+    reported_ = true;
+  }
 }
 
 Storage::Storage(void* data, size_t nbytes, Device device, void (*deleter)(void*, void*), void* ctx)
@@ -118,6 +124,9 @@ Storage::Storage(void* data, size_t nbytes, Device device, void (*deleter)(void*
 
 Storage::~Storage() {
   if (data_.deleter) data_.deleter(data_.ptr, data_.ctx);
+  // Only frees of allocations the reporter saw, as torch's profiled CPU allocator reports them.
+  if (reported_)
+    if (MemoryReporter report = memory_reporter()) report(data_.ptr, -int64_t(nbytes_), device_);
 }
 
 }  // namespace ember

@@ -36,8 +36,11 @@ namespace {
 struct ObserverRegistry {
   std::recursive_mutex mu;  // an observer may itself run ops
   std::vector<std::pair<int, OpObserver>> list;
-  std::atomic<int> count{0};
   int next_id = 0;
+  void publish() {  // the dispatcher's one-word check (op_recording.h)
+    if (list.empty()) profiler::detail::g_op_recording.fetch_and(~profiler::detail::kPlainObservers);
+    else profiler::detail::g_op_recording.fetch_or(profiler::detail::kPlainObservers);
+  }
 };
 ObserverRegistry& observers() {
   static ObserverRegistry r;
@@ -49,7 +52,7 @@ int add_op_observer(OpObserver o) {
   auto& r = observers();
   std::lock_guard<std::recursive_mutex> g(r.mu);
   r.list.emplace_back(r.next_id, std::move(o));
-  r.count.store(int(r.list.size()));
+  r.publish();
   return r.next_id++;
 }
 
@@ -57,10 +60,8 @@ void remove_op_observer(int id) {
   auto& r = observers();
   std::lock_guard<std::recursive_mutex> g(r.mu);
   std::erase_if(r.list, [id](const auto& p) { return p.first == id; });
-  r.count.store(int(r.list.size()));
+  r.publish();
 }
-
-bool has_op_observers() { return observers().count.load(std::memory_order_relaxed) > 0; }
 
 void notify_op_begin(const char* name) {
   auto& r = observers();

@@ -16,6 +16,7 @@
 #include <array>
 #include <numeric>
 
+#include "ember/dispatch/op_recording.h"
 #include "amp/autocast.h"
 #include "ember/ops.h"
 
@@ -126,6 +127,7 @@ Tensor sumproduct_pair(Tensor left, Tensor right, const std::vector<int64_t>& su
 }  // namespace
 
 Tensor einsum(const std::string& equation, TensorList operands) {
+  EMBER_RECORD_COMPOSITE("einsum", equation, operands);
   EMBER_AUTOCAST(einsum, equation, operands);
   EMBER_CHECK(!operands.empty(), "einsum(): must provide at least one operand");
   const int64_t num_ops = int64_t(operands.size());

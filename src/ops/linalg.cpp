@@ -1,6 +1,7 @@
 // Linear algebra: mm, bmm, addmm and dot are dispatched ops (CPU kernels in
 // src/cpu/blas_kernels.cpp); mv, outer, baddbmm and matmul are composites built on them.
 // Argument checks live here, with PyTorch's messages, so every backend shares them.
+#include "ember/dispatch/op_recording.h"
 #include "amp/autocast.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -197,6 +198,7 @@ bool foldable(const Tensor& t) {
 
 // torch.matmul: the rank rules of PyTorch's _matmul_impl.
 Tensor matmul(const Tensor& t1, const Tensor& t2) {
+  EMBER_RECORD_COMPOSITE("matmul", t1, t2);
   EMBER_AUTOCAST(matmul, t1, t2);
   const int64_t d1 = t1.dim(), d2 = t2.dim();
   EMBER_CHECK(d1 > 0 && d2 > 0, "both arguments to matmul need to be at least 1D, but they are ", d1, "D and ", d2,

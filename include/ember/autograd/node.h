@@ -57,6 +57,8 @@ class Node : public std::enable_shared_from_this<Node> {
   size_t num_inputs() const { return input_meta_.size(); }  // = number of op outputs
 
   uint64_t sequence_nr() const { return sequence_nr_; }
+  // The profiler's id of the thread that recorded this node (the forward op's thread).
+  uint64_t fwd_thread_id() const { return fwd_thread_id_; }
 
   // Hooks on the gradient arriving at input `index` (tensor.register_hook for non-leaves).
   int add_pre_hook(uint32_t index, TensorHook hook);
@@ -70,6 +72,7 @@ class Node : public std::enable_shared_from_this<Node> {
   std::vector<Edge> next_edges_;
   std::vector<InputMeta> input_meta_;
   uint64_t sequence_nr_;
+  uint64_t fwd_thread_id_;
   std::vector<std::tuple<int, uint32_t, TensorHook>> pre_hooks_;
   std::vector<std::tuple<int, uint32_t, TensorHook>> retains_grad_hooks_;
   int add_hook_to(std::vector<std::tuple<int, uint32_t, TensorHook>>& list, uint32_t index, TensorHook hook) {
@@ -78,6 +81,10 @@ class Node : public std::enable_shared_from_this<Node> {
   }
   int next_hook_id_ = 0;
 };
+
+// The sequence number the next Node will get: the profiler stamps it on the forward op whose
+// autograd layer creates that node, so the trace links the op to its backward.
+uint64_t peek_sequence_nr();
 
 // Drops a node reference without recursing down a long chain of nodes (a 100,000-op graph
 // would otherwise overflow the stack when freed).

@@ -26,6 +26,7 @@ class Storage {
   DataPtr data_;
   size_t nbytes_;
   Device device_;
+  bool reported_ = false;  // its allocation was reported to a profiling session, so is its free
 };
 
 using StoragePtr = std::shared_ptr<Storage>;

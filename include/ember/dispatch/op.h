@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "ember/dispatch/dispatch_key.h"
+#include "ember/dispatch/op_recording.h"
 #include "ember/options.h"
 #include "ember/tensor.h"
 
@@ -23,7 +24,13 @@ struct OpObserver {
 // Returns an id for remove_op_observer. Observers see every dispatched op on every thread.
 int add_op_observer(OpObserver observer);
 void remove_op_observer(int id);
-bool has_op_observers();
+// True while an observer is registered or a profiler session records ops: the one check the
+// dispatcher makes per op when nothing is watching (one relaxed load).
+inline bool has_op_observers() { return profiler::detail::g_op_recording.load(std::memory_order_relaxed) != 0; }
+// Observers registered with add_op_observer (not counting the profiler).
+inline bool has_plain_op_observers() {
+  return profiler::detail::g_op_recording.load(std::memory_order_relaxed) & profiler::detail::kPlainObservers;
+}
 void notify_op_begin(const char* name);
 void notify_op_end(const char* name);
 
@@ -81,11 +88,25 @@ template <class R, class... A> class Op<R(A...)> {
     auto& tls = local_dispatch_state();
     // A layer kernel (autograd, autocast) re-calls its own op below itself: record it once.
     if (ks.has(DispatchKey::Profiler) && tls.profiling_op != this) {
+      int64_t handle = -1;
+      if (profiler::detail::recording_ops()) {
+        std::vector<profiler::InputInfo> inputs;
+        if (profiler::detail::recording_inputs()) {
+          inputs.reserve(sizeof...(A));
+          profiler::detail::InputDescriber d{inputs};
+          (d(args), ...);
+        }
+        handle = profiler::detail::op_begin(name_, ks.has(DispatchKey::Autograd), std::move(inputs));
+      }
       struct Scope {
-        const char* n; const void* saved;
-        ~Scope() { local_dispatch_state().profiling_op = saved; notify_op_end(n); }
-      } scope{name_, tls.profiling_op};
-      notify_op_begin(name_);
+        const char* n; const void* saved; int64_t handle; bool observers;
+        ~Scope() {
+          local_dispatch_state().profiling_op = saved;
+          if (handle >= 0) profiler::detail::op_end(handle);
+          if (observers) notify_op_end(n);
+        }
+      } scope{name_, tls.profiling_op, handle, has_plain_op_observers()};
+      if (scope.observers) notify_op_begin(name_);
       tls.profiling_op = this;
       return call_layers(ks, std::forward<A>(args)...);
     }

@@ -4,6 +4,7 @@
 // taken never produces inf/NaN (its gradient would otherwise poison the taken one).
 #include <sstream>
 
+#include "ember/dispatch/op_recording.h"
 #include "amp/autocast.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/nn/functional.h"
@@ -34,6 +35,7 @@ Tensor elu(const Tensor& x, double alpha) {
 
 // softplus(x) = log(1 + exp(beta x)) / beta, and x itself where beta x > threshold.
 Tensor softplus(const Tensor& x, double beta, double threshold) {
+  EMBER_RECORD_COMPOSITE("softplus", x, beta, threshold);
   EMBER_AUTOCAST(softplus, x, beta, threshold);
   Tensor bx = beta == 1.0 ? x : x * beta;
   Tensor above = bx.gt(threshold);  // where, not clamp: at bx == threshold the soft branch's gradient
@@ -69,6 +71,7 @@ Tensor apply_dropout(const Tensor& x, double p, IntArrayRef mask_shape, Generato
 }  // namespace
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
+  EMBER_RECORD_COMPOSITE("dropout", x, p, training);
   check_p(p);
   if (!training || p == 0.0) return x;
   return apply_dropout(x, p, x.sizes(), gen);

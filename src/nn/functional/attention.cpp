@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/dispatch/op_recording.h"
 #include "amp/autocast.h"
 #include "ember/nn/functional.h"
 
@@ -14,6 +15,7 @@ namespace ember::nn::functional {
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale, Generator* gen) {
+  EMBER_RECORD_COMPOSITE("scaled_dot_product_attention", q, k, v, attn_mask, dropout_p, is_causal, scale, gen);
   EMBER_AUTOCAST(scaled_dot_product_attention, q, k, v, attn_mask, dropout_p, is_causal, scale, gen);
   EMBER_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2,
               "scaled_dot_product_attention: expected query, key and value with at least 2 dimensions, but got "

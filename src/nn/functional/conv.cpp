@@ -13,6 +13,7 @@
 // own and its gradients are that op's formulas (dx = conv(g, w), dw = backward_weight(x, g)).
 #include <sstream>
 
+#include "ember/dispatch/op_recording.h"
 #include "amp/autocast.h"
 #include "autograd/record.h"
 #include "ember/nn/functional.h"
@@ -21,6 +22,7 @@
 namespace ember::nn::functional {
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  EMBER_RECORD_COMPOSITE("linear", input, weight, bias);
   EMBER_AUTOCAST(linear, input, weight, bias);
   const bool has_bias = bias && bias->defined();
   if (input.dim() == 2 && has_bias) return addmm(*bias, input, weight.t());
@@ -259,6 +261,7 @@ Tensor conv_transpose_nd(const char* op, int64_t k, const Tensor& input, const T
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
               Padding padding, IntArrayRef dilation, int64_t groups) {
+  EMBER_RECORD_COMPOSITE("conv2d", input, weight, bias, stride, padding, dilation, groups);
   EMBER_AUTOCAST(conv2d, input, weight, bias, stride, padding, dilation, groups);
   ConvArgs a = check_conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
   if (input.dim() == 3) return conv_core(input.unsqueeze(0), weight, bias, a).squeeze(0);
@@ -267,6 +270,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Ten
 
 Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
               Padding padding, IntArrayRef dilation, int64_t groups) {
+  EMBER_RECORD_COMPOSITE("conv3d", input, weight, bias, stride, padding, dilation, groups);
   EMBER_AUTOCAST(conv3d, input, weight, bias, stride, padding, dilation, groups);
   ConvArgs a = check_conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups);
   if (input.dim() == 4) return conv_core(input.unsqueeze(0), weight, bias, a).squeeze(0);
@@ -275,6 +279,7 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Ten
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, int64_t stride,
               Padding padding, int64_t dilation, int64_t groups) {
+  EMBER_RECORD_COMPOSITE("conv1d", input, weight, bias, stride, padding, dilation, groups);
   EMBER_AUTOCAST(conv1d, input, weight, bias, stride, padding, dilation, groups);
   ConvArgs a = check_conv("conv1d", 1, input, weight, bias, IntArrayRef(stride), padding, IntArrayRef(dilation),
                           groups);
@@ -292,6 +297,7 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Ten
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                         IntArrayRef dilation) {
+  EMBER_RECORD_COMPOSITE("conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups, dilation);
   EMBER_AUTOCAST(conv_transpose1d, input, weight, bias, stride, padding, output_padding, groups, dilation);
   return conv_transpose_nd("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
                            dilation);
@@ -300,6 +306,7 @@ Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const std::op
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                         IntArrayRef dilation) {
+  EMBER_RECORD_COMPOSITE("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups, dilation);
   EMBER_AUTOCAST(conv_transpose2d, input, weight, bias, stride, padding, output_padding, groups, dilation);
   return conv_transpose_nd("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
                            dilation);
@@ -308,6 +315,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::op
 Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                         IntArrayRef dilation) {
+  EMBER_RECORD_COMPOSITE("conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups, dilation);
   EMBER_AUTOCAST(conv_transpose3d, input, weight, bias, stride, padding, output_padding, groups, dilation);
   return conv_transpose_nd("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
                            dilation);

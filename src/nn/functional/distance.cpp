@@ -1,4 +1,5 @@
 // pairwise_distance and cosine_similarity (torch.nn.functional), as ATen computes them.
+#include "ember/dispatch/op_recording.h"
 #include "amp/autocast.h"
 #include "ember/nn/functional.h"
 
@@ -17,6 +18,7 @@ Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p, double ep
 // product over dim. The norms are clamped to eps invisibly to autograd: torch clamps them in
 // place under no_grad, so the gradient is that of the unclamped norm.
 Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps) {
+  EMBER_RECORD_COMPOSITE("cosine_similarity", x1, x2, dim, eps);
   EMBER_AUTOCAST(cosine_similarity, x1, x2, dim, eps);
   auto b = broadcast_tensors({x1, x2});
   auto clamped_norm = [&](const Tensor& x) {

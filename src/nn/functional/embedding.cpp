@@ -7,6 +7,7 @@
 //     occurs in this batch.
 // The plain lookup is ember::embedding (src/ops/index.cpp); the frequency-scaled one records its
 // own gradient here, written with differentiable ops (double backward).
+#include "ember/dispatch/op_recording.h"
 #include "autograd/record.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/nn/functional.h"
@@ -45,6 +46,7 @@ Tensor embedding_freq_scaled(const Tensor& weight, const Tensor& indices, std::o
 
 Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx,
                  std::optional<double> max_norm, double norm_type, bool scale_grad_by_freq) {
+  EMBER_RECORD_COMPOSITE("embedding", weight, indices, padding_idx, scale_grad_by_freq);
   if (padding_idx) {
     int64_t n = weight.sizes()[0];
     int64_t pi = *padding_idx;

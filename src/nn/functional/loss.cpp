@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/dispatch/op_recording.h"
 #include "amp/autocast.h"
 #include "autograd/record.h"
 #include "ember/autograd/grad_mode.h"
@@ -120,6 +121,7 @@ template <class F> Tensor with_grad(const char* name, const variable_list& input
 // ---------------------------------------------------------------- nll_loss, cross_entropy
 Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight, int64_t ignore_index,
                 const std::string& reduction) {
+  EMBER_RECORD_COMPOSITE("nll_loss", input, target, weight, ignore_index, reduction);
   EMBER_AUTOCAST(nll_loss, input, target, weight, ignore_index, reduction);
   int64_t red = reduction_enum(reduction);
   auto [x, t] = rows_and_targets(input, target, weight);
@@ -144,6 +146,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                      int64_t ignore_index, const std::string& reduction, double label_smoothing) {
+  EMBER_RECORD_COMPOSITE("cross_entropy", input, target, weight, ignore_index, reduction, label_smoothing);
   EMBER_AUTOCAST(cross_entropy, input, target, weight, ignore_index, reduction, label_smoothing);
   int64_t red = reduction_enum(reduction);
   EMBER_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0,
@@ -180,6 +183,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optio
 
 // ---------------------------------------------------------------- regression losses
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  EMBER_RECORD_COMPOSITE("mse_loss", input, target, reduction);
   EMBER_AUTOCAST(mse_loss, input, target, reduction);
   int64_t red = reduction_enum(reduction);
   Tensor d = input - target;
@@ -187,12 +191,14 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  EMBER_RECORD_COMPOSITE("l1_loss", input, target, reduction);
   EMBER_AUTOCAST(l1_loss, input, target, reduction);
   int64_t red = reduction_enum(reduction);
   return apply_reduction((input - target).abs(), red);
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction, double beta) {
+  EMBER_RECORD_COMPOSITE("smooth_l1_loss", input, target, reduction, beta);
   EMBER_AUTOCAST(smooth_l1_loss, input, target, reduction, beta);
   int64_t red = reduction_enum(reduction);
   EMBER_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
@@ -203,6 +209,7 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::stri
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& reduction, double delta) {
+  EMBER_RECORD_COMPOSITE("huber_loss", input, target, reduction, delta);
   EMBER_AUTOCAST(huber_loss, input, target, reduction, delta);
   int64_t red = reduction_enum(reduction);
   EMBER_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
@@ -214,6 +221,7 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& 
 // ---------------------------------------------------------------- binary cross entropy
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                             const std::string& reduction) {
+  EMBER_RECORD_COMPOSITE("binary_cross_entropy", input, target, weight, reduction);
   EMBER_AUTOCAST(binary_cross_entropy, input, target, weight, reduction);
   int64_t red = reduction_enum(reduction);
   EMBER_CHECK_VALUE(IntArrayRef(input.sizes()) == IntArrayRef(target.sizes()), "Using a target size (",
@@ -248,6 +256,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const std
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                                         const std::string& reduction, const std::optional<Tensor>& pos_weight) {
+  EMBER_RECORD_COMPOSITE("binary_cross_entropy_with_logits", input, target, weight, reduction, pos_weight);
   EMBER_AUTOCAST(binary_cross_entropy_with_logits, input, target, weight, reduction, pos_weight);
   int64_t red = reduction_enum(reduction);
   EMBER_CHECK_VALUE(IntArrayRef(input.sizes()) == IntArrayRef(target.sizes()), "Target size (",
@@ -292,6 +301,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 
 // ---------------------------------------------------------------- kl_div
 Tensor kl_div(const Tensor& input, const Tensor& target, const std::string& reduction, bool log_target) {
+  EMBER_RECORD_COMPOSITE("kl_div", input, target, reduction, log_target);
   EMBER_AUTOCAST(kl_div, input, target, reduction, log_target);
   int64_t red = reduction == "batchmean" ? -1 : reduction_enum(reduction);
   Tensor loss;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "ember/dispatch/op_recording.h"
 #include "amp/autocast.h"
 #include "autograd/record.h"
 #include "ember/nn/functional.h"
@@ -202,6 +203,7 @@ Tensor affine(const Tensor& y, const std::optional<Tensor>& weight, const std::o
 
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps) {
+  EMBER_RECORD_COMPOSITE("layer_norm", input, normalized_shape, weight, bias, eps);
   EMBER_AUTOCAST(layer_norm, input, normalized_shape, weight, bias, eps);
   check_normalized_shape(input, normalized_shape, weight, bias);
   return std::get<0>(ops::native_layer_norm()(input, normalized_shape, weight, bias, eps));
@@ -209,6 +211,7 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::
 
 Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
                 std::optional<double> eps) {
+  EMBER_RECORD_COMPOSITE("rms_norm", input, normalized_shape, weight, eps);
   EMBER_AUTOCAST(rms_norm, input, normalized_shape, weight, eps);
   check_normalized_shape(input, normalized_shape, weight, std::nullopt);
   double e = eps ? *eps
@@ -221,6 +224,7 @@ Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::op
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps) {
+  EMBER_RECORD_COMPOSITE("group_norm", input, num_groups, weight, bias, eps);
   EMBER_AUTOCAST(group_norm, input, num_groups, weight, bias, eps);
   EMBER_CHECK(input.dim() >= 2, "Expected at least 2 dimensions for input tensor but received ", input.dim());
   const int64_t n = input.sizes()[0], c = input.sizes()[1];
@@ -248,6 +252,7 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<T
 Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& running_mean,
                   const std::optional<Tensor>& running_var, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, bool training, double momentum, double eps) {
+  EMBER_RECORD_COMPOSITE("batch_norm", input, running_mean, running_var, weight, bias, training, momentum, eps);
   EMBER_CHECK(input.dim() >= 2, "batch_norm: expected input with at least 2 dimensions (N, C, ...), but got input of size",
               input.sizes());
   const int64_t c = input.sizes()[1];
