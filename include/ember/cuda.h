@@ -44,6 +44,14 @@ std::string memory_summary(int device = -1, bool abbreviated = false);
 void empty_cache();
 std::pair<size_t, size_t> mem_get_info(int device = -1);  // (free, total) bytes
 
+// ---- memory history and snapshots (torch.cuda.memory._record_memory_history / _snapshot)
+// Every GPU's allocator starts (or stops) recording, as torch's (which ignores its device
+// argument too); see CachingAllocator::record_history. Throws without a GPU, as torch.
+void record_memory_history(bool enabled, size_t max_entries, RecordContext when, bool clear_history,
+                           StackContextFn context);
+// One per GPU, in device order: its segments and its history. Empty without a GPU.
+std::vector<AllocatorSnapshot> memory_snapshot();
+
 // ---- streams and events
 // The stream that kernels of `device` are queued on by this thread.
 Stream current_stream(int device = -1);

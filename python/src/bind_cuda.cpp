@@ -1,15 +1,79 @@
 // ember._C._cuda: the C++ ember::cuda API (include/ember/cuda.h) for python/ember/cuda/, plus
 // Tensor.pin_memory / is_pinned / record_stream and ember.OutOfMemoryError. Glue only.
+#include <unordered_map>
+
 #include "bind.h"
 #include "ember/core/caching_allocator.h"
 #include "ember/cuda.h"
 #include "ember/matmul_precision.h"
+#include "ember/profiler.h"
 
 namespace ember::python {
 
 namespace {
 Stream stream_of(int device, int64_t id) { return Stream{Device(DeviceType::CUDA, int16_t(device)), id}; }
 nb::tuple stream_tuple(Stream s) { return nb::make_tuple(int(s.device.index), s.id); }
+
+// ---- torch.cuda.memory._snapshot()'s dict, frames still as "file.py(12): func" strings
+// (python/ember/cuda/memory.py turns them into torch's {"filename", "line", "name"} dicts).
+// One capture is shared by a block and its trace entries: each becomes one Python list.
+class FramesCache {
+ public:
+  nb::list get(const StackFrames& frames) {
+    if (!frames) return nb::list();
+    auto it = lists_.find(frames.get());
+    if (it != lists_.end()) return it->second;
+    nb::list l;
+    for (const std::string& f : *frames) l.append(nb::str(f.c_str(), f.size()));
+    lists_.emplace(frames.get(), l);
+    return l;
+  }
+
+ private:
+  std::unordered_map<const std::vector<std::string>*, nb::list> lists_;
+};
+
+nb::dict block_dict(const BlockSnapshot& b, FramesCache& frames) {
+  nb::dict d;
+  d["address"] = b.address;
+  d["size"] = b.size;
+  d["requested_size"] = b.requested_size;
+  d["state"] = block_state_name(b.state);
+  d["frames"] = frames.get(b.frames);
+  return d;
+}
+
+nb::dict segment_dict(const SegmentSnapshot& s, FramesCache& frames) {
+  nb::dict d;
+  d["device"] = s.device;
+  d["address"] = s.address;
+  d["total_size"] = s.total_size;
+  d["allocated_size"] = s.allocated_size;
+  d["active_size"] = s.active_size;
+  d["requested_size"] = s.requested_size;
+  d["stream"] = s.stream;
+  d["segment_type"] = s.is_large ? "large" : "small";
+  d["segment_pool_id"] = nb::make_tuple(0, 0);  // ember has no private pools (CUDA graphs)
+  d["is_expandable"] = false;
+  d["frames"] = frames.get(s.frames);
+  nb::list blocks;
+  for (const BlockSnapshot& b : s.blocks) blocks.append(block_dict(b, frames));
+  d["blocks"] = blocks;
+  return d;
+}
+
+// As torch: an "oom" entry names the device's free bytes instead of an address, and an entry
+// without a recorded stack has no "frames" key.
+nb::dict trace_entry_dict(const MemoryTraceEntry& e, FramesCache& frames) {
+  nb::dict d;
+  d["action"] = trace_action_name(e.action);
+  d[e.action == TraceAction::Oom ? "device_free" : "addr"] = e.addr;
+  d["size"] = e.size;
+  d["stream"] = e.stream;
+  d["time_us"] = e.time_us;
+  if (e.frames) d["frames"] = frames.get(e.frames);
+  return d;
+}
 }  // namespace
 
 void bind_cuda(nb::module_& m, nb::class_<Tensor>& cls) {
@@ -76,6 +140,35 @@ void bind_cuda(nb::module_& m, nb::class_<Tensor>& cls) {
   c.def("mem_get_info", [](int device) {
     auto [free_bytes, total] = cuda::mem_get_info(device);
     return nb::make_tuple(free_bytes, total);
+  });
+  // torch.cuda.memory._record_memory_history: python/ember/cuda/memory.py checks the options
+  // (with torch's messages) and maps `context` to a RecordContext level. Stacks are the Python
+  // frames the profiler's provider sees on the allocating thread, innermost first.
+  c.def("record_memory_history", [](bool enabled, int when, size_t max_entries, bool clear_history) {
+    EMBER_CHECK_VALUE(when >= 0 && when <= int(RecordContext::All),
+                      "record_memory_history: context level must be 0 (none) to 3 (all), got ", when);
+    nb::gil_scoped_release nogil;  // the allocators' locks are taken without holding Python's
+    cuda::record_memory_history(enabled, max_entries, RecordContext(when), clear_history,
+                                [] { return profiler::current_python_stack(); });
+  });
+  c.def("memory_snapshot", [] {
+    std::vector<AllocatorSnapshot> snaps;
+    {
+      nb::gil_scoped_release nogil;
+      snaps = cuda::memory_snapshot();
+    }
+    FramesCache frames;
+    nb::list segments, traces;
+    for (const AllocatorSnapshot& snap : snaps) {  // device order: traces[i] is device i's
+      for (const SegmentSnapshot& s : snap.segments) segments.append(segment_dict(s, frames));
+      nb::list trace;
+      for (const MemoryTraceEntry& e : snap.trace) trace.append(trace_entry_dict(e, frames));
+      traces.append(trace);
+    }
+    nb::dict d;
+    d["segments"] = segments;
+    d["device_traces"] = traces;
+    return d;
   });
 
   // Streams travel as (device index, id) pairs; python/ember/cuda wraps them in Stream objects.

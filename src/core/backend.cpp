@@ -67,6 +67,7 @@ void DeviceBackend::reset_peak_memory_stats(int) {}
 void DeviceBackend::reset_accumulated_memory_stats(int) {}
 void DeviceBackend::empty_cache() {}
 void DeviceBackend::record_stream(void*, Stream) {}
+CachingAllocator& DeviceBackend::caching_allocator(int) { lacks(*this, "the caching allocator (memory history and snapshots)"); }
 DataPtr DeviceBackend::allocate_pinned(size_t) { lacks(*this, "pin_memory"); }
 bool DeviceBackend::is_pinned(const void*) const { return false; }
 

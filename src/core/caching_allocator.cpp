@@ -21,8 +21,10 @@
 #include "ember/core/caching_allocator.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <memory>
 
@@ -70,6 +72,14 @@ void reset_accumulated(MemoryStat& s) {
   s.freed = 0;
 }
 
+// Trace timestamps as torch's: wall-clock microseconds since the Unix epoch, so snapshots taken
+// in different processes line up.
+int64_t unix_time_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -87,6 +97,7 @@ struct CachingAllocator::Block {
   Block* next = nullptr;
   int event_count = 0;        // events still pending before the block can be reused
   std::vector<int64_t> stream_uses;  // other streams it was used on (record_stream), no repeats
+  StackFrames frames;         // the stack of the allocation holding it (record_history)
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
 };
@@ -126,7 +137,7 @@ CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   // A destructor must not throw: if the device is already gone (process exit), keep its memory.
   try {
-    release_cached_blocks();
+    release_cached_blocks(nullptr);
   } catch (...) {
   }
   // Segments with live allocations stay with the device (their users may outlive us); only the
@@ -153,29 +164,31 @@ void CachingAllocator::set_max_split_size(size_t bytes) {
 
 void* CachingAllocator::malloc(size_t nbytes, int64_t stream) {
   if (nbytes == 0) return nullptr;  // torch hands out no memory and counts nothing
+  // Outside the lock: the context function may take other locks (Python's).
+  const StackFrames frames = gather_frames(RecordContext::State);
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   // Blocks whose cross-stream uses have finished go back to the pools before the search.
   process_events();
-  if (nbytes > kMaxRequest) throw_out_of_memory(nbytes);
+  if (nbytes > kMaxRequest) throw_out_of_memory(nbytes, stream, frames);
 
   const size_t size = round_size(nbytes);
   const bool small = size <= kSmallSize;
   const size_t alloc_size = segment_size(size);
 
   Block* block = get_free_block(small, stream, size);
-  if (!block) block = alloc_block(small, stream, alloc_size, /*is_retry=*/false);
+  if (!block) block = alloc_block(small, stream, alloc_size, /*is_retry=*/false, frames);
   // The device is full: first give back just enough oversize cached blocks of this pool and
   // stream (only when max_split_size is set), then every unsplit cached segment, retrying after
   // each. Cached memory of other streams counts against the device too, hence the full release.
-  if (!block && release_available_cached_blocks(small, stream, size)) {
-    block = alloc_block(small, stream, alloc_size, /*is_retry=*/false);
+  if (!block && release_available_cached_blocks(small, stream, size, frames)) {
+    block = alloc_block(small, stream, alloc_size, /*is_retry=*/false, frames);
   }
   if (!block) {
-    release_cached_blocks();
-    block = alloc_block(small, stream, alloc_size, /*is_retry=*/true);
+    release_cached_blocks(frames);
+    block = alloc_block(small, stream, alloc_size, /*is_retry=*/true, frames);
   }
-  if (!block) throw_out_of_memory(alloc_size);
-  return alloc_found_block(block, size, nbytes, stream);
+  if (!block) throw_out_of_memory(alloc_size, stream, frames);
+  return alloc_found_block(block, size, nbytes, stream, frames);
 }
 
 CachingAllocator::Block* CachingAllocator::get_free_block(bool small, int64_t stream,
@@ -197,8 +210,8 @@ CachingAllocator::Block* CachingAllocator::get_free_block(bool small, int64_t st
 }
 
 // A new segment from the device, or nullptr when the device is out of memory.
-CachingAllocator::Block* CachingAllocator::alloc_block(bool small, int64_t stream,
-                                                       size_t alloc_size, bool is_retry) {
+CachingAllocator::Block* CachingAllocator::alloc_block(bool small, int64_t stream, size_t alloc_size,
+                                                       bool is_retry, const StackFrames& frames) {
   if (is_retry) ++stats_.num_alloc_retries;
   void* ptr = raw_.raw_alloc(alloc_size);
   if (!ptr) return nullptr;
@@ -221,6 +234,8 @@ CachingAllocator::Block* CachingAllocator::alloc_block(bool small, int64_t strea
     increase(stats_.oversize_segments, 1);
     oversize_segments_.insert(ptr);
   }
+  record_trace(TraceAction::SegmentAlloc, reinterpret_cast<size_t>(ptr), alloc_size, stream, frames);
+  if (frames) segment_frames_[block->ptr] = frames;
   return block.release();
 }
 
@@ -235,7 +250,7 @@ bool CachingAllocator::should_split(const Block* block, size_t size) const {
 // Takes `block` (out of the pools, or a new segment) for a request of `size` bytes, splitting
 // off the remainder as a free block of the same pool when worth it.
 void* CachingAllocator::alloc_found_block(Block* block, size_t size, size_t requested,
-                                          int64_t stream) {
+                                          int64_t stream, const StackFrames& frames) {
   const bool small = block->small;
   const bool already_split = block->is_split();
   if (should_split(block, size)) {
@@ -267,6 +282,8 @@ void* CachingAllocator::alloc_found_block(Block* block, size_t size, size_t requ
 
   block->allocated = true;
   block->requested_size = requested;
+  block->frames = frames;
+  record_trace(TraceAction::Alloc, reinterpret_cast<size_t>(block->ptr), requested, stream, frames);
   allocated_.emplace(block->ptr, block);
   active_blocks_.insert(block);
   const auto bytes = static_cast<int64_t>(block->size);
@@ -285,12 +302,16 @@ void* CachingAllocator::alloc_found_block(Block* block, size_t size, size_t requ
 
 void CachingAllocator::free(void* ptr) {
   if (!ptr) return;
+  const StackFrames frames = gather_frames(RecordContext::All);  // outside the lock, as malloc
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   auto it = allocated_.find(ptr);
   EMBER_CHECK(it != allocated_.end(), "invalid device pointer: ", ptr);
   Block* block = it->second;
   allocated_.erase(it);
   block->allocated = false;
+  // Without a stack of its own (context below "all"), the free names the allocation's.
+  record_trace(TraceAction::FreeRequested, reinterpret_cast<size_t>(block->ptr), block->requested_size,
+               block->stream, frames ? frames : block->frames);
   // "allocated" drops now; "active" (and requested_bytes) only when the block is reusable.
   add_stat(stats_.allocation, block->small, -1);
   add_stat(stats_.allocated_bytes, block->small, -static_cast<int64_t>(block->size));
@@ -299,7 +320,7 @@ void CachingAllocator::free(void* ptr) {
     block->oversize = false;
   }
   if (block->stream_uses.empty()) {
-    free_block(block);
+    free_block(block, frames);
     return;
   }
   // Work already queued on the other streams may still read or write the block: mark the end of
@@ -324,7 +345,12 @@ void CachingAllocator::record_stream(void* ptr, int64_t stream) {
 }
 
 // Returns a block that is no longer used anywhere to its pool, merged with free neighbours.
-void CachingAllocator::free_block(Block* block) {
+// `frames`: the stack of the free() that completes here, null when events completed it.
+void CachingAllocator::free_block(Block* block, const StackFrames& frames) {
+  // Recorded before merging, which may move block->ptr to a free neighbour's address.
+  record_trace(TraceAction::FreeCompleted, reinterpret_cast<size_t>(block->ptr), block->requested_size,
+               block->stream, frames ? frames : block->frames);
+  block->frames.reset();  // a free block belongs to no allocation
   Pool& pool = pool_for(block->small);
   const auto original_size = static_cast<int64_t>(block->size);
   const auto requested = static_cast<int64_t>(block->requested_size);
@@ -382,7 +408,7 @@ void CachingAllocator::process_events() {
       if (!raw_.query_event(e.handle)) break;
       raw_.release_event(e.handle);
       queue.pop_front();
-      if (--e.block->event_count == 0) free_block(e.block);
+      if (--e.block->event_count == 0) free_block(e.block, nullptr);
     }
     it = queue.empty() ? events_.erase(it) : std::next(it);
   }
@@ -397,7 +423,7 @@ void CachingAllocator::synchronize_and_free_events() {
   for (auto& [stream, queue] : pending) {
     for (const Event& e : queue) {
       raw_.release_event(e.handle);
-      if (--e.block->event_count == 0) free_block(e.block);
+      if (--e.block->event_count == 0) free_block(e.block, nullptr);
     }
   }
 }
@@ -405,7 +431,13 @@ void CachingAllocator::synchronize_and_free_events() {
 // ---------------------------------------------------------------------------------------------
 // Giving memory back
 
-void CachingAllocator::release_block(Block* block) {
+// `frames`: the stack of the call that gave the segment back (null: the segment's own).
+void CachingAllocator::release_block(Block* block, const StackFrames& frames) {
+  auto seg = segment_frames_.find(block->ptr);
+  StackFrames segment = seg == segment_frames_.end() ? nullptr : seg->second;
+  if (seg != segment_frames_.end()) segment_frames_.erase(seg);
+  record_trace(TraceAction::SegmentFree, reinterpret_cast<size_t>(block->ptr), block->size, block->stream,
+               frames ? frames : segment);
   raw_.raw_free(block->ptr);
   ++stats_.num_device_free;
   add_stat(stats_.segment, block->small, -1);
@@ -418,7 +450,8 @@ void CachingAllocator::release_block(Block* block) {
 // With max_split_size set: frees the smallest cached oversize block of the request's pool and
 // stream that is at least as large as the request, or else the largest ones until their total
 // covers it. Returns whether enough was freed for a retry to make sense.
-bool CachingAllocator::release_available_cached_blocks(bool small, int64_t stream, size_t size) {
+bool CachingAllocator::release_available_cached_blocks(bool small, int64_t stream, size_t size,
+                                                       const StackFrames& frames) {
   if (max_split_size_ == kNoLimit) return false;
   Pool& pool = pool_for(small);
   Block key;
@@ -444,32 +477,34 @@ bool CachingAllocator::release_available_cached_blocks(bool small, int64_t strea
   }
   if (victims.empty()) return false;
   raw_.synchronize_device();  // cached blocks may still be in use by queued work on `stream`
-  for (Block* b : victims) release_block(b);
+  for (Block* b : victims) release_block(b, frames);
   return released >= key.size;
 }
 
 // Frees every cached segment that is not split (all its memory is one free block).
-void CachingAllocator::release_cached_blocks() {
+void CachingAllocator::release_cached_blocks(const StackFrames& frames) {
   synchronize_and_free_events();
   for (Pool* pool : {&large_blocks_, &small_blocks_}) {
     for (auto it = pool->begin(); it != pool->end();) {
       Block* block = *it++;  // advance first: release_block erases it
-      if (!block->is_split()) release_block(block);
+      if (!block->is_split()) release_block(block, frames);
     }
   }
 }
 
 void CachingAllocator::empty_cache() {
+  const StackFrames frames = gather_frames(RecordContext::All);
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  release_cached_blocks();
+  release_cached_blocks(frames);
 }
 
 // torch 2.x's message, without its expandable_segments advice (ember has no such option) and
 // its link to PyTorch's documentation.
-void CachingAllocator::throw_out_of_memory(size_t alloc_size) {
+void CachingAllocator::throw_out_of_memory(size_t alloc_size, int64_t stream, const StackFrames& frames) {
   ++stats_.num_ooms;
   size_t device_free = 0, device_total = 0;
   raw_.mem_get_info(&device_free, &device_total);
+  record_trace(TraceAction::Oom, device_free, alloc_size, stream, frames);
   const int64_t allocated = stats_.allocated_bytes[kStatAll].current;
   const int64_t reserved = stats_.reserved_bytes[kStatAll].current;
   const std::string device = backend_name_ == "CUDA"
@@ -523,9 +558,8 @@ void CachingAllocator::reset_accumulated_stats() {
   reset_accumulated(stats_.oversize_segments);
 }
 
-std::vector<SegmentInfo> CachingAllocator::snapshot() const {
-  std::lock_guard<std::recursive_mutex> lock(mutex_);
-  // Every block is in a pool or active; a segment is walked from its first block.
+// Every block is in a pool or active; a segment is walked from its first block.
+std::vector<const CachingAllocator::Block*> CachingAllocator::segment_heads() const {
   std::vector<const Block*> heads;
   for (const Pool* pool : {&small_blocks_, &large_blocks_}) {
     for (const Block* b : *pool) {
@@ -535,6 +569,12 @@ std::vector<SegmentInfo> CachingAllocator::snapshot() const {
   for (const Block* b : active_blocks_) {
     if (!b->prev) heads.push_back(b);
   }
+  return heads;
+}
+
+std::vector<SegmentInfo> CachingAllocator::snapshot() const {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  const std::vector<const Block*> heads = segment_heads();
   std::vector<SegmentInfo> segments;
   segments.reserve(heads.size());
   for (const Block* head : heads) {
@@ -551,6 +591,124 @@ std::vector<SegmentInfo> CachingAllocator::snapshot() const {
   std::sort(segments.begin(), segments.end(),
             [](const SegmentInfo& a, const SegmentInfo& b) { return a.address < b.address; });
   return segments;
+}
+
+// ---------------------------------------------------------------------------------------------
+// History (torch.cuda.memory._record_memory_history) and detailed snapshots (_snapshot)
+
+const char* trace_action_name(TraceAction action) {
+  switch (action) {
+    case TraceAction::Alloc: return "alloc";
+    case TraceAction::FreeRequested: return "free_requested";
+    case TraceAction::FreeCompleted: return "free_completed";
+    case TraceAction::SegmentAlloc: return "segment_alloc";
+    case TraceAction::SegmentFree: return "segment_free";
+    case TraceAction::Oom: return "oom";
+    case TraceAction::Snapshot: return "snapshot";
+  }
+  return "unknown";
+}
+
+const char* block_state_name(BlockState state) {
+  switch (state) {
+    case BlockState::ActiveAllocated: return "active_allocated";
+    case BlockState::ActivePendingFree: return "active_pending_free";
+    case BlockState::Inactive: return "inactive";
+  }
+  return "unknown";
+}
+
+void CachingAllocator::record_history(bool enabled, size_t max_entries, StackContextFn context,
+                                      RecordContext when, bool clear_history) {
+  if (!context) when = RecordContext::Never;  // nothing to ask for stacks: record actions only
+  if (!enabled) when = RecordContext::Never;
+  std::shared_ptr<const StackContextFn> fn;
+  if (when != RecordContext::Never) fn = std::make_shared<const StackContextFn>(std::move(context));
+  {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    // A smaller ring keeps the newest entries; disabling drops them all, as torch does.
+    std::vector<MemoryTraceEntry> kept;
+    if (enabled && !clear_history) kept = trace_oldest_first();
+    const size_t max = std::max<size_t>(1, max_entries);
+    if (kept.size() > max) kept.erase(kept.begin(), kept.end() - static_cast<std::ptrdiff_t>(max));
+    trace_ = std::move(kept);
+    trace_max_ = max;
+    trace_next_ = 0;
+    recording_ = enabled;
+    record_when_ = when;
+  }
+  std::lock_guard<std::mutex> lock(context_mu_);
+  context_fn_ = std::move(fn);
+  gather_level_.store(static_cast<uint8_t>(when), std::memory_order_relaxed);
+}
+
+StackFrames CachingAllocator::gather_frames(RecordContext needed) const {
+  const auto level = static_cast<uint8_t>(needed);
+  if (gather_level_.load(std::memory_order_relaxed) < level) return nullptr;
+  std::shared_ptr<const StackContextFn> fn;
+  {
+    std::lock_guard<std::mutex> lock(context_mu_);
+    if (gather_level_.load(std::memory_order_relaxed) < level) return nullptr;
+    fn = context_fn_;
+  }
+  if (!fn) return nullptr;
+  return std::make_shared<const std::vector<std::string>>((*fn)());
+}
+
+// torch's ring: fill up to trace_max_ entries, then overwrite the oldest.
+void CachingAllocator::record_trace(TraceAction action, size_t addr, size_t size, int64_t stream,
+                                    const StackFrames& frames) {
+  if (!recording_) return;
+  MemoryTraceEntry entry{action, addr, size, stream, unix_time_us(),
+                         record_when_ >= RecordContext::Alloc ? frames : nullptr};
+  if (trace_.size() < trace_max_) {
+    trace_.push_back(std::move(entry));
+    return;
+  }
+  trace_[trace_next_] = std::move(entry);
+  trace_next_ = (trace_next_ + 1) % trace_max_;
+}
+
+std::vector<MemoryTraceEntry> CachingAllocator::trace_oldest_first() const {
+  // Until the ring is full trace_next_ is 0 and the entries are already in order.
+  const auto split = trace_.begin() + static_cast<std::ptrdiff_t>(trace_next_);
+  std::vector<MemoryTraceEntry> out(split, trace_.end());
+  out.insert(out.end(), trace_.begin(), split);
+  return out;
+}
+
+AllocatorSnapshot CachingAllocator::memory_snapshot() {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  AllocatorSnapshot out{device_index_, {}, trace_oldest_first()};
+  size_t total_active = 0;
+  for (const Block* head : segment_heads()) {
+    auto frames = segment_frames_.find(head->ptr);
+    SegmentSnapshot seg{device_index_, reinterpret_cast<size_t>(head->ptr), 0, 0, 0, 0, head->stream,
+                        !head->small, frames == segment_frames_.end() ? nullptr : frames->second, {}};
+    for (const Block* b = head; b; b = b->next) {
+      // torch's "active": allocated, or freed but waiting for the streams that used it.
+      const BlockState state = b->allocated         ? BlockState::ActiveAllocated
+                               : b->event_count > 0 ? BlockState::ActivePendingFree
+                                                    : BlockState::Inactive;
+      const bool active = state != BlockState::Inactive;
+      // An inactive block's requested_size is left over from an earlier allocation: report 0.
+      const size_t requested = active ? b->requested_size : 0;
+      seg.blocks.push_back(BlockSnapshot{reinterpret_cast<size_t>(b->ptr), b->size, requested, state, b->frames});
+      seg.total_size += b->size;
+      if (b->allocated) seg.allocated_size += b->size;
+      if (active) {
+        seg.active_size += b->size;
+        seg.requested_size += requested;
+      }
+    }
+    total_active += seg.active_size;
+    out.segments.push_back(std::move(seg));
+  }
+  std::sort(out.segments.begin(), out.segments.end(),
+            [](const SegmentSnapshot& a, const SegmentSnapshot& b) { return a.address < b.address; });
+  // After copying the trace, as torch: the entry marks this snapshot in the next one.
+  record_trace(TraceAction::Snapshot, 0, total_active, 0, nullptr);
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -99,6 +99,20 @@ std::string memory_summary(int device, bool abbreviated) {
 void empty_cache() {
   if (is_available()) gpu_backend().empty_cache();
 }
+void record_memory_history(bool enabled, size_t max_entries, RecordContext when, bool clear_history,
+                           StackContextFn context) {
+  DeviceBackend& b = gpu_backend();
+  for (int i = 0; i < b.device_count(); ++i) {
+    b.caching_allocator(i).record_history(enabled, max_entries, context, when, clear_history);
+  }
+}
+std::vector<AllocatorSnapshot> memory_snapshot() {
+  if (!is_available()) return {};
+  DeviceBackend& b = gpu_backend();
+  std::vector<AllocatorSnapshot> out;
+  for (int i = 0; i < b.device_count(); ++i) out.push_back(b.caching_allocator(i).memory_snapshot());
+  return out;
+}
 std::pair<size_t, size_t> mem_get_info(int device) {
   DeviceBackend& b = gpu_backend();
   size_t free_bytes = 0, total = 0;

@@ -143,6 +143,7 @@ class CudaBackend final : public DeviceBackend {
   void record_stream(void* data, Stream stream) override {
     if (data) device_allocator(checked(stream.device.index)).record_stream(data, stream.id);
   }
+  CachingAllocator& caching_allocator(int index) override { return device_allocator(checked(index)); }
   DataPtr allocate_pinned(size_t nbytes) override { return ::ember::cuda::allocate_pinned(nbytes); }
   bool is_pinned(const void* host_ptr) const override { return is_pinned_ptr(host_ptr); }
 };

@@ -21,6 +21,7 @@ namespace ember {
 
 class Generator;
 struct DeviceMemoryStats;  // ember/core/caching_allocator.h
+class CachingAllocator;
 
 // What torch.cuda.get_device_properties reports.
 struct DeviceProperties {
@@ -101,6 +102,9 @@ class DeviceBackend {
   // The memory at `data` (a pointer the device allocator returned) is in use on `stream` too:
   // it is not reused until the work queued there so far is done (Tensor.record_stream).
   virtual void record_stream(void* data, Stream stream);
+  // The caching allocator of a device itself, for what goes beyond the statistics: its history
+  // and detailed snapshots (torch.cuda.memory._record_memory_history / _snapshot).
+  virtual CachingAllocator& caching_allocator(int index);
 
   // Page-locked host memory the device copies from and to asynchronously (Tensor.pin_memory).
   virtual DataPtr allocate_pinned(size_t nbytes);

@@ -350,3 +350,5 @@ _C.Tensor.record_stream = _record_stream
 
 
 from . import amp  # noqa: E402,F401
+from . import memory  # noqa: E402,F401
+from .memory import memory_snapshot  # noqa: E402,F401
