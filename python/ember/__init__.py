@@ -34,7 +34,7 @@ __version__ = "0.1.0"
 from ._tensor_py import *  # noqa: E402,F401,F403  (Python-level pieces of the Tensor API)
 from . import autograd  # noqa: E402,F401
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: E402,F401
-from . import nn, optim, utils, cuda, cpu, backends, amp, random  # noqa: E402,F401
+from . import nn, optim, utils, cuda, cpu, backends, amp, random, profiler  # noqa: E402,F401
 from . import linalg, fft  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .nn.functional import prelu  # noqa: E402,F401  (torch.prelu)

@@ -10,6 +10,7 @@ void bind_linalg(nb::module_& m, TensorClass& cls);
 void bind_complex_fft(nb::module_& m, TensorClass& cls);  // bind_complex_fft.cpp
 void bind_cuda(nb::module_& m, TensorClass& cls);  // bind_cuda.cpp: ember._C._cuda
 void bind_amp(nb::module_& m);  // bind_amp.cpp: ember._C._amp
+void bind_profiler(nb::module_& m);  // bind_profiler.cpp: ember._C._profiler
 }
 
 NB_MODULE(_C, m) {
@@ -38,4 +39,5 @@ NB_MODULE(_C, m) {
   bind_complex_fft(m, cls);
   bind_cuda(m, cls);  // after bind_tensor: replaces its host-only pin_memory/is_pinned
   bind_amp(m);
+  bind_profiler(m);
 }

@@ -16,6 +16,7 @@ from collections.abc import Iterable, MutableMapping
 from itertools import chain
 
 from .. import _C
+from .._profiler_region import profiler_region
 from .._C import Tensor
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
@@ -212,7 +213,8 @@ class Optimizer:
                     else:
                         raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), "
                                            f"but got {result}.")
-            out = func(*args, **kwargs)
+            with profiler_region("Optimizer.step#{}.step".format(self.__class__.__name__)):
+                out = func(*args, **kwargs)
             for post_hook in chain(self.__dict__.get("_optimizer_step_post_hooks", {}).values(),
                                    _global_optimizer_post_hooks.values()):
                 post_hook(self, args, kwargs)
@@ -315,7 +317,8 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True):
         """Resets the gradients of every parameter: to None (default, as torch 2), or to zeros."""
-        _C._zero_grad(self.param_groups, bool(set_to_none))
+        with profiler_region("Optimizer.zero_grad#{}.zero_grad".format(self.__class__.__name__)):
+            _C._zero_grad(self.param_groups, bool(set_to_none))
 
     def step(self, closure=None):
         raise NotImplementedError

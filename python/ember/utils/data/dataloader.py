@@ -16,6 +16,7 @@ import threading
 import traceback
 
 from ... import _C
+from ..._profiler_region import profiler_region as _profiler_region
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _draw_seed
@@ -57,6 +58,7 @@ class WorkerInfo:
 
 
 _worker_local = threading.local()
+
 
 
 def get_worker_info():
@@ -189,7 +191,9 @@ def _worker_loop(kind_iterable, dataset, index_queue, result_queue, auto_collati
                 data = setup_error
             else:
                 try:
-                    data = fetcher.fetch(index)
+                    # A span on the worker's own thread in the profiler's trace.
+                    with _profiler_region("DataLoader worker#fetch"):
+                        data = fetcher.fetch(index)
                 except StopIteration as e:
                     if kind_iterable:
                         stream_ended = True
@@ -231,7 +235,9 @@ class _BaseIter:
         return len(self._index_sampler)
 
     def __next__(self):
-        data = self._next_data()
+        # torch's span name: "enumerate(DataLoader)#<iterator class>.__next__".
+        with _profiler_region("enumerate(DataLoader)#{}.__next__".format(type(self).__name__)):
+            data = self._next_data()
         self._num_yielded += 1
         return data
 
