@@ -32,6 +32,8 @@ Trains a classifier on Fashion-MNIST (or any MNIST-format folder) with ember.
   --stop-after N      stop after epoch N (a later --resume continues the run)
   --no-plot           do not write the SVG plot
   --no-progress       no progress bar
+  --profile           profile batches 3-5 of the first epoch: OUT/profile_table.txt (the op
+                      table) and OUT/profile_trace.json (open in https://ui.perfetto.dev)
   -h, --help          this text
 )";
 }
@@ -112,6 +114,7 @@ TrainConfig parse_args(int argc, const char* const* argv) {
     else if (flag == "--stop-after") c.stop_after = parse_number<int64_t>(flag, value(), 1);
     else if (flag == "--no-plot") c.plot = false;
     else if (flag == "--no-progress") c.progress = false;
+    else if (flag == "--profile") c.profile = true;
     else throw UsageError("unknown option '" + flag + "' (see --help)");
   }
   return c;

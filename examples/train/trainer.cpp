@@ -17,6 +17,7 @@
 #include <ember/ember.h>
 #include <ember/nn.h>
 #include <ember/optim.h>
+#include <ember/profiler.h>
 #include <ember/serialize/serialize.h>
 
 #include "models.h"
@@ -290,6 +291,24 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
     log << std::setw(5) << e.epoch << " | " << fmt("%10.4f", e.train_loss) << " | " << fmt("%8.2f%%", e.train_acc)
         << " | " << fmt("%9.4f", e.test_loss) << " | " << fmt("%7.2f%%", e.test_acc) << " | " << fmt("%10.6f", e.lr)
         << " | " << fmt("%4.1fs", e.seconds) << " | " << fmt("%9.0f", e.samples_per_s) << "  (resumed)\n";
+  // --profile: batch 1 waits, batch 2 warms up, batches 3-5 are recorded; then the table and
+  // the trace are written and training goes on unprofiled.
+  std::optional<ember::profiler::Profiler> prof;
+  if (c.profile) {
+    prof.emplace(ember::profiler::ProfilerConfig{.cuda = device.is_cuda(), .record_shapes = true, .profile_memory = true},
+                 ember::profiler::schedule(1, 1, 3, 1), [&](ember::profiler::Profiler& p) {
+                   const auto& r = p.result();
+                   std::string t = ember::profiler::table(ember::profiler::key_averages(r),
+                                                          {.sort_by = device.is_cuda() ? "self_cuda_time_total" : "self_cpu_time_total",
+                                                           .row_limit = 12},
+                                                          r.use_device(), true, false);
+                   atomic_write_file((c.out / "profile_table.txt").string(), t);
+                   r.export_chrome_trace((c.out / "profile_trace.json").string());
+                   log << "  profiled batches 3-5:\n" << t << "  table: " << (c.out / "profile_table.txt").string()
+                       << ", trace: " << (c.out / "profile_trace.json").string() << " (open in https://ui.perfetto.dev)\n";
+                 });
+    prof->start();
+  }
   auto run_start = Clock::now();
   const int64_t last_epoch = c.stop_after > 0 ? std::min(c.stop_after, c.epochs) : c.epochs;
   for (int64_t epoch = start_epoch; epoch <= last_epoch; ++epoch) {
@@ -304,21 +323,33 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
       Tensor x = batch[0].to_tensor().to(device), y = batch[1].to_tensor().to(device);
       Tensor out, loss;
       {
+        ember::profiler::RecordFunction region("forward");
         ember::amp::AutocastGuard autocast(device.type, precision, precision.has_value());
         out = (*model)(x);
         loss = F::cross_entropy(out, y);
       }
-      opt->zero_grad();
-      scaler.scale(loss).backward();
-      scaler.step(*opt);
-      scaler.update();
+      {
+        ember::profiler::RecordFunction region("backward");
+        opt->zero_grad();
+        scaler.scale(loss).backward();
+      }
+      {
+        ember::profiler::RecordFunction region("optimizer_step");
+        scaler.step(*opt);
+        scaler.update();
+      }
       if (per_batch_schedule) sched->step();
       int64_t n = y.size(0);
       loss_sum += loss.item<double>() * double(n);
       correct += out.argmax(1).eq(y).sum().item<int64_t>();
       seen += n;
       if (c.progress) bar.update(n, loss_sum / double(seen), 100.0 * double(correct) / double(seen));
+      if (prof) {
+        if (prof->step_num() < 5) prof->step();  // wait 1 + warmup 1 + active 3
+        else prof.reset();                       // the schedule is done: stop profiling
+      }
     }
+    if (prof) prof.reset();  // an epoch shorter than the schedule: what was recorded is written
     double train_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (c.progress) bar.finish();
     EvalResult ev = evaluate(*model, test_loader, device, int64_t(classes.size()), precision);

@@ -23,6 +23,7 @@ struct TrainConfig {
   // Mixed precision: "" (off), "auto" (bfloat16 on the CPU, float16 + GradScaler on CUDA),
   // "bf16" or "fp16" (float16 always with a GradScaler).
   std::string amp;
+  bool profile = false;  // --profile: a scheduled profile of a few training steps
   std::filesystem::path out = "runs/fashion_mnist";
   std::filesystem::path data = "/usr/share/datasets/fashion-mnist";
   bool resume = false;                // continue from out/last.pt

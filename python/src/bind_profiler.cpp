@@ -16,6 +16,13 @@ namespace {
 
 namespace P = ember::profiler;
 
+bool is_profiler_frame(const char* file) {
+  std::string_view f(file);
+  for (std::string_view tail : {"ember/autograd/profiler.py", "ember/profiler/profiler.py", "ember/_profiler_region.py"})
+    if (f.size() >= tail.size() && f.substr(f.size() - tail.size()) == tail) return true;
+  return false;
+}
+
 // The calling thread's Python stack, innermost first, as torch prints frames: "file.py(12): f".
 // Ops often run with the GIL released (backward, large kernels); a Python thread that released
 // it takes it back to read its own frames. Threads that never ran Python (the thread pool, a
@@ -39,6 +46,14 @@ std::vector<std::string> python_stack() {
     PyCodeObject* code = PyFrame_GetCode(f);
     const char* file = PyUnicode_AsUTF8(code->co_filename);
     const char* name = PyUnicode_AsUTF8(code->co_name);
+    // A region's own entry frames (record_function.__enter__, profile.step) say nothing.
+    if (out.empty() && file && is_profiler_frame(file)) {
+      Py_DECREF(code);
+      PyFrameObject* back = PyFrame_GetBack(f);
+      Py_DECREF(f);
+      f = back;
+      continue;
+    }
     out.push_back(std::string(file ? file : "?") + "(" + std::to_string(PyFrame_GetLineNumber(f)) + "): " +
                   (name ? name : "?"));
     Py_DECREF(code);

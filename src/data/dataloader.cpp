@@ -7,6 +7,7 @@
 // A generation number separates passes, so a persistent pool drops work left from the last one.
 #include "ember/cuda.h"
 #include "ember/data/dataloader.h"
+#include "ember/profiler.h"
 
 #include <cxxabi.h>
 #include <omp.h>
@@ -241,6 +242,7 @@ struct DataLoader::WorkerPool {
       }
       Result r;
       r.worker = id;
+      profiler::RecordFunction span("DataLoader worker#fetch");  // the worker's row in a trace
       if (init_error) {
         r.error = init_error;
       } else if (plan_->dataset) {
@@ -383,7 +385,10 @@ class DataLoaderPass {
 };
 
 DataLoaderIterator::DataLoaderIterator(std::shared_ptr<DataLoaderPass> pass) : pass_(std::move(pass)) {}
-std::optional<Value> DataLoaderIterator::next() { return pass_->next(); }
+std::optional<Value> DataLoaderIterator::next() {
+  profiler::RecordFunction span("enumerate(DataLoader)#DataLoaderIterator::next");
+  return pass_->next();
+}
 int64_t DataLoaderIterator::batches_remaining() const { return pass_->remaining(); }
 
 DataLoader::DataLoader(DatasetPtr dataset, DataLoaderOptions options)

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <ember/ember.h>
+#include <ember/profiler.h>
 #include <ember/serialize/serialize.h>
 
 #include "train/trainer.h"
@@ -173,4 +174,28 @@ TEST(TrainingDemo, ResumeEqualsUninterruptedRun) {
     EXPECT_NE(std::string(e.what()).find("was trained with model = 'cnn', this run asks for 'mlp'"), std::string::npos)
         << e.what();
   }
+}
+
+TEST(TrainingDemo, ProfileWritesTheTableAndTrace) {
+  REQUIRE_FASHION_MNIST();
+  TempDir tmp;
+  TrainConfig c = small_config(tmp.path);
+  c.model = "cnn";
+  c.epochs = 1;
+  c.batch_size = 32;
+  c.limit_train = 320;  // 10 batches: the schedule records batches 3-5, the rest run unprofiled
+  c.limit_test = 64;
+  c.profile = true;
+  std::ostringstream log;
+  train(c, log, false);
+  std::ifstream table_file(tmp.path / "profile_table.txt");
+  std::string table((std::istreambuf_iterator<char>(table_file)), std::istreambuf_iterator<char>());
+  for (const char* word : {"Self CPU %", "CPU Mem", "aten::conv2d", "Self CPU time total"})
+    EXPECT_NE(table.find(word), std::string::npos) << word << "\n" << table;
+  std::ifstream trace_file(tmp.path / "profile_trace.json");
+  std::string trace((std::istreambuf_iterator<char>(trace_file)), std::istreambuf_iterator<char>());
+  for (const char* word : {"\"ProfilerStep#2\"", "\"ProfilerStep#4\"", "\"forward\"", "\"optimizer_step\"", "\"[memory]\""})
+    EXPECT_NE(trace.find(word), std::string::npos) << word;
+  EXPECT_EQ(trace.find("\"ProfilerStep#5\""), std::string::npos);
+  EXPECT_FALSE(ember::profiler::is_profiler_enabled());
 }

@@ -166,8 +166,34 @@ def _check_amp_cpu(out, cwd):  # bf16 autocast, then fp16 + GradScaler('cpu'), 4
     assert numbers_after(r", scale", out) == [65536], out  # no overflow: the scale stays
 
 
+def _check_profiler_train_step(out, cwd):  # seed 000's profiler example, CPU here
+    for column in ("Self CPU %", "CPU total", "CPU Mem", "# of Calls"):
+        assert column in out, out
+    for region in ("data_to_gpu", "forward", "backward", "optimizer_step"):
+        assert region in out, out
+    ratio, = numbers_after(r"backward / forward:", out)
+    assert 0.3 < ratio < 10, out  # the seed says "normally about 2x"; a sanity range, not a timing
+    assert "'backward', 'data_to_gpu', 'forward', 'optimizer_step'" in out, out
+    assert (cwd / "trace.json").exists()
+
+
+def _check_profile_cnn_step(out, cwd):  # the issue 19 example: a scheduled profile of the CNN step
+    traces = sorted((cwd / "profile_cnn").glob("cnn.*.pt.trace.json"))
+    assert len(traces) == 1, traces  # schedule(wait=1, warmup=1, active=3, repeat=1): one recording
+    import json
+    sys.path.insert(0, str(Path(__file__).parent))
+    from trace_format import validate_trace
+    by_phase = validate_trace(json.loads(traces[0].read_text()))
+    steps = {e["name"] for e in by_phase["X"] if e["name"].startswith("ProfilerStep#")}
+    assert steps == {"ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"}, steps
+    assert "aten::conv2d" in out and "Input Shapes" in out and "Total FLOPs" in out, out
+    assert (cwd / "profile_cnn" / "cnn.stacks.txt").stat().st_size > 0
+
+
 CHECKS = {
     "000_amp_cpu": _check_amp_cpu,
+    "000_profiler_train_step": _check_profiler_train_step,
+    "profile_cnn_step": _check_profile_cnn_step,
     "000_manual_gd": _check_gd,
     "000_checkpoint": _check_checkpoint,
     "000_mnist_train": _check_mnist_train,

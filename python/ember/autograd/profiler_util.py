@@ -41,7 +41,7 @@ def _deprecated_cuda(name, value):
 class FunctionEvent:
     """One recorded event: an op, a backward node, a user region, or GPU work."""
 
-    def __init__(self, event, index, result, events_list):
+    def __init__(self, event, index, result, events_list, use_device=None):
         self._e = event
         self._index = index
         self._result = result
@@ -64,7 +64,7 @@ class FunctionEvent:
         self.is_user_annotation = event.kind == "user_annotation"
         self.kind = event.kind
         self.stream = event.stream
-        self.use_device = result.use_device or None
+        self.use_device = use_device or None
 
     key = property(lambda self: self.name)
     input_shapes = property(lambda self: self._e.input_shapes)
@@ -176,7 +176,8 @@ class EventList(list):
     @classmethod
     def _of_result(cls, result):
         out = cls(result=result)
-        out.extend(FunctionEvent(e, i, result, out) for i, e in enumerate(result.events))
+        use_device = out._use_device
+        out.extend(FunctionEvent(e, i, result, out, use_device) for i, e in enumerate(result.events))
         return out
 
     def _event_at(self, index):
