@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "ember/data.h"
 #include "ember/dispatch/op.h"
 #include "ember/profiler.h"
 #include "test_utils.h"
@@ -302,4 +303,22 @@ TEST(Profiler, ChromeTraceHasTheEvents) {
   EXPECT_NE(json.find("quote\\\"region"), std::string::npos);
   EXPECT_NE(json.find("\"[memory]\""), std::string::npos);
   EXPECT_NE(json.find("\"Input Dims\": [[3]]"), std::string::npos);
+}
+
+TEST(Profiler, DataLoaderWorkersHaveTheirOwnSpans) {
+  auto ds = std::make_shared<data::TensorDataset>(std::vector<Tensor>{arange(16).reshape({8, 2})});
+  data::DataLoader loader(ds, {.batch_size = 2, .num_workers = 2});
+  int batches = 0;
+  auto r = run_profiled({}, [&] {
+    for (Value batch : loader) {
+      (void)batch;
+      ++batches;
+    }
+  });
+  EXPECT_EQ(batches, 4);
+  auto fetches = named(*r, "DataLoader worker#fetch");
+  auto nexts = named(*r, "enumerate(DataLoader)#DataLoaderIterator::next");
+  EXPECT_EQ(fetches.size(), 4u);
+  EXPECT_EQ(nexts.size(), 5u);  // four batches and the end
+  for (const auto* f : fetches) EXPECT_NE(f->thread, nexts[0]->thread);
 }

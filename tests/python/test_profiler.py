@@ -33,7 +33,7 @@ def test_known_program_events_and_nesting():
             with record_function("inner"):
                 d = c.relu()
     outer, inner, mm, relu = (one(prof, n) for n in ("outer", "inner", "aten::mm", "aten::relu"))
-    assert mm.cpu_parent is outer and inner.cpu_parent is outer and relu.cpu_parent is inner
+    assert mm.cpu_parent == outer and inner.cpu_parent == outer and relu.cpu_parent == inner
     assert outer.cpu_parent is None
     assert {e.name for e in outer.cpu_children} == {"aten::mm", "inner"}
     assert mm.input_shapes == [[4, 8], [8, 3]]
@@ -76,7 +76,7 @@ def test_backward_nodes_link_to_forward_ops():
     node = one(prof, "AddmmBackward0")
     wrapper = one(prof, "autograd::engine::evaluate_function: AddmmBackward0")
     assert node.sequence_nr == wrapper.sequence_nr == addmm.sequence_nr
-    assert node.cpu_parent is wrapper and node.fwd_thread != 0
+    assert node.cpu_parent == wrapper and node.fwd_thread != 0
     assert "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad" in names(prof)
     assert one(prof, "aten::linear").cpu_children[-1].name in ("aten::addmm", "aten::t", "aten::transpose")
 
@@ -184,7 +184,8 @@ def test_validator_accepts_torch_traces(tmp_path, torch_ref):
         m(torch.randn(2, 8)).sum().backward()
     path = tmp_path / "torch.json"
     prof.export_chrome_trace(str(path))
-    validate_trace(json.loads(path.read_text()))
+    # torch 1.13 writes whole microseconds, so a child can end 1 us after its parent.
+    validate_trace(json.loads(path.read_text()), nest_tolerance_us=1.0 if torch.__version__ < "2" else 1e-3)
 
 
 def test_memory_matches_the_allocation():
@@ -277,6 +278,8 @@ def test_record_function_forms_and_errors():
             with profile():
                 pass
     assert not ember._C._profiler.is_profiler_enabled()
+    with pytest.raises(NotImplementedError, match="with_modules"):
+        profile(with_modules=True)
 
 
 def test_legacy_autograd_profiler():

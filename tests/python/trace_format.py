@@ -21,8 +21,10 @@ def _number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def validate_trace(doc):
-    """Raises TraceFormatError on the first violation; returns the events by phase."""
+def validate_trace(doc, nest_tolerance_us=1e-3):
+    """Raises TraceFormatError on the first violation; returns the events by phase.
+    nest_tolerance_us: how far a child may stick out of its parent (rounding of the writer's
+    timestamps; ember writes nanoseconds, PyTorch 1.13 whole microseconds)."""
     if isinstance(doc, list):
         events = doc
     elif isinstance(doc, dict):
@@ -92,9 +94,9 @@ def validate_trace(doc):
         stack = []
         for e in evs:
             start, end = e["ts"], e["ts"] + e["dur"]
-            while stack and stack[-1] <= start + 1e-3:
+            while stack and stack[-1] <= start + nest_tolerance_us:
                 stack.pop()
-            if stack and end > stack[-1] + 1e-3:
+            if stack and end > stack[-1] + nest_tolerance_us:
                 _fail(f"events on {lane} overlap without nesting (ends at {end}, enclosing ends at {stack[-1]})", e)
             stack.append(end)
     return by_phase

@@ -62,6 +62,9 @@ class profile:
             use_device = "cuda"
         if use_device not in (None, "cuda", "cpu"):
             raise ValueError(f"profile(): use_device={use_device!r} is not supported (ember traces 'cuda')")
+        if with_modules or experimental_config is not None or acc_events or custom_trace_id_callback is not None:
+            raise NotImplementedError("profile(): with_modules, experimental_config, acc_events and "
+                                      "custom_trace_id_callback are not supported by ember's profiler")
         if not use_cpu and use_device is None:
             raise ValueError("profile(): use_cpu=False needs a device to profile (use_device='cuda')")
         self.enabled = enabled

@@ -38,14 +38,36 @@ def _deprecated_cuda(name, value):
     return value
 
 
-class FunctionEvent:
-    """One recorded event: an op, a backward node, a user region, or GPU work."""
+class _Recording:
+    """What the events of one recording share: the C++ result, its events and table rows. Events
+    point here, not at their EventList, so a recording holds no reference cycle and is freed as
+    soon as it is dropped (thousands of cyclic events would wait for, and slow, the collector)."""
 
-    def __init__(self, event, index, result, events_list, use_device=None):
+    def __init__(self, result):
+        self.result = result
+        self.events = result.events
+        self.use_device = result.use_device
+        self._rows = None
+
+    def rows(self):
+        if self._rows is None:
+            self._rows = self.result.event_rows()
+        return self._rows
+
+    def event(self, index):
+        return FunctionEvent(self.events[index], index, self)
+
+
+class FunctionEvent:
+    """One recorded event: an op, a backward node, a user region, or GPU work. Two
+    FunctionEvents are equal when they are the same event of the same recording."""
+
+    def __init__(self, event, index, recording):
         self._e = event
         self._index = index
-        self._result = result
-        self._list = events_list
+        self._rec = recording
+        result = recording.result
+        use_device = recording.use_device
         self.id = event.id
         self.name = event.name
         self.thread = event.thread
@@ -93,19 +115,26 @@ class FunctionEvent:
     @property
     def cpu_parent(self):
         p = self._e.parent
-        return None if p < 0 or self.device_type != DeviceType.CPU else self._list._event_at(p)
+        return None if p < 0 or self.device_type != DeviceType.CPU else self._rec.event(p)
 
     @property
     def cpu_children(self):
-        return [self._list._event_at(c) for c in self._e.children]
+        return [self._rec.event(c) for c in self._e.children]
 
     @property
     def kernels(self):
         """GPU work launched directly by this event."""
-        return [e for e in self._list if e.device_type == DeviceType.CUDA and e._e.launched_by == self._index]
+        return [self._rec.event(i) for i, e in enumerate(self._rec.events)
+                if e.launched_by == self._index and e.kind in ("kernel", "gpu_memcpy", "gpu_memset")]
 
     def _row(self):
-        return self._list._rows()[self._index]
+        return self._rec.rows()[self._index]
+
+    def __eq__(self, other):
+        return isinstance(other, FunctionEvent) and self._rec is other._rec and self._index == other._index
+
+    def __hash__(self):
+        return hash((id(self._rec), self._index))
 
     def __repr__(self):
         return (f"<FunctionEvent id={self.id} name={self.name} device_type={self.device_type} "
@@ -170,25 +199,13 @@ class EventList(list):
         self._profile_memory = result.profile_memory if profile_memory is None and result is not None else bool(profile_memory)
         self._with_flops = result.with_flops if with_flops is None and result is not None else bool(with_flops)
         self._use_device = (result.use_device if result is not None else "") if use_device is None else use_device
-        self._event_rows = None
-        self._by_index = None
 
     @classmethod
     def _of_result(cls, result):
-        out = cls(result=result)
-        use_device = out._use_device
-        out.extend(FunctionEvent(e, i, result, out, use_device) for i, e in enumerate(result.events))
+        rec = _Recording(result)
+        out = cls(result=result, use_device=rec.use_device)
+        out.extend(FunctionEvent(e, i, rec) for i, e in enumerate(rec.events))
         return out
-
-    def _event_at(self, index):
-        if self._by_index is None:
-            self._by_index = {e._index: e for e in self if isinstance(e, FunctionEvent)}
-        return self._by_index.get(index)
-
-    def _rows(self):
-        if self._event_rows is None:
-            self._event_rows = self._result.event_rows()
-        return self._event_rows
 
     @property
     def self_cpu_time_total(self):

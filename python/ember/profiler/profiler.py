@@ -72,6 +72,15 @@ class _KinetoProfile:
     def __init__(self, *, activities=None, record_shapes=False, profile_memory=False, with_stack=False,
                  with_flops=False, with_modules=False, experimental_config=None, execution_trace_observer=None,
                  acc_events=False, custom_trace_id_callback=None):
+        for name, value, why in (
+                ("with_modules", with_modules, "it records TorchScript module hierarchies, and ember has no TorchScript"),
+                ("experimental_config", experimental_config, "Kineto's experimental options have no ember equivalent"),
+                ("execution_trace_observer", execution_trace_observer, "execution traces are not implemented"),
+                ("acc_events", acc_events, "events are not accumulated across schedule cycles; each cycle's "
+                                           "on_trace_ready gets its own"),
+                ("custom_trace_id_callback", custom_trace_id_callback, "traces carry no trace id")):
+            if value:
+                raise NotImplementedError(f"profile({name}=...) is not supported by ember's profiler: {why}")
         acts = set(activities) if activities else supported_activities()
         for a in acts:
             if not isinstance(a, ProfilerActivity):
@@ -185,7 +194,9 @@ class profile(_KinetoProfile):
             else:
                 activities.discard(ProfilerActivity.CUDA)
         super().__init__(activities=activities, record_shapes=record_shapes, profile_memory=profile_memory,
-                         with_stack=with_stack, with_flops=with_flops, with_modules=with_modules)
+                         with_stack=with_stack, with_flops=with_flops, with_modules=with_modules,
+                         experimental_config=experimental_config, execution_trace_observer=execution_trace_observer,
+                         acc_events=acc_events, custom_trace_id_callback=custom_trace_id_callback)
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
         self._schedule = schedule
