@@ -42,6 +42,24 @@ const char* scalar_type_name(DType t) {
   return "Unknown";
 }
 
+const char* torch_cpp_type_name(DType t) {
+  switch (t) {
+    case DType::Bool: return "bool";
+    case DType::UInt8: return "unsigned char";
+    case DType::Int8: return "signed char";
+    case DType::Int16: return "short int";
+    case DType::Int32: return "int";
+    case DType::Int64: return "long int";
+    case DType::Float16: return "c10::Half";
+    case DType::BFloat16: return "c10::BFloat16";
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+    case DType::Complex64: return "c10::complex<float>";
+    case DType::Complex128: return "c10::complex<double>";
+  }
+  return "?";
+}
+
 std::string to_string(DType t) { return std::string("ember.") + dtype_name(t); }
 
 namespace {

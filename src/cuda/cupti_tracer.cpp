@@ -189,6 +189,16 @@ const char* memory_kind_name(unsigned kind) {
 // Such work cannot be placed on the timeline, so it is left out.
 bool untimed(uint64_t start, uint64_t end) { return start == 0 && end == 0; }
 
+// Device, stream, times and correlation id: the fields every timed device record has (read by
+// value: the records are packed structs).
+template <class Record> void set_place_and_time(pd::DeviceActivity& a, const Record& r) {
+  a.device = static_cast<int>(r.deviceId);
+  a.stream = r.streamId;
+  a.start_ns = static_cast<int64_t>(r.start);
+  a.end_ns = static_cast<int64_t>(r.end);
+  a.correlation = r.correlationId;
+}
+
 // The record fields are read by value: the structs are packed, so no reference may bind to them.
 // The newest layouts of CUDA 13's header; older CUPTIs write records whose leading fields (all
 // that is read here) are the same, newer fields only being appended in each version.
@@ -198,11 +208,7 @@ void add_kernel(const CUpti_ActivityKernel10& k, Collected& out) {
   pd::DeviceActivity& a = p.activity;
   a.name = k.name ? k.name : "<unnamed kernel>";
   a.kind = "kernel";
-  a.device = static_cast<int>(k.deviceId);
-  a.stream = k.streamId;
-  a.start_ns = static_cast<int64_t>(k.start);
-  a.end_ns = static_cast<int64_t>(k.end);
-  a.correlation = k.correlationId;
+  set_place_and_time(a, k);
   a.grid = {k.gridX, k.gridY, k.gridZ};
   a.block = {k.blockX, k.blockY, k.blockZ};
   p.is_kernel = true;
@@ -216,11 +222,7 @@ void add_memcpy(const CUpti_ActivityMemcpy6& m, Collected& out) {
   a.name = std::string("Memcpy ") + copy_kind_name(m.copyKind) + " (" + memory_kind_name(m.srcKind) + " -> " +
            memory_kind_name(m.dstKind) + ")";
   a.kind = "gpu_memcpy";
-  a.device = static_cast<int>(m.deviceId);
-  a.stream = m.streamId;
-  a.start_ns = static_cast<int64_t>(m.start);
-  a.end_ns = static_cast<int64_t>(m.end);
-  a.correlation = m.correlationId;
+  set_place_and_time(a, m);
   a.bytes = static_cast<int64_t>(m.bytes);
   p.runtime_correlation = m.runtimeCorrelationId;
   out.activities.push_back(std::move(p));
@@ -232,11 +234,7 @@ void add_memset(const CUpti_ActivityMemset4& m, Collected& out) {
   pd::DeviceActivity& a = p.activity;
   a.name = std::string("Memset (") + memory_kind_name(m.memoryKind) + ")";
   a.kind = "gpu_memset";
-  a.device = static_cast<int>(m.deviceId);
-  a.stream = m.streamId;
-  a.start_ns = static_cast<int64_t>(m.start);
-  a.end_ns = static_cast<int64_t>(m.end);
-  a.correlation = m.correlationId;
+  set_place_and_time(a, m);
   a.bytes = static_cast<int64_t>(m.bytes);
   out.activities.push_back(std::move(p));
 }

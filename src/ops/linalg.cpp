@@ -10,24 +10,6 @@ namespace ember {
 
 namespace {
 
-// The names PyTorch's messages use: "float" (caffe2 TypeMeta) and "Float" (ScalarType).
-const char* meta_name(DType t) {
-  switch (t) {
-    case DType::Bool: return "bool";
-    case DType::UInt8: return "unsigned char";
-    case DType::Int8: return "signed char";
-    case DType::Int16: return "short int";
-    case DType::Int32: return "int";
-    case DType::Int64: return "long int";
-    case DType::Float16: return "c10::Half";
-    case DType::BFloat16: return "c10::BFloat16";
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-    case DType::Complex64: return "c10::complex<float>";
-    case DType::Complex128: return "c10::complex<double>";
-  }
-  return "?";
-}
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.device() == b.device(), "Expected all tensors to be on the same device, but found at least two devices, ",
@@ -36,7 +18,7 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
 
 void check_mm_dtypes(const Tensor& m1, const Tensor& m2) {
   EMBER_CHECK(m1.dtype() == m2.dtype(), "expected m1 and m2 to have the same dtype, but got: ",
-              meta_name(m1.dtype()), " != ", meta_name(m2.dtype()));
+              torch_cpp_type_name(m1.dtype()), " != ", torch_cpp_type_name(m2.dtype()));
 }
 
 void check_scalars(const Tensor& t, const Scalar& beta, const Scalar& alpha) {
@@ -113,8 +95,8 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
   EMBER_AUTOCAST(baddbmm, self, b1, b2, beta, alpha);
   check_bmm(b1, b2);
-  EMBER_CHECK(self.dtype() == b1.dtype(), "Input dtypes must be the same, got: input ", meta_name(self.dtype()),
-              ", batch1: ", meta_name(b1.dtype()), ", batch2: ", meta_name(b2.dtype()));
+  EMBER_CHECK(self.dtype() == b1.dtype(), "Input dtypes must be the same, got: input ", torch_cpp_type_name(self.dtype()),
+              ", batch1: ", torch_cpp_type_name(b1.dtype()), ", batch2: ", torch_cpp_type_name(b2.dtype()));
   check_same_device("baddbmm", self, b1);
   check_expandable(self, {b1.sizes()[0], b1.sizes()[1], b2.sizes()[2]});
   check_scalars(b1, beta, alpha);

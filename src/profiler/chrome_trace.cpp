@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "ember/profiler.h"
+#include "core/json_string.h"
 #include "ember/serialize/serialize.h"
 
 namespace ember::profiler {
@@ -19,27 +20,7 @@ namespace {
 class Json {
  public:
   std::string out;
-  void str(const std::string& s) {
-    out += '"';
-    for (unsigned char c : s) {
-      switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\t': out += "\\t"; break;
-        case '\r': out += "\\r"; break;
-        default:
-          if (c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-          } else {
-            out += char(c);
-          }
-      }
-    }
-    out += '"';
-  }
+  void str(const std::string& s) { append_json_string(out, s); }
   void key(const char* k) { str(k); out += ": "; }
   void num(int64_t v) { out += std::to_string(v); }
   void us(int64_t ns) {  // microseconds with the nanoseconds kept

@@ -62,24 +62,6 @@ ThreadBuffer* buffer() {
 
 int64_t encode(uint64_t session, size_t index) { return int64_t((session & 0x7fffffffu) << 32) | int64_t(index); }
 
-// torch's C++ names for element types ("Input type").
-const char* torch_type_name(DType t) {
-  switch (t) {
-    case DType::Bool: return "bool";
-    case DType::UInt8: return "unsigned char";
-    case DType::Int8: return "signed char";
-    case DType::Int16: return "short int";
-    case DType::Int32: return "int";
-    case DType::Int64: return "long int";
-    case DType::Float16: return "c10::Half";
-    case DType::BFloat16: return "c10::BFloat16";
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-    case DType::Complex64: return "c10::complex<float>";
-    case DType::Complex128: return "c10::complex<double>";
-    default: return "";
-  }
-}
 
 std::string int_list(ArrayRef<int64_t> v) {
   std::string s = "[";
@@ -183,7 +165,7 @@ void describe(std::vector<InputInfo>& out, const Tensor& t) {
   InputInfo i;
   i.dims.assign(t.sizes().begin(), t.sizes().end());
   i.strides.assign(t.strides().begin(), t.strides().end());
-  i.type = torch_type_name(t.dtype());
+  i.type = torch_cpp_type_name(t.dtype());  // torch's "Input type"
   out.push_back(std::move(i));
 }
 void describe(std::vector<InputInfo>& out, const std::optional<Tensor>& t) {

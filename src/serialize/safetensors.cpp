@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "core/json_string.h"
 #include "core/utf8.h"
 #include "ember/core/errors.h"
 #include "ember/ops.h"
@@ -215,30 +216,6 @@ class JsonParser {
   }
 };
 
-void write_json_string(std::string& out, const std::string& s) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          static const char* hex = "0123456789abcdef";
-          out += "\\u00";
-          out += hex[c >> 4];
-          out += hex[c & 0xF];
-        } else {
-          out += char(c);
-        }
-    }
-  }
-  out += '"';
-}
 
 // ------------------------------------------------------------------ dtypes
 
@@ -434,9 +411,9 @@ std::string save_to_bytes(const std::vector<std::pair<std::string, Tensor>>& ten
     for (size_t i = 0; i < metadata.size(); ++i) {
       ST_CHECK(seen.insert(metadata[i].first).second, "duplicate metadata key \"", metadata[i].first, "\"");
       if (i) header += ',';
-      write_json_string(header, metadata[i].first);
+      append_json_string(header, metadata[i].first);
       header += ':';
-      write_json_string(header, metadata[i].second);
+      append_json_string(header, metadata[i].second);
     }
     header += '}';
   }
@@ -449,7 +426,7 @@ std::string save_to_bytes(const std::vector<std::pair<std::string, Tensor>>& ten
     t = t.contiguous();
     if (!first) header += ',';
     first = false;
-    write_json_string(header, name);
+    append_json_string(header, name);
     header += ":{\"dtype\":\"";
     header += dtype_code(t.dtype());
     header += "\",\"shape\":[";

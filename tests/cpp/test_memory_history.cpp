@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ember/core/caching_allocator.h"
+#include "fake_raw_memory.h"
 
 namespace ember {
 namespace {
@@ -21,57 +22,7 @@ namespace {
 constexpr size_t MiB = 1024 * 1024;
 constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
 
-// Raw memory from malloc, limited to `capacity` bytes. Events complete when the test says so
-// (complete_stream) or when the device is synchronised.
-class FakeDevice : public RawDeviceMemory {
- public:
-  explicit FakeDevice(size_t capacity = 1024 * MiB) : capacity_(capacity) {}
-  ~FakeDevice() override {
-    for (auto& [p, n] : live_) std::free(p);
-    for (auto& [e, ev] : events_) delete ev;
-  }
-  void* raw_alloc(size_t nbytes) override {
-    if (used_ + nbytes > capacity_) return nullptr;
-    void* p = std::malloc(nbytes);
-    live_[p] = nbytes;
-    used_ += nbytes;
-    return p;
-  }
-  void raw_free(void* ptr) override {
-    used_ -= live_.at(ptr);
-    live_.erase(ptr);
-    std::free(ptr);
-  }
-  void mem_get_info(size_t* free_bytes, size_t* total_bytes) override {
-    *free_bytes = capacity_ - used_;
-    *total_bytes = capacity_;
-  }
-  void* record_event(int64_t stream) override {
-    auto* ev = new FakeEvent{stream, ++seq_};
-    events_[ev] = ev;
-    return ev;
-  }
-  bool query_event(void* event) override {
-    auto* ev = static_cast<FakeEvent*>(event);
-    return ev->seq <= completed_[ev->stream];
-  }
-  void release_event(void* event) override {
-    events_.erase(event);
-    delete static_cast<FakeEvent*>(event);
-  }
-  void synchronize_device() override {
-    for (auto& [e, ev] : events_) completed_[ev->stream] = seq_;
-  }
-  void complete_stream(int64_t stream) { completed_[stream] = seq_; }
-
- private:
-  struct FakeEvent { int64_t stream; uint64_t seq; };
-  size_t capacity_, used_ = 0;
-  uint64_t seq_ = 0;
-  std::map<void*, size_t> live_;
-  std::map<void*, FakeEvent*> events_;
-  std::map<int64_t, uint64_t> completed_;
-};
+using FakeDevice = testing::FakeRawMemory;
 
 // A context function whose n-th call returns stack(n): every capture is told apart.
 struct Stacks {

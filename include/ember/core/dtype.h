@@ -59,6 +59,9 @@ constexpr bool is_reduced_float(DType t) { return t == DType::Float16 || t == DT
 
 // "float32" as PyTorch names it after "torch.".
 const char* dtype_name(DType t);
+// The C++ type names PyTorch prints in some messages and in profiler traces ("float",
+// "c10::Half", "long int"; caffe2's TypeMeta names).
+const char* torch_cpp_type_name(DType t);
 // The name PyTorch's C++ side uses in messages ("Float", "Long", "Bool"): '"op" not implemented
 // for 'Long''.
 const char* scalar_type_name(DType t);
