@@ -10,8 +10,10 @@
 namespace ember::python {
 namespace {
 
-std::array<nb::object, kNumDTypes> g_dtype_objects;
-nb::object g_size_type;  // ember.Size, handed over by ember/_size.py
+// Owned references that are never released: a global nb::object would be decref'd by a C++
+// exit handler after the interpreter has finalized (a segfault at exit on Python 3.12).
+std::array<nb::handle, kNumDTypes> g_dtype_objects;
+nb::handle g_size_type;  // ember.Size, handed over by ember/_size.py
 
 bool is_tensor_object(PyObject* o) { return nb::isinstance<Tensor>(nb::handle(o)); }
 
@@ -147,7 +149,7 @@ void bind_core(nb::module_& m) {
       {kComplex128, {"complex128", "cdouble"}},
   };
   for (const auto& [t, names] : dtype_names) {
-    g_dtype_objects[int(t)] = nb::cast(PyDType{t});
+    g_dtype_objects[int(t)] = nb::cast(PyDType{t}).release();
     for (const char* name : names) m.attr(name) = g_dtype_objects[int(t)];
   }
   m.def("promote_types", [](DType a, DType b) { return promote_types(a, b); });
@@ -157,7 +159,7 @@ void bind_core(nb::module_& m) {
                      "only floating-point types are supported as the default type");
     set_default_dtype(t);
   });
-  m.def("_set_size_type", [](nb::object type) { g_size_type = type; });
+  m.def("_set_size_type", [](nb::object type) { g_size_type = type.release(); });
 
   // ---- devices
   nb::class_<Device>(m, "device")
