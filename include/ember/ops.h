@@ -26,7 +26,9 @@ Tensor tensor(const TensorInit& values, TensorOptions opts = {});
 template <class T> Tensor tensor(const std::vector<T>& values, TensorOptions opts = {});
 // A 0-dim tensor holding a Python-style number, flagged as a wrapped number for promotion.
 Tensor scalar_tensor(const Scalar& s, TensorOptions opts = {});
-Tensor wrapped_scalar(const Scalar& s, Device device = Device(DeviceType::CPU));
+// Always on the host, whatever the other operands' device, as torch's wrapped numbers: a device
+// kernel takes it by value (no allocation, fill launch or broadcast operand on the GPU).
+Tensor wrapped_scalar(const Scalar& s);
 Tensor arange(const Scalar& end, TensorOptions opts = {});
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, TensorOptions opts = {});
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions opts = {});

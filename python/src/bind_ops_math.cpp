@@ -13,7 +13,7 @@ using Self = nb::handle_t<Tensor>;
 
 // A Python number as a 0-dim wrapped-number tensor, for C++ ops that only take tensors.
 inline const Tensor& as_tensor(const Tensor& t, const Tensor&) { return t; }
-inline Tensor as_tensor(const Scalar& s, const Tensor& like) { return wrapped_scalar(s, like.device()); }
+inline Tensor as_tensor(const Scalar& s, const Tensor&) { return wrapped_scalar(s); }
 
 // name(input, other) for a tensor and for a number `other`, as function and method; with
 // `inplace`, also Tensor.<inplace_name>(other), the C++ in-place op (returning self itself).
@@ -64,7 +64,7 @@ ClampBounds clamp_bounds(const Tensor& self, nb::handle lo, nb::handle hi) {
   auto tensor = [&](nb::handle h, const char* which) -> std::optional<Tensor> {
     if (h.is_none()) return std::nullopt;
     if (nb::isinstance<Tensor>(h)) return tensor_of(h);
-    return wrapped_scalar(*scalar(h, which), self.device());
+    return wrapped_scalar(*scalar(h, which));
   };
   b.min_t = tensor(lo, "min");
   b.max_t = tensor(hi, "max");

@@ -11,7 +11,7 @@ namespace {
 using Self = nb::handle_t<Tensor>;
 
 // A Python number as a wrapped-number tensor where the C++ op takes a tensor.
-inline Tensor wrap(const Scalar& s, const Tensor& like) { return wrapped_scalar(s, like.device()); }
+inline Tensor wrap(const Scalar& s, const Tensor&) { return wrapped_scalar(s); }
 inline const Tensor& as_tensor(const Tensor& t, const Tensor&) { return t; }
 inline Tensor as_tensor(const Scalar& s, const Tensor& like) { return wrap(s, like); }
 

@@ -10,12 +10,12 @@ namespace {
 
 using Self = nb::handle_t<Tensor>;
 
-// A Python number as a 0-dim wrapped-number tensor on like's device (type promotion as torch's).
+// A Python number as a 0-dim wrapped-number tensor (on the host, as torch's; type promotion as torch's).
 Tensor operand(nb::handle h, const Tensor& like) {
   if (nb::isinstance<Tensor>(h)) return tensor_of(h);
   Scalar s;
   EMBER_CHECK_TYPE(scalar_from_python(h.ptr(), true, s), "expected a Tensor or a number, got ", Py_TYPE(h.ptr())->tp_name);
-  return wrapped_scalar(s, like.device());
+  return wrapped_scalar(s);
 }
 
 // f(a, b) where either may be a Python number (torch.xlogy(2, t) is valid), at least one a tensor.

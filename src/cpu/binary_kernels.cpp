@@ -286,8 +286,8 @@ EMBER_REGISTER_KERNEL(where, CPU, where_cpu);
 Tensor& clamp_into(Tensor& out, const Tensor& a, const std::optional<Scalar>& lo,
                    const std::optional<Scalar>& hi, const char* name) {
   std::vector<Tensor> parts{a};
-  if (lo) parts.push_back(wrapped_scalar(*lo, a.device()));
-  if (hi) parts.push_back(wrapped_scalar(*hi, a.device()));
+  if (lo) parts.push_back(wrapped_scalar(*lo));
+  if (hi) parts.push_back(wrapped_scalar(*hi));
   DType dt = compute_result_type(parts);
   TensorIter it = TensorIter::unary_op(out, a, {.op_name = name, .compute_dtype = dt});
   visit_dtype<kNumericTypes>(it.compute_dtype(), "clamp_cpu", [&]<class T>() {

@@ -171,8 +171,8 @@ EMBER_COMPARE_OPS(EMBER_CUDA_COMPARE_KERNELS)
 Tensor& clamp_into(Tensor& out, const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi,
                    const char* name) {
   std::vector<Tensor> parts{a};
-  if (lo) parts.push_back(wrapped_scalar(*lo, Device(DeviceType::CPU)));
-  if (hi) parts.push_back(wrapped_scalar(*hi, Device(DeviceType::CPU)));
+  if (lo) parts.push_back(wrapped_scalar(*lo));
+  if (hi) parts.push_back(wrapped_scalar(*hi));
   DType dt = compute_result_type(parts);
   return run_elementwise(out, {a}, {.op_name = name, .compute_dtype = dt}, launch_clamp, [&](ElementwiseArgs& args) {
     args.param_i[0] = (lo ? 1 : 0) | (hi ? 2 : 0);

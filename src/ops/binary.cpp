@@ -2,13 +2,14 @@
 // autograd issue on) their gradient formulas. Scalars become wrapped-number tensors so one
 // kernel serves tensor-tensor and tensor-scalar forms.
 #include "amp/autocast.h"
+#include "core/dtype_dispatch.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 
 namespace ember {
 
 namespace {
-Tensor wrap(const Scalar& s, const Tensor& like) { return wrapped_scalar(s, like.device()); }
+Tensor wrap(const Scalar& s, const Tensor&) { return wrapped_scalar(s); }
 void check_alpha(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   if (alpha.is_integral() && alpha.to_int() == 1) return;  // the common case costs nothing
   DType t = result_type(a, b);
@@ -118,7 +119,8 @@ Tensor fmin(const Tensor& a, const Tensor& b) { return where(logical_or(le(a, b)
 
 Tensor hypot(const Tensor& a, const Tensor& b) {
   DType t = result_type(a, b);
-  EMBER_CHECK(is_floating(t), "\"hypot_cpu\" not implemented for '", scalar_type_name(t), "'");
+  EMBER_CHECK(is_floating(t), "\"hypot", backend_kernel_suffix(a.is_cpu() ? b.device() : a.device()), "\" not implemented for '",
+              scalar_type_name(t), "'");
   return sqrt(add(mul(a, a), mul(b, b)));
 }
 

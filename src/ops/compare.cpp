@@ -6,7 +6,7 @@
 namespace ember {
 
 namespace {
-Tensor wrap(const Scalar& s, const Tensor& like) { return wrapped_scalar(s, like.device()); }
+Tensor wrap(const Scalar& s, const Tensor&) { return wrapped_scalar(s); }
 
 // True when every element of a bool tensor is true.
 bool all_true(const Tensor& mask) {

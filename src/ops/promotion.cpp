@@ -89,9 +89,9 @@ std::vector<Tensor> broadcast_tensors(TensorList tensors) {
   return out;
 }
 
-Tensor wrapped_scalar(const Scalar& s, Device device) {
+Tensor wrapped_scalar(const Scalar& s) {
   DType dt = s.is_floating() ? DType::Float64 : s.is_complex() ? DType::Complex128 : s.dtype();
-  Tensor t = scalar_tensor(s, {.dtype = dt, .device = device});
+  Tensor t = scalar_tensor(s, {.dtype = dt, .device = Device(DeviceType::CPU)});
   t.impl()->set_wrapped_number(true);
   return t;
 }

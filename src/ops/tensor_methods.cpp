@@ -83,14 +83,14 @@ Tensor Tensor::fmod(const Scalar& o) const { return ember::fmod(*this, o); }
 Tensor Tensor::pow(const Tensor& e) const { return ember::pow(*this, e); }
 Tensor Tensor::pow(const Scalar& e) const { return ember::pow(*this, e); }
 Tensor& Tensor::add_(const Tensor& o, const Scalar& a) { return ember::add_(*this, o, a); }
-Tensor& Tensor::add_(const Scalar& o, const Scalar& a) { return ember::add_(*this, wrapped_scalar(o, device()), a); }
+Tensor& Tensor::add_(const Scalar& o, const Scalar& a) { return ember::add_(*this, wrapped_scalar(o), a); }
 Tensor& Tensor::sub_(const Tensor& o, const Scalar& a) { return ember::sub_(*this, o, a); }
-Tensor& Tensor::sub_(const Scalar& o, const Scalar& a) { return ember::sub_(*this, wrapped_scalar(o, device()), a); }
+Tensor& Tensor::sub_(const Scalar& o, const Scalar& a) { return ember::sub_(*this, wrapped_scalar(o), a); }
 Tensor& Tensor::mul_(const Tensor& o) { return ember::mul_(*this, o); }
-Tensor& Tensor::mul_(const Scalar& o) { return ember::mul_(*this, wrapped_scalar(o, device())); }
+Tensor& Tensor::mul_(const Scalar& o) { return ember::mul_(*this, wrapped_scalar(o)); }
 Tensor& Tensor::div_(const Tensor& o, OptStr m) { return ember::div_(*this, o, m); }
-Tensor& Tensor::div_(const Scalar& o, OptStr m) { return ember::div_(*this, wrapped_scalar(o, device()), m); }
-Tensor& Tensor::pow_(const Scalar& e) { return ember::pow_(*this, wrapped_scalar(e, device())); }
+Tensor& Tensor::div_(const Scalar& o, OptStr m) { return ember::div_(*this, wrapped_scalar(o), m); }
+Tensor& Tensor::pow_(const Scalar& e) { return ember::pow_(*this, wrapped_scalar(e)); }
 Tensor& Tensor::pow_(const Tensor& e) { return ember::pow_(*this, e); }
 
 #define EMBER_CMP_METHODS(n) \
