@@ -207,7 +207,7 @@ void bind_core(nb::module_& m) {
       .def("seed", [](Generator& g) { return g.seed(); })
       .def("get_state", [](const Generator& g) {
         std::string s = g.get_state();
-        Tensor t = empty({int64_t(s.size())}, {.dtype = kUInt8});
+        Tensor t = empty({int64_t(s.size())}, {.dtype = kUInt8, .device = Device(DeviceType::CPU)});  // a state is host bytes
         std::memcpy(t.data_ptr(), s.data(), s.size());
         return t;
       })

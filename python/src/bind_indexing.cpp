@@ -80,7 +80,8 @@ Indexed apply_index(const Tensor& self, nb::handle index) {
     } else if (PyBool_Check(o)) {
       // x[True] adds a dim of size 1, x[False] one of size 0 (a mask over a new dim).
       r = r.unsqueeze(dim);
-      set_adv(dim, o == Py_True ? zeros({1}, {.dtype = kInt64}) : empty({0}, {.dtype = kInt64}));
+      set_adv(dim, o == Py_True ? zeros({1}, {.dtype = kInt64, .device = Device(DeviceType::CPU)})
+                                 : empty({0}, {.dtype = kInt64, .device = Device(DeviceType::CPU)}));
       ++dim;
     } else if (is_advanced(h)) {
       Tensor t = index_tensor(h);
@@ -89,7 +90,8 @@ Indexed apply_index(const Tensor& self, nb::handle index) {
         Tensor mask = t.dtype() == kUInt8 ? t.to(kBool) : t;
         if (mask.dim() == 0) {
           r = r.unsqueeze(dim);
-          set_adv(dim, mask.item().to_bool() ? zeros({1}, {.dtype = kInt64}) : empty({0}, {.dtype = kInt64}));
+          set_adv(dim, mask.item().to_bool() ? zeros({1}, {.dtype = kInt64, .device = Device(DeviceType::CPU)})
+                                              : empty({0}, {.dtype = kInt64, .device = Device(DeviceType::CPU)}));
           ++dim;
           continue;
         }

@@ -196,6 +196,7 @@ Tensor tensor_from_data(nb::handle data, std::optional<DType> dtype, std::option
     Tensor src = nb::isinstance<Tensor>(data) ? tensor_of(data).detach()
                                               : tensor_from_ndarray(nb::cast<nb::ndarray<>>(data), "tensor");
     out = src.to(dtype ? *dtype : src.dtype(), /*copy=*/true);
+    if (!device && !nb::isinstance<Tensor>(data)) device = default_device();  // a NumPy array: like a list
   } else {
     DataWalk w;
     infer_shape(data.ptr(), w);
@@ -206,10 +207,13 @@ Tensor tensor_from_data(nb::handle data, std::optional<DType> dtype, std::option
                     : w.kind == Kind::Int ? kInt64
                     : w.kind == Kind::Complex ? real_to_complex(default_dtype())
                                           : default_dtype();
-    out = empty(w.shape, {.dtype = t});
+    // Written on the host, then moved where it belongs (the default device when none is named,
+    // which may be a GPU: torch.set_default_device("cuda") then torch.tensor([1, 2])).
+    out = empty(w.shape, {.dtype = t, .device = Device(DeviceType::CPU)});
     char* dst = static_cast<char*>(out.data_ptr());
     int64_t step = element_size(t);
     for (size_t i = 0; i < w.values.size(); ++i) w.values[i].store(dst + i * step, t);
+    if (!device) device = default_device();
   }
   if (device && *device != out.device()) out = out.to(*device);
   if (requires_grad) out.requires_grad_(true);

@@ -3,6 +3,7 @@
 // dtype, instantiating it only for the dtypes in Set: the one dtype switch of the code base.
 #include <cstdint>
 
+#include "ember/core/device.h"
 #include "ember/core/dtype.h"
 #include "ember/core/errors.h"
 
@@ -22,6 +23,10 @@ inline constexpr uint32_t kFloatAndComplex = kFloatTypes | kComplexTypes;
 inline constexpr uint32_t kAllAndComplex = kAllTypes | kComplexTypes;  // every storage type
 
 [[noreturn]] void throw_dtype_not_implemented(const char* op, DType t);
+
+// torch names a kernel after its backend in these errors ("hypot_cpu", "hypot_cuda"): the suffix
+// for a composite that checks dtypes before any backend kernel runs.
+inline const char* backend_kernel_suffix(Device d) { return d.is_cuda() ? "_cuda" : "_cpu"; }
 
 template <uint32_t Set, class F> decltype(auto) visit_dtype(DType t, const char* op, F&& f) {
 #define EMBER_VISIT_CASE(DT, CT) \

@@ -10,8 +10,12 @@
 namespace ember::cpu {
 namespace {
 
+// Integers go through int64 (a negative value wraps, as PyTorch's CPU gives: linspace(-3, 3, 7)
+// in uint8 starts 253), never a direct double -> unsigned conversion, whose out-of-range result
+// C++ leaves undefined and CUDA saturates. cuda/shape_kernels.cu converts the same way.
 template <class T> T from_double(double v) {
   if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return T(float(v));
+  else if constexpr (std::is_integral_v<T>) return T(int64_t(v));
   else return static_cast<T>(v);
 }
 
@@ -35,7 +39,9 @@ Tensor arange_cpu(const Scalar& start, const Scalar& end, const Scalar& step, Te
       int64_t is = start.to_int(), ist = step.to_int();
       if (!start.is_floating() && !step.is_floating()) { for (int64_t i = 0; i < n; ++i) p[i] = T(is + i * ist); return; }
     }
-    for (int64_t i = 0; i < n; ++i) p[i] = from_double<T>(s + double(i) * st);
+    // One fused multiply-add per element, written out so every build (with or without FMA
+    // contraction) and the CUDA kernel give the same bits.
+    for (int64_t i = 0; i < n; ++i) p[i] = from_double<T>(std::fma(double(i), st, s));
   });
   return out;
 }
@@ -50,7 +56,7 @@ Tensor linspace_cpu(const Scalar& start, const Scalar& end, int64_t steps, Tenso
     T* p = out.data_ptr<T>();
     // Symmetric from both ends, as PyTorch does, so the last value is exactly `end`.
     for (int64_t i = 0; i < steps; ++i) {
-      double v = (i < half || steps == 1) ? s + step * double(i) : e - step * double(steps - 1 - i);
+      double v = (i < half || steps == 1) ? std::fma(step, double(i), s) : std::fma(-step, double(steps - 1 - i), e);
       p[i] = from_double<T>(v);
     }
   });

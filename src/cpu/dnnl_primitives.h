@@ -97,7 +97,7 @@ class CallBuffers {
     if (total <= kThreadBufferMax) {
       base = thread_buffer(total);
     } else {
-      hold_ = empty({int64_t(total)}, {.dtype = kUInt8});
+      hold_ = empty({int64_t(total)}, {.dtype = kUInt8, .device = Device(DeviceType::CPU)});
       base = static_cast<char*>(hold_.data_ptr());
     }
     for (size_t s : sizes) {

@@ -119,14 +119,14 @@ Tensor ce_forward_cpu(const Tensor& input, const Tensor& target, const std::opti
     });
   });
   if (reduction == 0) {
-    Tensor out = empty({a.M}, {.dtype = kFloat64});
+    Tensor out = empty({a.M}, {.dtype = kFloat64, .device = Device(DeviceType::CPU)});
     std::copy(rows.begin(), rows.end(), out.data_ptr<double>());
     return out.to(out_dt);
   }
   double total = 0;
   for (double v : rows) total += v;
   if (reduction == 1) total = total / wsum;  // all ignored (or empty): 0/0 = nan, as PyTorch
-  return full({}, total, {.dtype = out_dt});
+  return full({}, total, {.dtype = out_dt, .device = Device(DeviceType::CPU)});
 }
 
 Tensor ce_backward_cpu(const Tensor& grad, const Tensor& input, const Tensor& target,
@@ -146,7 +146,7 @@ Tensor ce_backward_cpu(const Tensor& grad, const Tensor& input, const Tensor& ta
   double g0 = 0;
   if (reduction == 0) g = grad.contiguous().to(kFloat64).tolist<double>();
   else g0 = grad.item().to<double>() / (reduction == 1 ? wsum : 1.0);
-  Tensor gi = empty(input.sizes(), {.dtype = cdt});
+  Tensor gi = empty(input.sizes(), {.dtype = cdt, .device = Device(DeviceType::CPU)});
   visit_dtype<kFloatTypes>(cdt, "cross_entropy_backward", [&]<class T>() {
     const T* in = x.data_ptr<T>();
     T* out = gi.data_ptr<T>();

@@ -311,7 +311,7 @@ Tensor& exponential_cpu(Tensor& self, double lambd, Generator* gen) {
 // ---- randperm: torch's forward Fisher-Yates (swap i with i + draw % (n - i), 32-bit draws)
 // below 2^32 / 20 elements; above, the "inside-out" variant with 64-bit draws.
 Tensor randperm_cpu(int64_t n, TensorOptions opts, Generator* gen) {
-  Tensor idx = empty({n}, {.dtype = kInt64});
+  Tensor idx = empty({n}, {.dtype = kInt64, .device = Device(DeviceType::CPU)});
   int64_t* p = idx.data_ptr<int64_t>();
   Generator& g = pick(gen);
   {
@@ -356,7 +356,7 @@ Tensor multinomial_cpu(const Tensor& probs, int64_t num_samples, bool replacemen
     for (int64_t k = 0; k < cats; ++k) total += row[k];
     EMBER_CHECK(total > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
   }
-  Tensor out = empty(probs.dim() == 2 ? Shape{rows, num_samples} : Shape{num_samples}, {.dtype = kInt64});
+  Tensor out = empty(probs.dim() == 2 ? Shape{rows, num_samples} : Shape{num_samples}, {.dtype = kInt64, .device = Device(DeviceType::CPU)});
   int64_t* o = out.data_ptr<int64_t>();
   Generator& g = pick(gen);
   std::lock_guard lock(g.mutex());

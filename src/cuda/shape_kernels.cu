@@ -40,10 +40,12 @@ __global__ void __launch_bounds__(kThreads) triangle_kernel(IndexGeometry g, U* 
   }
 }
 
-// T from a double, as the CPU's from_double: float16/bfloat16 through float.
+// T from a double, as the CPU's from_double: float16/bfloat16 through float, integers through
+// int64 (negative values wrap as on the CPU; a direct conversion to unsigned saturates on CUDA).
 template <class T> __device__ __forceinline__ T from_double(double v) {
   if constexpr (std::is_same_v<T, __half>) return __float2half_rn(float(v));
   else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(float(v));
+  else if constexpr (std::is_integral_v<T>) return T(int64_t(v));
   else return static_cast<T>(v);
 }
 

@@ -112,8 +112,8 @@ Tensor& trunc_normal_(Tensor& t, double mean, double std, double a, double b, Ge
   auto cdf = [](double x) { return (1.0 + std::erf(x / std::sqrt(2.0))) / 2.0; };
   const double p = cdf((b - mean) / std) - cdf((a - mean) / std);
   if (p > 0.3) {
-    const double lo = full({}, a, {.dtype = t.dtype()}).item<double>();
-    const double hi = full({}, b, {.dtype = t.dtype()}).item<double>();
+    const double lo = full({}, a, {.dtype = t.dtype(), .device = Device(DeviceType::CPU)}).item<double>();
+    const double hi = full({}, b, {.dtype = t.dtype(), .device = Device(DeviceType::CPU)}).item<double>();
     ember::normal_(t, mean, std, gen);
     Tensor result = t;
     while (true) {
@@ -160,7 +160,7 @@ Tensor& orthogonal_(Tensor& t, double gain, Generator* gen) {
   // torch's draws (new_empty((rows, cols)).normal_() in the tensor's dtype), so the stream
   // consumed is torch's; the orthogonalisation below is ember's own (Q can differ from
   // LAPACK's in the last bits).
-  Tensor flat = empty({rows, cols}, {.dtype = is_floating(t.dtype()) ? t.dtype() : kFloat32});
+  Tensor flat = empty({rows, cols}, {.dtype = is_floating(t.dtype()) ? t.dtype() : kFloat32, .device = t.device()});
   ember::normal_(flat, 0.0, 1.0, gen);
   bool trans = rows < cols;
   if (trans) flat = flat.t();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/dtype_dispatch.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -292,7 +293,8 @@ Tensor normal(double mean, double std, IntArrayRef size, TensorOptions opts, Gen
 // mean's dtype), times std, plus mean; with a number std, normal_(0, std) plus mean. Composites
 // of differentiable ops, so gradients reach mean and std.
 Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen) {
-  EMBER_CHECK(is_floating(mean.dtype()), "\"normal_kernel_cpu\" not implemented for '", scalar_type_name(mean.dtype()), "'");
+  EMBER_CHECK(is_floating(mean.dtype()), "\"normal_kernel", backend_kernel_suffix(mean.device()), "\" not implemented for '",
+              scalar_type_name(mean.dtype()), "'");
   Tensor noise;
   {
     NoGradGuard no_grad;
@@ -302,7 +304,8 @@ Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen) {
   return add(mul(noise, std), mean);
 }
 Tensor normal(const Tensor& mean, double std, Generator* gen) {
-  EMBER_CHECK(is_floating(mean.dtype()), "\"normal_kernel_cpu\" not implemented for '", scalar_type_name(mean.dtype()), "'");
+  EMBER_CHECK(is_floating(mean.dtype()), "\"normal_kernel", backend_kernel_suffix(mean.device()), "\" not implemented for '",
+              scalar_type_name(mean.dtype()), "'");
   Tensor noise;
   {
     NoGradGuard no_grad;
@@ -312,7 +315,8 @@ Tensor normal(const Tensor& mean, double std, Generator* gen) {
   return add(noise, mean);
 }
 Tensor normal(double mean, const Tensor& std, Generator* gen) {
-  EMBER_CHECK(is_floating(std.dtype()), "\"normal_kernel_cpu\" not implemented for '", scalar_type_name(std.dtype()), "'");
+  EMBER_CHECK(is_floating(std.dtype()), "\"normal_kernel", backend_kernel_suffix(std.device()), "\" not implemented for '",
+              scalar_type_name(std.dtype()), "'");
   Tensor noise;
   {
     NoGradGuard no_grad;

@@ -86,8 +86,9 @@ ElementwisePlan::ElementwisePlan(std::vector<Tensor> outputs, std::vector<Tensor
     const Tensor& in = inputs[j];
     const bool convert_in_loop = cfg.reduced_in_loop && compute_dtype_ == DType::Float32 && is_reduced_float(in.dtype());
     if (cfg.cast_inputs && !cfg.cast_in_loop && !convert_in_loop && in.dtype() != compute_dtype_) {
-      // A 0-dim host operand (usually a wrapped Python number) converts without a kernel.
-      op.tensor = (in.dim() == 0 && in.is_cpu()) ? scalar_tensor(in.item(), {.dtype = compute_dtype_})
+      // A 0-dim host operand (usually a wrapped Python number) converts without a kernel, and
+      // stays on the host (not on the default device, which may be a GPU).
+      op.tensor = (in.dim() == 0 && in.is_cpu()) ? scalar_tensor(in.item(), {.dtype = compute_dtype_, .device = Device(DeviceType::CPU)})
                                                  : in.to(compute_dtype_);
     } else {
       op.tensor = in;

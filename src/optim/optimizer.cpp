@@ -206,7 +206,7 @@ const Tensor& step_of(Value& st, const Tensor& param) {
 void increment_steps(TensorList steps) {
   if (steps.empty()) return;
   // step_t += 1 in float32, as torch does.
-  Tensor one = ember::scalar_tensor(1, {.dtype = DType::Float32});
+  Tensor one = ember::scalar_tensor(1, {.dtype = DType::Float32, .device = Device(DeviceType::CPU)});  // by value on any device
   for (const Tensor& t : steps) Tensor(t).add_(one);
 }
 
@@ -215,7 +215,7 @@ double increment_step(Value& st) {
   if (s.is_tensor()) {
     Tensor& t = s.to_tensor();
     // step_t += 1 in the tensor's own dtype (float32 in torch 1.13).
-    t.add_(ember::scalar_tensor(1, {.dtype = t.dtype()}));
+    t.add_(ember::scalar_tensor(1, {.dtype = t.dtype(), .device = Device(DeviceType::CPU)}));
     return t.item<double>();
   }
   int64_t n = s.is_none() ? 1 : s.to_int() + 1;

@@ -92,10 +92,10 @@ Tensor ce_index_ag(const Tensor& x, const Tensor& t, const std::optional<Tensor>
              int64_t C = x.size(1);
              Tensor keep = t.ne(ignore_index);
              Tensor ts = where(keep, t, 0).to(kInt64);
-             Tensor wrow = w ? w->index_select(0, ts).to(x.dtype()) : ones({t.size(0)}, {.dtype = x.dtype()});
+             Tensor wrow = w ? w->index_select(0, ts).to(x.dtype()) : ones({t.size(0)}, {.dtype = x.dtype(), .device = x.device()});
              wrow = where(keep, wrow, 0.0);
              Tensor onehot = ember::one_hot(ts, C).to(x.dtype());
-             Tensor wc = w ? w->to(x.dtype()).reshape({1, C}) : ones({1, C}, {.dtype = x.dtype()});
+             Tensor wc = w ? w->to(x.dtype()).reshape({1, C}) : ones({1, C}, {.dtype = x.dtype(), .device = x.device()});
              Tensor a = onehot * wrow.unsqueeze(1) * (1.0 - ls) + wc * keep.to(x.dtype()).unsqueeze(1) * (ls / C);
              Tensor A = a.sum({1}, true);
              Tensor gi = ember::softmax(x, 1) * A - a;
@@ -136,7 +136,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
   Tensor ts = where(keep, t64, 0).to(kInt64);
   Tensor picked = x.gather(1, ts.unsqueeze(1)).squeeze(1);
   Tensor wrow = (weight && weight->defined()) ? weight->to(x.dtype()).index_select(0, ts)
-                                              : ones({ts.numel()}, {.dtype = x.dtype()});
+                                              : ones({ts.numel()}, {.dtype = x.dtype(), .device = x.device()});
   wrow = where(keep, wrow, 0.0);
   Tensor loss = -(picked * wrow);
   if (red == kNone) return none_shape(loss, target);
