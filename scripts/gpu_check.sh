@@ -41,11 +41,16 @@ if [[ " $stages " == *" cpp "* ]]; then
   cuda_cases=$(grep -h "on/cuda_0" /tmp/cpp/*.log | wc -l)
   summary+=("cpp: $(ls gpu/bin/test_* | wc -l) binaries in $(( $(date +%s) - start )) s; failing: ${failed_bins:-none}")
   grep -h "^\[  FAILED  \]" /tmp/cpp/*.log | sort -u | head -60 > /tmp/cpp_failed.txt
+  # A binary that crashed: its backtrace (cuda-gdb also debugs host code), into the log.
+  for n in $(grep -l "rc=1[23][0-9]" /tmp/cpp/*.log | head -3 | xargs -r -n1 basename | sed 's/\.log$//'); do
+    echo "== $n crashed; backtrace:" >> /tmp/cpp_failed.txt
+    timeout 60 cuda-gdb -batch -ex run -ex bt --args gpu/bin/$n --gtest_brief=1 2>&1 | grep -E "^#|signal" | head -15 >> /tmp/cpp_failed.txt
+  done
 fi
 
 if [[ " $stages " == *" cudapy "* ]]; then
   start=$(date +%s)
-  timeout 150 python3 -m pytest -q -p no:cacheprovider -rs -n 8 --timeout=60 \
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -rfEs -n 8 --timeout=60 \
     tests/python/test_cuda16.py tests/python/test_cuda16_gemm_random.py tests/python/test_cuda16_index.py \
     tests/python/test_cuda16_reduce.py tests/python/test_cuda16_train.py tests/python/test_cuda_memory_history.py \
     tests/python/test_autocast.py tests/python/test_amp.py tests/python/test_half_dtypes.py \
@@ -62,7 +67,7 @@ fi
 
 if [[ " $stages " == *" pyall "* ]]; then
   start=$(date +%s)
-  timeout 240 python3 -m pytest -q -p no:cacheprovider -rs -n 12 --timeout=120 tests/python \
+  timeout 240 python3 -m pytest -q -p no:cacheprovider -rfEs -n 12 --timeout=120 tests/python \
     --deselect tests/python/test_examples.py > "$OUT/pyall.log" 2>&1
   summary+=("pyall ($(( $(date +%s) - start )) s): $(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)' "$OUT/pyall.log" | tail -1)")
 fi

@@ -17,15 +17,16 @@ using autograd::variable_list;
 using GradFn = std::function<Tensor(const variable_list&)>;
 
 namespace detail {
-// Pointer to element `flat` (row-major logical index) of a float64 tensor, whatever its strides.
-inline double* element(const Tensor& t, int64_t flat) {
+// Element `flat` (row-major logical index) of a tensor as a 0-dim view, whatever its strides
+// and device: the perturbation is written with fill_, so it works on GPU memory too.
+inline Tensor element(const Tensor& t, int64_t flat) {
   int64_t off = 0;
   for (int64_t d = t.dim() - 1; d >= 0; --d) {
     int64_t s = t.sizes()[d];
     off += (flat % s) * t.strides()[d];
     flat /= s;
   }
-  return static_cast<double*>(t.data_ptr()) + off;
+  return t.as_strided({}, {}, t.storage_offset() + off);
 }
 inline double dot(const Tensor& a, const Tensor& b) {
   auto x = a.tolist<double>(), y = b.tolist<double>();
@@ -42,8 +43,8 @@ inline ::testing::AssertionResult gradcheck(const GradFn& fn, const variable_lis
       return ::testing::AssertionFailure() << "gradcheck needs float64 inputs";
   Tensor out = fn(inputs);
   if (!out.requires_grad()) return ::testing::AssertionFailure() << "output does not require grad";
-  Generator g(7);
-  Tensor v = randn(out.sizes(), {.dtype = out.dtype()}, &g);
+  Generator g(7);  // drawn on the host (the same grad_output on every device), then moved
+  Tensor v = randn(out.sizes(), {.dtype = out.dtype(), .device = Device(DeviceType::CPU)}, &g).to(out.device());
   variable_list diff;
   for (const auto& x : inputs) if (x.defined() && x.requires_grad()) diff.push_back(x);
   variable_list analytic = autograd::grad({out}, diff, {v}, true, false, true);
@@ -51,13 +52,13 @@ inline ::testing::AssertionResult gradcheck(const GradFn& fn, const variable_lis
   for (size_t k = 0; k < diff.size(); ++k) {
     const Tensor& x = diff[k];
     for (int64_t j = 0; j < x.numel(); ++j) {
-      double* p = detail::element(x, j);
-      double orig = *p;
-      *p = orig + eps;
+      Tensor e = detail::element(x, j);
+      const double orig = e.item<double>();
+      e.fill_(orig + eps);
       double plus = detail::dot(fn(inputs), v);
-      *p = orig - eps;
+      e.fill_(orig - eps);
       double minus = detail::dot(fn(inputs), v);
-      *p = orig;
+      e.fill_(orig);
       double numeric = (plus - minus) / (2 * eps);
       double a = analytic[k].defined() ? analytic[k].tolist<double>()[j] : 0.0;
       if (std::abs(a - numeric) > atol + rtol * std::abs(numeric))
@@ -78,7 +79,9 @@ inline ::testing::AssertionResult gradgradcheck(const GradFn& fn, const variable
   try {
     Tensor probe = fn(inputs);
     Generator g(11);
-    Tensor v = randn(probe.sizes(), {.dtype = probe.dtype()}, &g).requires_grad_();
+    Tensor v = randn(probe.sizes(), {.dtype = probe.dtype(), .device = Device(DeviceType::CPU)}, &g)
+                   .to(probe.device())
+                   .requires_grad_();
     variable_list all = inputs;
     all.push_back(v);
     GradFn first_order = [fn](const variable_list& xs) {
@@ -91,6 +94,8 @@ inline ::testing::AssertionResult gradgradcheck(const GradFn& fn, const variable
       return cat(flat);
     };
     return gradcheck(first_order, all, eps, atol, rtol);
+  } catch (const NotImplementedError&) {
+    throw;  // an op with no kernel on this device: run_device_case reports it (skipped on CUDA)
   } catch (const std::exception& e) {
     return ::testing::AssertionFailure() << "threw: " << e.what();
   }

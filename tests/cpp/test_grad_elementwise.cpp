@@ -15,8 +15,7 @@ const std::vector<Layout> kLayouts = {Layout::Contiguous, Layout::Transposed, La
 // A float64 leaf of shape `shape` with values in [lo, hi).
 Tensor leaf(IntArrayRef shape, double lo, double hi, uint64_t seed) {
   Generator g(seed + 99);
-  Tensor t = empty(shape, {.dtype = kFloat64});
-  t.uniform_(lo, hi, &g);
+  Tensor t = host_uniform(shape, lo, hi, g);
   t.requires_grad_(true);
   return t;
 }

@@ -21,18 +21,15 @@ Tensor leaf(Shape shape, Layout layout = Layout::Contiguous, uint64_t seed = 0) 
     Shape rev(shape.rbegin(), shape.rend());
     std::vector<int64_t> perm;
     for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) perm.push_back(d);
-    t = empty(rev, {.dtype = kFloat64});
-    t.uniform_(-2.0, 2.0, &g);
+    t = host_uniform(rev, -2.0, 2.0, g);
     t = t.permute(perm);
   } else if (layout == Layout::Strided && !shape.empty()) {
     Shape wide = shape;
     wide.back() *= 2;
-    t = empty(wide, {.dtype = kFloat64});
-    t.uniform_(-2.0, 2.0, &g);
+    t = host_uniform(wide, -2.0, 2.0, g);
     t = t.slice(int64_t(shape.size()) - 1, 0, std::nullopt, 2);
   } else {
-    t = empty(shape, {.dtype = kFloat64});
-    t.uniform_(-2.0, 2.0, &g);
+    t = host_uniform(shape, -2.0, 2.0, g);
   }
   t = t.detach();
   t.requires_grad_(true);

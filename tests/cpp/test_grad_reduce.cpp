@@ -20,18 +20,15 @@ Tensor leaf(Shape shape, Layout layout = Layout::Contiguous, double lo = -2.0, d
     Shape rev(shape.rbegin(), shape.rend());
     std::vector<int64_t> perm;
     for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) perm.push_back(d);
-    t = empty(rev, {.dtype = kFloat64});
-    t.uniform_(lo, hi, &g);
+    t = host_uniform(rev, lo, hi, g);
     t = t.permute(perm);
   } else if (layout == Layout::Strided && !shape.empty()) {
     Shape wide = shape;
     wide.back() *= 2;
-    t = empty(wide, {.dtype = kFloat64});
-    t.uniform_(lo, hi, &g);
+    t = host_uniform(wide, lo, hi, g);
     t = t.slice(int64_t(shape.size()) - 1, 0, std::nullopt, 2);
   } else {
-    t = empty(shape, {.dtype = kFloat64});
-    t.uniform_(lo, hi, &g);
+    t = host_uniform(shape, lo, hi, g);
   }
   t = t.detach();
   t.requires_grad_(true);

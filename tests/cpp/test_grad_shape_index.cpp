@@ -20,7 +20,7 @@ Tensor bools(const std::vector<int64_t>& v, const Shape& shape) { return longs(v
 // A float64 leaf of the given shape that requires grad.
 Tensor leaf(const Shape& shape, uint64_t seed = 0) {
   Generator g(seed + 99);
-  return randn(shape, {.dtype = kFloat64}, &g).requires_grad_();
+  return host_randn(shape, g).requires_grad_();
 }
 
 // The gradient of sum(out * w) with respect to x, for a fixed grad_output w (no sum op needed).

@@ -12,6 +12,14 @@ using namespace ember::testing;
 
 namespace {
 
+// torch's CUDA has no integer matrix products ("addmm_cuda" not implemented for 'Long', which
+// Mm.Errors checks there): on CUDA the dtype loops keep the floating and complex types.
+std::vector<DType> products_on(Device d, std::vector<DType> dts) {
+  if (d.is_cuda()) std::erase_if(dts, [](DType t) { return !is_floating(t) && !is_complex(t); });
+  return dts;
+}
+
+
 // Random values of the given dtype: uniform in [-1, 1] for floats, integers in [-4, 4]
 // ([0, 4] for uint8) otherwise.
 Tensor rnd(IntArrayRef shape, DType dt, uint64_t seed) {
@@ -113,7 +121,7 @@ std::vector<DType> mm_dtypes() { return {kFloat32, kFloat64, kInt64, kInt32, kIn
 // ---------------------------------------------------------------- mm
 
 EMBER_DEVICE_TEST(Mm, AllDtypesAndLayouts) {
-  for (DType dt : mm_dtypes())
+  for (DType dt : products_on(device(), mm_dtypes()))
     for (MatLayout la : mat_layouts())
       for (MatLayout lb : mat_layouts()) {
         SCOPED_TRACE(std::string(dtype_name(dt)) + " " + mat_layout_name(la) + " @ " + mat_layout_name(lb));
@@ -143,6 +151,7 @@ EMBER_DEVICE_TEST(Mm, LargerFloat32WithLooserTolerance) {
 }
 
 EMBER_DEVICE_TEST(Mm, Int64WrapsAndIsExact) {
+  EMBER_SKIP_ON_CUDA("torch's CUDA has no int64 matmul (\"addmm_cuda\" not implemented for 'Long')");
   Tensor a = tensor({{int64_t(1) << 40, 3}, {-5, 7}});
   Tensor b = tensor({{int64_t(1) << 30, 2}, {11, -13}});
   auto v = mm(a, b).tolist<int64_t>();
@@ -176,7 +185,7 @@ EMBER_DEVICE_TEST(Mm, Errors) {
   EXPECT_THROW_MSG(mm(rnd({2, 2}, kInt64, 1), rnd({2, 2}, kInt32, 1)), Error,
                    "expected m1 and m2 to have the same dtype, but got: long int != int");
   Tensor bo = zeros({2, 2}, {.dtype = kBool});
-  EXPECT_THROW_MSG(mm(bo, bo), Error, "\"addmm_impl_cpu_\" not implemented for");
+  EXPECT_THROW_MSG(mm(bo, bo), Error, kernel_name(device(), "addmm_impl_cpu_", "addmm_cuda") + " not implemented for");
 }
 
 // ---------------------------------------------------------------- addmm
@@ -209,6 +218,7 @@ EMBER_DEVICE_TEST(Addmm, BetaZeroIgnoresNaNInSelf) {
 }
 
 EMBER_DEVICE_TEST(Addmm, IntegerAndEmptyK) {
+  EMBER_SKIP_ON_CUDA("torch's CUDA has no int64 addmm (\"addmm_cuda\" not implemented for 'Long')");
   Tensor self = rnd({3, 2}, kInt64, 3), m1 = rnd({3, 4}, kInt64, 4), m2 = rnd({4, 2}, kInt64, 5);
   Ref want = ref_binary(ref_of(self), ref_mm(ref_of(m1), ref_of(m2)), [](double s, double x) { return 2 * s + 3 * x; });
   EXPECT_TRUE(matches(addmm(self, m1, m2, 2, 3), want));
@@ -240,7 +250,7 @@ Ref ref_bmm(const Ref& a, const Ref& b) { return ref_matmul(a, b); }
 }  // namespace
 
 EMBER_DEVICE_TEST(Bmm, LayoutsAndDtypes) {
-  for (DType dt : {kFloat32, kFloat64, kInt64, kFloat16, kBFloat16}) {
+  for (DType dt : products_on(device(), {kFloat32, kFloat64, kInt64, kFloat16, kBFloat16})) {
     SCOPED_TRACE(dtype_name(dt));
     Tensor a = rnd({4, 3, 5}, dt, 1), b = rnd({4, 5, 2}, dt, 2);
     std::vector<std::pair<Tensor, Tensor>> cases = {
@@ -265,6 +275,7 @@ EMBER_DEVICE_TEST(Bmm, ManySmallAndFewLargeMatrices) {
   EXPECT_TRUE(matches(bmm(a, b), ref_bmm(ref_of(a), ref_of(b))));
   Tensor c = rnd({2, 70, 80}, kFloat64, 3), d = rnd({2, 80, 66}, kFloat64, 4);
   EXPECT_TRUE(matches(bmm(c, d), ref_bmm(ref_of(c), ref_of(d))));
+  if (device().is_cuda()) return;  // no integer bmm on torch's CUDA ("baddbmm_cuda" not implemented for 'Int')
   Tensor e = rnd({33, 9, 4}, kInt32, 5), f = rnd({33, 4, 11}, kInt32, 6);
   EXPECT_TRUE(matches(bmm(e, f), ref_bmm(ref_of(e), ref_of(f))));
 }
@@ -287,7 +298,7 @@ EMBER_DEVICE_TEST(Bmm, Errors) {
 }
 
 EMBER_DEVICE_TEST(Baddbmm, Values) {
-  for (DType dt : {kFloat32, kFloat64, kInt64}) {
+  for (DType dt : products_on(device(), {kFloat32, kFloat64, kInt64})) {
     Tensor self = rnd({3, 1, 4}, dt, 1), b1 = rnd({3, 2, 5}, dt, 2), b2 = rnd({3, 5, 4}, dt, 3);
     Ref p = ref_bmm(ref_of(b1), ref_of(b2));
     double beta = is_floating(dt) ? 0.5 : 2, alpha = is_floating(dt) ? -1.5 : 3;
@@ -315,7 +326,7 @@ double ref_dot(const Ref& a, const Ref& b) {
 }  // namespace
 
 EMBER_DEVICE_TEST(Dot, DtypesAndStrides) {
-  for (DType dt : {kFloat32, kFloat64, kInt64, kInt32, kUInt8, kFloat16, kBFloat16}) {
+  for (DType dt : products_on(device(), {kFloat32, kFloat64, kInt64, kInt32, kUInt8, kFloat16, kBFloat16})) {
     SCOPED_TRACE(dtype_name(dt));
     std::vector<std::pair<Tensor, Tensor>> cases = {
         {rnd({7}, dt, 1), rnd({7}, dt, 2)},
@@ -345,7 +356,7 @@ EMBER_DEVICE_TEST(Dot, Errors) {
 }
 
 EMBER_DEVICE_TEST(Mv, LayoutsAndDtypes) {
-  for (DType dt : {kFloat32, kFloat64, kInt64, kFloat16})
+  for (DType dt : products_on(device(), {kFloat32, kFloat64, kInt64, kFloat16}))
     for (MatLayout l : mat_layouts()) {
       SCOPED_TRACE(std::string(dtype_name(dt)) + " " + mat_layout_name(l));
       Tensor m = make_mat(4, 6, dt, l, 1);
@@ -389,7 +400,7 @@ EMBER_DEVICE_TEST(Matmul, EveryRankCombination) {
   auto right = [](int r) -> Shape {
     switch (r) { case 1: return {4}; case 2: return {4, 2}; case 3: return {5, 4, 2}; default: return {2, 1, 4, 2}; }
   };
-  for (DType dt : {kFloat32, kFloat64, kInt64})
+  for (DType dt : products_on(device(), {kFloat32, kFloat64, kInt64}))
     for (int r1 = 1; r1 <= 4; ++r1)
       for (int r2 = 1; r2 <= 4; ++r2) {
         SCOPED_TRACE(std::string(dtype_name(dt)) + " rank " + std::to_string(r1) + " @ rank " + std::to_string(r2));

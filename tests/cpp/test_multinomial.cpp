@@ -8,6 +8,7 @@
 #include "test_utils.h"
 
 using namespace ember;
+using ember::testing::host_rand;
 
 namespace {
 
@@ -30,7 +31,7 @@ std::vector<double> normalised(std::vector<double> w) {
 }  // namespace
 
 EMBER_DEVICE_TEST(Multinomial, ShapesAndDtype) {
-  Generator g(1);
+  Generator g(device(), 1), h(1);
   Tensor w1 = tensor({1., 2., 3., 4.});
   Tensor a = multinomial(w1, 3, false, &g);
   EXPECT_EQ(a.dtype(), kInt64);
@@ -38,7 +39,7 @@ EMBER_DEVICE_TEST(Multinomial, ShapesAndDtype) {
   Tensor b = multinomial(w1, 10, true, &g);  // with replacement num_samples may exceed n
   EXPECT_EQ(b.sizes(), (Shape{10}));
   for (int64_t v : b.tolist<int64_t>()) { EXPECT_GE(v, 0); EXPECT_LT(v, 4); }
-  Tensor w2 = rand({5, 7}, {.dtype = kFloat64}, &g).add(0.1);
+  Tensor w2 = host_rand({5, 7}, h).add(0.1);
   Tensor c = multinomial(w2, 4, false, &g);
   EXPECT_EQ(c.dtype(), kInt64);
   EXPECT_EQ(c.sizes(), (Shape{5, 4}));
@@ -47,7 +48,7 @@ EMBER_DEVICE_TEST(Multinomial, ShapesAndDtype) {
   EXPECT_EQ(multinomial(w2.to(kFloat16), 2, false, &g).sizes(), (Shape{5, 2}));
   EXPECT_EQ(multinomial(zeros({0, 3}), 2, true, &g).sizes(), (Shape{0, 2}));
   // The method and the function draw the same from the same seed.
-  Generator g1(7), g2(7);
+  Generator g1(device(), 7), g2(device(), 7);
   EXPECT_EQ(w2.multinomial(3, true, &g1).tolist<int64_t>(), multinomial(w2, 3, true, &g2).tolist<int64_t>());
   EXPECT_EQ(w2.multinomial(3, false, &g1).tolist<int64_t>(), multinomial(w2, 3, false, &g2).tolist<int64_t>());
   // Not differentiable: an input that requires grad gives an int64 result without history.
@@ -59,7 +60,7 @@ EMBER_DEVICE_TEST(Multinomial, ShapesAndDtype) {
 EMBER_DEVICE_TEST(Multinomial, SameSeedSameDraws) {
   Tensor w = tensor({{1., 2., 3., 0.5, 7.}, {4., 0., 1., 1., 2.}}, {.dtype = kFloat32});
   for (bool replacement : {true, false}) {
-    Generator g1(123), g2(123), g3(124);
+    Generator g1(device(), 123), g2(device(), 123), g3(device(), 124);
     std::vector<int64_t> x = multinomial(w, 4, replacement, &g1).tolist<int64_t>();
     std::vector<int64_t> y = multinomial(w, 4, replacement, &g2).tolist<int64_t>();
     EXPECT_EQ(x, y);
@@ -75,7 +76,7 @@ EMBER_DEVICE_TEST(Multinomial, SameSeedSameDraws) {
 }
 
 EMBER_DEVICE_TEST(Multinomial, ZeroWeightsNeverDrawn) {
-  Generator g(5);
+  Generator g(device(), 5);
   // zeros at both ends and in between, and a tiny positive weight next to a large one
   Tensor w = tensor({0., 1., 0., 0., 2., 1e-300, 0.}, {.dtype = kFloat64});
   std::vector<int64_t> d = multinomial(w, 200000, true, &g).tolist<int64_t>();
@@ -102,7 +103,7 @@ EMBER_DEVICE_TEST(Multinomial, ZeroWeightsNeverDrawn) {
 EMBER_DEVICE_TEST(Multinomial, FrequenciesWithReplacement) {
   std::vector<double> w = {1., 2., 3., 4., 0.5, 0., 9.5};  // need not sum to 1
   for (DType dt : {kFloat32, kFloat64}) {
-    Generator g(2024);
+    Generator g(device(), 2024);
     const int64_t n = 200000;
     std::vector<int64_t> d = multinomial(tensor(w, {.dtype = dt}), n, true, &g).tolist<int64_t>();
     std::vector<int64_t> counts(w.size(), 0);
@@ -113,8 +114,8 @@ EMBER_DEVICE_TEST(Multinomial, FrequenciesWithReplacement) {
 }
 
 EMBER_DEVICE_TEST(Multinomial, WithoutReplacementDistinctAndComplete) {
-  Generator g(11);
-  Tensor w = rand({40, 12}, {.dtype = kFloat64}, &g).add(1e-3);
+  Generator g(device(), 11), h(11);
+  Tensor w = host_rand({40, 12}, h).add(1e-3);
   std::vector<int64_t> d = multinomial(w, 8, false, &g).tolist<int64_t>();
   for (int64_t r = 0; r < 40; ++r) {
     std::set<int64_t> row(d.begin() + r * 8, d.begin() + (r + 1) * 8);
@@ -138,7 +139,7 @@ EMBER_DEVICE_TEST(Multinomial, WithoutReplacementFollowsSuccessiveDraws) {
   std::vector<double> w = {1., 2., 3., 4., 0.};
   std::vector<double> p = normalised(w);
   const int64_t rows = 200000;
-  Generator g(77);
+  Generator g(device(), 77);
   std::vector<int64_t> d = multinomial(tensor(w).expand({rows, 5}), 2, false, &g).tolist<int64_t>();
   std::vector<int64_t> first(5, 0), second(5, 0);
   for (int64_t r = 0; r < rows; ++r) {
@@ -156,7 +157,7 @@ EMBER_DEVICE_TEST(Multinomial, WithoutReplacementFollowsSuccessiveDraws) {
 }
 
 EMBER_DEVICE_TEST(Multinomial, RowsAreIndependent) {
-  Generator g(31);
+  Generator g(device(), 31);
   // Each row draws from its own weights only.
   Tensor w = tensor({{0., 0., 1., 0.}, {1., 0., 0., 0.}, {0., 2., 0., 2.}});
   for (bool replacement : {true, false}) {

@@ -14,8 +14,7 @@ namespace {
 
 Tensor rnd(IntArrayRef shape, DType dt, uint64_t seed, double lo = -3.0, double hi = 3.0) {
   Generator g(seed);
-  Tensor t = empty(shape, {.dtype = kFloat64});
-  t.uniform_(lo, hi, &g);
+  Tensor t = host_uniform(shape, lo, hi, g);
   return t.to(dt);
 }
 Tensor gin(IntArrayRef shape, uint64_t seed, double lo = -3.0, double hi = 3.0) {
@@ -124,7 +123,7 @@ EMBER_DEVICE_TEST(NNActivation, SoftmaxValuesAndDtype) {
 // ---------------------------------------------------------------- dropout
 EMBER_DEVICE_TEST(NNActivation, DropoutStatistics) {
   Tensor x = ones({200, 500});
-  Generator g(123);
+  Generator g(device(), 123);
   const double p = 0.3;
   Tensor y = F::dropout(x, p, true, &g);
   auto v = y.tolist<double>();
@@ -136,7 +135,7 @@ EMBER_DEVICE_TEST(NNActivation, DropoutStatistics) {
   double frac = double(zeros_n) / double(v.size());
   EXPECT_NEAR(frac, p, 0.01);  // 100000 draws: std of the fraction ~0.0015
   // same seed, same mask; another seed, another mask
-  Generator g1(123), g2(124);
+  Generator g1(device(), 123), g2(device(), 124);
   EXPECT_TRUE(equal(F::dropout(x, p, true, &g1), y));
   EXPECT_FALSE(equal(F::dropout(x, p, true, &g2), y));
 }
@@ -151,7 +150,7 @@ EMBER_DEVICE_TEST(NNActivation, DropoutEdgeCasesAndGrad) {
   EXPECT_THROW_MSG(F::dropout2d(x, 1.5), ValueError, "dropout probability has to be between 0 and 1, but got 1.5");
   // gradient: the same mask, scaled
   Tensor xg = rnd({10, 10}, kFloat64, 6).requires_grad_();
-  Generator g(7);
+  Generator g(device(), 7);
   Tensor y = F::dropout(xg, 0.4, true, &g);
   Tensor gx = autograd::grad({y.sum()}, {xg})[0];
   auto yv = y.tolist<double>(), xv = xg.tolist<double>(), gv = gx.tolist<double>();
@@ -166,7 +165,7 @@ EMBER_DEVICE_TEST(NNActivation, DropoutEdgeCasesAndGrad) {
 
 EMBER_DEVICE_TEST(NNActivation, Dropout2dZeroesWholeChannels) {
   Tensor x = ones({8, 64, 3, 3}, {.dtype = kFloat64});
-  Generator g(9);
+  Generator g(device(), 9);
   Tensor y = F::dropout2d(x, 0.5, true, &g);
   auto v = y.tolist<double>();
   int64_t dropped = 0;
@@ -179,7 +178,7 @@ EMBER_DEVICE_TEST(NNActivation, Dropout2dZeroesWholeChannels) {
   EXPECT_GT(dropped, 512 * 0.4);
   EXPECT_LT(dropped, 512 * 0.6);
   EXPECT_TRUE(equal(F::dropout2d(x, 0.5, false), x));
-  Generator g1(9);
+  Generator g1(device(), 9);
   EXPECT_TRUE(equal(F::dropout2d(x, 0.5, true, &g1), y));
 }
 
@@ -307,7 +306,7 @@ EMBER_DEVICE_TEST(NNActivation, AttentionGradients) {
 
 EMBER_DEVICE_TEST(NNActivation, AttentionDropoutIsSeeded) {
   Tensor q = rnd({2, 8, 4}, kFloat32, 50), k = rnd({2, 8, 4}, kFloat32, 51), v = rnd({2, 8, 4}, kFloat32, 52);
-  Generator g1(5), g2(5), g3(6);
+  Generator g1(device(), 5), g2(device(), 5), g3(device(), 6);
   Tensor a = F::scaled_dot_product_attention(q, k, v, std::nullopt, 0.5, false, std::nullopt, &g1);
   Tensor b = F::scaled_dot_product_attention(q, k, v, std::nullopt, 0.5, false, std::nullopt, &g2);
   Tensor c = F::scaled_dot_product_attention(q, k, v, std::nullopt, 0.5, false, std::nullopt, &g3);

@@ -11,7 +11,7 @@ namespace {
 
 Tensor rnd(IntArrayRef shape, uint64_t seed, DType dt = kFloat64) {
   Generator g(seed);
-  return randn(shape, {.dtype = kFloat64}, &g).to(dt);
+  return host_randn(shape, g).to(dt);
 }
 
 // Direct nested-loop conv2d in double; padding per side: top, bottom, left, right.

@@ -14,7 +14,7 @@ namespace {
 
 Tensor rnd(IntArrayRef shape, uint64_t seed, DType dt = kFloat64) {
   Generator g(seed);
-  return randn(shape, {.dtype = kFloat64}, &g).to(dt);
+  return host_randn(shape, g).to(dt);
 }
 
 // Scatter form of a transposed convolution over (D, H, W) (unit depth for 2-d): every input

@@ -74,7 +74,7 @@ EMBER_DEVICE_TEST(NNInit, ConstantsAndEye) {
 }
 
 EMBER_DEVICE_TEST(NNInit, UniformNormalStats) {
-  Generator g(42);
+  Generator g(device(), 42);
   Tensor t = empty({200, 200});
   init::uniform_(t, -0.5, 1.5, &g);
   Stats s = stats(t);
@@ -87,7 +87,7 @@ EMBER_DEVICE_TEST(NNInit, UniformNormalStats) {
   EXPECT_NEAR(s.mean, 3.0, 0.01);
   EXPECT_NEAR(s.std, 0.5, 0.01);
   // seeded: same generator state, same values
-  Generator g1(7), g2(7);
+  Generator g1(device(), 7), g2(device(), 7);
   Tensor a = empty({10}), b = empty({10});
   init::normal_(a, 0, 1, &g1);
   init::normal_(b, 0, 1, &g2);
@@ -95,7 +95,7 @@ EMBER_DEVICE_TEST(NNInit, UniformNormalStats) {
 }
 
 EMBER_DEVICE_TEST(NNInit, XavierKaiming) {
-  Generator g(1);
+  Generator g(device(), 1);
   Tensor w = empty({300, 200});
   init::xavier_uniform_(w, 2.0, &g);
   double a = 2.0 * std::sqrt(6.0 / 500.0);
@@ -125,7 +125,7 @@ EMBER_DEVICE_TEST(NNInit, XavierKaiming) {
 }
 
 EMBER_DEVICE_TEST(NNInit, TruncNormal) {
-  Generator g(9);
+  Generator g(device(), 9);
   Tensor t = empty({100000}, {.dtype = kFloat64});
   double mean = 1.0, sd = 2.0, a = -1.0, b = 2.0;
   init::trunc_normal_(t, mean, sd, a, b, &g);
@@ -148,7 +148,7 @@ EMBER_DEVICE_TEST(NNInit, TruncNormal) {
 }
 
 EMBER_DEVICE_TEST(NNInit, Orthogonal) {
-  Generator g(3);
+  Generator g(device(), 3);
   for (Shape shape : {Shape{30, 10}, Shape{10, 30}, Shape{16, 16}, Shape{8, 2, 3, 3}}) {
     Tensor t = ember::empty(shape);
     init::orthogonal_(t, 1.0, &g);
@@ -161,7 +161,7 @@ EMBER_DEVICE_TEST(NNInit, Orthogonal) {
   EXPECT_LT(ortho_error(t * 0.5, false), 1e-12);
   // It is the Q of the QR of the normal matrix drawn from the same generator state, with the
   // signs fixed so that R = Q^T A has a positive diagonal (as PyTorch's sign correction).
-  Generator g1(11), g2(11);
+  Generator g1(device(), 11), g2(device(), 11);
   Tensor A = empty({12, 5}, {.dtype = kFloat64});
   ember::normal_(A, 0.0, 1.0, &g1);
   Tensor q = empty({12, 5}, {.dtype = kFloat64});

@@ -13,8 +13,7 @@ namespace {
 
 Tensor rnd(IntArrayRef shape, DType dt, uint64_t seed, double lo = -2.0, double hi = 2.0) {
   Generator g(seed);
-  Tensor t = empty(shape, {.dtype = kFloat64});
-  t.uniform_(lo, hi, &g);
+  Tensor t = host_uniform(shape, lo, hi, g);
   return t.to(dt);
 }
 

@@ -14,7 +14,7 @@ namespace F = ember::nn::functional;
 namespace {
 Tensor rnd(IntArrayRef shape, uint64_t seed) {
   Generator g(seed);
-  return randn(shape, {.dtype = kFloat64}, &g);
+  return host_randn(shape, g);
 }
 }  // namespace
 

@@ -14,7 +14,7 @@ namespace F = ember::nn::functional;
 namespace {
 Tensor rnd(IntArrayRef shape, uint64_t seed, DType dt = kFloat64) {
   Generator g(seed);
-  return randn(shape, {.dtype = kFloat64}, &g).to(dt);
+  return host_randn(shape, g).to(dt);
 }
 using Sizes = std::optional<std::vector<int64_t>>;
 using Scales = std::optional<std::vector<double>>;

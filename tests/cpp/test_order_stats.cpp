@@ -168,8 +168,8 @@ EMBER_DEVICE_TEST(OrderStats, EveryNumericDtypeKeepsItsDtype) {
     std::sort(sorted.begin(), sorted.end());
     EXPECT_EQ(m.item<double>(), sorted[(sorted.size() - 1) / 2]);
   }
-  EXPECT_THROW_MSG(median(tensor({true, false})), Error, "\"median_out\" not implemented for 'Bool'");
-  EXPECT_THROW_MSG(kthvalue(tensor({true, false}), 1), Error, "\"kthvalue_cpu\" not implemented for 'Bool'");
+  EXPECT_THROW_MSG(median(tensor({true, false})), Error, kernel_name(device(), "median_out", "median_out_impl") + " not implemented for 'Bool'");
+  EXPECT_THROW_MSG(kthvalue(tensor({true, false}), 1), Error, kernel_name(device(), "kthvalue_cpu", "kthvalue_cuda") + " not implemented for 'Bool'");
 }
 
 EMBER_DEVICE_TEST(OrderStats, ZeroDimAndEmptyInputs) {
@@ -213,7 +213,7 @@ EMBER_DEVICE_TEST(OrderStats, ArgumentErrorsAsPyTorch) {
 EMBER_DEVICE_TEST(OrderStats, LongRowsAndManyRowsInParallel) {
   // Rows long enough for nth_element's partitioning, and enough rows to be split over threads.
   Generator g(5);
-  Tensor x = randn({64, 1001}, {.dtype = kFloat64}, &g);
+  Tensor x = host_randn({64, 1001}, g);
   expect_matches(median(x, 1), reference(x, 1, Pick::Median), false, 1, 2);
   expect_matches(kthvalue(x.t(), 17, 0), reference(x.t(), 0, Pick::Kth, 17), false, 0, 2);
   Tensor f = x.to(kFloat32);

@@ -12,6 +12,21 @@
 
 namespace ember::testing {
 
+// Seeded inputs: drawn on the host from a CPU generator (the same values on every device, as
+// torch's tests make them), then moved to the running test's device. A device's random ops take
+// only that device's generators (Generator(device(), seed)), as torch's do.
+inline Tensor host_uniform(IntArrayRef shape, double lo, double hi, Generator& g, DType dt = DType::Float64) {
+  Tensor t = empty(shape, {.dtype = DType::Float64, .device = Device(DeviceType::CPU)});
+  t.uniform_(lo, hi, &g);
+  return t.to(dt).to(default_device());
+}
+inline Tensor host_randn(IntArrayRef shape, Generator& g, DType dt = DType::Float64) {
+  return randn(shape, {.dtype = DType::Float64, .device = Device(DeviceType::CPU)}, &g).to(dt).to(default_device());
+}
+inline Tensor host_rand(IntArrayRef shape, Generator& g, DType dt = DType::Float64) {
+  return host_uniform(shape, 0.0, 1.0, g, dt);
+}
+
 // A tensor's values in logical (row-major) order, as doubles, with its shape.
 struct Ref {
   Shape shape;
@@ -112,11 +127,11 @@ inline std::vector<Layout> all_layouts() {
 inline Tensor make_input(DType dt, Layout layout, double lo = -2.0, double hi = 2.0, uint64_t seed = 0) {
   Generator g(seed + 1234);
   auto fill = [&](IntArrayRef shape) {
-    Tensor t = empty(shape, {.dtype = DType::Float64});
+    Tensor t = empty(shape, {.dtype = DType::Float64, .device = Device(DeviceType::CPU)});
     t.uniform_(lo, hi, &g);
     if (!is_floating(dt)) t = t.round();
     if (dt == DType::Bool) t = t.gt(0.0);
-    return t.to(dt);
+    return t.to(dt).to(default_device());
   };
   switch (layout) {
     case Layout::Contiguous: return fill({3, 4});
@@ -137,6 +152,14 @@ inline std::vector<DType> float_dtypes() {
 }
 
 // Runs the statement and checks it throws E with a message containing `needle`.
+// An out-of-range index: an IndexError raised on the host on the CPU (and the test device);
+// on CUDA the kernel catches it with a device-side assert that ends the process's CUDA context,
+// as torch's do, so there the check cannot run inside the test process.
+#define EXPECT_INDEX_ERROR(stmt, E, needle) \
+  do {                                      \
+    if (!device().is_cuda()) EXPECT_THROW_MSG(stmt, E, needle); \
+  } while (0)
+
 #define EXPECT_THROW_MSG(stmt, E, needle)                                              \
   do {                                                                                 \
     try {                                                                              \

@@ -470,19 +470,35 @@ EXPECTED_CUDA_F32_INPUTS = {
 
 def _cuda_maker(t):
     gen = t.Generator().manual_seed(0)
-    return lambda *s: (t.rand(*s, generator=gen) + 0.5).to("cuda")
+    return lambda *s: (t.rand(*s, generator=gen, device="cpu") + 0.5).to("cuda")
+
+
+# nn ops whose CUDA kernels are CUDA part 2's (issue 17): their rows wait for it, visibly.
+CUDA_PART2_OPS = {"rms_norm", "layer_norm", "group_norm", "conv2d", "conv_transpose2d", "cross_entropy",
+                  "interp_bilinear", "batch_norm", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_CUDA_F32_INPUTS))
 def test_cuda_policy(name):
     if not ember.cuda.is_available():
         pytest.skip("no CUDA GPU on this machine: the CUDA backend compiled but did not run")
-    with ember.autocast("cuda"):
-        out = _cases(ember)[name](_cuda_maker(ember))
+    if name in CUDA_PART2_OPS:
+        pytest.skip(f"{name} has no CUDA kernel yet: nn kernels on CUDA are issue 17 (CUDA part 2)")
+    # The cases' own tensors (targets, indices) are made on the GPU too.
+    ember.set_default_device("cuda")
+    try:
+        with ember.autocast("cuda"):
+            out = _cases(ember)[name](_cuda_maker(ember))
+    finally:
+        ember.set_default_device(None)
     assert _dtype_name(out.dtype) == EXPECTED_CUDA_F32_INPUTS[name]
     if _torch is not None and _torch.cuda.is_available():
-        with _torch.autocast("cuda"):
-            ref = _cases(_torch)[name](_cuda_maker(_torch))
+        _torch.set_default_device("cuda")
+        try:
+            with _torch.autocast("cuda"):
+                ref = _cases(_torch)[name](_cuda_maker(_torch))
+        finally:
+            _torch.set_default_device(None)
         assert _dtype_name(ref.dtype) == _dtype_name(out.dtype)
 
 

@@ -375,11 +375,23 @@ def test_cumsum_cumprod(device, dtype):
 def test_long_scans(device):
     need(device)
     for shape, dim in (((2, 100_003), 1), ((100_003, 2), 0), ((3, 5000, 4), 1), ((300_001,), 0), ((5, 1500), 1)):
+        # Exact in float32 whatever the order of the operations: small integers (sums below
+        # 2^24) and products of +-1. A chunk counted twice or skipped shows here at once, where
+        # the tolerances above could hide it.
+        k, kb = make(device, shape, low=0, high=3, seed=9, integers=True)
+        assert (to_np(k.cumsum(dim)) == np.cumsum(kb, axis=dim)).all(), f"integer-valued cumsum {shape}"
+        s, sb = make(device, shape, low=0, high=1, seed=10, integers=True)
+        s, sb = s * 2 - 1, sb * 2 - 1
+        assert (to_np(s.cumprod(dim)) == np.cumprod(sb, axis=dim)).all(), f"cumprod of +-1 {shape}"
         t, a = make(device, shape, low=-1, high=1, seed=7)
         scale = np.abs(np.cumsum(np.abs(a), axis=dim)).max()
         close(t.cumsum(dim), np.cumsum(a, axis=dim), ember.float32, scale=scale * 0.05, what=f"cumsum {shape}")
         p, b = make(device, shape, low=0.9999, high=1.0001, seed=8)
-        close(p.cumprod(dim), np.cumprod(b, axis=dim), ember.float32, scale=50.0, what=f"cumprod {shape}")
+        # float32 accumulates in float32 on CUDA, as torch's: over 300k factors near 1 the rounding
+        # drifts by ~2e-3 (measured on an H100: torch 2.2e-3, ember 2.2e-3, 1.5e-5 apart); the CPU
+        # accumulates in double. The exact checks above catch a structural error.
+        close(p.cumprod(dim), np.cumprod(b, axis=dim), ember.float32, scale=50.0 if device == "cpu" else 250.0,
+              what=f"cumprod {shape}")
         vals, idx = t.cummax(dim)
         rmax = np.maximum.accumulate(a, axis=dim)
         close(vals, rmax, ember.float32)

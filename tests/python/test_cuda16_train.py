@@ -48,7 +48,7 @@ def test_optimizer_steps_match_the_cpu(device, dtype, name, kwargs):
     def run(dev):
         # A transposed parameter goes through the non-contiguous path.
         a = p0.t().contiguous().t().clone().to(dev).detach().requires_grad_()
-        b = w0.to(dev).detach().requires_grad_()
+        b = w0.clone().to(dev).detach().requires_grad_()  # w0.to("cpu") is w0 itself: the CPU run must not move it
         opt = getattr(ember.optim, name)([a, b], **kwargs)
         for step in range(3):
             a.grad = grads[2 * step].to(dev)

@@ -63,6 +63,11 @@ def _F(t):
 
 TOL = {ember.bfloat16: 2e-2, ember.float16: 2e-3}
 
+# nn ops whose CUDA kernels are CUDA part 2's (issue 17): their CUDA rows wait for it, visibly.
+CUDA_PART2_OPS = {"adaptive_avg_pool2d", "avg_pool2d", "max_pool2d", "conv2d", "conv_transpose2d", "cross_entropy",
+                  "group_norm", "layer_norm", "rms_norm", "batch_norm", "interpolate", "pad_reflect"}
+CUDA_PART2 = "no CUDA kernel yet: nn kernels on CUDA are issue 17 (CUDA part 2)"
+
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 @pytest.mark.parametrize("dtype", HALF, ids=["bf16", "fp16"])
@@ -70,20 +75,28 @@ TOL = {ember.bfloat16: 2e-2, ember.float16: 2e-3}
 def test_half_op_matches_float32(name, dtype, device):
     if device == "cuda" and not ember.cuda.is_available():
         pytest.skip(NO_GPU)
+    if device == "cuda" and name in CUDA_PART2_OPS:
+        pytest.skip(f"{name}: {CUDA_PART2}")
     fn = _ops()[name]
     gen = ember.Generator().manual_seed(7)
     inputs = []
 
     def half(*size):
-        v = ember.randn(*size, generator=gen).to(dtype)
+        v = ember.randn(*size, generator=gen, device="cpu").to(dtype)
         inputs.append(v)
         return v.to(device)
-    out = fn(ember, half)
-    it = iter(inputs)
+    it = None
 
     def as_f32(*size):
         return next(it).float().to(device)
-    ref = fn(ember, as_f32)
+    # The ops' own tensors (indices, zeros) are made on the device under test.
+    ember.set_default_device(device)
+    try:
+        out = fn(ember, half)
+        it = iter(inputs)
+        ref = fn(ember, as_f32)
+    finally:
+        ember.set_default_device(None)
     if out.is_floating_point():
         assert out.dtype == dtype, f"{name}: {out.dtype}"
         # One rounding of the float32 result to the half type, plus what rounding inside the op
@@ -100,6 +113,8 @@ def test_half_op_matches_float32(name, dtype, device):
 def test_half_training_step_gradients(dtype, device):
     if device == "cuda" and not ember.cuda.is_available():
         pytest.skip(NO_GPU)
+    if device == "cuda":
+        pytest.skip(f"conv2d and cross_entropy: {CUDA_PART2}")
     ember.manual_seed(0)
     model = ember.nn.Sequential(ember.nn.Conv2d(1, 4, 3, padding=1), ember.nn.ReLU(), ember.nn.Flatten(),
                                 ember.nn.Linear(4 * 6 * 6, 3)).to(device)

@@ -185,7 +185,8 @@ def test_validator_accepts_torch_traces(tmp_path, torch_ref):
     path = tmp_path / "torch.json"
     prof.export_chrome_trace(str(path))
     # torch 1.13 writes whole microseconds, so a child can end 1 us after its parent.
-    validate_trace(json.loads(path.read_text()), nest_tolerance_us=1.0 if torch.__version__ < "2" else 1e-3)
+    validate_trace(json.loads(path.read_text()), nest_tolerance_us=1.0 if torch.__version__ < "2" else 1e-3,
+                   dangling_flows_ok=True)
 
 
 def test_memory_matches_the_allocation():

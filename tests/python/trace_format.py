@@ -21,10 +21,12 @@ def _number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def validate_trace(doc, nest_tolerance_us=1e-3):
+def validate_trace(doc, nest_tolerance_us=1e-3, dangling_flows_ok=False):
     """Raises TraceFormatError on the first violation; returns the events by phase.
     nest_tolerance_us: how far a child may stick out of its parent (rounding of the writer's
-    timestamps; ember writes nanoseconds, PyTorch 1.13 whole microseconds)."""
+    timestamps; ember writes nanoseconds, PyTorch 1.13 whole microseconds).
+    dangling_flows_ok: accept a flow end with no start (viewers ignore it). PyTorch's CUDA traces
+    hold them: a kernel whose launch fell outside the profiled window (torch 2.11, H100)."""
     if isinstance(doc, list):
         events = doc
     elif isinstance(doc, dict):
@@ -73,17 +75,22 @@ def validate_trace(doc, nest_tolerance_us=1e-3):
         elif ph in ("s", "t", "f"):
             if "id" not in e or "cat" not in e:
                 _fail("a flow event needs 'id' and 'cat'", e)
-            key = (e["cat"], e["id"])
             if ph == "s":
-                flows_started[key] = e["ts"]
-            else:
-                if key not in flows_started:
-                    _fail("a flow step/finish has no start with the same cat and id", e)
-                if e["ts"] < flows_started[key]:
-                    _fail("a flow finishes before it starts", e)
+                flows_started[(e["cat"], e["id"])] = e["ts"]
         if "args" in e and not isinstance(e["args"], dict):
             _fail("'args' must be an object", e)
         by_phase[ph].append(e)
+
+    # Flows: the file's order is free (PyTorch's CUDA traces list a kernel's flow finish before
+    # its launch's start), so ends are matched against every start.
+    for e in by_phase["t"] + by_phase["f"]:
+        key = (e["cat"], e["id"])
+        if key not in flows_started:
+            if dangling_flows_ok:
+                continue
+            _fail("a flow step/finish has no start with the same cat and id", e)
+        if e["ts"] < flows_started[key]:
+            _fail("a flow finishes before it starts", e)
 
     # Complete events on one thread nest: none starts inside another and ends after it.
     lanes = defaultdict(list)
