@@ -117,6 +117,70 @@ template <class T, bool kLog> __global__ void __launch_bounds__(1024) softmax_bl
   }
 }
 
+// ---------------------------------------------------------------- a block per row, in registers
+// Rows of up to 8192 elements, a multiple of 4 and 16-byte aligned (the common case past the
+// warp kernel: attention and vocabulary rows): 256 threads hold the row in registers, kVecs
+// 4-element vectors each, every load in flight at once, so the row is read from memory once
+// (the online kernel reads it twice, in 4-byte loads) and max, then the sum of exp(x - max), is
+// the warp kernel's order, with its special values.
+inline constexpr int kRegThreads = 256;
+
+template <class C, class Op> __device__ __forceinline__ C block_all_reduce(C a, Op op, C* part) {
+  for (int off = 16; off > 0; off >>= 1) a = op(a, __shfl_xor_sync(0xffffffffu, a, off));
+  if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = a;
+  __syncthreads();
+  a = part[0];
+#pragma unroll
+  for (int w = 1; w < kRegThreads / 32; ++w) a = op(a, part[w]);
+  __syncthreads();  // part is written again by the next reduction
+  return a;
+}
+
+template <class T, bool kLog, int kVecs>
+__global__ void __launch_bounds__(kRegThreads) softmax_block_regs_kernel(const T* in, T* out, int64_t rows, int n) {
+  using C = compute_t<T>;
+  using V = Vec<T, 4>;
+  __shared__ C part[kRegThreads / 32];
+  const int tid = int(threadIdx.x), nv = n / 4;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const V* x = reinterpret_cast<const V*>(in + row * n);
+    V* y = reinterpret_cast<V*>(out + row * n);
+    C v[kVecs][4];
+    C m = neg_inf<C>();
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const int j = k * kRegThreads + tid;
+      if (j < nv) {
+        const V q = x[j];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          v[k][e] = convert<C>(q.v[e]);
+          m = max_t(m, v[k][e]);
+        }
+      }
+    }
+    m = block_all_reduce(m, [](C a, C b) { return max_t(a, b); }, part);
+    C s = C(0);
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k)
+      if (k * kRegThreads + tid < nv)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s += ::cuda::std::exp(v[k][e] - m);
+    s = block_all_reduce(s, [](C a, C b) { return a + b; }, part);
+    const C scale = scale_of<C, kLog>(s);
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const int j = k * kRegThreads + tid;
+      if (j < nv) {
+        V o;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o.v[e] = convert<T>(finish_value<C, kLog>(v[k][e], m, scale));
+        y[j] = o;
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------- inner > 1
 template <class T, bool kLog>
 __global__ void __launch_bounds__(256) softmax_cols_kernel(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
@@ -165,6 +229,13 @@ template <bool kLog> void run_softmax(const SoftmaxLaunch& L) {
       if (n <= 64) softmax_warp_kernel<T, kLog, 2><<<blocks, threads, 0, L.stream>>>(in, out, L.outer, n);
       else if (n <= 256) softmax_warp_kernel<T, kLog, 8><<<blocks, threads, 0, L.stream>>>(in, out, L.outer, n);
       else softmax_warp_kernel<T, kLog, 32><<<blocks, threads, 0, L.stream>>>(in, out, L.outer, n);
+    } else if (L.inner == 1 && L.n <= 8 * 4 * kRegThreads && L.n % 4 == 0 && aligned(in, 4 * sizeof(T)) &&
+               aligned(out, 4 * sizeof(T))) {
+      const int n = int(L.n);
+      const unsigned blocks = grid_for(L.outer);
+      if (n <= 2 * 4 * kRegThreads) softmax_block_regs_kernel<T, kLog, 2><<<blocks, kRegThreads, 0, L.stream>>>(in, out, L.outer, n);
+      else if (n <= 4 * 4 * kRegThreads) softmax_block_regs_kernel<T, kLog, 4><<<blocks, kRegThreads, 0, L.stream>>>(in, out, L.outer, n);
+      else softmax_block_regs_kernel<T, kLog, 8><<<blocks, kRegThreads, 0, L.stream>>>(in, out, L.outer, n);
     } else if (L.inner == 1) {
       const unsigned threads = L.n <= 4096 ? 256 : (L.n <= 16384 ? 512 : 1024);
       softmax_block_kernel<T, kLog><<<grid_for(L.outer), threads, 0, L.stream>>>(in, out, L.outer, L.n);

@@ -462,7 +462,8 @@ def test_softmax_shapes(device, dtype, log):
     need(device)
     fn = ember.log_softmax if log else ember.softmax
     cases = [((), 0), ((1,), 0), ((4, 7), 1), ((3, 32), 1), ((3, 33), -1), ((5, 64), 1), ((2, 65), 1), ((2, 257), 1),
-             ((3, 1000), 1), ((2, 1024), 1), ((2, 1025), 1), ((2, 5000), 1), ((1, 20000), 1), ((3, 50, 7), 1),
+             ((3, 1000), 1), ((2, 1024), 1), ((2, 1025), 1), ((2, 1028), 1), ((3, 2048), 1), ((2, 4096), 1),
+             ((2, 5000), 1), ((2, 8192), 1), ((2, 8196), 1), ((1, 20000), 1), ((3, 50, 7), 1),
              ((2, 5, 40), 0), ((4, 3000, 3), 1), ((20000, 3), 0), ((2, 3, 4, 5), 2), ((0, 5), 1)]
     for shape, dim in cases:
         t, a = make(device, shape, dtype, -6, 6)
@@ -478,7 +479,7 @@ def test_softmax_shapes(device, dtype, log):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("n", [5, 300, 3000])
+@pytest.mark.parametrize("n", [5, 300, 3000, 3001, 8192])
 @pytest.mark.parametrize("log", [False, True])
 def test_softmax_special_values(device, n, log):
     need(device)
