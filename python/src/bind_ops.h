@@ -31,6 +31,11 @@ nb::tuple tensor_tuple(const std::vector<Tensor>& v);
 // torch.return_types.<name>(first, second): a namedtuple with torch's field names
 // (values/indices for max, min, sort, topk, median, ...).
 nb::object return_pair(const char* name, Tensor first, Tensor second);
+
+// An operand that may be a Python number, for C++ ops that only take tensors: a number becomes
+// a 0-dim wrapped-number tensor (on the host, as torch's), a tensor passes through.
+inline const Tensor& as_tensor(const Tensor& t) { return t; }
+inline Tensor as_tensor(const Scalar& s) { return wrapped_scalar(s); }
 // A dim argument: None -> nullopt, an int -> {dim}, a tuple/list of ints -> the dims.
 std::optional<std::vector<int64_t>> dims_arg(nb::handle h, const char* op, const char* arg = "dim");
 

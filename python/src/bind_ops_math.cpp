@@ -11,9 +11,6 @@ namespace {
 
 using Self = nb::handle_t<Tensor>;
 
-// A Python number as a 0-dim wrapped-number tensor, for C++ ops that only take tensors.
-inline const Tensor& as_tensor(const Tensor& t, const Tensor&) { return t; }
-inline Tensor as_tensor(const Scalar& s, const Tensor&) { return wrapped_scalar(s); }
 
 // name(input, other) for a tensor and for a number `other`, as function and method; with
 // `inplace`, also Tensor.<inplace_name>(other), the C++ in-place op (returning self itself).
@@ -32,7 +29,7 @@ void def_binary(nb::module_& m, TensorClass& cls, const char* name, F f, const c
     if constexpr (scalar_other) {
       cls.def(inplace_name, [inplace](Self self, const Scalar& b) {
         Tensor& t = tensor_of(self);
-        inplace(t, as_tensor(b, t));
+        inplace(t, as_tensor(b));
         return nb::borrow(self);
       }, nb::arg("other"));
     }

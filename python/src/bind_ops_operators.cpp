@@ -10,10 +10,6 @@ namespace {
 
 using Self = nb::handle_t<Tensor>;
 
-// A Python number as a wrapped-number tensor where the C++ op takes a tensor.
-inline Tensor wrap(const Scalar& s, const Tensor&) { return wrapped_scalar(s); }
-inline const Tensor& as_tensor(const Tensor& t, const Tensor&) { return t; }
-inline Tensor as_tensor(const Scalar& s, const Tensor& like) { return wrap(s, like); }
 
 }  // namespace
 
@@ -52,8 +48,8 @@ void bind_ops_operators(TensorClass& cls) {
   cls.def("__rsub__", [](const Tensor& a, const Scalar& b) { return rsub(a, b); }, op);
   cls.def("__rmul__", [](const Tensor& a, const Scalar& b) { return mul(a, b); }, op);
   cls.def("__rtruediv__", [](const Tensor& a, const Scalar& b) { return div(b, a); }, op);
-  cls.def("__rfloordiv__", [](const Tensor& a, const Scalar& b) { return floor_divide(wrap(b, a), a); }, op);
-  cls.def("__rmod__", [](const Tensor& a, const Scalar& b) { return remainder(wrap(b, a), a); }, op);
+  cls.def("__rfloordiv__", [](const Tensor& a, const Scalar& b) { return floor_divide(wrapped_scalar(b), a); }, op);
+  cls.def("__rmod__", [](const Tensor& a, const Scalar& b) { return remainder(wrapped_scalar(b), a); }, op);
   cls.def("__rpow__", [](const Tensor& a, const Scalar& b) { return pow(b, a); }, op);
   cls.def("__rand__", [](const Tensor& a, const Scalar& b) { return bitwise_and(a, b); }, op);
   cls.def("__ror__", [](const Tensor& a, const Scalar& b) { return bitwise_or(a, b); }, op);
@@ -72,13 +68,13 @@ void bind_ops_operators(TensorClass& cls) {
   EMBER_IOP("__imul__", a.mul_(b))
   EMBER_IOP("__itruediv__", a.div_(b))
   EMBER_IOP("__ipow__", a.pow_(b))
-  EMBER_IOP("__ifloordiv__", floor_divide_(a, as_tensor(b, a)))
-  EMBER_IOP("__imod__", remainder_(a, as_tensor(b, a)))
-  EMBER_IOP("__iand__", bitwise_and_(a, as_tensor(b, a)))
-  EMBER_IOP("__ior__", bitwise_or_(a, as_tensor(b, a)))
-  EMBER_IOP("__ixor__", bitwise_xor_(a, as_tensor(b, a)))
-  EMBER_IOP("__ilshift__", bitwise_left_shift_(a, as_tensor(b, a)))
-  EMBER_IOP("__irshift__", bitwise_right_shift_(a, as_tensor(b, a)))
+  EMBER_IOP("__ifloordiv__", floor_divide_(a, as_tensor(b)))
+  EMBER_IOP("__imod__", remainder_(a, as_tensor(b)))
+  EMBER_IOP("__iand__", bitwise_and_(a, as_tensor(b)))
+  EMBER_IOP("__ior__", bitwise_or_(a, as_tensor(b)))
+  EMBER_IOP("__ixor__", bitwise_xor_(a, as_tensor(b)))
+  EMBER_IOP("__ilshift__", bitwise_left_shift_(a, as_tensor(b)))
+  EMBER_IOP("__irshift__", bitwise_right_shift_(a, as_tensor(b)))
 #undef EMBER_IOP
 
   // ---- unary

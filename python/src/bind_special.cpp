@@ -11,7 +11,7 @@ namespace {
 using Self = nb::handle_t<Tensor>;
 
 // A Python number as a 0-dim wrapped-number tensor (on the host, as torch's; type promotion as torch's).
-Tensor operand(nb::handle h, const Tensor& like) {
+Tensor operand(nb::handle h) {
   if (nb::isinstance<Tensor>(h)) return tensor_of(h);
   Scalar s;
   EMBER_CHECK_TYPE(scalar_from_python(h.ptr(), true, s), "expected a Tensor or a number, got ", Py_TYPE(h.ptr())->tp_name);
@@ -22,14 +22,13 @@ Tensor operand(nb::handle h, const Tensor& like) {
 template <class F> void def_binary_any(nb::module_& m, TensorClass& cls, const char* name, F f, const char* inplace = nullptr) {
   m.def(name, [f, name](nb::handle a, nb::handle b) {
     EMBER_CHECK_TYPE(nb::isinstance<Tensor>(a) || nb::isinstance<Tensor>(b), name, "(): expected at least one Tensor argument");
-    const Tensor& like = nb::isinstance<Tensor>(a) ? tensor_of(a) : tensor_of(b);
-    return f(operand(a, like), operand(b, like));
+    return f(operand(a), operand(b));
   }, nb::arg("input"), nb::arg("other"));
-  cls.def(name, [f](const Tensor& a, nb::handle b) { return f(a, operand(b, a)); }, nb::arg("other"));
+  cls.def(name, [f](const Tensor& a, nb::handle b) { return f(a, operand(b)); }, nb::arg("other"));
   if (inplace) {
     cls.def(inplace, [f](Self self, nb::handle b) {
       Tensor& t = tensor_of(self);
-      Tensor r = f(t, operand(b, t));
+      Tensor r = f(t, operand(b));
       EMBER_CHECK(can_cast(r.dtype(), t.dtype()), "result type ", scalar_type_name(r.dtype()), " can't be cast to the desired output type ", scalar_type_name(t.dtype()));
       t.copy_(r);
       return nb::borrow(self);

@@ -42,4 +42,16 @@ inline Tensor& run_elementwise(Tensor& out, std::vector<Tensor> inputs, IterConf
   return run_elementwise(out, std::move(inputs), cfg, launcher, [](ElementwiseArgs&) {});
 }
 
+// The CUDA kernels of a one-operand op whose integer inputs compute in the default float dtype
+// (the floating family and the special functions): out-of-place and in-place forms through
+// launch_<n>, registered for the CUDA key.
+#define EMBER_CUDA_UNARY_FLOAT_KERNELS(n)                                                                \
+  Tensor n##_cuda(const Tensor& a) {                                                                     \
+    Tensor out;                                                                                          \
+    return run_elementwise(out, {a}, {.op_name = #n, .int_to_float = true}, launch_##n);                 \
+  }                                                                                                      \
+  Tensor& n##_inplace_cuda(Tensor& a) { return run_elementwise(a, {a}, {.op_name = #n "_", .int_to_float = true}, launch_##n); } \
+  EMBER_REGISTER_KERNEL(n, CUDA, n##_cuda);                                                              \
+  EMBER_REGISTER_KERNEL(n##_, CUDA, n##_inplace_cuda);
+
 }  // namespace ember::cuda

@@ -15,6 +15,7 @@ EMBER_UNARY_FLOAT_OPS(EMBER_CUDA_DECLARE)
 EMBER_UNARY_KEEP_OPS(EMBER_CUDA_DECLARE)
 EMBER_BINARY_ARITH_OPS(EMBER_CUDA_DECLARE)
 EMBER_COMPARE_OPS(EMBER_CUDA_DECLARE)
+EMBER_UNARY_SPECIAL_OPS(EMBER_CUDA_DECLARE)  // special_kernels.cu
 #undef EMBER_CUDA_DECLARE
 
 // param_f[0] / param_i[0]: alpha
@@ -49,5 +50,10 @@ void launch_fill(const ElementwiseArgs&);
 void launch_where(const ElementwiseArgs&);
 // masked_fill_: output self, inputs (self, mask); param value
 void launch_masked_fill(const ElementwiseArgs&);
+// special_kernels.cu: param_i[0] = n for polygamma; two inputs for the others
+void launch_polygamma(const ElementwiseArgs&);
+void launch_igamma(const ElementwiseArgs&);
+void launch_igammac(const ElementwiseArgs&);
+void launch_standard_gamma_grad(const ElementwiseArgs&);
 
 }  // namespace ember::cuda

@@ -13,16 +13,7 @@ namespace ember::cuda {
 namespace {
 
 // ---------------------------------------------------------------- one operand
-#define EMBER_CUDA_FLOAT_KERNELS(n)                                                                      \
-  Tensor n##_cuda(const Tensor& a) {                                                                     \
-    Tensor out;                                                                                          \
-    return run_elementwise(out, {a}, {.op_name = #n, .int_to_float = true}, launch_##n);                 \
-  }                                                                                                      \
-  Tensor& n##_inplace_cuda(Tensor& a) { return run_elementwise(a, {a}, {.op_name = #n "_", .int_to_float = true}, launch_##n); } \
-  EMBER_REGISTER_KERNEL(n, CUDA, n##_cuda);                                                              \
-  EMBER_REGISTER_KERNEL(n##_, CUDA, n##_inplace_cuda);
-EMBER_UNARY_FLOAT_OPS(EMBER_CUDA_FLOAT_KERNELS)
-#undef EMBER_CUDA_FLOAT_KERNELS
+EMBER_UNARY_FLOAT_OPS(EMBER_CUDA_UNARY_FLOAT_KERNELS)
 
 #define EMBER_CUDA_KEEP_KERNELS(n)                                                                        \
   Tensor n##_cuda(const Tensor& a) {                                                                      \

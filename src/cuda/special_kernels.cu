@@ -3,7 +3,7 @@
 // which compute in double and round once, so a GPU result equals the CPU's. These are rarely on
 // a training step's hot path; the double arithmetic keeps them exact rather than fast.
 #include "cuda/elementwise.cuh"
-#include "cuda/special_launchers.h"
+#include "cuda/elementwise_launchers.h"
 #include "ops/special_formulas.h"
 
 namespace ember::cuda {

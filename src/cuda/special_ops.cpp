@@ -2,23 +2,14 @@
 // dtype rules (cpu/special_kernels.cpp): integers compute in the default float dtype, except
 // _standard_gamma_grad, which takes floating inputs only.
 #include "cuda/elementwise_host.h"
-#include "cuda/special_launchers.h"
+#include "cuda/elementwise_launchers.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 
 namespace ember::cuda {
 namespace {
 
-#define EMBER_CUDA_SPECIAL_KERNELS(n)                                                                  \
-  Tensor n##_cuda(const Tensor& a) {                                                                  \
-    Tensor out;                                                                                       \
-    return run_elementwise(out, {a}, {.op_name = #n, .int_to_float = true}, launch_##n);              \
-  }                                                                                                   \
-  Tensor& n##_inplace_cuda(Tensor& a) { return run_elementwise(a, {a}, {.op_name = #n "_", .int_to_float = true}, launch_##n); } \
-  EMBER_REGISTER_KERNEL(n, CUDA, n##_cuda);                                                           \
-  EMBER_REGISTER_KERNEL(n##_, CUDA, n##_inplace_cuda);
-EMBER_UNARY_SPECIAL_OPS(EMBER_CUDA_SPECIAL_KERNELS)
-#undef EMBER_CUDA_SPECIAL_KERNELS
+EMBER_UNARY_SPECIAL_OPS(EMBER_CUDA_UNARY_FLOAT_KERNELS)
 
 Tensor polygamma_cuda(int64_t n, const Tensor& a) {
   Tensor out;

@@ -9,7 +9,6 @@
 namespace ember {
 
 namespace {
-Tensor wrap(const Scalar& s, const Tensor&) { return wrapped_scalar(s); }
 void check_alpha(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   if (alpha.is_integral() && alpha.to_int() == 1) return;  // the common case costs nothing
   DType t = result_type(a, b);
@@ -24,7 +23,7 @@ Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   check_alpha("add", a, b, alpha);
   return ops::add()(a, b, alpha);
 }
-Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) { return add(a, wrap(b, a), alpha); }
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) { return add(a, wrapped_scalar(b), alpha); }
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
   check_alpha("add_", self, other, alpha);
   return bumped(ops::add_()(self, other, alpha));
@@ -37,8 +36,8 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   check_alpha("sub", a, b, alpha);
   return ops::sub()(a, b, alpha);
 }
-Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return sub(a, wrap(b, a), alpha); }
-Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return sub(wrap(b, a), a, alpha); }
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return sub(a, wrapped_scalar(b), alpha); }
+Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return sub(wrapped_scalar(b), a, alpha); }
 Tensor rsub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return sub(b, a, alpha); }
 Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
   EMBER_CHECK(self.dtype() != DType::Bool || other.dtype() != DType::Bool,
@@ -49,7 +48,7 @@ Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) { return ops::mul()(a, b); }
-Tensor mul(const Tensor& a, const Scalar& b) { return mul(a, wrap(b, a)); }
+Tensor mul(const Tensor& a, const Scalar& b) { return mul(a, wrapped_scalar(b)); }
 Tensor& mul_(Tensor& self, const Tensor& other) { return bumped(ops::mul_()(self, other)); }
 
 // ---------------------------------------------------------------- division family
@@ -73,20 +72,20 @@ Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string> rounding
   return ops::div()(a, b, rounding_mode);
 }
 Tensor div(const Tensor& a, const Scalar& b, std::optional<std::string> rounding_mode) {
-  return div(a, wrap(b, a), std::move(rounding_mode));
+  return div(a, wrapped_scalar(b), std::move(rounding_mode));
 }
-Tensor div(const Scalar& a, const Tensor& b) { return div(wrap(a, b), b); }
+Tensor div(const Scalar& a, const Tensor& b) { return div(wrapped_scalar(a), b); }
 Tensor& div_(Tensor& self, const Tensor& other, std::optional<std::string> rounding_mode) {
   check_rounding_mode(rounding_mode);
   return bumped(ops::div_()(self, other, rounding_mode));
 }
 
 Tensor floor_divide(const Tensor& a, const Tensor& b) { return ops::floor_divide()(a, b); }
-Tensor floor_divide(const Tensor& a, const Scalar& b) { return floor_divide(a, wrap(b, a)); }
+Tensor floor_divide(const Tensor& a, const Scalar& b) { return floor_divide(a, wrapped_scalar(b)); }
 Tensor remainder(const Tensor& a, const Tensor& b) { return ops::remainder()(a, b); }
-Tensor remainder(const Tensor& a, const Scalar& b) { return remainder(a, wrap(b, a)); }
+Tensor remainder(const Tensor& a, const Scalar& b) { return remainder(a, wrapped_scalar(b)); }
 Tensor fmod(const Tensor& a, const Tensor& b) { return ops::fmod()(a, b); }
-Tensor fmod(const Tensor& a, const Scalar& b) { return fmod(a, wrap(b, a)); }
+Tensor fmod(const Tensor& a, const Scalar& b) { return fmod(a, wrapped_scalar(b)); }
 Tensor& floor_divide_(Tensor& self, const Tensor& other) { return bumped(ops::floor_divide_()(self, other)); }
 Tensor& remainder_(Tensor& self, const Tensor& other) { return bumped(ops::remainder_()(self, other)); }
 Tensor& fmod_(Tensor& self, const Tensor& other) { return bumped(ops::fmod_()(self, other)); }
@@ -96,8 +95,8 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   check_int_pow(a, b);
   return ops::pow()(a, b);
 }
-Tensor pow(const Tensor& a, const Scalar& b) { return pow(a, wrap(b, a)); }
-Tensor pow(const Scalar& a, const Tensor& b) { return ops::pow()(wrap(a, b), b); }
+Tensor pow(const Tensor& a, const Scalar& b) { return pow(a, wrapped_scalar(b)); }
+Tensor pow(const Scalar& a, const Tensor& b) { return ops::pow()(wrapped_scalar(a), b); }
 Tensor& pow_(Tensor& self, const Tensor& exponent) {
   check_int_pow(self, exponent);
   return bumped(ops::pow_()(self, exponent));
@@ -141,18 +140,18 @@ Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Sca
 
 // ---------------------------------------------------------------- bitwise (integers and bool)
 Tensor bitwise_and(const Tensor& a, const Tensor& b) { return ops::bitwise_and()(a, b); }
-Tensor bitwise_and(const Tensor& a, const Scalar& b) { return bitwise_and(a, wrap(b, a)); }
+Tensor bitwise_and(const Tensor& a, const Scalar& b) { return bitwise_and(a, wrapped_scalar(b)); }
 Tensor bitwise_or(const Tensor& a, const Tensor& b) { return ops::bitwise_or()(a, b); }
-Tensor bitwise_or(const Tensor& a, const Scalar& b) { return bitwise_or(a, wrap(b, a)); }
+Tensor bitwise_or(const Tensor& a, const Scalar& b) { return bitwise_or(a, wrapped_scalar(b)); }
 Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return ops::bitwise_xor()(a, b); }
-Tensor bitwise_xor(const Tensor& a, const Scalar& b) { return bitwise_xor(a, wrap(b, a)); }
+Tensor bitwise_xor(const Tensor& a, const Scalar& b) { return bitwise_xor(a, wrapped_scalar(b)); }
 Tensor bitwise_not(const Tensor& a) { return ops::bitwise_not()(a); }
 Tensor bitwise_left_shift(const Tensor& a, const Tensor& b) { return ops::bitwise_left_shift()(a, b); }
 Tensor bitwise_right_shift(const Tensor& a, const Tensor& b) { return ops::bitwise_right_shift()(a, b); }
-Tensor bitwise_left_shift(const Tensor& a, const Scalar& b) { return bitwise_left_shift(a, wrap(b, a)); }
-Tensor bitwise_left_shift(const Scalar& a, const Tensor& b) { return bitwise_left_shift(wrap(a, b), b); }
-Tensor bitwise_right_shift(const Tensor& a, const Scalar& b) { return bitwise_right_shift(a, wrap(b, a)); }
-Tensor bitwise_right_shift(const Scalar& a, const Tensor& b) { return bitwise_right_shift(wrap(a, b), b); }
+Tensor bitwise_left_shift(const Tensor& a, const Scalar& b) { return bitwise_left_shift(a, wrapped_scalar(b)); }
+Tensor bitwise_left_shift(const Scalar& a, const Tensor& b) { return bitwise_left_shift(wrapped_scalar(a), b); }
+Tensor bitwise_right_shift(const Tensor& a, const Scalar& b) { return bitwise_right_shift(a, wrapped_scalar(b)); }
+Tensor bitwise_right_shift(const Scalar& a, const Tensor& b) { return bitwise_right_shift(wrapped_scalar(a), b); }
 Tensor& bitwise_and_(Tensor& self, const Tensor& other) { return bumped(ops::bitwise_and_()(self, other)); }
 Tensor& bitwise_or_(Tensor& self, const Tensor& other) { return bumped(ops::bitwise_or_()(self, other)); }
 Tensor& bitwise_xor_(Tensor& self, const Tensor& other) { return bumped(ops::bitwise_xor_()(self, other)); }
@@ -178,13 +177,13 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   return ops::where()(condition, a, b);
 }
 Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b) {
-  return where(condition, a, wrap(b, a));
+  return where(condition, a, wrapped_scalar(b));
 }
 Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b) {
-  return where(condition, wrap(a, b), b);
+  return where(condition, wrapped_scalar(a), b);
 }
 Tensor where(const Tensor& condition, const Scalar& a, const Scalar& b) {
-  return where(condition, wrap(a, condition), wrap(b, condition));
+  return where(condition, wrapped_scalar(a), wrapped_scalar(b));
 }
 
 Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max) {

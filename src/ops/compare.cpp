@@ -6,7 +6,6 @@
 namespace ember {
 
 namespace {
-Tensor wrap(const Scalar& s, const Tensor&) { return wrapped_scalar(s); }
 
 // True when every element of a bool tensor is true.
 bool all_true(const Tensor& mask) {
@@ -20,7 +19,7 @@ bool all_true(const Tensor& mask) {
 
 #define EMBER_COMPARE_PUBLIC(n)                                                      \
   Tensor n(const Tensor& a, const Tensor& b) { return ops::n()(a, b); }             \
-  Tensor n(const Tensor& a, const Scalar& b) { return ops::n()(a, wrap(b, a)); }
+  Tensor n(const Tensor& a, const Scalar& b) { return ops::n()(a, wrapped_scalar(b)); }
 EMBER_COMPARE_PUBLIC(eq) EMBER_COMPARE_PUBLIC(ne) EMBER_COMPARE_PUBLIC(lt)
 EMBER_COMPARE_PUBLIC(le) EMBER_COMPARE_PUBLIC(gt) EMBER_COMPARE_PUBLIC(ge)
 #undef EMBER_COMPARE_PUBLIC

@@ -478,28 +478,26 @@ CUDA_PART2_OPS = {"rms_norm", "layer_norm", "group_norm", "conv2d", "conv_transp
                   "interp_bilinear", "batch_norm", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"}
 
 
+def _run_on_cuda(t, name):
+    """Case `name` under t.autocast("cuda"), its own tensors (targets, indices) made on the GPU."""
+    t.set_default_device("cuda")
+    try:
+        with t.autocast("cuda"):
+            return _cases(t)[name](_cuda_maker(t))
+    finally:
+        t.set_default_device(None)
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED_CUDA_F32_INPUTS))
 def test_cuda_policy(name):
     if not ember.cuda.is_available():
         pytest.skip("no CUDA GPU on this machine: the CUDA backend compiled but did not run")
     if name in CUDA_PART2_OPS:
         pytest.skip(f"{name} has no CUDA kernel yet: nn kernels on CUDA are issue 17 (CUDA part 2)")
-    # The cases' own tensors (targets, indices) are made on the GPU too.
-    ember.set_default_device("cuda")
-    try:
-        with ember.autocast("cuda"):
-            out = _cases(ember)[name](_cuda_maker(ember))
-    finally:
-        ember.set_default_device(None)
+    out = _run_on_cuda(ember, name)
     assert _dtype_name(out.dtype) == EXPECTED_CUDA_F32_INPUTS[name]
     if _torch is not None and _torch.cuda.is_available():
-        _torch.set_default_device("cuda")
-        try:
-            with _torch.autocast("cuda"):
-                ref = _cases(_torch)[name](_cuda_maker(_torch))
-        finally:
-            _torch.set_default_device(None)
-        assert _dtype_name(ref.dtype) == _dtype_name(out.dtype)
+        assert _dtype_name(_run_on_cuda(_torch, name).dtype) == _dtype_name(out.dtype)
 
 
 def test_cuda_binary_cross_entropy_is_banned():
