@@ -4,13 +4,13 @@
 # device image, bench/bench_cuda.py beside that PyTorch, then the rest of the Python suite. Each
 # stage has its own time limit so one hang cannot eat the lease; logs go to $OUT (at most 8 files
 # come back) and a summary is printed last (the tool returns the output's tail).
-#   bash scripts/gpu_check.sh [stages]     stages: any of cpp cudapy bench pyall (default: all but pyall,
-#   the whole Python suite, which is mostly the CPU's and takes longer)
+#   bash scripts/gpu_check.sh [stages]     stages: any of cpp cudapy bench demo pyall (default: all but
+#   pyall, the whole Python suite, which is mostly the CPU's and takes longer)
 set -u
 root=$PWD
 OUT=${OUT:-/tmp/gpu_out}
 mkdir -p "$OUT"
-stages=${*:-cpp cudapy bench}
+stages=${*:-cpp cudapy bench demo}
 if [[ -f gpu.tar.xz && ! -d gpu ]]; then tar -xJf gpu.tar.xz; fi
 libdirs=$root/gpu/lib
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do [[ -d $d ]] && libdirs+=:$d; done
@@ -52,7 +52,7 @@ if [[ " $stages " == *" cudapy "* ]]; then
   start=$(date +%s)
   timeout 150 python3 -m pytest -q -p no:cacheprovider -rfEs -n 8 --timeout=60 \
     tests/python/test_cuda16.py tests/python/test_cuda16_gemm_random.py tests/python/test_cuda16_index.py \
-    tests/python/test_cuda16_reduce.py tests/python/test_cuda16_train.py tests/python/test_cuda_memory_history.py \
+    tests/python/test_cuda16_reduce.py tests/python/test_cuda16_train.py tests/python/test_cuda17_nn.py tests/python/test_cuda_memory_history.py \
     tests/python/test_autocast.py tests/python/test_amp.py tests/python/test_half_dtypes.py \
     tests/python/test_default_device.py tests/python/test_profiler.py tests/python/test_serialization.py \
     tests/python/test_tensor.py tests/python/test_namespaces15.py \
@@ -63,6 +63,20 @@ fi
 if [[ " $stages " == *" bench "* ]]; then
   timeout 90 python3 bench/bench_cuda.py > "$OUT/bench.log" 2>&1
   summary+=("bench rc=$?")
+  timeout 120 python3 bench/bench_cuda_nn.py > "$OUT/bench_nn.log" 2>&1
+  summary+=("bench_nn rc=$?")
+fi
+
+if [[ " $stages " == *" demo "* ]]; then
+  # The README's demo on the GPU (2 epochs of the 20,000-image slice), fp32 then fp16 autocast.
+  for amp in "" "--amp"; do
+    start=$(date +%s)
+    timeout 120 gpu/bin/train_fashion_mnist --device cuda --data gpu/data --epochs 2 --no-progress $amp \
+      --out /tmp/demo$amp > "$OUT/demo$amp.log" 2>&1
+    rc=$?
+    summary+=("demo $amp rc=$rc ($(( $(date +%s) - start )) s): $(grep -iE "test acc|accuracy" "$OUT/demo$amp.log" | tail -1)")
+  done
+  cp /tmp/demo/*.svg "$OUT/" 2>/dev/null
 fi
 
 if [[ " $stages " == *" pyall "* ]]; then
@@ -76,5 +90,9 @@ echo "==== failures"
 [[ -f /tmp/cpp_failed.txt ]] && cat /tmp/cpp_failed.txt
 for f in cudapy pyall; do [[ -f $OUT/$f.log ]] && grep -E "^(FAILED|ERROR) " "$OUT/$f.log" | head -40; done
 [[ -f $OUT/bench.log ]] && { echo "==== bench"; tail -20 "$OUT/bench.log"; }
+[[ -f $OUT/bench_nn.log ]] && { echo "==== bench_nn"; tail -16 "$OUT/bench_nn.log"; }
+for f in demo demo--amp; do
+  [[ -f $OUT/$f.log ]] && { echo "==== $f"; grep -E "^ +[0-9]+ \||device|best test|trained|rror" "$OUT/$f.log" | head -12; }
+done
 echo "==== summary"
 printf '%s\n' "${summary[@]}"

@@ -5,6 +5,8 @@
 #include "ember/core/errors.h"
 #include "ember/core/generator.h"
 #include "ember/core/scalar.h"
+#include "ember/cudnn_flags.h"
+#include "ember/sdp_flags.h"
 #include "ember/linalg.h"
 #include "ember/matmul_precision.h"
 #include "ember/ops.h"

@@ -5,6 +5,8 @@
 #include "bind.h"
 #include "ember/core/caching_allocator.h"
 #include "ember/cuda.h"
+#include "ember/cudnn_flags.h"
+#include "ember/sdp_flags.h"
 #include "ember/matmul_precision.h"
 #include "ember/profiler.h"
 
@@ -211,6 +213,26 @@ void bind_cuda(nb::module_& m, nb::class_<Tensor>& cls) {
     return nb::none();
   });
   c.def("get_float32_matmul_precision", &get_float32_matmul_precision);
+
+  // torch.backends.cudnn's flags (ember/cudnn_flags.h), read by the cuDNN convolutions;
+  // python/ember/backends/cudnn exposes them as module attributes.
+  c.def("cudnn_get_flags", [] {
+    return nb::make_tuple(cudnn_enabled(), cudnn_benchmark(), cudnn_benchmark_limit(), cudnn_deterministic(),
+                          cudnn_allow_tf32());
+  });
+  c.def("cudnn_set_enabled", &set_cudnn_enabled);
+  c.def("cudnn_set_benchmark", &set_cudnn_benchmark);
+  c.def("cudnn_set_benchmark_limit", &set_cudnn_benchmark_limit);
+  c.def("cudnn_set_deterministic", &set_cudnn_deterministic);
+  c.def("cudnn_set_allow_tf32", &set_cudnn_allow_tf32);
+  c.def("cudnn_version", &cudnn_version);
+  c.def("cudnn_is_available", &cudnn_is_available);
+
+  // torch.backends.cuda's SDPA switches (ember/sdp_flags.h), read by F.scaled_dot_product_attention.
+  c.def("sdp_flags", [] { return nb::make_tuple(flash_sdp_enabled(), mem_efficient_sdp_enabled(), math_sdp_enabled()); });
+  c.def("enable_flash_sdp", &enable_flash_sdp);
+  c.def("enable_mem_efficient_sdp", &enable_mem_efficient_sdp);
+  c.def("enable_math_sdp", &enable_math_sdp);
 }
 
 }  // namespace ember::python

@@ -103,7 +103,7 @@ Tensor& copy_cuda(Tensor& self, const Tensor& src, bool non_blocking) {
     copy_on_device(t, s);
     return t;
   }();
-  Tensor host = self.is_contiguous() ? self : empty(self.sizes(), {.dtype = self.dtype()});
+  Tensor host = self.is_contiguous() ? self : empty(self.sizes(), {.dtype = self.dtype(), .device = self.device()});
   const bool pinned = is_pinned_ptr(host.data_ptr());
   EMBER_CUDA_CHECK(cudaMemcpyAsync(host.data_ptr(), dense.data_ptr(), size_t(dense.numel()) * element_size(dense.dtype()),
                                    cudaMemcpyDeviceToHost, stream));

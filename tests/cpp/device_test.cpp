@@ -260,6 +260,14 @@ std::vector<Device> test_devices() {
 }
 
 void run_device_case(Device device, const std::function<void()>& body) {
+  // cuDNN convolutions allow TF32 by default (torch.backends.cudnn.allow_tf32), which rounds
+  // float32 products to 10 mantissa bits; the cases compare float32 results at float32
+  // tolerances, so CUDA runs them with it off, as torch's own tests do (tf32_off).
+  struct CudnnTf32Off {
+    bool on = false;
+    explicit CudnnTf32Off(bool cuda) : on(cuda && cudnn_allow_tf32()) { if (on) set_cudnn_allow_tf32(false); }
+    ~CudnnTf32Off() { if (on) set_cudnn_allow_tf32(true); }
+  } tf32_off(device.is_cuda());
   try {
     body();
   } catch (const NotImplementedError& e) {

@@ -314,3 +314,35 @@ EMBER_DEVICE_TEST(NNActivation, AttentionDropoutIsSeeded) {
   EXPECT_FALSE(equal(a, c));
   EXPECT_FALSE(equal(a, F::scaled_dot_product_attention(q, k, v)));
 }
+
+// Half-precision attention with the head dims of real models: on CUDA this is the fused flash
+// path (float16/bfloat16, head dim 64 or 128, causal or not, Tq != Tk, tails of partial tiles),
+// elsewhere the math path. Forward and gradients against float64 attention of the same values.
+EMBER_DEVICE_TEST(NNActivation, AttentionHalfHeadDims) {
+  struct Case {
+    int64_t tq, tk, d;
+    bool causal;
+  };
+  auto max_err = [](const Tensor& a, const Tensor& b) { return (a.to(kFloat64) - b).abs().max().item<double>(); };
+  for (DType dt : {kFloat16, kBFloat16})
+    for (Case c : {Case{70, 70, 64, true}, Case{33, 130, 64, false}, Case{130, 65, 128, true}}) {
+      Tensor q = rnd({2, 2, c.tq, c.d}, dt, 50, -1, 1).requires_grad_();
+      Tensor k = rnd({2, 2, c.tk, c.d}, dt, 51, -1, 1).requires_grad_();
+      Tensor v = rnd({2, 2, c.tk, c.d}, dt, 52, -1, 1).requires_grad_();
+      Tensor g = rnd({2, 2, c.tq, c.d}, dt, 53, -1, 1);
+      Tensor out = F::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, c.causal);
+      ASSERT_EQ(out.dtype(), dt);
+      auto grads = autograd::grad({(out.to(kFloat32) * g.to(kFloat32)).sum()}, {q, k, v});
+      Tensor q64 = q.detach().to(kFloat64).requires_grad_(), k64 = k.detach().to(kFloat64).requires_grad_();
+      Tensor v64 = v.detach().to(kFloat64).requires_grad_();
+      Tensor ref = F::scaled_dot_product_attention(q64, k64, v64, std::nullopt, 0.0, c.causal);
+      auto ref_grads = autograd::grad({(ref * g.to(kFloat64)).sum()}, {q64, k64, v64});
+      const double tol = dt == kBFloat16 ? 3e-2 : 5e-3;
+      EXPECT_LE(max_err(out, ref), tol) << dtype_name(dt) << " " << c.tq << "x" << c.tk << "x" << c.d;
+      for (int i = 0; i < 3; ++i) {
+        const double scale = std::max(1.0, ref_grads[i].abs().max().item<double>());
+        EXPECT_LE(max_err(grads[i], ref_grads[i]), tol * scale)
+            << "gradient " << i << " " << dtype_name(dt) << " " << c.tq << "x" << c.tk << "x" << c.d;
+      }
+    }
+}

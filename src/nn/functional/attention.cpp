@@ -1,5 +1,6 @@
-// scaled_dot_product_attention as a composite of differentiable ops (matmul, masked_fill,
-// softmax, dropout): softmax(q k^T * scale + mask) v over batched (..., L, E) inputs.
+// scaled_dot_product_attention: the fused flash-attention kernels where they apply
+// (flash_attention.cpp), else a composite of differentiable ops (matmul, masked_fill, softmax,
+// dropout): softmax(q k^T * scale + mask) v over batched (..., L, E) inputs.
 // A bool mask keeps the positions where it is true (the others get -inf); a float mask is
 // added. is_causal keeps the lower triangle (query i attends to keys j <= i). A row with every
 // position masked gives NaN, as in PyTorch's math path.
@@ -9,6 +10,8 @@
 #include "ember/dispatch/op_recording.h"
 #include "amp/autocast.h"
 #include "ember/nn/functional.h"
+#include "ember/sdp_flags.h"
+#include "nn/functional/flash_attention.h"
 
 namespace ember::nn::functional {
 
@@ -30,6 +33,10 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
               "scaled_dot_product_attention: expected value with the same sequence length as key, but got key of "
               "size", k.sizes(), " and value of size", v.sizes());
   const double s = scale ? *scale : 1.0 / std::sqrt(double(e));
+  if (flash_attention_applies(q, k, v, has_mask, dropout_p, s)) return flash_attention(q, k, v, is_causal, s);
+  EMBER_CHECK(math_sdp_enabled(), "scaled_dot_product_attention: No available kernel. The math path is disabled "
+              "(torch.backends.cuda.enable_math_sdp(False)) and the flash kernel does not apply (it needs a CUDA "
+              "float16/bfloat16 query, key and value, head dim 64 or 128, no attn_mask and no dropout)");
   const int64_t l = q.sizes()[q.dim() - 2], sl = k.sizes()[k.dim() - 2];
   Tensor attn = q.matmul(k.transpose(-2, -1)) * s;
   constexpr double ninf = -std::numeric_limits<double>::infinity();

@@ -31,24 +31,26 @@ def preferred_linalg_library(backend=None):
 
 
 def flash_sdp_enabled():
-    return False
+    """Whether F.scaled_dot_product_attention may take the flash-attention kernels (CUDA,
+    float16/bfloat16, head dim 64 or 128, no mask, no dropout)."""
+    return bool(_C._cuda.sdp_flags()[0])
 
 
 def mem_efficient_sdp_enabled():
-    return False
+    return bool(_C._cuda.sdp_flags()[1])
 
 
 def math_sdp_enabled():
-    return True
+    return bool(_C._cuda.sdp_flags()[2])
 
 
 def enable_flash_sdp(enabled):
-    pass
+    _C._cuda.enable_flash_sdp(bool(enabled))
 
 
 def enable_mem_efficient_sdp(enabled):
-    pass
+    _C._cuda.enable_mem_efficient_sdp(bool(enabled))
 
 
 def enable_math_sdp(enabled):
-    pass
+    _C._cuda.enable_math_sdp(bool(enabled))

@@ -1,0 +1,19 @@
+// torch.backends.cuda's SDPA switches (ember/sdp_flags.h): plain process-wide atomics, as torch's
+// global context flags.
+#include "ember/sdp_flags.h"
+
+#include <atomic>
+
+namespace ember {
+namespace {
+std::atomic<bool> g_flash{true}, g_mem_efficient{true}, g_math{true};
+}  // namespace
+
+bool flash_sdp_enabled() { return g_flash.load(std::memory_order_relaxed); }
+void enable_flash_sdp(bool enabled) { g_flash.store(enabled, std::memory_order_relaxed); }
+bool mem_efficient_sdp_enabled() { return g_mem_efficient.load(std::memory_order_relaxed); }
+void enable_mem_efficient_sdp(bool enabled) { g_mem_efficient.store(enabled, std::memory_order_relaxed); }
+bool math_sdp_enabled() { return g_math.load(std::memory_order_relaxed); }
+void enable_math_sdp(bool enabled) { g_math.store(enabled, std::memory_order_relaxed); }
+
+}  // namespace ember

@@ -1,0 +1,108 @@
+// The CUDA kernels of the flash attention ops (op_list.h, nn-norm section), registered with the
+// dispatcher; F::scaled_dot_product_attention decides when they apply (nn/functional/
+// flash_attention.cpp). Inputs are [..., T, head_dim] with the same leading dims, viewed as
+// [heads, T, head_dim]; the kernels (flash_attention_kernels.cu) read 16-byte pieces, so inputs
+// that are not contiguous or not 16-byte aligned are copied first.
+#include "cuda/cuda_state.h"
+#include "cuda/elementwise_args.h"
+#include "cuda/flash_attention_launchers.h"
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+
+namespace ember::cuda {
+namespace {
+
+Tensor dense_aligned(const Tensor& t) {
+  Tensor c = t.contiguous();
+  if (reinterpret_cast<uintptr_t>(c.data_ptr()) % 16 != 0) c = c.clone();
+  return c;
+}
+
+FlashAttentionLaunch geometry(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
+                              double scale) {
+  EMBER_CHECK(q.dim() >= 2 && k.dim() == q.dim() && v.dim() == q.dim(), op,
+              ": expected query, key and value of the same rank (at least 2), got ", q.sizes(), ", ", k.sizes(),
+              " and ", v.sizes());
+  EMBER_CHECK(q.dtype() == k.dtype() && q.dtype() == v.dtype(), op,
+              ": expected query, key and value of one dtype, got ", dtype_name(q.dtype()), ", ",
+              dtype_name(k.dtype()), " and ", dtype_name(v.dtype()));
+  const int64_t nd = q.dim(), d = q.sizes()[nd - 1];
+  for (int64_t i = 0; i < nd - 2; ++i)
+    EMBER_CHECK(k.sizes()[i] == q.sizes()[i] && v.sizes()[i] == q.sizes()[i], op,
+                ": expected query, key and value with the same leading dims, got ", q.sizes(), ", ", k.sizes(),
+                " and ", v.sizes());
+  EMBER_CHECK(k.sizes()[nd - 1] == d && v.sizes()[nd - 1] == d && v.sizes()[nd - 2] == k.sizes()[nd - 2], op,
+              ": expected key and value of head dim ", d, " and one length, got ", k.sizes(), " and ", v.sizes());
+  if (!flash_attention_supports(int(d), int8_t(q.dtype())))
+    throw_dtype_not_implemented(op, int8_t(q.dtype()));
+  EMBER_CHECK(d == 64 || d == 128, op, ": head dim ", d, " is not supported (64 or 128)");
+  EMBER_CHECK(q.sizes()[nd - 2] < (int64_t(1) << 31) && k.sizes()[nd - 2] < (int64_t(1) << 31), op,
+              ": sequence lengths must be below 2^31, got ", q.sizes()[nd - 2], " and ", k.sizes()[nd - 2]);
+  EMBER_CHECK(scale > 0, op, ": the scale must be positive, got ", scale);
+  FlashAttentionLaunch L;
+  L.tq = q.sizes()[nd - 2];
+  L.tk = k.sizes()[nd - 2];
+  L.head_dim = int(d);
+  L.heads = 1;
+  for (int64_t i = 0; i < nd - 2; ++i) L.heads *= q.sizes()[i];
+  L.scale = float(scale);
+  L.causal = causal;
+  L.code = int8_t(q.dtype());
+  L.stream = current_cuda_stream(q.device().index);
+  return L;
+}
+
+Shape lse_shape(const Tensor& q) { return Shape(q.sizes().begin(), q.sizes().end() - 1); }
+
+std::tuple<Tensor, Tensor> flash_forward_cuda(const Tensor& query, const Tensor& key, const Tensor& value, bool causal,
+                                              double scale) {
+  GpuGuard guard(query.device().index);
+  FlashAttentionLaunch L = geometry("_flash_attention_forward", query, key, value, causal, scale);
+  Tensor q = dense_aligned(query), k = dense_aligned(key), v = dense_aligned(value);
+  Tensor out = empty(q.sizes(), {.dtype = q.dtype(), .device = q.device()});
+  Tensor lse = empty(lse_shape(q), {.dtype = kFloat32, .device = q.device()});
+  L.q = q.data_ptr();
+  L.k = k.data_ptr();
+  L.v = v.data_ptr();
+  L.out = out.data_ptr();
+  L.lse = lse.data_ptr<float>();
+  launch_flash_attention_forward(L);
+  return {out, lse};
+}
+
+std::tuple<Tensor, Tensor, Tensor> flash_backward_cuda(const Tensor& grad_out, const Tensor& query, const Tensor& key,
+                                                       const Tensor& value, const Tensor& out, const Tensor& lse,
+                                                       bool causal, double scale) {
+  GpuGuard guard(query.device().index);
+  FlashAttentionLaunch L = geometry("_flash_attention_backward", query, key, value, causal, scale);
+  EMBER_CHECK(grad_out.sizes() == query.sizes() && out.sizes() == query.sizes(),
+              "_flash_attention_backward: expected grad_out and out of the query's size ", query.sizes());
+  Tensor q = dense_aligned(query), k = dense_aligned(key), v = dense_aligned(value);
+  Tensor go = dense_aligned(grad_out.to(q.dtype())), o = dense_aligned(out);
+  Tensor l = lse.to(kFloat32).contiguous();
+  const Device dev = q.device();
+  Tensor dq = empty(q.sizes(), {.dtype = q.dtype(), .device = dev});
+  Tensor dk = empty(k.sizes(), {.dtype = q.dtype(), .device = dev});
+  Tensor dv = empty(v.sizes(), {.dtype = q.dtype(), .device = dev});
+  Tensor dq_acc = zeros(q.sizes(), {.dtype = kFloat32, .device = dev});
+  Tensor row_dot = empty(lse_shape(q), {.dtype = kFloat32, .device = dev});
+  L.q = q.data_ptr();
+  L.k = k.data_ptr();
+  L.v = v.data_ptr();
+  L.out = o.data_ptr();
+  L.lse = l.data_ptr<float>();
+  L.grad_out = go.data_ptr();
+  L.grad_q = dq.data_ptr();
+  L.grad_k = dk.data_ptr();
+  L.grad_v = dv.data_ptr();
+  L.row_dot = row_dot.data_ptr<float>();
+  L.grad_q_acc = dq_acc.data_ptr<float>();
+  launch_flash_attention_backward(L);
+  return {dq, dk, dv};
+}
+
+EMBER_REGISTER_KERNEL(_flash_attention_forward, CUDA, flash_forward_cuda);
+EMBER_REGISTER_KERNEL(_flash_attention_backward, CUDA, flash_backward_cuda);
+
+}  // namespace
+}  // namespace ember::cuda

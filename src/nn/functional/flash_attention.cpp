@@ -1,0 +1,85 @@
+// Flash attention inside F::scaled_dot_product_attention: when the fused kernels apply
+// (ops _flash_attention_forward / _flash_attention_backward; CUDA kernels in src/cuda/
+// flash_attention_*), and their autograd formula. The forward keeps only the output and each
+// query row's log-sum-exp, so neither direction stores the T x T probabilities. A backward that
+// must itself be differentiable (create_graph) uses the math formula on ember ops instead, as
+// torch's flash path has no double backward of its own.
+#include <cmath>
+#include <limits>
+
+#include "autograd/record.h"
+#include "ember/nn/functional.h"
+#include "ember/sdp_flags.h"
+#include "ops/op_handles.h"
+
+namespace ember::nn::functional {
+
+using namespace autograd;
+
+namespace {
+
+// The attention gradient from the probabilities, with ember's differentiable ops:
+//   P = softmax(q k^T s + mask), dv = P^T g, dP = g v^T, dS = P (dP - rowsum(dP P)),
+//   dq = dS k s, dk = dS^T q s.
+variable_list math_attention_backward(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v,
+                                      bool causal, double scale) {
+  Tensor logits = q.matmul(k.transpose(-2, -1)) * scale;
+  if (causal) {
+    const int64_t l = q.sizes()[q.dim() - 2], sl = k.sizes()[k.dim() - 2];
+    Tensor keep = ones({l, sl}, {.dtype = kBool, .device = q.device()}).tril();
+    logits = logits.masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
+  }
+  Tensor p = ember::softmax(logits.to(kFloat32), -1);
+  Tensor gf = g.to(kFloat32);
+  Tensor dp = gf.matmul(v.to(kFloat32).transpose(-2, -1));
+  Tensor ds = p * (dp - (dp * p).sum({-1}, true));
+  Tensor dq = (ds.matmul(k.to(kFloat32)) * scale).to(q.dtype());
+  Tensor dk = (ds.transpose(-2, -1).matmul(q.to(kFloat32)) * scale).to(k.dtype());
+  Tensor dv = p.transpose(-2, -1).matmul(gf).to(v.dtype());
+  return {dq, dk, dv};
+}
+
+std::tuple<Tensor, Tensor> flash_attention_ag(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
+                                              double scale) {
+  auto [out, lse] = below_autograd([&] { return ops::_flash_attention_forward()(q, k, v, causal, scale); });
+  record("ScaledDotProductFlashAttentionBackward0", {q, k, v}, {out},
+         {saved_input(q), saved_input(k), saved_input(v), saved_output(out), saved_input(lse)},
+         [causal, scale](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor q = n.unpack(0), k = n.unpack(1), v = n.unpack(2);
+           if (GradMode::is_enabled()) return math_attention_backward(g[0], q, k, v, causal, scale);
+           auto [dq, dk, dv] = ops::_flash_attention_backward()(g[0], q, k, v, n.unpack(3), n.unpack(4), causal, scale);
+           return {grad_for(n, 0, [&] { return dq; }), grad_for(n, 1, [&] { return dk; }),
+                   grad_for(n, 2, [&] { return dv; })};
+         });
+  return {out, lse};
+}
+
+EMBER_REGISTER_KERNEL(_flash_attention_forward, Autograd, flash_attention_ag);
+
+}  // namespace
+
+// Where the flash kernels apply (torch's flash conditions, less what ember's kernels lack): a
+// CUDA device, float16/bfloat16 query, key and value of one dtype, head dim 64 or 128 for all
+// three, no explicit mask, no dropout, a positive scale (the kernels scale inside exp2, after
+// the row max), equal leading (batch, head) dims, non-empty sequences shorter than 2^31.
+bool flash_attention_applies(const Tensor& q, const Tensor& k, const Tensor& v, bool has_mask, double dropout_p,
+                             double scale) {
+  if (!flash_sdp_enabled() || has_mask || dropout_p > 0.0 || !(scale > 0.0)) return false;
+  if (!q.device().is_cuda() || k.device() != q.device() || v.device() != q.device()) return false;
+  if (q.dtype() != kFloat16 && q.dtype() != kBFloat16) return false;
+  if (k.dtype() != q.dtype() || v.dtype() != q.dtype()) return false;
+  const int64_t nd = q.dim();
+  if (nd < 2 || k.dim() != nd || v.dim() != nd) return false;
+  const int64_t d = q.sizes()[nd - 1];
+  if ((d != 64 && d != 128) || k.sizes()[nd - 1] != d || v.sizes()[nd - 1] != d) return false;
+  for (int64_t i = 0; i < nd - 2; ++i)
+    if (k.sizes()[i] != q.sizes()[i] || v.sizes()[i] != q.sizes()[i]) return false;
+  const int64_t tq = q.sizes()[nd - 2], tk = k.sizes()[nd - 2];
+  return tq > 0 && tk > 0 && tq < (int64_t(1) << 31) && tk < (int64_t(1) << 31);
+}
+
+Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool is_causal, double scale) {
+  return std::get<0>(ops::_flash_attention_forward()(q, k, v, is_causal, scale));
+}
+
+}  // namespace ember::nn::functional
