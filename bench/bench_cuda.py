@@ -88,18 +88,28 @@ def measure(T, quick):
     return out
 
 
-def main():
+def measure_both(measure):
+    """Parses --quick, says which GPU, then runs measure(T, quick) for ember and for torch (when
+    torch sees a GPU): (ours, theirs), or None without a GPU (said, nothing measured)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
     args = ap.parse_args()
     if not ember.cuda.is_available():
         print("no CUDA GPU on this machine: nothing measured")
-        return 0
-    name = ember.cuda.get_device_name()
-    peak = peak_bandwidth(name)
-    print(f"GPU: {name}; ember CUDA {ember.version.cuda}; torch {torch.__version__ if torch else 'not installed'}")
+        return None
+    print(f"GPU: {ember.cuda.get_device_name()}; ember CUDA {ember.version.cuda}; "
+          f"torch {torch.__version__ if torch else 'not installed'}")
     ours = measure(ember, args.quick)
     theirs = measure(torch, args.quick) if torch is not None and torch.cuda.is_available() else {}
+    return ours, theirs
+
+
+def main():
+    both = measure_both(measure)
+    if both is None:
+        return 0
+    ours, theirs = both
+    peak = peak_bandwidth(ember.cuda.get_device_name())
     print(f"{'workload':32s} {'ember':>10s} {'torch':>10s} {'ember/torch':>12s} {'of peak':>8s}")
     for k, v in ours.items():
         t = theirs.get(k)

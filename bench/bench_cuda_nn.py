@@ -11,17 +11,10 @@ A row whose op has no CUDA kernel in ember yet prints n/a with the reason.
 
     PYTHONPATH=python:build/python python bench/bench_cuda_nn.py [--quick]
 """
-import argparse
 import sys
 
 import ember
-
-try:
-    import torch
-except ImportError:
-    torch = None
-
-from bench_cuda import gpu_time_ms
+from bench_cuda import gpu_time_ms, measure_both
 
 
 def cnn(T):
@@ -129,15 +122,10 @@ def measure(T, quick):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="smaller sizes")
-    args = ap.parse_args()
-    if not ember.cuda.is_available():
-        print("no CUDA GPU on this machine: nothing measured")
+    both = measure_both(measure)
+    if both is None:
         return 0
-    print(f"GPU: {ember.cuda.get_device_name()}; torch {torch.__version__ if torch else 'not installed'}")
-    ours = measure(ember, args.quick)
-    theirs = measure(torch, args.quick) if torch is not None and torch.cuda.is_available() else {}
+    ours, theirs = both
     print(f"{'workload':42s} {'ember':>10s} {'torch':>10s} {'ember/torch':>12s}")
     for k, v in ours.items():
         t = theirs.get(k)

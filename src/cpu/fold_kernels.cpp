@@ -8,27 +8,11 @@
 #include "core/parallel.h"
 #include "cpu/im2col.h"
 #include "ember/ops.h"
+#include "ops/fold_geometry.h"
 #include "ops/op_handles.h"
 
 namespace ember::cpu {
 namespace {
-
-WindowGeom fold_geom(int64_t H, int64_t W, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
-  WindowGeom g;
-  g.H = H;
-  g.W = W;
-  g.KH = k[0];
-  g.KW = k[1];
-  g.dh = d[0];
-  g.dw = d[1];
-  g.ph = p[0];
-  g.pw = p[1];
-  g.sh = s[0];
-  g.sw = s[1];
-  g.OH = (H + 2 * g.ph - g.dh * (g.KH - 1) - 1) / g.sh + 1;
-  g.OW = (W + 2 * g.pw - g.dw * (g.KW - 1) - 1) / g.sw + 1;
-  return g;
-}
 
 template <class F> void for_samples(int64_t N, int64_t per_sample, const F& fn) {
   parallel_for(0, N, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, per_sample)), [&](int64_t n0, int64_t n1) {
@@ -40,7 +24,7 @@ template <class F> void for_samples(int64_t N, int64_t per_sample, const F& fn) 
 Tensor im2col_cpu(const Tensor& input, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
   if (is_reduced_float(input.dtype())) return im2col_cpu(input.to(kFloat32), k, d, p, s).to(input.dtype());
   const int64_t N = input.sizes()[0], C = input.sizes()[1];
-  const WindowGeom g = fold_geom(input.sizes()[2], input.sizes()[3], k, d, p, s);
+  const WindowGeom g = fold_geometry<WindowGeom>(input.sizes()[2], input.sizes()[3], k, d, p, s);
   Tensor out = empty({N, C * g.taps(), g.out_spatial()}, input.options());
   if (out.numel() == 0) return out;
   Tensor x = input.contiguous();
@@ -58,7 +42,7 @@ Tensor col2im_cpu(const Tensor& input, IntArrayRef output_size, IntArrayRef k, I
                   IntArrayRef s) {
   if (is_reduced_float(input.dtype()))
     return col2im_cpu(input.to(kFloat32), output_size, k, d, p, s).to(input.dtype());
-  const WindowGeom g = fold_geom(output_size[0], output_size[1], k, d, p, s);
+  const WindowGeom g = fold_geometry<WindowGeom>(output_size[0], output_size[1], k, d, p, s);
   const int64_t N = input.sizes()[0], C = input.sizes()[1] / g.taps();
   Tensor out = zeros({N, C, g.H, g.W}, input.options());
   if (out.numel() == 0 || input.numel() == 0) return out;

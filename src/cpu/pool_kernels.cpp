@@ -23,16 +23,10 @@
 #include "cpu/row_sum.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
+#include "ops/pool_geometry.h"
 
 namespace ember::cpu {
 namespace {
-
-int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t s, int64_t dil, bool ceil_mode) {
-  int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
-  int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
-  if (ceil_mode && (out - 1) * s >= in + pad) --out;
-  return out;
-}
 
 // Runs fn(plane) for each of `planes` planes, `per_plane` elements of work each.
 template <class F> void for_planes(int64_t planes, int64_t per_plane, const F& fn) {

@@ -93,12 +93,21 @@ void to_int_dims(IntArrayRef sizes, int* dims) {
   }
 }
 
-class TensorDesc {
+// A cuDNN descriptor of type D owned by one call: created here, destroyed with the object.
+template <class D, cudnnStatus_t (*Create)(D*), cudnnStatus_t (*Destroy)(D)> class Desc {
  public:
-  TensorDesc() { EMBER_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d_)); }
-  ~TensorDesc() { cudnnDestroyTensorDescriptor(d_); }
-  TensorDesc(const TensorDesc&) = delete;
-  TensorDesc& operator=(const TensorDesc&) = delete;
+  Desc() { EMBER_CUDNN_CHECK(Create(&d_)); }
+  ~Desc() { Destroy(d_); }
+  Desc(const Desc&) = delete;
+  Desc& operator=(const Desc&) = delete;
+  D get() const { return d_; }
+
+ protected:
+  D d_ = nullptr;
+};
+
+class TensorDesc : public Desc<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor> {
+ public:
   // A contiguous (row-major) tensor of `sizes` (4 or 5 dims).
   void set(cudnnDataType_t dt, IntArrayRef sizes) {
     int dims[8], strides[8];
@@ -111,35 +120,20 @@ class TensorDesc {
     }
     EMBER_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d_, dt, n, dims, strides));
   }
-  cudnnTensorDescriptor_t get() const { return d_; }
-
- private:
-  cudnnTensorDescriptor_t d_ = nullptr;
 };
 
-class FilterDesc {
+class FilterDesc : public Desc<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor> {
  public:
-  FilterDesc() { EMBER_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d_)); }
-  ~FilterDesc() { cudnnDestroyFilterDescriptor(d_); }
-  FilterDesc(const FilterDesc&) = delete;
-  FilterDesc& operator=(const FilterDesc&) = delete;
   void set(cudnnDataType_t dt, IntArrayRef sizes) {
     int dims[8];
     to_int_dims(sizes, dims);
     EMBER_CUDNN_CHECK(cudnnSetFilterNdDescriptor(d_, dt, CUDNN_TENSOR_NCHW, int(sizes.size()), dims));
   }
-  cudnnFilterDescriptor_t get() const { return d_; }
-
- private:
-  cudnnFilterDescriptor_t d_ = nullptr;
 };
 
-class ConvDesc {
+class ConvDesc : public Desc<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+                             cudnnDestroyConvolutionDescriptor> {
  public:
-  ConvDesc() { EMBER_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d_)); }
-  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d_); }
-  ConvDesc(const ConvDesc&) = delete;
-  ConvDesc& operator=(const ConvDesc&) = delete;
   void set(IntArrayRef padding, IntArrayRef stride, IntArrayRef dilation, int64_t groups, cudnnDataType_t compute,
            cudnnMathType_t math) {
     int pad[3], str[3], dil[3];
@@ -156,10 +150,6 @@ class ConvDesc {
     set_math(math);
   }
   void set_math(cudnnMathType_t math) { EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(d_, math)); }
-  cudnnConvolutionDescriptor_t get() const { return d_; }
-
- private:
-  cudnnConvolutionDescriptor_t d_ = nullptr;
 };
 
 // One convolution as cuDNN sees it: x (N, C, ...) the input (or the input gradient), w the
@@ -199,6 +189,17 @@ struct Perf {
 
 template <class P> Perf perf_of(const P& r) { return {int(r.algo), r.status, r.memory, r.determinism, r.mathType}; }
 
+// The results of a cuDNN algorithm query for up to n algorithms: query(results, &count) fills an
+// array of the kind's perf type R (cudnnConvolution*AlgoPerf_t).
+template <class R, class Query> std::vector<Perf> collect(int n, const Query& query) {
+  std::vector<R> r(static_cast<size_t>(n));
+  int got = 0;
+  query(r.data(), &got);
+  std::vector<Perf> out;
+  for (int i = 0; i < got; ++i) out.push_back(perf_of(r[size_t(i)]));
+  return out;
+}
+
 int max_algo_count(Kind kind, cudnnHandle_t h) {
   int n = 0;
   switch (kind) {
@@ -219,32 +220,24 @@ int algo_enum_count(Kind kind) {
 
 std::vector<Perf> heuristics(Kind kind, cudnnHandle_t h, const Descs& d) {
   const int n = max_algo_count(kind, h);
-  int got = 0;
-  std::vector<Perf> out;
   switch (kind) {
-    case Kind::Forward: {
-      std::vector<cudnnConvolutionFwdAlgoPerf_t> r(static_cast<size_t>(n));
-      EMBER_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), n,
-                                                               &got, r.data()));
-      for (int i = 0; i < got; ++i) out.push_back(perf_of(r[size_t(i)]));
-      break;
-    }
-    case Kind::BackwardData: {
-      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> r(static_cast<size_t>(n));
-      EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(),
-                                                                    n, &got, r.data()));
-      for (int i = 0; i < got; ++i) out.push_back(perf_of(r[size_t(i)]));
-      break;
-    }
-    case Kind::BackwardFilter: {
-      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> r(static_cast<size_t>(n));
-      EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.get(), d.y.get(), d.conv.get(),
-                                                                      d.w.get(), n, &got, r.data()));
-      for (int i = 0; i < got; ++i) out.push_back(perf_of(r[size_t(i)]));
-      break;
-    }
+    case Kind::Forward:
+      return collect<cudnnConvolutionFwdAlgoPerf_t>(n, [&](auto* r, int* got) {
+        EMBER_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), n,
+                                                                 got, r));
+      });
+    case Kind::BackwardData:
+      return collect<cudnnConvolutionBwdDataAlgoPerf_t>(n, [&](auto* r, int* got) {
+        EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(), d.conv.get(),
+                                                                      d.x.get(), n, got, r));
+      });
+    case Kind::BackwardFilter:
+      return collect<cudnnConvolutionBwdFilterAlgoPerf_t>(n, [&](auto* r, int* got) {
+        EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.get(), d.y.get(), d.conv.get(),
+                                                                        d.w.get(), n, got, r));
+      });
   }
-  return out;
+  return {};
 }
 
 // The workspace `algo` needs under the descriptor's current math type; false when cuDNN does
@@ -278,33 +271,25 @@ struct Ptrs {
 
 std::vector<Perf> find_ex(Kind kind, cudnnHandle_t h, const Descs& d, const Ptrs& p, void* ws, size_t ws_bytes) {
   const int n = max_algo_count(kind, h);
-  int got = 0;
-  std::vector<Perf> out;
   switch (kind) {
-    case Kind::Forward: {
-      std::vector<cudnnConvolutionFwdAlgoPerf_t> r(static_cast<size_t>(n));
-      EMBER_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), p.x, d.w.get(), p.w, d.conv.get(),
-                                                               d.y.get(), p.y, n, &got, r.data(), ws, ws_bytes));
-      for (int i = 0; i < got; ++i) out.push_back(perf_of(r[size_t(i)]));
-      break;
-    }
-    case Kind::BackwardData: {
-      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> r(static_cast<size_t>(n));
-      EMBER_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w.get(), p.w, d.y.get(), p.y, d.conv.get(),
-                                                                    d.x.get(), p.x, n, &got, r.data(), ws, ws_bytes));
-      for (int i = 0; i < got; ++i) out.push_back(perf_of(r[size_t(i)]));
-      break;
-    }
-    case Kind::BackwardFilter: {
-      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> r(static_cast<size_t>(n));
-      EMBER_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x.get(), p.x, d.y.get(), p.y, d.conv.get(),
-                                                                      d.w.get(), p.w, n, &got, r.data(), ws,
-                                                                      ws_bytes));
-      for (int i = 0; i < got; ++i) out.push_back(perf_of(r[size_t(i)]));
-      break;
-    }
+    case Kind::Forward:
+      return collect<cudnnConvolutionFwdAlgoPerf_t>(n, [&](auto* r, int* got) {
+        EMBER_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), p.x, d.w.get(), p.w, d.conv.get(),
+                                                                 d.y.get(), p.y, n, got, r, ws, ws_bytes));
+      });
+    case Kind::BackwardData:
+      return collect<cudnnConvolutionBwdDataAlgoPerf_t>(n, [&](auto* r, int* got) {
+        EMBER_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w.get(), p.w, d.y.get(), p.y, d.conv.get(),
+                                                                      d.x.get(), p.x, n, got, r, ws, ws_bytes));
+      });
+    case Kind::BackwardFilter:
+      return collect<cudnnConvolutionBwdFilterAlgoPerf_t>(n, [&](auto* r, int* got) {
+        EMBER_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x.get(), p.x, d.y.get(), p.y,
+                                                                        d.conv.get(), d.w.get(), p.w, n, got, r, ws,
+                                                                        ws_bytes));
+      });
   }
-  return out;
+  return {};
 }
 
 // out = alpha * conv + beta * out, alpha = 1.

@@ -21,7 +21,7 @@ template <class I> struct FoldGeo {
   I C, H, W, OH, OW, kh, kw, dh, dw, ph, pw, sh, sw;
 };
 template <class I> FoldGeo<I> geo_of(const FoldLaunch& L) {
-  return {I(L.C), I(L.H), I(L.W), I(L.OH), I(L.OW), I(L.kh), I(L.kw), I(L.dh), I(L.dw), I(L.ph), I(L.pw), I(L.sh), I(L.sw)};
+  return {I(L.C), I(L.H), I(L.W), I(L.OH), I(L.OW), I(L.KH), I(L.KW), I(L.dh), I(L.dw), I(L.ph), I(L.pw), I(L.sh), I(L.sw)};
 }
 
 template <class T, class I>
@@ -72,15 +72,15 @@ __global__ void col2im_kernel(const T* __restrict__ col, T* __restrict__ x, Fold
 
 bool fits_int32(const FoldLaunch& L) {
   constexpr int64_t kLimit = int64_t(INT32_MAX) / 2;
-  const int64_t img = L.N * L.C * L.H * L.W, cols = L.N * L.C * L.kh * L.kw * L.OH * L.OW;
-  const int64_t reach = std::max(L.OH * L.sh + L.kh * L.dh, L.OW * L.sw + L.kw * L.dw) + L.H + L.W + L.ph + L.pw;
+  const int64_t img = L.N * L.C * L.H * L.W, cols = L.N * L.C * L.KH * L.KW * L.OH * L.OW;
+  const int64_t reach = std::max(L.OH * L.sh + L.KH * L.dh, L.OW * L.sw + L.KW * L.dw) + L.H + L.W + L.ph + L.pw;
   return img <= kLimit && cols <= kLimit && reach <= kLimit;
 }
 
 }  // namespace
 
 void launch_im2col(const FoldLaunch& L) {
-  const int64_t n = L.N * L.C * L.kh * L.kw * L.OH * L.OW;
+  const int64_t n = L.N * L.C * L.KH * L.KW * L.OH * L.OW;
   if (n == 0) return;
   visit_storage<kStoreFloat>(L.code, L.op, [&]<class T>() {
     const T* x = static_cast<const T*>(L.in);

@@ -37,6 +37,17 @@ template <class C> __device__ __forceinline__ C rsqrt_t(C v) {
 }
 
 // ---------------------------------------------------------------- rows: layer norm, RMS norm
+// The elementwise ends of a row, shared by the register and the re-reading kernels: y from the
+// normalised value (times w[j], plus b[j] where given), and the backward's g * w[j].
+template <class C> __device__ __forceinline__ C affine_at(C xhat, const C* w, const C* b, int j) {
+  if (w) xhat *= w[j];
+  if (b) xhat += b[j];
+  return xhat;
+}
+template <class T, class C> __device__ __forceinline__ C weighted_grad(const T* gr, const C* w, int j) {
+  return w ? convert<C>(gr[j]) * w[j] : convert<C>(gr[j]);
+}
+
 template <class T, bool kCenter>
 __global__ void row_norm_kernel(const T* __restrict x, T* __restrict y, compute_t<T>* mean_out, compute_t<T>* rstd_out,
                                 const compute_t<T>* __restrict w, const compute_t<T>* __restrict b, int64_t m, int n,
@@ -63,10 +74,7 @@ __global__ void row_norm_kernel(const T* __restrict x, T* __restrict y, compute_
       rstd_out[row] = rs;
     }
     for (int j = threadIdx.x; j < n; j += blockDim.x) {
-      C v = (convert<C>(xr[j]) - mu) * rs;
-      if (w) v *= w[j];
-      if (b) v += b[j];
-      yr[j] = convert<T>(v);
+      yr[j] = convert<T>(affine_at((convert<C>(xr[j]) - mu) * rs, w, b, j));
     }
   }
 }
@@ -112,12 +120,7 @@ __global__ void __launch_bounds__(kRegThreads)
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
       const int j = k * kRegThreads + int(threadIdx.x);
-      if (j < n) {
-        C o = (v[k] - mu) * rs;
-        if (w) o *= w[j];
-        if (b) o += b[j];
-        yr[j] = convert<T>(o);
-      }
+      if (j < n) yr[j] = convert<T>(affine_at((v[k] - mu) * rs, w, b, j));
     }
   }
 }
@@ -139,7 +142,7 @@ __global__ void __launch_bounds__(kRegThreads)
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
       const int j = k * kRegThreads + int(threadIdx.x);
-      gx[k] = j < n ? (w ? convert<C>(gr[j]) * w[j] : convert<C>(gr[j])) : C(0);
+      gx[k] = j < n ? weighted_grad(gr, w, j) : C(0);
       xh[k] = j < n ? (convert<C>(xr[j]) - mu) * rs : C(0);
       sg += gx[k];
       sgx += gx[k] * xh[k];
@@ -179,7 +182,7 @@ __global__ void layer_norm_dx_kernel(const T* __restrict g, const T* __restrict 
     const C mu = mean[row], rs = rstd[row];
     C sg = C(0), sgx = C(0);
     for (int j = threadIdx.x; j < n; j += blockDim.x) {
-      const C gx = w ? convert<C>(gr[j]) * w[j] : convert<C>(gr[j]);
+      const C gx = weighted_grad(gr, w, j);
       sg += gx;
       sgx += gx * (convert<C>(xr[j]) - mu) * rs;
     }
@@ -187,7 +190,7 @@ __global__ void layer_norm_dx_kernel(const T* __restrict g, const T* __restrict 
     sgx = block_sum(sgx, scratch) / C(n);
     T* dr = dx + row * n;
     for (int j = threadIdx.x; j < n; j += blockDim.x) {
-      const C gx = w ? convert<C>(gr[j]) * w[j] : convert<C>(gr[j]);
+      const C gx = weighted_grad(gr, w, j);
       const C xh = (convert<C>(xr[j]) - mu) * rs;
       dr[j] = convert<T>(rs * (gx - sg - xh * sgx));
     }

@@ -132,6 +132,21 @@ ChannelLaunch channel_geometry(const Tensor& x) {
   return L;
 }
 
+// Batch norm's launch over x with its scratch: the (split, channel) partials and the
+// per-channel coefficients, in the compute dtype; the tensors live as long as the struct.
+struct BatchNormPass {
+  ChannelLaunch L;
+  Tensor partial, coef;
+  BatchNormPass(const Tensor& x, DType cdt) : L(channel_geometry(x)) {
+    L.splits = batch_norm_splits(L.planes, L.c, L.s, gpu_shape(x.device().index).sms);
+    partial = empty({L.splits * L.c * 2}, {.dtype = cdt, .device = x.device()});
+    coef = empty({3 * L.c}, {.dtype = cdt, .device = x.device()});
+    L.x = x.data_ptr();
+    L.partial = partial.data_ptr();
+    L.coef = coef.data_ptr();
+  }
+};
+
 std::tuple<Tensor, Tensor, Tensor> batch_norm_cuda(const Tensor& input, const std::optional<Tensor>& weight,
                                                    const std::optional<Tensor>& bias, double eps) {
   const DType dt = input.dtype(), cdt = compute_dtype(dt);
@@ -139,21 +154,16 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_cuda(const Tensor& input, const st
   GpuGuard guard(dev.index);
   Tensor x = input.contiguous();
   Tensor w = param_in(weight, cdt), b = param_in(bias, cdt);
-  ChannelLaunch L = channel_geometry(x);
+  BatchNormPass pass(x, cdt);
+  ChannelLaunch& L = pass.L;
   Tensor y = empty(x.sizes(), {.dtype = dt, .device = dev});
   Tensor mean = empty({L.c}, {.dtype = cdt, .device = dev});
   Tensor invstd = empty({L.c}, {.dtype = cdt, .device = dev});
-  L.splits = batch_norm_splits(L.planes, L.c, L.s, gpu_shape(dev.index).sms);
-  Tensor partial = empty({L.splits * L.c * 2}, {.dtype = cdt, .device = dev});
-  Tensor coef = empty({3 * L.c}, {.dtype = cdt, .device = dev});
-  L.x = x.data_ptr();
   L.y = y.data_ptr();
-  L.partial = partial.data_ptr();
   L.mean = mean.data_ptr();
   L.invstd = invstd.data_ptr();
   L.weight = ptr_or_null(w);
   L.bias = ptr_or_null(b);
-  L.coef = coef.data_ptr();
   L.eps = eps;
   launch_batch_norm(L);
   return {y, mean, invstd};
@@ -169,21 +179,16 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_cuda(const Tensor& grad_o
   Tensor mu = reduce::convert(save_mean, cdt, true), rs = reduce::convert(save_invstd, cdt, true);
   Tensor w = param_in(weight, cdt);
   const bool need_dx = mask & 1, need_dw = mask & 2, need_db = mask & 4;
-  ChannelLaunch L = channel_geometry(x);
+  BatchNormPass pass(x, cdt);
+  ChannelLaunch& L = pass.L;
   Tensor dx = need_dx ? empty(x.sizes(), {.dtype = dt, .device = dev}) : Tensor();
   Tensor dw = empty({L.c}, {.dtype = cdt, .device = dev});
   Tensor db = empty({L.c}, {.dtype = cdt, .device = dev});
-  L.splits = batch_norm_splits(L.planes, L.c, L.s, gpu_shape(dev.index).sms);
-  Tensor partial = empty({L.splits * L.c * 2}, {.dtype = cdt, .device = dev});
-  Tensor coef = empty({3 * L.c}, {.dtype = cdt, .device = dev});
-  L.x = x.data_ptr();
   L.g = g.data_ptr();
   L.y = need_dx ? dx.data_ptr() : nullptr;
-  L.partial = partial.data_ptr();
   L.mean = mu.data_ptr();
   L.invstd = rs.data_ptr();
   L.weight = ptr_or_null(w);
-  L.coef = coef.data_ptr();
   L.dweight = dw.data_ptr();
   L.dbias = db.data_ptr();
   launch_batch_norm_backward(L);

@@ -6,7 +6,7 @@
 // float32 pass). Launchers: pad_kernels.cu.
 #include <algorithm>
 
-#include "cuda/cuda_state.h"
+#include "cuda/spatial_host.h"
 #include "cuda/spatial_launchers.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -38,37 +38,16 @@ Tensor pad_nd_cuda(const Tensor& input, IntArrayRef pad, int64_t mode) {
   Shape out_shape;
   PadLaunch L = pad_geometry(input.sizes(), pad, mode, out_shape);
   Tensor out = empty(out_shape, input.options());
-  if (out.numel() == 0) return out;
-  Tensor x = input.contiguous();
-  const int device = input.device().index;
-  GpuGuard guard(device);
-  L.in = x.data_ptr();
-  L.out = out.data_ptr();
-  L.code = int8_t(input.dtype());
-  L.op = "pad_cuda";
-  L.stream = current_cuda_stream(device);
-  launch_pad(L);
+  if (out.numel() != 0) launch_on_device(L, input, out, "pad_cuda", launch_pad);
   return out;
 }
 
 Tensor pad_nd_backward_cuda(const Tensor& grad_out, IntArrayRef input_size, IntArrayRef pad, int64_t mode) {
   Shape out_shape;
   PadLaunch L = pad_geometry(input_size, pad, mode, out_shape);
-  const bool reduced = is_reduced_float(grad_out.dtype());
-  Tensor dx = zeros(input_size, reduced ? TensorOptions{.dtype = kFloat32, .device = grad_out.device()}
-                                        : grad_out.options());
-  if (dx.numel() != 0 && grad_out.numel() != 0) {
-    Tensor gy = grad_out.contiguous();
-    const int device = grad_out.device().index;
-    GpuGuard guard(device);
-    L.in = gy.data_ptr();
-    L.out = dx.data_ptr();
-    L.code = int8_t(grad_out.dtype());
-    L.op = "pad_backward_cuda";
-    L.stream = current_cuda_stream(device);
-    launch_pad_backward(L);
-  }
-  return reduced ? dx.to(grad_out.dtype()) : dx;
+  return scatter_backward(grad_out, input_size, [&](const Tensor& dx) {
+    launch_on_device(L, grad_out, dx, "pad_backward_cuda", launch_pad_backward);
+  });
 }
 
 EMBER_REGISTER_KERNEL(pad_nd, CUDA, pad_nd_cuda);

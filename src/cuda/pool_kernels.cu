@@ -124,22 +124,31 @@ __global__ void max_pool_kernel(const T* __restrict__ x, T* __restrict__ y, int6
 __device__ __forceinline__ int64_t start_index(int64_t o, int64_t O, int64_t in) { return (o * in) / O; }
 __device__ __forceinline__ int64_t end_index(int64_t o, int64_t O, int64_t in) { return ((o + 1) * in + O - 1) / O; }
 
+// The adaptive window of output i: [d0, d1) x [h0, h1) x [w0, w1) in the volume of plane pl.
+template <class I> struct AdaptiveWindow {
+  I pl, d0, d1, h0, h1, w0, w1;
+};
+template <class I> __device__ __forceinline__ AdaptiveWindow<I> adaptive_window(int64_t i, const Geo<I>& g) {
+  const Pos<I> q = split<I>(I(i), g.OD, g.OH, g.OW);
+  return {q.pl,
+          I(start_index(q.a, g.OD, g.D)), I(end_index(q.a, g.OD, g.D)),
+          I(start_index(q.b, g.OH, g.H)), I(end_index(q.b, g.OH, g.H)),
+          I(start_index(q.c, g.OW, g.W)), I(end_index(q.c, g.OW, g.W))};
+}
+
 template <class T, class I>
 __global__ void adaptive_max_pool_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t* __restrict__ ind,
                                          Geo<I> g, int64_t n) {
   using C = compute_t<T>;
   EMBER_POOL_LOOP(i, n) {
-    const Pos<I> q = split<I>(I(i), g.OD, g.OH, g.OW);
-    const I d0 = I(start_index(q.a, g.OD, g.D)), d1 = I(end_index(q.a, g.OD, g.D));
-    const I h0 = I(start_index(q.b, g.OH, g.H)), h1 = I(end_index(q.b, g.OH, g.H));
-    const I w0 = I(start_index(q.c, g.OW, g.W)), w1 = I(end_index(q.c, g.OW, g.W));
-    const T* xp = x + q.pl * (g.D * g.H * g.W);
-    I best = (d0 * g.H + h0) * g.W + w0;
+    const AdaptiveWindow<I> w = adaptive_window(i, g);
+    const T* xp = x + w.pl * (g.D * g.H * g.W);
+    I best = (w.d0 * g.H + w.h0) * g.W + w.w0;
     C bv = neg_inf<C>();
-    for (I id = d0; id < d1; ++id)
-      for (I ih = h0; ih < h1; ++ih) {
+    for (I id = w.d0; id < w.d1; ++id)
+      for (I ih = w.h0; ih < w.h1; ++ih) {
         const I row = (id * g.H + ih) * g.W;
-        for (I iw = w0; iw < w1; ++iw) max_take(convert<C>(xp[row + iw]), row + iw, bv, best);
+        for (I iw = w.w0; iw < w.w1; ++iw) max_take(convert<C>(xp[row + iw]), row + iw, bv, best);
       }
     y[i] = convert<T>(bv);
     ind[i] = int64_t(best);
@@ -238,18 +247,15 @@ template <class T> __device__ __forceinline__ T from_double(double v) { return c
 template <class T, class I>
 __global__ void adaptive_avg_pool_kernel(const T* __restrict__ x, T* __restrict__ y, Geo<I> g, int64_t n) {
   EMBER_POOL_LOOP(i, n) {
-    const Pos<I> q = split<I>(I(i), g.OD, g.OH, g.OW);
-    const I d0 = I(start_index(q.a, g.OD, g.D)), d1 = I(end_index(q.a, g.OD, g.D));
-    const I h0 = I(start_index(q.b, g.OH, g.H)), h1 = I(end_index(q.b, g.OH, g.H));
-    const I w0 = I(start_index(q.c, g.OW, g.W)), w1 = I(end_index(q.c, g.OW, g.W));
-    const T* xp = x + q.pl * (g.D * g.H * g.W);
+    const AdaptiveWindow<I> w = adaptive_window(i, g);
+    const T* xp = x + w.pl * (g.D * g.H * g.W);
     double acc = 0;
-    for (I id = d0; id < d1; ++id)
-      for (I ih = h0; ih < h1; ++ih) {
+    for (I id = w.d0; id < w.d1; ++id)
+      for (I ih = w.h0; ih < w.h1; ++ih) {
         const I row = (id * g.H + ih) * g.W;
-        for (I iw = w0; iw < w1; ++iw) acc += double(convert<compute_t<T>>(xp[row + iw]));
+        for (I iw = w.w0; iw < w.w1; ++iw) acc += double(convert<compute_t<T>>(xp[row + iw]));
       }
-    y[i] = from_double<T>(acc / double(int64_t(d1 - d0) * (h1 - h0) * (w1 - w0)));
+    y[i] = from_double<T>(acc / double(int64_t(w.d1 - w.d0) * (w.h1 - w.h0) * (w.w1 - w.w0)));
   }
 }
 
@@ -261,17 +267,14 @@ __global__ void adaptive_avg_pool_warp_kernel(const T* __restrict__ x, T* __rest
   const int lane = int(threadIdx.x) & 31;
   const int64_t warps = int64_t(gridDim.x) * kWarpsPerBlock;
   for (int64_t i = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5); i < n; i += warps) {
-    const Pos<I> q = split<I>(I(i), g.OD, g.OH, g.OW);
-    const I d0 = I(start_index(q.a, g.OD, g.D)), d1 = I(end_index(q.a, g.OD, g.D));
-    const I h0 = I(start_index(q.b, g.OH, g.H)), h1 = I(end_index(q.b, g.OH, g.H));
-    const I w0 = I(start_index(q.c, g.OW, g.W)), w1 = I(end_index(q.c, g.OW, g.W));
-    const T* xp = x + q.pl * (g.D * g.H * g.W);
-    const I hl = h1 - h0, wl = w1 - w0;
-    const I count = (d1 - d0) * hl * wl;  // <= the volume: fits I
+    const AdaptiveWindow<I> w = adaptive_window(i, g);
+    const T* xp = x + w.pl * (g.D * g.H * g.W);
+    const I hl = w.h1 - w.h0, wl = w.w1 - w.w0;
+    const I count = (w.d1 - w.d0) * hl * wl;  // <= the volume: fits I
     double acc = 0;
     for (I e = I(lane); e < count; e += 32) {
-      const I r = e / wl, iw = w0 + e % wl;
-      const I ih = h0 + r % hl, id = d0 + r / hl;
+      const I r = e / wl, iw = w.w0 + e % wl;
+      const I ih = w.h0 + r % hl, id = w.d0 + r / hl;
       acc += double(convert<compute_t<T>>(xp[(id * g.H + ih) * g.W + iw]));
     }
     for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
@@ -309,11 +312,18 @@ __global__ void adaptive_avg_pool_backward_kernel(const T* __restrict__ gy, T* _
 int64_t in_numel(const PoolGeometry& g) { return g.planes * g.in[0] * g.in[1] * g.in[2]; }
 int64_t out_numel(const PoolGeometry& g) { return g.planes * g.out[0] * g.out[1] * g.out[2]; }
 
-// Calls f.template operator()<T, I>() for the storage type of `code` and the index type.
-template <class F> void visit_pool(int8_t code, const char* op, bool small, F&& f) {
-  visit_storage<kStoreFloat>(code, op, [&]<class T>() {
-    if (small) f.template operator()<T, int32_t>();
-    else f.template operator()<T, int64_t>();
+// Unless n is 0: launch(x, y, geo) with L's data as the storage type of L.code and the geometry
+// in 32- or 64-bit indices (fits_int32), then the launch check. `launch` is a generic lambda
+// that starts one kernel; T and I are deduced from its arguments.
+template <class Launch, class F> void run_pool(const Launch& L, int64_t n, const F& launch) {
+  if (n == 0) return;
+  const bool small = fits_int32(L.g);
+  visit_storage<kStoreFloat>(L.code, L.op, [&]<class T>() {
+    const T* x = static_cast<const T*>(L.in);
+    T* y = static_cast<T*>(L.out);
+    if (small) launch(x, y, geo_of<int32_t>(L.g));
+    else launch(x, y, geo_of<int64_t>(L.g));
+    EMBER_CUDA_CHECK_LAUNCH();
   });
 }
 
@@ -321,21 +331,15 @@ template <class F> void visit_pool(int8_t code, const char* op, bool small, F&& 
 
 void launch_max_pool(const MaxPoolLaunch& L) {
   const int64_t n = out_numel(L.g);
-  if (n == 0) return;
-  visit_pool(L.code, L.op, fits_int32(L.g), [&]<class T, class I>() {
-    max_pool_kernel<T, I><<<blocks_for(n), kThreads, 0, L.stream>>>(static_cast<const T*>(L.in), static_cast<T*>(L.out),
-                                                                      L.indices, geo_of<I>(L.g), n);
-    EMBER_CUDA_CHECK_LAUNCH();
+  run_pool(L, n, [&]<class T, class I>(const T* x, T* y, Geo<I> g) {
+    max_pool_kernel<T, I><<<blocks_for(n), kThreads, 0, L.stream>>>(x, y, L.indices, g, n);
   });
 }
 
 void launch_adaptive_max_pool(const MaxPoolLaunch& L) {
   const int64_t n = out_numel(L.g);
-  if (n == 0) return;
-  visit_pool(L.code, L.op, fits_int32(L.g), [&]<class T, class I>() {
-    adaptive_max_pool_kernel<T, I><<<blocks_for(n), kThreads, 0, L.stream>>>(
-        static_cast<const T*>(L.in), static_cast<T*>(L.out), L.indices, geo_of<I>(L.g), n);
-    EMBER_CUDA_CHECK_LAUNCH();
+  run_pool(L, n, [&]<class T, class I>(const T* x, T* y, Geo<I> g) {
+    adaptive_max_pool_kernel<T, I><<<blocks_for(n), kThreads, 0, L.stream>>>(x, y, L.indices, g, n);
   });
 }
 
@@ -357,21 +361,16 @@ void launch_max_pool_backward(const MaxPoolBackwardLaunch& L) {
 
 void launch_avg_pool(const AvgPoolLaunch& L) {
   const int64_t n = out_numel(L.g);
-  if (n == 0) return;
-  visit_pool(L.code, L.op, fits_int32(L.g), [&]<class T, class I>() {
-    avg_pool_kernel<T, I><<<blocks_for(n), kThreads, 0, L.stream>>>(
-        static_cast<const T*>(L.in), static_cast<T*>(L.out), geo_of<I>(L.g), L.count_include_pad, L.divisor, n);
-    EMBER_CUDA_CHECK_LAUNCH();
+  run_pool(L, n, [&]<class T, class I>(const T* x, T* y, Geo<I> g) {
+    avg_pool_kernel<T, I><<<blocks_for(n), kThreads, 0, L.stream>>>(x, y, g, L.count_include_pad, L.divisor, n);
   });
 }
 
 void launch_avg_pool_backward(const AvgPoolLaunch& L) {
   const int64_t n = in_numel(L.g);
-  if (n == 0) return;
-  visit_pool(L.code, L.op, fits_int32(L.g), [&]<class T, class I>() {
-    avg_pool_backward_kernel<T, I><<<blocks_for(n), kThreads, 0, L.stream>>>(
-        static_cast<const T*>(L.in), static_cast<T*>(L.out), geo_of<I>(L.g), L.count_include_pad, L.divisor, n);
-    EMBER_CUDA_CHECK_LAUNCH();
+  run_pool(L, n, [&]<class T, class I>(const T* gy, T* dx, Geo<I> g) {
+    avg_pool_backward_kernel<T, I><<<blocks_for(n), kThreads, 0, L.stream>>>(gy, dx, g, L.count_include_pad,
+                                                                              L.divisor, n);
   });
 }
 
@@ -381,24 +380,18 @@ void launch_adaptive_avg_pool(const AvgPoolLaunch& L) {
   // The largest window (ceil(in / out) + 1 per dim bounds it): a warp per output when it is big.
   int64_t window = 1;
   for (int i = 0; i < 3; ++i) window *= (L.g.in[i] + L.g.out[i] - 1) / L.g.out[i] + 1;
-  visit_pool(L.code, L.op, fits_int32(L.g), [&]<class T, class I>() {
-    const T* x = static_cast<const T*>(L.in);
-    T* y = static_cast<T*>(L.out);
+  run_pool(L, n, [&]<class T, class I>(const T* x, T* y, Geo<I> g) {
     if (window >= 256)
-      adaptive_avg_pool_warp_kernel<T, I><<<blocks_for(n, kWarpsPerBlock), kThreads, 0, L.stream>>>(x, y, geo_of<I>(L.g), n);
+      adaptive_avg_pool_warp_kernel<T, I><<<blocks_for(n, kWarpsPerBlock), kThreads, 0, L.stream>>>(x, y, g, n);
     else
-      adaptive_avg_pool_kernel<T, I><<<blocks_for(n), kThreads, 0, L.stream>>>(x, y, geo_of<I>(L.g), n);
-    EMBER_CUDA_CHECK_LAUNCH();
+      adaptive_avg_pool_kernel<T, I><<<blocks_for(n), kThreads, 0, L.stream>>>(x, y, g, n);
   });
 }
 
 void launch_adaptive_avg_pool_backward(const AvgPoolLaunch& L) {
   const int64_t n = in_numel(L.g);
-  if (n == 0) return;
-  visit_pool(L.code, L.op, fits_int32(L.g), [&]<class T, class I>() {
-    adaptive_avg_pool_backward_kernel<T, I><<<blocks_for(n), kThreads, 0, L.stream>>>(
-        static_cast<const T*>(L.in), static_cast<T*>(L.out), geo_of<I>(L.g), n);
-    EMBER_CUDA_CHECK_LAUNCH();
+  run_pool(L, n, [&]<class T, class I>(const T* gy, T* dx, Geo<I> g) {
+    adaptive_avg_pool_backward_kernel<T, I><<<blocks_for(n), kThreads, 0, L.stream>>>(gy, dx, g, n);
   });
 }
 

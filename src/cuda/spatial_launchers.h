@@ -56,7 +56,7 @@ void launch_upsample_backward(const UpsampleLaunch&);
 // the column entries that came from it in the CPU's (kh, kw) order (no atomics).
 struct FoldLaunch {
   int64_t N = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
-  int64_t kh = 1, kw = 1, dh = 1, dw = 1, ph = 0, pw = 0, sh = 1, sw = 1;
+  int64_t KH = 1, KW = 1, dh = 1, dw = 1, ph = 0, pw = 0, sh = 1, sw = 1;  // named as the CPU's WindowGeom
   const void* in = nullptr;
   void* out = nullptr;
   int8_t code = 0;

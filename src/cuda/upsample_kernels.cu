@@ -37,18 +37,28 @@ template <class W> Grid<W> grid_of(const UpsampleLaunch& L) {
   return g;
 }
 
+// Output element i of the (planes, out[0], out[1], out[2]) grid: its plane and position.
+struct OutPos {
+  int64_t plane, od, oh, ow;
+};
+template <class W> __device__ __forceinline__ OutPos out_pos(int64_t i, const Grid<W>& g) {
+  OutPos p;
+  p.ow = i % g.out[2];
+  i /= g.out[2];
+  p.oh = i % g.out[1];
+  i /= g.out[1];
+  p.od = i % g.out[0];
+  p.plane = i / g.out[0];
+  return p;
+}
+
 template <class T>
 __global__ void upsample_kernel(const T* __restrict__ x, T* __restrict__ y, Grid<compute_t<T>> g, int64_t n) {
   using C = compute_t<T>;
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(blockDim.x) * gridDim.x) {
-    int64_t r = i;
-    const int64_t ow = r % g.out[2];
-    r /= g.out[2];
-    const int64_t oh = r % g.out[1];
-    r /= g.out[1];
-    const int64_t od = r % g.out[0];
-    const T* xp = x + (r / g.out[0]) * in_plane;
+    const auto [plane, od, oh, ow] = out_pos(i, g);
+    const T* xp = x + plane * in_plane;
     C acc = C(0);
     for (int a = 0; a < g.k[0]; ++a) {
       const C wd = g.w[0][od * g.k[0] + a];
@@ -73,13 +83,8 @@ __global__ void upsample_backward_kernel(const T* __restrict__ gy, compute_t<T>*
   using C = compute_t<T>;
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(blockDim.x) * gridDim.x) {
-    int64_t r = i;
-    const int64_t ow = r % g.out[2];
-    r /= g.out[2];
-    const int64_t oh = r % g.out[1];
-    r /= g.out[1];
-    const int64_t od = r % g.out[0];
-    C* dp = dx + (r / g.out[0]) * in_plane;
+    const auto [plane, od, oh, ow] = out_pos(i, g);
+    C* dp = dx + plane * in_plane;
     const C v = convert<C>(gy[i]);
     for (int a = 0; a < g.k[0]; ++a) {
       const C vd = v * g.w[0][od * g.k[0] + a];

@@ -11,7 +11,7 @@
 #include <cmath>
 #include <vector>
 
-#include "cuda/cuda_state.h"
+#include "cuda/spatial_host.h"
 #include "cuda/spatial_launchers.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -61,50 +61,43 @@ DeviceTaps prepare(UpsampleLaunch& L, DType dtype, IntArrayRef in_sp, IntArrayRe
   return upload(make_grid<float>(in_sp, out_sp, scales, mode, align_corners), L, device);
 }
 
+// Runs `launcher` from x (the input, or grad_out; made contiguous) into y, both (N, C, spatial...):
+// the taps map the spatial dims of in_size (the input's) to those of out_size (the output's).
+// The taps are uploaded with x's device current, as the launch.
+void run(const Tensor& x, const Tensor& y, IntArrayRef in_size, IntArrayRef out_size, ArrayRef<double> scales,
+         int64_t mode, bool align_corners, const char* op, void (*launcher)(const UpsampleLaunch&)) {
+  Tensor xc = x.contiguous();
+  const int device = x.device().index;
+  GpuGuard guard(device);
+  UpsampleLaunch L;
+  L.planes = in_size[0] * in_size[1];
+  IntArrayRef in_sp(in_size.data() + 2, in_size.size() - 2);
+  IntArrayRef out_sp(out_size.data() + 2, out_size.size() - 2);
+  DeviceTaps taps = prepare(L, x.dtype(), in_sp, out_sp, scales, mode, align_corners, x.device());
+  L.x = xc.data_ptr();
+  L.y = y.data_ptr();
+  L.code = int8_t(x.dtype());
+  L.op = op;
+  L.stream = current_cuda_stream(device);
+  launcher(L);
+}
+
 Tensor upsample_cuda(const Tensor& input, IntArrayRef output_size, ArrayRef<double> scales, int64_t mode,
                      bool align_corners) {
   Shape out_shape{input.sizes()[0], input.sizes()[1]};
   for (int64_t s : output_size) out_shape.push_back(s);
   Tensor out = empty(out_shape, input.options());
-  if (out.numel() == 0) return out;
-  Tensor x = input.contiguous();
-  const int device = input.device().index;
-  GpuGuard guard(device);
-  UpsampleLaunch L;
-  L.planes = input.sizes()[0] * input.sizes()[1];
-  IntArrayRef in_sp(input.sizes().data() + 2, input.sizes().size() - 2);
-  DeviceTaps taps = prepare(L, input.dtype(), in_sp, output_size, scales, mode, align_corners, input.device());
-  L.x = x.data_ptr();
-  L.y = out.data_ptr();
-  L.code = int8_t(input.dtype());
-  L.op = "upsample_cuda";
-  L.stream = current_cuda_stream(device);
-  launch_upsample(L);
+  if (out.numel() != 0)
+    run(input, out, input.sizes(), out_shape, scales, mode, align_corners, "upsample_cuda", launch_upsample);
   return out;
 }
 
 Tensor upsample_backward_cuda(const Tensor& grad_out, IntArrayRef input_size, ArrayRef<double> scales, int64_t mode,
                               bool align_corners) {
-  const bool reduced = is_reduced_float(grad_out.dtype());
-  Tensor dx = zeros(input_size, reduced ? TensorOptions{.dtype = kFloat32, .device = grad_out.device()}
-                                        : grad_out.options());
-  if (dx.numel() != 0 && grad_out.numel() != 0) {
-    Tensor gy = grad_out.contiguous();
-    const int device = grad_out.device().index;
-    GpuGuard guard(device);
-    UpsampleLaunch L;
-    L.planes = input_size[0] * input_size[1];
-    IntArrayRef in_sp(input_size.data() + 2, input_size.size() - 2);
-    IntArrayRef out_sp(grad_out.sizes().data() + 2, grad_out.sizes().size() - 2);
-    DeviceTaps taps = prepare(L, grad_out.dtype(), in_sp, out_sp, scales, mode, align_corners, grad_out.device());
-    L.x = gy.data_ptr();
-    L.y = dx.data_ptr();
-    L.code = int8_t(grad_out.dtype());
-    L.op = "upsample_backward_cuda";
-    L.stream = current_cuda_stream(device);
-    launch_upsample_backward(L);
-  }
-  return reduced ? dx.to(grad_out.dtype()) : dx;
+  return scatter_backward(grad_out, input_size, [&](const Tensor& dx) {
+    run(grad_out, dx, input_size, grad_out.sizes(), scales, mode, align_corners, "upsample_backward_cuda",
+        launch_upsample_backward);
+  });
 }
 
 EMBER_REGISTER_KERNEL(upsample, CUDA, upsample_cuda);

@@ -6,6 +6,7 @@ import pytest
 
 import ember
 import ember.nn.functional as F
+from cuda_skip import skip_missing_cuda_kernel
 
 NO_GPU = "no CUDA GPU on this machine: the CUDA backend compiled but did not run"
 HALF = [ember.bfloat16, ember.float16]
@@ -65,16 +66,6 @@ TOL = {ember.bfloat16: 2e-2, ember.float16: 2e-3}
 
 
 
-def _skip_missing_cuda_kernel(fn):
-    """fn(), skipping the case (naming the op) when it reaches an op with no CUDA kernel yet."""
-    try:
-        return fn()
-    except NotImplementedError as e:
-        if "'CUDA' backend" in str(e):
-            pytest.skip(f"no CUDA kernel yet: {e}")
-        raise
-
-
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 @pytest.mark.parametrize("dtype", HALF, ids=["bf16", "fp16"])
 @pytest.mark.parametrize("name", sorted(_ops()))
@@ -96,7 +87,7 @@ def test_half_op_matches_float32(name, dtype, device):
     # The ops' own tensors (indices, zeros) are made on the device under test.
     ember.set_default_device(device)
     try:
-        out = _skip_missing_cuda_kernel(lambda: fn(ember, half))
+        out = skip_missing_cuda_kernel(lambda: fn(ember, half))
         it = iter(inputs)
         ref = fn(ember, as_f32)
     finally:
@@ -125,7 +116,7 @@ def test_half_training_step_gradients(dtype, device):
     ref.load_state_dict(model.state_dict())
     model.to(dtype)
     x, y = ember.randn(5, 1, 6, 6, device=device), ember.tensor([0, 1, 2, 0, 1], device=device)
-    _skip_missing_cuda_kernel(lambda: F.cross_entropy(model(x.to(dtype)), y).backward())
+    skip_missing_cuda_kernel(lambda: F.cross_entropy(model(x.to(dtype)), y).backward())
     F.cross_entropy(ref(x), y).backward()
     for p, r in zip(model.parameters(), ref.parameters()):
         assert p.grad.dtype == dtype

@@ -9,6 +9,7 @@
 #include "autograd/record.h"
 #include "ember/nn/functional.h"
 #include "ops/op_handles.h"
+#include "ops/pool_geometry.h"
 
 namespace ember::nn::functional {
 
@@ -23,10 +24,7 @@ int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t s, int64_t dil, boo
   EMBER_CHECK(pad >= 0, "pad must be non-negative, but got pad: ", pad);
   EMBER_CHECK(pad <= ((k - 1) * dil + 1) / 2, "pad should be at most half of effective kernel size, but got pad=", pad,
               ", kernel_size=", k, " and dilation=", dil);
-  int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
-  int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
-  if (ceil_mode && (out - 1) * s >= in + pad) --out;
-  return out;
+  return pool_out_size(in, k, pad, s, dil, ceil_mode);
 }
 
 void check_floating(const Tensor& input, const char* op) {
