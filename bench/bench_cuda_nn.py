@@ -3,8 +3,9 @@ GPU, same run (issue 17).
 
 Rows: layer norm (GPT-2 shape, forward and forward+backward), cross entropy over a 50257-word
 vocabulary (forward+backward), batch norm 2d, max pooling, convolution (cuDNN) in float32/TF32
-and bfloat16, scaled_dot_product_attention in bfloat16 (ember's flash kernels, torch's flash
-path; backward FLOPs counted as 2.5x the forward's), and whole train steps (forward, loss, backward, AdamW) of the seeds' CNN and MLP at
+and bfloat16, causal scaled_dot_product_attention in bfloat16 at T=1024..8192, d=64/128
+(ember's flash kernels, torch's flash path; backward FLOPs counted as 2.5x the forward's), and
+whole train steps (forward, loss, backward, AdamW) of the seeds' CNN and MLP at
 batch 128. Bandwidth rows count each tensor read or written once; times come from CUDA events
 around `repeat` calls after a warm-up; ratio = ember time / torch time (below 1: ember faster).
 A row whose op has no CUDA kernel in ember yet prints n/a with the reason.
@@ -56,6 +57,22 @@ def fwd_bwd(T, fn, *shapes, dtype=None):
     return run
 
 
+def attention_rows(T):
+    """Causal bf16 scaled_dot_product_attention, 16 heads, at the issue's lengths and head dims:
+    forward, and forward+backward (the backward counted as 2.5 forwards)."""
+    F = T.nn.functional
+    rows = {}
+    for t, d in [(1024, 64), (4096, 64), (8192, 64), (1024, 128), (4096, 128)]:
+        flops = 4 * 16 * t * t * d / 2  # causal: half the score matrix
+        q = T.randn(1, 16, t, d, device="cuda", dtype=T.bfloat16)
+        rows[f"sdpa fwd T{t} d{d} causal (TFLOP/s)"] = (
+            (lambda q: lambda: lambda: F.scaled_dot_product_attention(q, q, q, is_causal=True))(q), flops, "flops")
+        rows[f"sdpa f+b T{t} d{d} causal (TFLOP/s)"] = (
+            (lambda t, d: lambda: fwd_bwd(T, lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True),
+                                          *[(1, 16, t, d)] * 3, dtype=T.bfloat16))(t, d), 3.5 * flops, "flops")
+    return rows
+
+
 def workloads(T, quick):
     F = T.nn.functional
     rows, width = (4096 if quick else 16384), 768
@@ -68,9 +85,6 @@ def workloads(T, quick):
     conv_x = T.randn(32, 64, 56, 56, device="cuda")
     conv_w = T.randn(128, 64, 3, 3, device="cuda")
     conv_flops = 2 * 32 * 128 * 56 * 56 * 64 * 9
-    attn_q = T.randn(1, 16, 4096, 64, device="cuda", dtype=T.bfloat16)
-    attn_q128 = T.randn(1, 16, 2048, 128, device="cuda", dtype=T.bfloat16)
-    attn_flops = 4 * 16 * 4096 * 4096 * 64 / 2  # causal: half the score matrix
     return {
         # name: (make fn, work, unit)
         "layer_norm fwd 768 (GB/s)": (lambda: lambda: F.layer_norm(ln_x, (width,), ln_w, ln_b), 8 * ln_x.numel(), "bw"),
@@ -85,13 +99,7 @@ def workloads(T, quick):
         "conv2d 3x3 tf32 (TFLOP/s)": (lambda: lambda: F.conv2d(conv_x, conv_w, padding=1), conv_flops, "tf32"),
         "conv2d 3x3 bf16 (TFLOP/s)": (lambda: (lambda a, b: lambda: F.conv2d(a, b, padding=1))(
             conv_x.to(T.bfloat16), conv_w.to(T.bfloat16)), conv_flops, "flops"),
-        "sdpa fwd bf16 T4096 d64 causal (TFLOP/s)": (lambda: (lambda q: lambda: F.scaled_dot_product_attention(
-            q, q, q, is_causal=True))(attn_q), attn_flops, "flops"),
-        "sdpa fwd bf16 T2048 d128 (TFLOP/s)": (lambda: (lambda q: lambda: F.scaled_dot_product_attention(q, q, q))(
-            attn_q128), 4 * 16 * 2048 * 2048 * 128, "flops"),
-        "sdpa f+b bf16 T4096 d64 causal (TFLOP/s)": (lambda: fwd_bwd(
-            T, lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), *[(1, 16, 4096, 64)] * 3,
-            dtype=T.bfloat16), 3.5 * attn_flops, "flops"),
+        **attention_rows(T),
         "CNN train step b128 (ms)": (lambda: train_step(T, cnn), None, "ms"),
         "MLP train step b128 (ms)": (lambda: train_step(T, mlp), None, "ms"),
     }

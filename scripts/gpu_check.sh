@@ -90,7 +90,7 @@ echo "==== failures"
 [[ -f /tmp/cpp_failed.txt ]] && cat /tmp/cpp_failed.txt
 for f in cudapy pyall; do [[ -f $OUT/$f.log ]] && grep -E "^(FAILED|ERROR) " "$OUT/$f.log" | head -40; done
 [[ -f $OUT/bench.log ]] && { echo "==== bench"; tail -20 "$OUT/bench.log"; }
-[[ -f $OUT/bench_nn.log ]] && { echo "==== bench_nn"; tail -16 "$OUT/bench_nn.log"; }
+[[ -f $OUT/bench_nn.log ]] && { echo "==== bench_nn"; tail -24 "$OUT/bench_nn.log"; }
 for f in demo demo--amp; do
   [[ -f $OUT/$f.log ]] && { echo "==== $f"; grep -E "^ +[0-9]+ \||device|best test|trained|rror" "$OUT/$f.log" | head -12; }
 done

@@ -120,7 +120,8 @@ __global__ void __launch_bounds__(kFwdThreads)
   T* kv = qs + kFwdRows * ld;  // stage s: K at kv + s * 2 * kTile * ld, V after it
   const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, g = lane >> 2, t4 = lane & 3;
   const int64_t head = blockIdx.y;
-  const int q0 = int(blockIdx.x) * kFwdRows;
+  // Causal blocks further down see more keys: they start first, so the short ones fill the tail.
+  const int q0 = int(causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * kFwdRows;
   const T* kh = k + head * tk * D;
   const T* vh = v + head * tk * D;
   int kb_end = (tk + kTile - 1) / kTile;

@@ -1,6 +1,6 @@
 #pragma once
-// What one CUDA optimizer update needs, as plain data (optim_kernels.cu launches it,
-// optim_ops.cpp fills it): one parameter's flat tensors and the rule's hyperparameters. The
+// What the CUDA optimizer updates need, as plain data (optim_kernels.cu launches it,
+// optim_ops.cpp fills it): each parameter's flat tensors, batched, and the rule's hyperparameters. The
 // step count stays on the device (a float in `step`), so no update waits for the host.
 #include <cuda_runtime_api.h>
 
@@ -39,9 +39,22 @@ struct RMSpropRule {
   bool centered, maximize;
 };
 
-void launch_adam_update(const OptimTensors& t, const AdamRule& r);
-void launch_sgd_update(const OptimTensors& t, const SGDRule& r);
-void launch_adagrad_update(const OptimTensors& t, const AdagradRule& r);
-void launch_rmsprop_update(const OptimTensors& t, const RMSpropRule& r);
+// Up to kOptimBatch parameters of one dtype updated by one launch (torch's multi_tensor_apply):
+// the list travels as the kernel's argument (under the 4 KiB limit), and each block finds its
+// parameter from first_block. A step of a model with a hundred parameter tensors is then a few
+// launches instead of a hundred.
+inline constexpr int kOptimBatch = 40;
+struct OptimBatch {
+  OptimTensors t[kOptimBatch];
+  int64_t first_block[kOptimBatch + 1] = {};  // parameter k's blocks: [first_block[k], first_block[k + 1])
+  int count = 0;
+};
+// The blocks a parameter of n values gets in a batch (each walks its share with a block-stride loop).
+int64_t optim_blocks(int64_t n);
+
+void launch_adam_update(const OptimBatch& b, const AdamRule& r);
+void launch_sgd_update(const OptimBatch& b, const SGDRule& r);
+void launch_adagrad_update(const OptimBatch& b, const AdagradRule& r);
+void launch_rmsprop_update(const OptimBatch& b, const RMSpropRule& r);
 
 }  // namespace ember::cuda
