@@ -203,10 +203,12 @@ void sample_positions(const std::array<double, 6>& m, int64_t h, int64_t w, std:
     const A by = A(i) - half_h + A(0.5);
     for (int64_t j = 0; j < w; ++j) {
       const A bx = A(j) - half_w + A(0.5);
-      A gx = bx * tx0 + by * tx1 + tx2;
-      A gy = bx * ty0 + by * ty1 + ty2;
-      xs[size_t(i * w + j)] = (gx + A(1)) * scale_x - A(0.5);
-      ys[size_t(i * w + j)] = (gy + A(1)) * scale_y - A(0.5);
+      // Explicit fused multiply-adds (torch's grid arithmetic rounds this way), and this file is
+      // built without contraction (CMakeLists.txt), so every build picks the same pixels.
+      const A gx = std::fma(bx, tx0, by * tx1) + tx2;
+      const A gy = std::fma(bx, ty0, by * ty1) + ty2;
+      xs[size_t(i * w + j)] = std::fma(gx + A(1), scale_x, A(-0.5));
+      ys[size_t(i * w + j)] = std::fma(gy + A(1), scale_y, A(-0.5));
     }
   }
 }
