@@ -260,3 +260,24 @@ def test_flash_attention_under_autocast_and_double_backward():
     (gq,) = ember.autograd.grad(out.float().pow(2).sum(), q, create_graph=True)
     gq.sum().backward()
     assert k.grad is not None and k.grad.isfinite().all().item()
+
+
+def test_sdpa_kernel_switches_and_restores():
+    from ember.nn.attention import SDPBackend, sdpa_kernel
+    cuda = ember.backends.cuda
+    q = ember.randn(1, 2, 5, 8)
+    ref = F.scaled_dot_product_attention(q, q, q)
+    with sdpa_kernel(SDPBackend.MATH):
+        assert cuda.math_sdp_enabled() and not cuda.flash_sdp_enabled()
+        assert ember.allclose(F.scaled_dot_product_attention(q, q, q), ref)
+    assert cuda.flash_sdp_enabled() and cuda.math_sdp_enabled()
+    # only flash, on the CPU: no kernel applies (torch has a CPU flash kernel; ember not yet)
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        with pytest.raises(RuntimeError, match="No available kernel"):
+            F.scaled_dot_product_attention(q, q, q)
+    with cuda.sdp_kernel(enable_math=False, enable_flash=True):
+        assert not cuda.math_sdp_enabled()
+    assert cuda.math_sdp_enabled() and cuda.cudnn_sdp_enabled()
+    with pytest.raises(TypeError):
+        with sdpa_kernel(["math"]):
+            pass

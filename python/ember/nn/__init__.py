@@ -7,6 +7,6 @@ torch's call torch._VF; MultiheadAttention: F.multi_head_attention_forward).
 from .parameter import Parameter, UninitializedParameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules.module import register_module_forward_hook, register_module_forward_pre_hook  # noqa: F401
-from . import functional, init, utils, parallel  # noqa: F401
+from . import functional, init, utils, parallel, attention  # noqa: F401
 from .parallel import DataParallel  # noqa: F401
 from . import modules  # noqa: F401

@@ -1,5 +1,9 @@
 """ember.backends.cuda: the matmul precision flags torch programs set, kept in C++
-(ember/matmul_precision.h) where the CUDA GEMMs read them, and is_built()."""
+(ember/matmul_precision.h) where the CUDA GEMMs read them; the scaled-dot-product-attention
+switches (enable_flash_sdp, enable_math_sdp, ..., sdp_kernel), kept in C++ (ember/sdp_flags.h)
+where F.scaled_dot_product_attention reads them; and is_built()."""
+import contextlib as _contextlib
+
 from ... import _C
 
 
@@ -54,3 +58,34 @@ def enable_mem_efficient_sdp(enabled):
 
 def enable_math_sdp(enabled):
     _C._cuda.enable_math_sdp(bool(enabled))
+
+
+# cuDNN's attention kernel: torch's switch, kept for programs that set it; ember has no such
+# kernel, so turning it on serves no call by itself.
+_cudnn_sdp = [True]
+
+
+def cudnn_sdp_enabled():
+    return _cudnn_sdp[0]
+
+
+def enable_cudnn_sdp(enabled):
+    _cudnn_sdp[0] = bool(enabled)
+
+
+@_contextlib.contextmanager
+def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
+    """torch.backends.cuda.sdp_kernel (deprecated in torch for torch.nn.attention.sdpa_kernel):
+    sets the switches for the block and restores them after."""
+    saved = (flash_sdp_enabled(), math_sdp_enabled(), mem_efficient_sdp_enabled(), cudnn_sdp_enabled())
+    try:
+        enable_flash_sdp(enable_flash)
+        enable_math_sdp(enable_math)
+        enable_mem_efficient_sdp(enable_mem_efficient)
+        enable_cudnn_sdp(enable_cudnn)
+        yield
+    finally:
+        enable_flash_sdp(saved[0])
+        enable_math_sdp(saved[1])
+        enable_mem_efficient_sdp(saved[2])
+        enable_cudnn_sdp(saved[3])
