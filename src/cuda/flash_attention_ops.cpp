@@ -33,9 +33,8 @@ FlashAttentionLaunch geometry(const char* op, const Tensor& q, const Tensor& k, 
                 " and ", v.sizes());
   EMBER_CHECK(k.sizes()[nd - 1] == d && v.sizes()[nd - 1] == d && v.sizes()[nd - 2] == k.sizes()[nd - 2], op,
               ": expected key and value of head dim ", d, " and one length, got ", k.sizes(), " and ", v.sizes());
-  if (!flash_attention_supports(int(d), int8_t(q.dtype())))
-    throw_dtype_not_implemented(op, int8_t(q.dtype()));
   EMBER_CHECK(d == 64 || d == 128, op, ": head dim ", d, " is not supported (64 or 128)");
+  if (!flash_attention_supports(int(d), int8_t(q.dtype()))) throw_dtype_not_implemented(op, int8_t(q.dtype()));
   EMBER_CHECK(q.sizes()[nd - 2] < (int64_t(1) << 31) && k.sizes()[nd - 2] < (int64_t(1) << 31), op,
               ": sequence lengths must be below 2^31, got ", q.sizes()[nd - 2], " and ", k.sizes()[nd - 2]);
   EMBER_CHECK(scale > 0, op, ": the scale must be positive, got ", scale);
