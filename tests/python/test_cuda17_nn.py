@@ -192,9 +192,11 @@ FLASH_SHAPES = [  # (batch, heads, Tq, Tk, head_dim, causal)
 
 
 def _attention_reference(q, k, v, causal):
-    """float64 softmax(q k^T / sqrt(d)) v on the CPU, with gradients."""
+    """float64 softmax(q k^T / sqrt(d)) v on the CPU by the math path, with gradients."""
+    from ember.nn.attention import SDPBackend, sdpa_kernel
     q, k, v = (t.detach().cpu().double().requires_grad_() for t in (q, k, v))
-    return F.scaled_dot_product_attention(q, k, v, is_causal=causal), (q, k, v)
+    with sdpa_kernel(SDPBackend.MATH):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal), (q, k, v)
 
 
 @pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16], ids=["fp16", "bf16"])
@@ -271,10 +273,12 @@ def test_sdpa_kernel_switches_and_restores():
         assert cuda.math_sdp_enabled() and not cuda.flash_sdp_enabled()
         assert ember.allclose(F.scaled_dot_product_attention(q, q, q), ref)
     assert cuda.flash_sdp_enabled() and cuda.math_sdp_enabled()
-    # only flash, on the CPU: no kernel applies (torch has a CPU flash kernel; ember not yet)
+    # only flash: the CPU flash kernel serves it; a mask it cannot take fails naming why
     with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        out = F.scaled_dot_product_attention(q, q, q)
+        assert out.grad_fn is None and ember.allclose(out, ref, atol=1e-6)
         with pytest.raises(RuntimeError, match="No available kernel"):
-            F.scaled_dot_product_attention(q, q, q)
+            F.scaled_dot_product_attention(q, q, q, attn_mask=ember.ones(5, 5, dtype=ember.bool))
     with cuda.sdp_kernel(enable_math=False, enable_flash=True):
         assert not cuda.math_sdp_enabled()
     assert cuda.math_sdp_enabled() and cuda.cudnn_sdp_enabled()

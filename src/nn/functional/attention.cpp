@@ -33,10 +33,10 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
               "scaled_dot_product_attention: expected value with the same sequence length as key, but got key of "
               "size", k.sizes(), " and value of size", v.sizes());
   const double s = scale ? *scale : 1.0 / std::sqrt(double(e));
-  if (flash_attention_applies(q, k, v, has_mask, dropout_p, s)) return flash_attention(q, k, v, is_causal, s);
+  if (flash_attention_applies(q, k, v, has_mask, dropout_p, is_causal, s)) return flash_attention(q, k, v, is_causal, s);
   EMBER_CHECK(math_sdp_enabled(), "scaled_dot_product_attention: No available kernel. The math path is disabled "
-              "(torch.backends.cuda.enable_math_sdp(False)) and the flash kernel does not apply (it needs a CUDA "
-              "float16/bfloat16 query, key and value, head dim 64 or 128, no attn_mask and no dropout)");
+              "(torch.backends.cuda.enable_math_sdp(False)) and the flash kernel does not apply (it needs no attn_mask, "
+              "no dropout, one dtype and equal batch dims; on CUDA float16/bfloat16 with head dim 64 or 128)");
   const int64_t l = q.sizes()[q.dim() - 2], sl = k.sizes()[k.dim() - 2];
   Tensor attn = q.matmul(k.transpose(-2, -1)) * s;
   constexpr double ninf = -std::numeric_limits<double>::infinity();

@@ -29,12 +29,13 @@ variable_list math_attention_backward(const Tensor& g, const Tensor& q, const Te
     Tensor keep = ones({l, sl}, {.dtype = kBool, .device = q.device()}).tril();
     logits = logits.masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
   }
-  Tensor p = ember::softmax(logits.to(kFloat32), -1);
-  Tensor gf = g.to(kFloat32);
-  Tensor dp = gf.matmul(v.to(kFloat32).transpose(-2, -1));
+  const DType cdt = q.dtype() == kFloat64 ? kFloat64 : kFloat32;  // half types in float32
+  Tensor p = ember::softmax(logits.to(cdt), -1);
+  Tensor gf = g.to(cdt);
+  Tensor dp = gf.matmul(v.to(cdt).transpose(-2, -1));
   Tensor ds = p * (dp - (dp * p).sum({-1}, true));
-  Tensor dq = (ds.matmul(k.to(kFloat32)) * scale).to(q.dtype());
-  Tensor dk = (ds.transpose(-2, -1).matmul(q.to(kFloat32)) * scale).to(k.dtype());
+  Tensor dq = (ds.matmul(k.to(cdt)) * scale).to(q.dtype());
+  Tensor dk = (ds.transpose(-2, -1).matmul(q.to(cdt)) * scale).to(k.dtype());
   Tensor dv = p.transpose(-2, -1).matmul(gf).to(v.dtype());
   return {dq, dk, dv};
 }
@@ -56,26 +57,44 @@ std::tuple<Tensor, Tensor> flash_attention_ag(const Tensor& q, const Tensor& k, 
 
 EMBER_REGISTER_KERNEL(_flash_attention_forward, Autograd, flash_attention_ag);
 
+// When the CPU flash kernels beat the math path (bench/bench_sdpa_cpu.py: 2 threads of this
+// machine's EPYC, float32, 12 heads of 64): causal attention from 256 x 256 on, as the kernels
+// skip the hidden half of the scores (forward 0.44-0.56x the math path's time, forward+backward
+// 0.45-0.72x from T=256 to 2048); without a mask they are 1.1-1.45x slower (their exp and the
+// backward's recomputation cost more than the math path's big GEMMs), so only where the math
+// path's T x T scores would take 256 MiB a head (8192 x 8192 and up).
+bool prefer_cpu_flash(int64_t tq, int64_t tk, bool causal) {
+  return causal ? tq * tk >= 256 * 256 : tq * tk >= int64_t(8192) * 8192;
+}
+
 }  // namespace
 
-// Where the flash kernels apply (torch's flash conditions, less what ember's kernels lack): a
-// CUDA device, float16/bfloat16 query, key and value of one dtype, head dim 64 or 128 for all
-// three, no explicit mask, no dropout, a positive scale (the kernels scale inside exp2, after
-// the row max), equal leading (batch, head) dims, non-empty sequences shorter than 2^31.
+namespace {
+bool prefer_cpu_flash(int64_t tq, int64_t tk, bool causal);
+}  // namespace
+
+// Where the flash kernels apply (torch's flash conditions, less what ember's kernels lack): no
+// explicit mask, no dropout, a positive scale (the kernels scale after the row max), query, key
+// and value of one floating dtype on one device with equal leading (batch, head) dims, one head
+// dim, non-empty sequences shorter than 2^31; on CUDA float16/bfloat16 and head dim 64 or 128;
+// on the CPU (src/cpu/flash_attention_kernels.cpp) any float dtype and head dim, but only when
+// it beats the math path or the math path is off (see prefer_cpu_flash).
 bool flash_attention_applies(const Tensor& q, const Tensor& k, const Tensor& v, bool has_mask, double dropout_p,
-                             double scale) {
+                             bool is_causal, double scale) {
   if (!flash_sdp_enabled() || has_mask || dropout_p > 0.0 || !(scale > 0.0)) return false;
-  if (!q.device().is_cuda() || k.device() != q.device() || v.device() != q.device()) return false;
-  if (q.dtype() != kFloat16 && q.dtype() != kBFloat16) return false;
-  if (k.dtype() != q.dtype() || v.dtype() != q.dtype()) return false;
+  if (k.device() != q.device() || v.device() != q.device()) return false;
+  if (!is_floating(q.dtype()) || k.dtype() != q.dtype() || v.dtype() != q.dtype()) return false;
   const int64_t nd = q.dim();
   if (nd < 2 || k.dim() != nd || v.dim() != nd) return false;
   const int64_t d = q.sizes()[nd - 1];
-  if ((d != 64 && d != 128) || k.sizes()[nd - 1] != d || v.sizes()[nd - 1] != d) return false;
+  if (k.sizes()[nd - 1] != d || v.sizes()[nd - 1] != d) return false;
   for (int64_t i = 0; i < nd - 2; ++i)
     if (k.sizes()[i] != q.sizes()[i] || v.sizes()[i] != q.sizes()[i]) return false;
   const int64_t tq = q.sizes()[nd - 2], tk = k.sizes()[nd - 2];
-  return tq > 0 && tk > 0 && tq < (int64_t(1) << 31) && tk < (int64_t(1) << 31);
+  if (!(tq > 0 && tk > 0 && tq < (int64_t(1) << 31) && tk < (int64_t(1) << 31))) return false;
+  if (q.device().is_cuda()) return (q.dtype() == kFloat16 || q.dtype() == kBFloat16) && (d == 64 || d == 128);
+  if (q.device().is_cpu()) return !math_sdp_enabled() || prefer_cpu_flash(tq, tk, is_causal);
+  return false;
 }
 
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool is_causal, double scale) {

@@ -6,7 +6,7 @@
 namespace ember::nn::functional {
 
 bool flash_attention_applies(const Tensor& q, const Tensor& k, const Tensor& v, bool has_mask, double dropout_p,
-                             double scale);
+                             bool is_causal, double scale);
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool is_causal, double scale);
 
 }  // namespace ember::nn::functional

@@ -3,10 +3,10 @@ F.scaled_dot_product_attention. `with sdpa_kernel(SDPBackend.FLASH_ATTENTION):` 
 listed backends for the block and restores the switches after (they are the process-wide
 switches of ember.backends.cuda: enable_flash_sdp, enable_math_sdp, ...).
 
-ember's kernels: FLASH_ATTENTION (CUDA, float16/bfloat16, head dim 64 or 128, no mask, no
-dropout) and MATH (everywhere). EFFICIENT_ATTENTION and CUDNN_ATTENTION are accepted, but ember
-has no such kernels: a call that only they could serve fails saying which kernels apply. Unlike
-torch, ember has no CPU flash kernel yet, so FLASH_ATTENTION alone fails on the CPU."""
+ember's kernels: FLASH_ATTENTION (no mask, no dropout; on CUDA float16/bfloat16 with head dim
+64 or 128, on the CPU any float dtype and head dim) and MATH (everywhere). EFFICIENT_ATTENTION
+and CUDNN_ATTENTION are accepted, but ember has no such kernels: a call that only they could
+serve fails saying which kernels apply."""
 import contextlib as _contextlib
 import enum as _enum
 
