@@ -48,9 +48,10 @@ std::tuple<Tensor, Tensor> flash_attention_ag(const Tensor& q, const Tensor& k, 
          [causal, scale](const variable_list& g, LambdaNode& n) -> variable_list {
            Tensor q = n.unpack(0), k = n.unpack(1), v = n.unpack(2);
            if (GradMode::is_enabled()) return math_attention_backward(g[0], q, k, v, causal, scale);
-           auto [dq, dk, dv] = ops::_flash_attention_backward()(g[0], q, k, v, n.unpack(3), n.unpack(4), causal, scale);
-           return {grad_for(n, 0, [&] { return dq; }), grad_for(n, 1, [&] { return dk; }),
-                   grad_for(n, 2, [&] { return dv; })};
+           // (not a structured binding: clang 14, the fuzz build, cannot capture those in lambdas)
+           const auto grads = ops::_flash_attention_backward()(g[0], q, k, v, n.unpack(3), n.unpack(4), causal, scale);
+           return {grad_for(n, 0, [&] { return std::get<0>(grads); }), grad_for(n, 1, [&] { return std::get<1>(grads); }),
+                   grad_for(n, 2, [&] { return std::get<2>(grads); })};
          });
   return {out, lse};
 }
