@@ -60,10 +60,11 @@ EMBER_REGISTER_KERNEL(_flash_attention_forward, Autograd, flash_attention_ag);
 
 // When the CPU flash kernels beat the math path (bench/bench_sdpa_cpu.py: 2 threads of this
 // machine's EPYC, float32, 12 heads of 64): causal attention from 256 x 256 on, as the kernels
-// skip the hidden half of the scores (forward 0.44-0.56x the math path's time, forward+backward
-// 0.45-0.72x from T=256 to 2048); without a mask they are 1.1-1.45x slower (their exp and the
-// backward's recomputation cost more than the math path's big GEMMs), so only where the math
-// path's T x T scores would take 256 MiB a head (8192 x 8192 and up).
+// skip the hidden half of the scores (forward 0.45-0.71x the math path's time, forward+backward
+// 0.46-0.66x from T=256 to 2048); without a mask they are 1.1-1.3x slower up to T=1024 (their
+// exp and the backward's recomputation cost more than the math path's big GEMMs) and about even
+// at 2048, so they take over only where the math path's T x T scores would take 256 MiB a head
+// (8192 x 8192 and up).
 bool prefer_cpu_flash(int64_t tq, int64_t tk, bool causal) {
   return causal ? tq * tk >= 256 * 256 : tq * tk >= int64_t(8192) * 8192;
 }
