@@ -8,28 +8,16 @@ flash for causal attention from 256 x 256 scores and for unmasked attention from
 
     PYTHONPATH=python:build/python .venv/bin/python bench/bench_sdpa_cpu.py
 """
-import statistics
-import time
-
 import ember
 from ember.nn.attention import SDPBackend, sdpa_kernel
+
+from bench_bf16_cpu import median_ms
 
 try:
     import torch
     has_torch_sdpa = hasattr(torch.nn.functional, "scaled_dot_product_attention")
 except ImportError:
     torch, has_torch_sdpa = None, False
-
-
-def median_ms(fn, reps=5, warmup=1):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def case(T, batch, t, causal, backward, backend=None):
@@ -40,9 +28,9 @@ def case(T, batch, t, causal, backward, backend=None):
         if backward:
             out.sum().backward()
     if backend is None:
-        return median_ms(step)
+        return median_ms(step, warmup=1)
     with sdpa_kernel(backend):
-        return median_ms(step)
+        return median_ms(step, warmup=1)
 
 
 def main():

@@ -22,7 +22,9 @@
 #include "cpu/gemm.h"
 #include "cpu/vec_math.h"
 #include "ember/ops.h"
+#include "ops/flash_attention_geometry.h"
 #include "ops/op_handles.h"
+#include "ops/reduce_utils.h"
 
 namespace ember::cpu {
 namespace {
@@ -31,29 +33,7 @@ namespace {
 // amortises its overhead (64 x 256 was 10-20% slower), small enough to stay in a core's L2.
 constexpr int64_t kQBlock = 128, kKBlock = 512, kBwdBlock = 128;
 
-struct Geometry {
-  int64_t heads = 1, tq = 0, tk = 0, d = 0;
-};
-
-Geometry geometry_of(const char* op, const Tensor& q, const Tensor& k, const Tensor& v) {
-  EMBER_CHECK(q.dim() >= 2 && k.dim() == q.dim() && v.dim() == q.dim(), op,
-              ": expected query, key and value of the same rank (at least 2), got ", q.sizes(), ", ", k.sizes(),
-              " and ", v.sizes());
-  const int64_t nd = q.dim();
-  Geometry g;
-  g.tq = q.sizes()[nd - 2];
-  g.tk = k.sizes()[nd - 2];
-  g.d = q.sizes()[nd - 1];
-  for (int64_t i = 0; i < nd - 2; ++i) {
-    EMBER_CHECK(k.sizes()[i] == q.sizes()[i] && v.sizes()[i] == q.sizes()[i], op,
-                ": expected query, key and value with the same leading dims, got ", q.sizes(), ", ", k.sizes(), " and ",
-                v.sizes());
-    g.heads *= q.sizes()[i];
-  }
-  EMBER_CHECK(k.sizes()[nd - 1] == g.d && v.sizes()[nd - 1] == g.d && v.sizes()[nd - 2] == g.tk, op,
-              ": expected key and value of head dim ", g.d, " and one length, got ", k.sizes(), " and ", v.sizes());
-  return g;
-}
+using Geometry = FlashAttentionGeometry;
 
 // exp in the vectorisable form for float32 (the loops below run over a row), std::exp for float64.
 template <class T> inline T exp_t(T x) {
@@ -198,12 +178,7 @@ std::tuple<Tensor, Tensor, Tensor> backward_typed(const Tensor& go, const Tensor
   return {dq, dk, dv};
 }
 
-// float64 computes in itself, everything else in float32.
-DType compute_dtype_of(DType t) { return t == kFloat64 ? kFloat64 : kFloat32; }
-
-void check_dtype(const char* op, const Tensor& q, const Tensor& k, const Tensor& v) {
-  EMBER_CHECK(q.dtype() == k.dtype() && q.dtype() == v.dtype(), op, ": expected query, key and value of one dtype, got ",
-              dtype_name(q.dtype()), ", ", dtype_name(k.dtype()), " and ", dtype_name(v.dtype()));
+void check_floating(const char* op, const Tensor& q) {
   EMBER_CHECK_TYPE(is_floating(q.dtype()), op, ": expected a floating-point dtype, got ", dtype_name(q.dtype()));
 }
 
@@ -211,9 +186,9 @@ Tensor dense(const Tensor& t, DType dt) { return t.to(dt).contiguous(); }
 
 std::tuple<Tensor, Tensor> flash_forward_cpu(const Tensor& query, const Tensor& key, const Tensor& value, bool causal,
                                              double scale) {
-  check_dtype("_flash_attention_forward", query, key, value);
-  const Geometry g = geometry_of("_flash_attention_forward", query, key, value);
-  const DType cdt = compute_dtype_of(query.dtype());
+  const Geometry g = flash_attention_geometry("_flash_attention_forward", query, key, value);
+  check_floating("_flash_attention_forward", query);
+  const DType cdt = reduce::compute_dtype(query.dtype());
   Tensor q = dense(query, cdt), k = dense(key, cdt), v = dense(value, cdt);
   auto [out, lse] = cdt == kFloat64 ? forward_typed<double>(q, k, v, g, causal, scale)
                                     : forward_typed<float>(q, k, v, g, causal, scale);
@@ -223,9 +198,9 @@ std::tuple<Tensor, Tensor> flash_forward_cpu(const Tensor& query, const Tensor& 
 std::tuple<Tensor, Tensor, Tensor> flash_backward_cpu(const Tensor& grad_out, const Tensor& query, const Tensor& key,
                                                       const Tensor& value, const Tensor& out, const Tensor& lse,
                                                       bool causal, double scale) {
-  check_dtype("_flash_attention_backward", query, key, value);
-  const Geometry g = geometry_of("_flash_attention_backward", query, key, value);
-  const DType cdt = compute_dtype_of(query.dtype());
+  const Geometry g = flash_attention_geometry("_flash_attention_backward", query, key, value);
+  check_floating("_flash_attention_backward", query);
+  const DType cdt = reduce::compute_dtype(query.dtype());
   Tensor q = dense(query, cdt), k = dense(key, cdt), v = dense(value, cdt), go = dense(grad_out, cdt);
   Tensor o = dense(out, cdt), l = dense(lse, cdt);
   auto [dq, dk, dv] = cdt == kFloat64 ? backward_typed<double>(go, q, k, v, o, l, g, causal, scale)

@@ -13,6 +13,7 @@
 
 #include "core/parallel.h"
 #include "core/dtype_dispatch.h"
+#include "ops/norm_geometry.h"
 #include "ops/reduce_utils.h"
 #include "cpu/row_sum.h"
 #include "ember/ops.h"
@@ -22,29 +23,11 @@ namespace ember::cpu {
 namespace {
 
 using reduce::compute_dtype;
-// An optional parameter (weight, bias) as a contiguous tensor of dt; undefined when absent.
-Tensor contiguous_in(const std::optional<Tensor>& t, DType dt) {
-  return t && t->defined() ? reduce::convert(*t, dt, /*contig=*/true) : Tensor();
-}
+using norm_rows::param_in;
+using norm_rows::split_rows;
+using norm_rows::stat_shape;
 
 int64_t rows_grain(int64_t n) { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, 4 * n)); }
-
-// [M, N] split of x's shape for normalized_shape (checked by the caller, nn/functional/norm.cpp).
-std::pair<int64_t, int64_t> split_rows(const Tensor& x, IntArrayRef normalized_shape) {
-  int64_t n = 1;
-  for (int64_t s : normalized_shape) n *= s;
-  int64_t m = n == 0 ? 0 : x.numel() / n;
-  if (n == 0) {
-    m = 1;
-    for (int64_t d = 0; d < x.dim() - int64_t(normalized_shape.size()); ++d) m *= x.sizes()[d];
-  }
-  return {m, n};
-}
-
-Shape stat_shape(const Tensor& x, IntArrayRef normalized_shape) {
-  Shape s(x.sizes().begin(), x.sizes().end() - normalized_shape.size());
-  return s;
-}
 
 std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(const Tensor& input, IntArrayRef normalized_shape,
                                                   const std::optional<Tensor>& weight,
@@ -52,8 +35,8 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(const Tensor& input, IntArrayR
   const DType out_dt = input.dtype();
   const DType cdt = compute_dtype(out_dt);
   Tensor x = reduce::convert(input, cdt, /*contig=*/true);
-  Tensor w = contiguous_in(weight, cdt);
-  Tensor b = contiguous_in(bias, cdt);
+  Tensor w = param_in(weight, cdt);
+  Tensor b = param_in(bias, cdt);
   // Not a structured binding: clang 14 (the fuzz build) can't capture those in lambdas.
   const auto rows = split_rows(x, normalized_shape);
   const int64_t m = rows.first, n = rows.second;
@@ -99,7 +82,7 @@ std::tuple<Tensor, Tensor> rms_norm_cpu(const Tensor& input, IntArrayRef normali
   const DType out_dt = input.dtype();
   const DType cdt = compute_dtype(out_dt);
   Tensor x = reduce::convert(input, cdt, /*contig=*/true);
-  Tensor w = contiguous_in(weight, cdt);
+  Tensor w = param_in(weight, cdt);
   // Not a structured binding: clang 14 (the fuzz build) can't capture those in lambdas.
   const auto rows = split_rows(x, normalized_shape);
   const int64_t m = rows.first, n = rows.second;
@@ -140,7 +123,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& grad_ou
   const DType cdt = compute_dtype(out_dt);
   Tensor x = reduce::convert(input, cdt, true), g = reduce::convert(grad_out, cdt, true);
   Tensor mu = reduce::convert(mean, cdt, true), rs = reduce::convert(rstd, cdt, true);
-  Tensor w = contiguous_in(weight, cdt);
+  Tensor w = param_in(weight, cdt);
   // Not a structured binding: clang 14 (the fuzz build) can't capture those in lambdas.
   const auto rows = split_rows(x, normalized_shape);
   const int64_t m = rows.first, n = rows.second;
@@ -238,8 +221,8 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_cpu(const Tensor& input, const std
   const DType out_dt = input.dtype();
   const DType cdt = compute_dtype(out_dt);
   Tensor x = reduce::convert(input, cdt, /*contig=*/true);
-  Tensor w = contiguous_in(weight, cdt);
-  Tensor b = contiguous_in(bias, cdt);
+  Tensor w = param_in(weight, cdt);
+  Tensor b = param_in(bias, cdt);
   const BnGeom geo = bn_geom(x);
   Tensor y = empty(x.sizes(), {.dtype = cdt, .device = x.device()});
   Tensor mean = empty({geo.c}, {.dtype = cdt, .device = x.device()});
@@ -310,7 +293,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_cpu(const Tensor& grad_ou
   const DType cdt = compute_dtype(out_dt);
   Tensor x = reduce::convert(input, cdt, true), g = reduce::convert(grad_out, cdt, true);
   Tensor mu = reduce::convert(save_mean, cdt, true), rs = reduce::convert(save_invstd, cdt, true);
-  Tensor w = contiguous_in(weight, cdt);
+  Tensor w = param_in(weight, cdt);
   const BnGeom geo = bn_geom(x);
   const bool need_dx = mask & 1, need_dw = mask & 2, need_db = mask & 4;
   Tensor dx = need_dx ? empty(x.sizes(), {.dtype = cdt, .device = x.device()}) : Tensor();

@@ -7,6 +7,7 @@
 #include "cuda/elementwise_args.h"
 #include "cuda/flash_attention_launchers.h"
 #include "ember/ops.h"
+#include "ops/flash_attention_geometry.h"
 #include "ops/op_handles.h"
 
 namespace ember::cuda {
@@ -20,30 +21,18 @@ Tensor dense_aligned(const Tensor& t) {
 
 FlashAttentionLaunch geometry(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
                               double scale) {
-  EMBER_CHECK(q.dim() >= 2 && k.dim() == q.dim() && v.dim() == q.dim(), op,
-              ": expected query, key and value of the same rank (at least 2), got ", q.sizes(), ", ", k.sizes(),
-              " and ", v.sizes());
-  EMBER_CHECK(q.dtype() == k.dtype() && q.dtype() == v.dtype(), op,
-              ": expected query, key and value of one dtype, got ", dtype_name(q.dtype()), ", ",
-              dtype_name(k.dtype()), " and ", dtype_name(v.dtype()));
-  const int64_t nd = q.dim(), d = q.sizes()[nd - 1];
-  for (int64_t i = 0; i < nd - 2; ++i)
-    EMBER_CHECK(k.sizes()[i] == q.sizes()[i] && v.sizes()[i] == q.sizes()[i], op,
-                ": expected query, key and value with the same leading dims, got ", q.sizes(), ", ", k.sizes(),
-                " and ", v.sizes());
-  EMBER_CHECK(k.sizes()[nd - 1] == d && v.sizes()[nd - 1] == d && v.sizes()[nd - 2] == k.sizes()[nd - 2], op,
-              ": expected key and value of head dim ", d, " and one length, got ", k.sizes(), " and ", v.sizes());
+  const FlashAttentionGeometry g = flash_attention_geometry(op, q, k, v);
+  const int64_t d = g.d;
   EMBER_CHECK(d == 64 || d == 128, op, ": head dim ", d, " is not supported (64 or 128)");
   if (!flash_attention_supports(int(d), int8_t(q.dtype()))) throw_dtype_not_implemented(op, int8_t(q.dtype()));
-  EMBER_CHECK(q.sizes()[nd - 2] < (int64_t(1) << 31) && k.sizes()[nd - 2] < (int64_t(1) << 31), op,
-              ": sequence lengths must be below 2^31, got ", q.sizes()[nd - 2], " and ", k.sizes()[nd - 2]);
+  EMBER_CHECK(g.tq < (int64_t(1) << 31) && g.tk < (int64_t(1) << 31), op, ": sequence lengths must be below 2^31, got ",
+              g.tq, " and ", g.tk);
   EMBER_CHECK(scale > 0, op, ": the scale must be positive, got ", scale);
   FlashAttentionLaunch L;
-  L.tq = q.sizes()[nd - 2];
-  L.tk = k.sizes()[nd - 2];
+  L.tq = g.tq;
+  L.tk = g.tk;
   L.head_dim = int(d);
-  L.heads = 1;
-  for (int64_t i = 0; i < nd - 2; ++i) L.heads *= q.sizes()[i];
+  L.heads = g.heads;
   L.scale = float(scale);
   L.causal = causal;
   L.code = int8_t(q.dtype());

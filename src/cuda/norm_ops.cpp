@@ -9,29 +9,18 @@
 #include "cuda/reduce_launchers.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
+#include "ops/norm_geometry.h"
 #include "ops/reduce_utils.h"
 
 namespace ember::cuda {
 namespace {
 
 using reduce::compute_dtype;
+using norm_rows::param_in;
+using norm_rows::split_rows;
+using norm_rows::stat_shape;
 
-// An optional parameter (weight, bias) as a contiguous tensor of dt; undefined when absent.
-Tensor param_in(const std::optional<Tensor>& t, DType dt) {
-  return t && t->defined() ? reduce::convert(*t, dt, /*contig=*/true) : Tensor();
-}
 const void* ptr_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
-
-// [m, n] rows of x for normalized_shape; n == 0 still counts the leading rows.
-std::pair<int64_t, int64_t> split_rows(const Tensor& x, IntArrayRef normalized_shape) {
-  int64_t n = 1, m = 1;
-  for (int64_t s : normalized_shape) n *= s;
-  for (int64_t d = 0; d < x.dim() - int64_t(normalized_shape.size()); ++d) m *= x.sizes()[d];
-  return {m, n};
-}
-Shape stat_shape(const Tensor& x, IntArrayRef normalized_shape) {
-  return Shape(x.sizes().begin(), x.sizes().end() - normalized_shape.size());
-}
 
 // Layer norm (with mean) or RMS norm (without): (y, mean or undefined, rstd).
 std::tuple<Tensor, Tensor, Tensor> row_norm(const Tensor& input, IntArrayRef normalized_shape,

@@ -15,6 +15,13 @@
 
 namespace ember::nn::functional {
 
+// is_causal's mask on (..., L, S) scores: query i keeps keys j <= i, the others become -inf.
+Tensor mask_future_keys(const Tensor& scores) {
+  const int64_t l = scores.sizes()[scores.dim() - 2], sl = scores.sizes()[scores.dim() - 1];
+  Tensor keep = ones({l, sl}, {.dtype = kBool, .device = scores.device()}).tril();
+  return scores.masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
+}
+
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale, Generator* gen) {
@@ -37,15 +44,12 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   EMBER_CHECK(math_sdp_enabled(), "scaled_dot_product_attention: No available kernel. The math path is disabled "
               "(torch.backends.cuda.enable_math_sdp(False)) and the flash kernel does not apply (it needs no attn_mask, "
               "no dropout, one dtype and equal batch dims; on CUDA float16/bfloat16 with head dim 64 or 128)");
-  const int64_t l = q.sizes()[q.dim() - 2], sl = k.sizes()[k.dim() - 2];
   Tensor attn = q.matmul(k.transpose(-2, -1)) * s;
-  constexpr double ninf = -std::numeric_limits<double>::infinity();
   if (is_causal) {
-    Tensor keep = ones({l, sl}, {.dtype = kBool, .device = q.device()}).tril();
-    attn = attn.masked_fill(keep.logical_not(), ninf);
+    attn = mask_future_keys(attn);
   } else if (has_mask) {
     const Tensor& m = *attn_mask;
-    if (m.dtype() == kBool) attn = attn.masked_fill(m.logical_not(), ninf);
+    if (m.dtype() == kBool) attn = attn.masked_fill(m.logical_not(), -std::numeric_limits<double>::infinity());
     else attn = attn + m;
   }
   attn = ember::softmax(attn, -1);

@@ -4,13 +4,12 @@
 // query row's log-sum-exp, so neither direction stores the T x T probabilities. A backward that
 // must itself be differentiable (create_graph) uses the math formula on ember ops instead, as
 // torch's flash path has no double backward of its own.
-#include <cmath>
-#include <limits>
-
 #include "autograd/record.h"
 #include "ember/nn/functional.h"
 #include "ember/sdp_flags.h"
+#include "nn/functional/flash_attention.h"
 #include "ops/op_handles.h"
+#include "ops/reduce_utils.h"
 
 namespace ember::nn::functional {
 
@@ -24,12 +23,8 @@ namespace {
 variable_list math_attention_backward(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v,
                                       bool causal, double scale) {
   Tensor logits = q.matmul(k.transpose(-2, -1)) * scale;
-  if (causal) {
-    const int64_t l = q.sizes()[q.dim() - 2], sl = k.sizes()[k.dim() - 2];
-    Tensor keep = ones({l, sl}, {.dtype = kBool, .device = q.device()}).tril();
-    logits = logits.masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
-  }
-  const DType cdt = q.dtype() == kFloat64 ? kFloat64 : kFloat32;  // half types in float32
+  if (causal) logits = mask_future_keys(logits);
+  const DType cdt = reduce::compute_dtype(q.dtype());  // half types in float32
   Tensor p = ember::softmax(logits.to(cdt), -1);
   Tensor gf = g.to(cdt);
   Tensor dp = gf.matmul(v.to(cdt).transpose(-2, -1));
