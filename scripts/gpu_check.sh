@@ -4,7 +4,7 @@
 # device image, bench/bench_cuda.py beside that PyTorch, then the rest of the Python suite. Each
 # stage has its own time limit so one hang cannot eat the lease; logs go to $OUT (at most 8 files
 # come back) and a summary is printed last (the tool returns the output's tail).
-#   bash scripts/gpu_check.sh [stages]     stages: any of cpp cudapy bench demo pyall (default: all but
+#   bash scripts/gpu_check.sh [stages]     stages: any of cpp cudapy bench sdpa demo pyall (default: all but
 #   pyall, the whole Python suite, which is mostly the CPU's and takes longer)
 set -u
 root=$PWD
@@ -67,6 +67,11 @@ if [[ " $stages " == *" bench "* ]]; then
   summary+=("bench_nn rc=$?")
 fi
 
+if [[ " $stages " == *" sdpa "* ]]; then
+  timeout 150 python3 bench/bench_sdpa_cuda.py > "$OUT/sdpa.log" 2>&1
+  summary+=("sdpa rc=$?")
+fi
+
 if [[ " $stages " == *" demo "* ]]; then
   # The README's demo on the GPU (2 epochs of the 20,000-image slice), fp32 then fp16 autocast.
   for amp in "" "--amp"; do
@@ -91,6 +96,7 @@ echo "==== failures"
 for f in cudapy pyall; do [[ -f $OUT/$f.log ]] && grep -E "^(FAILED|ERROR) " "$OUT/$f.log" | head -40; done
 [[ -f $OUT/bench.log ]] && { echo "==== bench"; tail -20 "$OUT/bench.log"; }
 [[ -f $OUT/bench_nn.log ]] && { echo "==== bench_nn"; tail -24 "$OUT/bench_nn.log"; }
+[[ -f $OUT/sdpa.log ]] && { echo "==== sdpa"; tail -12 "$OUT/sdpa.log"; }
 for f in demo demo--amp; do
   [[ -f $OUT/$f.log ]] && { echo "==== $f"; grep -E "^ +[0-9]+ \||device|best test|trained|rror" "$OUT/$f.log" | head -12; }
 done
