@@ -1,8 +1,13 @@
 // The CUDA kernels of the flash attention ops (op_list.h, nn-norm section), registered with the
 // dispatcher; F::scaled_dot_product_attention decides when they apply (nn/functional/
 // flash_attention.cpp). Inputs are [..., T, head_dim] with the same leading dims, viewed as
-// [heads, T, head_dim]; the kernels (flash_attention_kernels.cu) read 16-byte pieces, so inputs
-// that are not contiguous or not 16-byte aligned are copied first.
+// [heads, T, head_dim]; the kernels (flash_attention_kernels.cu) read 16-byte pieces of strided
+// heads in place (a GPT's q, k, v split out of one projection and transposed: no copies), and
+// copy only inputs whose layout they cannot follow (head dim not contiguous, leading dims not
+// one [outer, H] grid, strides not multiples of 8 elements, data not 16-byte aligned).
+#include <optional>
+#include <utility>
+
 #include "cuda/cuda_state.h"
 #include "cuda/elementwise_args.h"
 #include "cuda/flash_attention_launchers.h"
@@ -13,10 +18,36 @@
 namespace ember::cuda {
 namespace {
 
-Tensor dense_aligned(const Tensor& t) {
+// Where t's heads and rows lie, when the kernels can read it in place.
+std::optional<HeadLayout> head_layout(const Tensor& t) {
+  const int64_t nd = t.dim();
+  const auto& size = t.sizes();
+  const auto& stride = t.strides();
+  if (reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0 || stride[nd - 1] != 1) return std::nullopt;
+  HeadLayout at;
+  at.row = size[nd - 2] > 1 ? stride[nd - 2] : 0;
+  at.inner = nd >= 3 && size[nd - 3] > 1 ? stride[nd - 3] : 0;
+  // the dims before H must merge into one
+  int64_t last = -1;
+  for (int64_t i = 0; i + 3 < nd; ++i) {
+    if (size[i] == 1) continue;
+    if (last >= 0 && stride[last] != stride[i] * size[i]) return std::nullopt;
+    last = i;
+  }
+  at.outer = last >= 0 ? stride[last] : 0;
+  for (int64_t s : {at.row, at.inner, at.outer})
+    if (s < 0 || s % 8 != 0) return std::nullopt;
+  return at;
+}
+
+// t as the kernels read it: itself where its layout allows, else a contiguous aligned copy.
+std::pair<Tensor, HeadLayout> readable(const Tensor& t) {
+  if (auto at = head_layout(t)) return {t, *at};
   Tensor c = t.contiguous();
   if (reinterpret_cast<uintptr_t>(c.data_ptr()) % 16 != 0) c = c.clone();
-  return c;
+  auto at = head_layout(c);
+  EMBER_CHECK(at.has_value(), "_flash_attention: internal error: a contiguous copy of ", t.sizes(), " is not readable");
+  return {c, *at};
 }
 
 FlashAttentionLaunch geometry(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
@@ -36,6 +67,7 @@ FlashAttentionLaunch geometry(const char* op, const Tensor& q, const Tensor& k, 
   L.scale = float(scale);
   L.causal = causal;
   L.code = int8_t(q.dtype());
+  L.inner_heads = q.dim() >= 3 ? q.sizes()[q.dim() - 3] : 1;
   L.stream = current_cuda_stream(q.device().index);
   return L;
 }
@@ -46,7 +78,12 @@ std::tuple<Tensor, Tensor> flash_forward_cuda(const Tensor& query, const Tensor&
                                               double scale) {
   GpuGuard guard(query.device().index);
   FlashAttentionLaunch L = geometry("_flash_attention_forward", query, key, value, causal, scale);
-  Tensor q = dense_aligned(query), k = dense_aligned(key), v = dense_aligned(value);
+  auto [q, q_at] = readable(query);
+  auto [k, k_at] = readable(key);
+  auto [v, v_at] = readable(value);
+  L.q_at = q_at;
+  L.k_at = k_at;
+  L.v_at = v_at;
   Tensor out = empty(q.sizes(), {.dtype = q.dtype(), .device = q.device()});
   Tensor lse = empty(lse_shape(q), {.dtype = kFloat32, .device = q.device()});
   L.q = q.data_ptr();
@@ -65,8 +102,16 @@ std::tuple<Tensor, Tensor, Tensor> flash_backward_cuda(const Tensor& grad_out, c
   FlashAttentionLaunch L = geometry("_flash_attention_backward", query, key, value, causal, scale);
   EMBER_CHECK(grad_out.sizes() == query.sizes() && out.sizes() == query.sizes(),
               "_flash_attention_backward: expected grad_out and out of the query's size ", query.sizes());
-  Tensor q = dense_aligned(query), k = dense_aligned(key), v = dense_aligned(value);
-  Tensor go = dense_aligned(grad_out.to(q.dtype())), o = dense_aligned(out);
+  auto [q, q_at] = readable(query);
+  auto [k, k_at] = readable(key);
+  auto [v, v_at] = readable(value);
+  auto [go, go_at] = readable(grad_out.to(query.dtype()));
+  auto [o, o_at] = readable(out);
+  L.q_at = q_at;
+  L.k_at = k_at;
+  L.v_at = v_at;
+  L.grad_out_at = go_at;
+  L.out_at = o_at;
   Tensor l = lse.to(kFloat32).contiguous();
   const Device dev = q.device();
   Tensor dq = empty(q.sizes(), {.dtype = q.dtype(), .device = dev});
