@@ -39,23 +39,29 @@ template <class F> void visit_size(int bytes, F&& f) {
   }
 }
 
-// Offsets of operand k for element i (64-bit: these kernels also serve huge tensors).
-template <int N> __device__ __forceinline__ void offsets(const Geometry<N>& g, int64_t i, int64_t (&off)[N]) {
+// Offsets of operand k for element i, in Index arithmetic (int64: these kernels also serve huge
+// tensors; int32 where every offset fits, a 64-bit division costing several 32-bit ones).
+template <int N, class Index = int64_t>
+__device__ __forceinline__ void offsets(const Geometry<N>& g, Index i, int64_t (&off)[N]) {
+  Index o[N];
 #pragma unroll
-  for (int k = 0; k < N; ++k) off[k] = 0;
+  for (int k = 0; k < N; ++k) o[k] = 0;
   for (int d = 0; d < g.ndim; ++d) {
-    const int64_t q = i / g.sizes[d], r = i - q * g.sizes[d];
+    const Index size = Index(g.sizes[d]), q = i / size, r = i - q * size;
     i = q;
 #pragma unroll
-    for (int k = 0; k < N; ++k) off[k] += r * g.strides[d][k];
+    for (int k = 0; k < N; ++k) o[k] += r * Index(g.strides[d][k]);
   }
+#pragma unroll
+  for (int k = 0; k < N; ++k) off[k] = o[k];
 }
 
-template <class U> __global__ void __launch_bounds__(kBlock) copy_same_kernel(Pointers<2> p, Geometry<2> g, int64_t n) {
+template <class U, class Index>
+__global__ void __launch_bounds__(kBlock) copy_same_kernel(Pointers<2> p, Geometry<2> g, int64_t n) {
   const int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x;
   if (i >= n) return;
   int64_t off[2];
-  offsets(g, i, off);
+  offsets<2, Index>(g, Index(i), off);
   *reinterpret_cast<U*>(p.p[0] + off[0]) = *reinterpret_cast<const U*>(p.p[1] + off[1]);
 }
 
@@ -82,6 +88,34 @@ template <int N> Geometry<N> geometry(const ElementwiseArgs& a) {
 }
 
 unsigned blocks_for(int64_t n) { return unsigned((n + kBlock - 1) / kBlock); }
+
+// A strided same-dtype copy whose inner dim is contiguous in both operands moves `wide`-byte
+// pieces instead of elements where the sizes, strides and pointers allow it: a [B,T,H,d] ->
+// [B,H,T,d] bf16 permute (attention's heads) then takes 8 elements a thread, not 1.
+bool widen_inner(Geometry<2>& g, int64_t& n, int bytes, int wide, char* const* data) {
+  if (g.ndim == 0 || g.strides[0][0] != bytes || g.strides[0][1] != bytes || (g.sizes[0] * bytes) % wide != 0) return false;
+  for (int k = 0; k < 2; ++k) {
+    if (reinterpret_cast<uintptr_t>(data[k]) % wide != 0) return false;
+    for (int d = 1; d < g.ndim; ++d)
+      if (g.strides[d][k] % wide != 0) return false;
+  }
+  n = n / g.sizes[0] * (g.sizes[0] * bytes / wide);
+  g.sizes[0] = g.sizes[0] * bytes / wide;
+  g.strides[0][0] = g.strides[0][1] = wide;
+  return true;
+}
+
+// Whether every element index and byte offset fits in 31 bits.
+bool fits_int32(const Geometry<2>& g, int64_t n) {
+  constexpr int64_t kMax = (int64_t(1) << 31) - 1;
+  if (n > kMax) return false;
+  for (int k = 0; k < 2; ++k) {
+    int64_t reach = 0;
+    for (int d = 0; d < g.ndim; ++d) reach += (g.sizes[d] - 1) * (g.strides[d][k] < 0 ? -g.strides[d][k] : g.strides[d][k]);
+    if (reach > kMax) return false;
+  }
+  return true;
+}
 
 // A host value as the bits of dtype `code`.
 template <class U> U value_bits(int8_t code, double fv, int64_t iv) {
@@ -138,8 +172,18 @@ void launch_copy(const ElementwiseArgs& a) {
        dense_convert<double, float>(a)))
     return;
   if (a.dtype[0] == a.dtype[1]) {
-    visit_size(element_bytes(a.dtype[0]), [&]<class U>() {
-      copy_same_kernel<U><<<blocks_for(a.numel), kBlock, 0, a.stream>>>(Pointers<2>{{a.data[0], a.data[1]}}, geometry<2>(a), a.numel);
+    Geometry<2> g = geometry<2>(a);
+    int64_t n = a.numel;
+    int bytes = element_bytes(a.dtype[0]);
+    for (int wide = 16; wide > bytes; wide /= 2)
+      if (widen_inner(g, n, bytes, wide, a.data)) {
+        bytes = wide;
+        break;
+      }
+    const bool narrow = fits_int32(g, n);
+    visit_size(bytes, [&]<class U>() {
+      auto kernel = narrow ? copy_same_kernel<U, int32_t> : copy_same_kernel<U, int64_t>;
+      kernel<<<blocks_for(n), kBlock, 0, a.stream>>>(Pointers<2>{{a.data[0], a.data[1]}}, g, n);
     });
     EMBER_CUDA_CHECK_LAUNCH();
     return;
