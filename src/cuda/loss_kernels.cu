@@ -1,8 +1,8 @@
 // CUDA kernels of the fused cross entropy with class-index targets (host side: loss_ops.cpp),
 // the formulas of the CPU kernel (src/cpu/loss_kernels.cpp). A block per row: the row's max
-// (NaN never wins; an infinite max leaves log-sum 0, so +inf and NaN rows give NaN as torch),
-// then the sum of exp(x - max) and, with label smoothing, sum_c w[c] (x[c] - max) and sum_c
-// w[c], each one pass over the row (re-read from L1/L2):
+// (NaN never wins; an infinite max leaves log-sum 0, so +inf and NaN rows give NaN as torch)
+// and the sum of exp(x - max) in one pass over the row; with label smoothing the sum and
+// sum_c w[c] (x[c] - max), sum_c w[c] take a second pass after the max:
 //   loss = -((1 - ls) w[t] logp[t] + ls / C sum_c w[c] logp[c]),  logp = (x - max) - logsum;
 //   d loss / d x[j] = g (softmax[j] A - (1 - ls) w[t] [j == t] - ls / C w[j]),
 //     A = (1 - ls) w[t] + ls / C sum_c w[c].
@@ -47,9 +47,36 @@ template <class C> struct RowStats {
   C mx, logsum, wx, wall;  // wx, wall: only with label smoothing
 };
 
+// Without label smoothing the max and the sum of exp(x - max) come from one pass (a running
+// max that rescales the sum it has, as online softmax): GPT-2's 50257-wide rows do not stay in
+// L2 between passes, so each pass is a full read from memory.
+template <class T> __device__ RowStats<compute_t<T>> row_stats_one_pass(const T* xr, int64_t classes, compute_t<T>* scratch) {
+  using C = compute_t<T>;
+  constexpr C kNegInf = -::cuda::std::numeric_limits<C>::infinity();
+  C mx = kNegInf, s = C(0);
+  for (int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
+    const C v = convert<C>(xr[j]);
+    if (v > mx) {  // NaN never wins the max; it makes the sum NaN below
+      // (before any finite value the sum is 0, or NaN from a NaN: times 0 keeps which)
+      s = (mx == kNegInf ? s * C(0) : s * ::cuda::std::exp(mx - v)) + C(1);
+      mx = v;
+    } else {
+      s += mx == kNegInf && v == kNegInf ? C(0) : ::cuda::std::exp(v - mx);
+    }
+  }
+  const C row_max = block_reduce(mx, scratch, true);
+  // each thread's sum moved to the row's max before adding up (a thread that saw only -inf adds 0;
+  // with an infinite max the log-sum is 0 and the loss NaN or inf, as the two-pass form)
+  const bool inf = ::cuda::std::isinf(row_max);
+  const C mine = mx == kNegInf || inf ? s * C(0) : s * ::cuda::std::exp(mx - row_max);
+  const C total = block_reduce(mine, scratch, false);
+  return {row_max, inf ? C(0) : ::cuda::std::log(total), C(0), C(0)};
+}
+
 template <class T> __device__ RowStats<compute_t<T>> row_stats(const T* xr, const compute_t<T>* w, int64_t classes,
                                                                bool smooth, compute_t<T>* scratch) {
   using C = compute_t<T>;
+  if (!smooth) return row_stats_one_pass(xr, classes, scratch);
   C mx = -::cuda::std::numeric_limits<C>::infinity();
   for (int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
     const C v = convert<C>(xr[j]);

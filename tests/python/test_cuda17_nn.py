@@ -141,6 +141,31 @@ def test_batch_norm_running_stats_on_cuda():
         np.testing.assert_allclose(b.cpu().double().numpy(), a.double().numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+def test_cross_entropy_wide_rows_and_special_values_match_cpu():
+    """GPT-2's 50257-word rows (the one-pass max and sum), rows with +-inf and NaN, and a row whose
+    max comes last: losses and gradients as the CPU's, NaN where it has NaN."""
+    need_gpu()
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 50257)) * 4
+    x[1, 7] = np.inf
+    x[2, :] = -np.inf
+    x[3, 100] = np.nan
+    x[4, :1000] = -np.inf
+    x[5, -1] = 40.0  # the max arrives after every thread has a running max
+    t = np.array([3, 7, 0, 5, 2000, 50256])
+    outs = []
+    for device in ("cpu", "cuda"):
+        xi = ember.tensor(x, dtype=ember.float32, device=device).requires_grad_()
+        loss = F.cross_entropy(xi, ember.tensor(t, device=device), reduction="none")
+        loss.sum().backward()
+        outs.append((loss.detach().cpu().double().numpy(), xi.grad.cpu().double().numpy()))
+    (l_cpu, g_cpu), (l_gpu, g_gpu) = outs
+    np.testing.assert_array_equal(np.isnan(l_gpu), np.isnan(l_cpu))
+    np.testing.assert_allclose(l_gpu, l_cpu, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(np.isnan(g_gpu), np.isnan(g_cpu))
+    np.testing.assert_allclose(g_gpu, g_cpu, rtol=1e-4, atol=1e-7)
+
+
 def test_cross_entropy_all_ignored_is_nan_on_cuda():
     need_gpu()
     x = ember.randn(3, 4, device="cuda")
@@ -221,6 +246,47 @@ def test_flash_attention_matches_float64(shape, dtype):
         want = want.detach().numpy()
         scale = max(1.0, np.abs(want).max())
         assert np.abs(got - want).max() <= 4 * tol * scale, f"{name}: max error {np.abs(got - want).max()}"
+
+
+@pytest.mark.parametrize("layout", ["packed_qkv", "head_dim_strided", "misaligned", "five_dims"])
+def test_flash_attention_reads_strided_heads(layout):
+    """q, k, v as a GPT makes them (split out of one [B, T, 3C] projection, heads transposed) are
+    read in place; layouts the kernels cannot follow are copied first. Both agree with float64."""
+    need_gpu()
+    rng = np.random.default_rng(5)
+    b, h, t, d = 2, 3, 130, 64
+    if layout == "packed_qkv":
+        x = ember.tensor(rng.standard_normal((b, t, 3 * h * d)), dtype=ember.bfloat16, device="cuda").requires_grad_()
+        q, k, v = (z.view(b, t, h, d).transpose(1, 2) for z in x.split(h * d, dim=2))
+    elif layout == "head_dim_strided":  # the head dim is not contiguous: copied
+        x = ember.tensor(rng.standard_normal((3, b, h, d, t)), dtype=ember.bfloat16, device="cuda").requires_grad_()
+        q, k, v = (x[i].transpose(-1, -2) for i in range(3))
+    elif layout == "misaligned":  # rows 2 elements past a 16-byte boundary: copied
+        x = ember.tensor(rng.standard_normal((b, h, t, 3 * d + 2)), dtype=ember.bfloat16, device="cuda").requires_grad_()
+        q, k, v = (x[..., 2 + i * d: 2 + (i + 1) * d] for i in range(3))
+    else:  # [2, 2, h, T, d] views of a [2, 2, T, h, d] tensor: the outer dims merge
+        x = ember.tensor(rng.standard_normal((3, 2, 2, t, h, d)), dtype=ember.bfloat16, device="cuda").requires_grad_()
+        q, k, v = (x[i].transpose(-2, -3) for i in range(3))
+    # the incoming gradient strided too, as the transpose back to [B, T, H, D] hands it over
+    g = ember.tensor(rng.standard_normal(q.shape), dtype=ember.bfloat16, device="cuda")
+    g = g.transpose(-2, -3).contiguous().transpose(-2, -3)
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert "Flash" in out.grad_fn.name()
+    out.backward(g)
+    ref, leaves = _attention_reference(q, k, v, True)
+    ref.backward(g.cpu().double())
+    got = out.detach().cpu().double().numpy()
+    assert np.abs(got - ref.detach().numpy()).max() <= 0.08 * max(1.0, np.abs(ref.detach().numpy()).max())
+    assert x.grad is not None and x.grad.shape == x.shape
+    # each input's gradient read back out of x.grad through its own view
+    grads = {"packed_qkv": lambda gx: [z.view(b, t, h, d).transpose(1, 2) for z in gx.split(h * d, dim=2)],
+             "head_dim_strided": lambda gx: [gx[i].transpose(-1, -2) for i in range(3)],
+             "misaligned": lambda gx: [gx[..., 2 + i * d: 2 + (i + 1) * d] for i in range(3)],
+             "five_dims": lambda gx: [gx[i].transpose(-2, -3) for i in range(3)]}[layout](x.grad)
+    for name, got_g, leaf in zip(("dq", "dk", "dv"), grads, leaves):
+        got_g = got_g.detach().cpu().double().numpy()
+        want = leaf.grad.numpy()
+        assert np.abs(got_g - want).max() <= 0.08 * max(1.0, np.abs(want).max()), f"{layout} {name}"
 
 
 def test_flash_attention_switch_and_math_fallback_agree():
