@@ -4,7 +4,8 @@ AdamW, as nanoGPT trains it. ember beside PyTorch eager and (with --compile) tor
 GPU, same run; ms per step from CUDA events and model-FLOP utilisation against the GPU's dense
 bf16 peak (989 TFLOP/s on an H100 SXM): 6 N + 12 L T d FLOPs per token (N: non-embedding-position
 parameters, PaLM's count, as nanoGPT's estimate_mfu).
-    python bench/bench_gpt2_cuda.py [--batch 8] [--compile]"""
+    python bench/bench_gpt2_cuda.py [--batch 8] [--compile] [--profile]
+--profile prints each framework's profiler table (self CUDA time) of one step instead."""
 import argparse
 import sys
 
@@ -98,10 +99,23 @@ def measure(T, batch, compile_it=False):
     return ms, flops / (ms * 1e-3), first, last
 
 
+def profile(T, batch):
+    step, _, _ = step_fn(T, batch)
+    for _ in range(3):
+        step()
+    T.cuda.synchronize()
+    prof_mod = T.profiler
+    with prof_mod.profile(activities=[prof_mod.ProfilerActivity.CPU, prof_mod.ProfilerActivity.CUDA]) as prof:
+        step()
+        T.cuda.synchronize()
+    print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=25, max_name_column_width=60))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--compile", action="store_true", help="also torch.compile (its compile time is not timed)")
+    ap.add_argument("--profile", action="store_true", help="one step under each framework's profiler")
     args = ap.parse_args()
     if not ember.cuda.is_available():
         print("no CUDA GPU on this machine: nothing measured")
@@ -109,6 +123,11 @@ def main():
     name = ember.cuda.get_device_name()
     peak = next((v for k, v in PEAK_BF16.items() if k in name), float("nan"))
     print(f"GPU: {name}; GPT-2 124M, batch {args.batch} x {T_CTX} tokens, bf16 autocast, AdamW")
+    if args.profile:
+        for T in [ember] + ([torch] if torch is not None and torch.cuda.is_available() else []):
+            print(f"#### {T.__name__}")
+            profile(T, args.batch)
+        return 0
     print(f"{'':14s} {'ms/step':>9s} {'tokens/s':>10s} {'MFU':>6s} {'ember/this':>11s} {'loss first -> last':>20s}")
     base = None
     runs = [("ember", ember, False)]

@@ -4,7 +4,7 @@
 # device image, bench/bench_cuda.py beside that PyTorch, then the rest of the Python suite. Each
 # stage has its own time limit so one hang cannot eat the lease; logs go to $OUT (at most 8 files
 # come back) and a summary is printed last (the tool returns the output's tail).
-#   bash scripts/gpu_check.sh [stages]     stages: any of cpp cudapy bench sdpa demo pyall (default: all but
+#   bash scripts/gpu_check.sh [stages]     stages: any of cpp cudapy bench sdpa gpt2 demo pyall (default: all but
 #   pyall, the whole Python suite, which is mostly the CPU's and takes longer)
 set -u
 root=$PWD
@@ -72,6 +72,12 @@ if [[ " $stages " == *" sdpa "* ]]; then
   summary+=("sdpa rc=$?")
 fi
 
+if [[ " $stages " == *" gpt2 "* ]]; then
+  timeout 60 python3 bench/bench_gpt2_cuda.py > "$OUT/gpt2.log" 2>&1
+  summary+=("gpt2 rc=$?")
+  timeout 60 python3 bench/bench_gpt2_cuda.py --profile > "$OUT/gpt2_profile.log" 2>&1
+fi
+
 if [[ " $stages " == *" demo "* ]]; then
   # The README's demo on the GPU (2 epochs of the 20,000-image slice), fp32 then fp16 autocast.
   for amp in "" "--amp"; do
@@ -96,7 +102,8 @@ echo "==== failures"
 for f in cudapy pyall; do [[ -f $OUT/$f.log ]] && grep -E "^(FAILED|ERROR) " "$OUT/$f.log" | head -40; done
 [[ -f $OUT/bench.log ]] && { echo "==== bench"; tail -20 "$OUT/bench.log"; }
 [[ -f $OUT/bench_nn.log ]] && { echo "==== bench_nn"; tail -24 "$OUT/bench_nn.log"; }
-[[ -f $OUT/sdpa.log ]] && { echo "==== sdpa"; tail -12 "$OUT/sdpa.log"; }
+[[ -f $OUT/sdpa.log ]] && { echo "==== sdpa"; tail -15 "$OUT/sdpa.log"; }
+[[ -f $OUT/gpt2.log ]] && { echo "==== gpt2"; grep -v -i warn "$OUT/gpt2.log" | tail -5; }
 for f in demo demo--amp; do
   [[ -f $OUT/$f.log ]] && { echo "==== $f"; grep -E "^ +[0-9]+ \||device|best test|trained|rror" "$OUT/$f.log" | head -12; }
 done
