@@ -1,0 +1,266 @@
+// The stores and the Gloo process group. Multi-process cases start this binary again (a fresh
+// process per rank, as a launcher would: no fork after OpenMP) with --gtest_filter on the
+// worker test and the rank in the environment; the parent serves the TCPStore and checks every
+// worker's exit status.
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ember/ember.h"
+
+#ifdef EMBER_DISTRIBUTED
+#include "ember/distributed/errors.h"
+#include "ember/distributed/process_group.h"
+#include "ember/distributed/store.h"
+
+extern char** environ;
+
+namespace ember::distributed {
+namespace {
+
+Bytes b(const std::string& s) { return Bytes(s.begin(), s.end()); }
+std::string s(const Bytes& v) { return std::string(v.begin(), v.end()); }
+
+void exercise_store(Store& store) {
+  store.set("a", b("1"));
+  EXPECT_EQ(s(store.get("a")), "1");
+  EXPECT_EQ(store.add("n", 2), 2);
+  EXPECT_EQ(store.add("n", 3), 5);
+  EXPECT_EQ(s(store.get("n")), "5");  // counters are decimal text, as torch's
+  EXPECT_TRUE(store.check({"a", "n"}));
+  EXPECT_FALSE(store.check({"a", "missing"}));
+  EXPECT_EQ(s(store.compare_set("c", b(""), b("x"))), "x");  // absent + empty expected: set
+  EXPECT_EQ(s(store.compare_set("c", b("y"), b("z"))), "x");  // mismatch: unchanged
+  EXPECT_EQ(s(store.compare_set("c", b("x"), b("z"))), "z");
+  EXPECT_TRUE(store.delete_key("c"));
+  EXPECT_FALSE(store.delete_key("c"));
+  store.set("t", b("text"));
+  EXPECT_THROW(store.add("t", 1), ValueError);  // add on a value that is no integer
+  try {
+    store.wait({"never"}, Millis(200));
+    FAIL() << "wait did not time out";
+  } catch (const DistStoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("'never'"), std::string::npos) << e.what();
+  }
+  store.set("after_timeout", b("ok"));  // the store still works after a timed-out wait
+  EXPECT_EQ(s(store.get("after_timeout")), "ok");
+}
+
+TEST(DistributedStore, TCPStoreServesClients) {
+  TCPStore master("127.0.0.1", 0, true, Millis(5000));
+  ASSERT_GT(master.port(), 0);
+  exercise_store(master);
+  TCPStore client("127.0.0.1", master.port(), false, Millis(5000));
+  EXPECT_EQ(s(client.get("a")), "1");
+  // a get that waits for another client's set
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    master.set("late", b("here"));
+  });
+  EXPECT_EQ(s(client.get("late")), "here");
+  later.join();
+  EXPECT_GE(client.num_keys(), 4);
+}
+
+TEST(DistributedStore, FileStoreAndPrefixStore) {
+  const auto path = std::filesystem::temp_directory_path() / ("ember_filestore_" + std::to_string(::getpid()));
+  std::filesystem::remove(path);
+  {
+    FileStore fs(path.string(), 1, Millis(5000));
+    exercise_store(fs);
+    FileStore other(path.string(), 1, Millis(5000));  // a second process's view of the file
+    EXPECT_EQ(s(other.get("n")), "5");
+    auto base = std::make_shared<FileStore>(path.string(), 1, Millis(5000));
+    PrefixStore p("group1", base);
+    p.set("k", b("v"));
+    EXPECT_EQ(s(base->get("group1/k")), "v");
+    EXPECT_FALSE(p.check({"a"}));
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(DistributedStore, ClientWithoutServerTimesOut) {
+  EXPECT_THROW(TCPStore("127.0.0.1", 1, false, Millis(300)), DistNetworkError);
+}
+
+// ---------------------------------------------------------------- multi-process
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : -1;
+}
+
+// Rank `rank`'s part of the collective checks (world size n).
+void run_collectives(ProcessGroup& pg) {
+  const int r = pg.rank(), n = pg.size();
+  // all_reduce, every op, several dtypes
+  for (DType dt : {kFloat32, kFloat64, kInt64, kInt32, kBFloat16}) {
+    Tensor t = full({5}, r + 1, {.dtype = dt});
+    pg.all_reduce(t, ReduceOp::SUM)->wait();
+    EXPECT_EQ(t.to(kFloat64).sum().item<double>(), 5.0 * n * (n + 1) / 2) << dtype_name(dt);
+    t = full({3}, r + 1, {.dtype = dt});
+    pg.all_reduce(t, ReduceOp::MAX)->wait();
+    EXPECT_EQ(t.to(kFloat64).max().item<double>(), n);
+    t = full({3}, r + 1, {.dtype = dt});
+    pg.all_reduce(t, ReduceOp::MIN)->wait();
+    EXPECT_EQ(t.to(kFloat64).min().item<double>(), 1);
+    t = full({3}, r + 1, {.dtype = dt});
+    pg.all_reduce(t, ReduceOp::PRODUCT)->wait();
+    double fact = 1;
+    for (int i = 1; i <= n; ++i) fact *= i;
+    EXPECT_EQ(t.to(kFloat64).max().item<double>(), fact);
+  }
+  Tensor avg = full({4}, double(r), {.dtype = kFloat32});
+  pg.all_reduce(avg, ReduceOp::AVG)->wait();
+  EXPECT_FLOAT_EQ(avg.max().item<float>(), (n - 1) / 2.0f);
+  EXPECT_THROW(pg.all_reduce(full({2}, 1, {.dtype = kInt64}), ReduceOp::AVG), TypeError);
+  // a large tensor (Gloo splits it into segments) and a strided one (copied and written back)
+  Tensor big = ones({3 * 1024 * 1024 + 7});
+  pg.all_reduce(big, ReduceOp::SUM)->wait();
+  EXPECT_EQ(big.min().item<float>(), n);
+  Tensor strided = full({4, 6}, r + 1, {.dtype = kFloat32}).t();
+  pg.all_reduce(strided, ReduceOp::SUM)->wait();
+  EXPECT_EQ(strided.min().item<float>(), n * (n + 1) / 2);
+  // broadcast and reduce from the last rank
+  Tensor bc = full({6}, r == n - 1 ? 42 : -1, {.dtype = kInt64});
+  pg.broadcast(bc, n - 1)->wait();
+  EXPECT_EQ(bc.min().item<int64_t>(), 42);
+  Tensor red = full({3}, r + 1, {.dtype = kFloat64});
+  pg.reduce(red, n - 1, ReduceOp::SUM)->wait();
+  if (r == n - 1) EXPECT_EQ(red.max().item<double>(), n * (n + 1) / 2);
+  // all_gather, gather, scatter, reduce_scatter, all_to_all
+  Tensor mine = arange(3, {.dtype = kFloat32}).add(Scalar(10 * r));
+  Tensor gathered = zeros({n * 3});
+  pg.all_gather_into(gathered, mine)->wait();
+  for (int i = 0; i < n; ++i) EXPECT_EQ(gathered[i * 3 + 2].item<float>(), 10 * i + 2);
+  Tensor g0 = zeros({n * 3});
+  pg.gather_into(g0, mine, 0)->wait();
+  if (r == 0)
+    for (int i = 0; i < n; ++i) EXPECT_EQ(g0[i * 3].item<float>(), 10 * i);
+  Tensor all = arange(n * 2, {.dtype = kFloat32});
+  Tensor piece = zeros({2});
+  pg.scatter_from(piece, all, 0)->wait();
+  EXPECT_EQ(piece[1].item<float>(), 2 * r + 1);
+  Tensor rs_in = ones({n * 2}).mul(Scalar(r + 1));
+  Tensor rs_out = zeros({2});
+  pg.reduce_scatter_from(rs_out, rs_in, ReduceOp::SUM)->wait();
+  EXPECT_EQ(rs_out[0].item<float>(), n * (n + 1) / 2);
+  Tensor a2a_in = arange(n, {.dtype = kInt64}).add(Scalar(100 * r));
+  Tensor a2a_out = zeros({n}, {.dtype = kInt64});
+  pg.all_to_all(a2a_out, a2a_in)->wait();
+  for (int i = 0; i < n; ++i) EXPECT_EQ(a2a_out[i].item<int64_t>(), 100 * i + r);
+  // async: several in flight, then waited in order
+  std::vector<std::shared_ptr<Work>> works;
+  std::vector<Tensor> ts;
+  for (int i = 0; i < 8; ++i) {
+    ts.push_back(full({1000}, i, {.dtype = kFloat32}));
+    works.push_back(pg.all_reduce(ts.back(), ReduceOp::SUM));
+  }
+  for (int i = 0; i < 8; ++i) {
+    works[size_t(i)]->wait();
+    EXPECT_EQ(ts[size_t(i)][0].item<float>(), i * n);
+  }
+  // send / recv around a ring
+  Tensor out = full({4}, r, {.dtype = kFloat32}), in = zeros({4});
+  auto s = pg.send(out, (r + 1) % n, 7);
+  auto v = pg.recv(in, (r + n - 1) % n, 7);
+  v->wait();
+  s->wait();
+  EXPECT_EQ(in[0].item<float>(), (r + n - 1) % n);
+  pg.barrier()->wait();
+}
+
+TEST(DistributedWorker, Run) {
+  const int rank = env_int("EMBER_TEST_RANK"), size = env_int("EMBER_TEST_WORLD"), port = env_int("EMBER_TEST_PORT");
+  if (rank < 0) GTEST_SKIP() << "runs as a worker process of the multi-process tests";
+  const char* mode = std::getenv("EMBER_TEST_MODE");
+  auto store = std::make_shared<TCPStore>("127.0.0.1", port, false, Millis(20000));
+  auto pg = make_gloo_process_group(std::make_shared<PrefixStore>("default_pg", store), rank, size,
+                                    {.timeout = Millis(mode && std::string(mode) == "die" ? 2000 : 30000),
+                                     .hostname = "127.0.0.1"});
+  if (mode && std::string(mode) == "die") {
+    // the last rank exits without taking part: the others fail within the timeout, naming the op
+    if (rank == size - 1) std::_Exit(3);
+    Tensor t = ones({8});
+    try {
+      pg->all_reduce(t, ReduceOp::SUM)->wait();
+      ADD_FAILURE() << "all_reduce without the last rank did not fail";
+    } catch (const DistBackendError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("all_reduce on process group 'default_pg'"), std::string::npos) << m;
+    }
+    return;
+  }
+  run_collectives(*pg);
+}
+
+// Starts `n` workers of this binary; returns their exit statuses.
+std::vector<int> run_workers(int n, const char* mode = "") {
+  TCPStore master("127.0.0.1", 0, true, Millis(20000));
+  std::vector<pid_t> pids;
+  for (int r = 0; r < n; ++r) {
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
+    env_strings.push_back("EMBER_TEST_RANK=" + std::to_string(r));
+    env_strings.push_back("EMBER_TEST_WORLD=" + std::to_string(n));
+    env_strings.push_back("EMBER_TEST_PORT=" + std::to_string(master.port()));
+    env_strings.push_back(std::string("EMBER_TEST_MODE=") + mode);
+    env_strings.push_back("OMP_NUM_THREADS=1");
+    std::vector<char*> envp;
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+    std::string filter = "--gtest_filter=DistributedWorker.Run";
+    std::string brief = "--gtest_brief=1";
+    char* argv[] = {exe.data(), filter.data(), brief.data(), nullptr};
+    pid_t pid = 0;
+    EXPECT_EQ(::posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()), 0);
+    pids.push_back(pid);
+  }
+  std::vector<int> codes;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  for (pid_t pid : pids) {
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  }
+  return codes;
+}
+
+TEST(DistributedGloo, CollectivesOnTwoProcesses) {
+  for (int code : run_workers(2)) EXPECT_EQ(code, 0);
+}
+
+TEST(DistributedGloo, CollectivesOnFourProcesses) {
+  for (int code : run_workers(4)) EXPECT_EQ(code, 0);
+}
+
+TEST(DistributedGloo, ARankThatDiesFailsTheOthersWithinTheTimeout) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto codes = run_workers(3, "die");
+  EXPECT_EQ(codes[0], 0);
+  EXPECT_EQ(codes[1], 0);
+  EXPECT_EQ(codes[2], 3);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
+}  // namespace
+}  // namespace ember::distributed
+
+#else
+TEST(Distributed, NotBuilt) { GTEST_SKIP() << "built without Gloo (EMBER_DISTRIBUTED off): scripts/setup.sh installs libgloo-dev"; }
+#endif
