@@ -1,0 +1,152 @@
+// ember._C._distributed: the stores, process groups and work handles of
+// include/ember/distributed/ (glue only; ember/distributed/*.py builds torch.distributed's API
+// on it). Built without Gloo, only is_available() (False) is there.
+#include <nanobind/stl/chrono.h>
+#include <nanobind/stl/shared_ptr.h>
+
+#include "bind.h"
+
+#ifdef EMBER_DISTRIBUTED
+#include "ember/distributed/errors.h"
+#include "ember/distributed/process_group.h"
+#include "ember/distributed/store.h"
+#endif
+
+namespace ember::python {
+
+#ifdef EMBER_DISTRIBUTED
+namespace {
+using namespace ember::distributed;
+
+Bytes to_bytes(nb::handle v) {
+  if (nb::isinstance<nb::bytes>(v)) {
+    nb::bytes b = nb::borrow<nb::bytes>(v);
+    const auto* p = static_cast<const uint8_t*>(b.data());
+    return Bytes(p, p + b.size());
+  }
+  if (nb::isinstance<nb::str>(v)) {
+    const std::string s = nb::cast<std::string>(v);
+    return Bytes(s.begin(), s.end());
+  }
+  throw TypeError(detail::cat("Store: expected a value of bytes or str, got ",
+                              nb::cast<std::string>(nb::str(v.type().attr("__name__")))));
+}
+nb::bytes from_bytes(const Bytes& b) { return nb::bytes(reinterpret_cast<const char*>(b.data()), b.size()); }
+
+}  // namespace
+#endif
+
+void bind_distributed(nb::module_& parent) {
+  nb::module_ m = parent.def_submodule("_distributed", "ember's distributed core");
+#ifndef EMBER_DISTRIBUTED
+  m.def("is_available", [] { return false; });
+#else
+  m.def("is_available", [] { return gloo_available(); });
+  // torch.distributed's error classes (translated in this order: the most derived first)
+  static nb::exception<DistError> dist_error(m, "DistError", PyExc_RuntimeError);
+  static nb::exception<DistBackendError> backend_error(m, "DistBackendError", dist_error.ptr());
+  static nb::exception<DistNetworkError> network_error(m, "DistNetworkError", dist_error.ptr());
+  static nb::exception<DistStoreError> store_error(m, "DistStoreError", dist_error.ptr());
+
+  nb::class_<Store>(m, "Store")
+      .def("set", [](Store& s, const std::string& key, nb::handle value) {
+             const Bytes v = to_bytes(value);
+             nb::gil_scoped_release unlocked;
+             s.set(key, v);
+           }, nb::arg("key"), nb::arg("value"))
+      .def("get", [](Store& s, const std::string& key) {
+             Bytes b;
+             {
+               nb::gil_scoped_release unlocked;
+               b = s.get(key);
+             }
+             return from_bytes(b);
+           })
+      .def("add", &Store::add, nb::arg("key"), nb::arg("amount"), nb::call_guard<nb::gil_scoped_release>())
+      .def("compare_set", [](Store& s, const std::string& key, nb::handle expected, nb::handle desired) {
+             return from_bytes(s.compare_set(key, to_bytes(expected), to_bytes(desired)));
+           })
+      .def("check", &Store::check, nb::arg("keys"), nb::call_guard<nb::gil_scoped_release>())
+      .def("wait", [](Store& s, const std::vector<std::string>& keys, std::optional<Millis> timeout) {
+             nb::gil_scoped_release unlocked;
+             if (timeout) s.wait(keys, *timeout);
+             else s.wait(keys);
+           }, nb::arg("keys"), nb::arg("timeout") = nb::none())
+      .def("delete_key", &Store::delete_key, nb::arg("key"))
+      .def("num_keys", &Store::num_keys)
+      .def("set_timeout", &Store::set_timeout, nb::arg("timeout"))
+      .def_prop_ro("timeout", &Store::timeout);
+
+  nb::class_<TCPStore, Store>(m, "TCPStore")
+      .def("__init__",
+           [](TCPStore* self, const std::string& host, int port, std::optional<int> world_size, bool is_master,
+              Millis timeout, bool wait_for_workers) {
+             nb::gil_scoped_release unlocked;
+             new (self) TCPStore(host, port, is_master, timeout, world_size.value_or(-1), wait_for_workers);
+           },
+           nb::arg("host_name"), nb::arg("port"), nb::arg("world_size") = nb::none(), nb::arg("is_master") = false,
+           nb::arg("timeout") = kDefaultStoreTimeout, nb::arg("wait_for_workers") = true)
+      .def_prop_ro("port", &TCPStore::port)
+      .def_prop_ro("host", &TCPStore::host);
+  nb::class_<FileStore, Store>(m, "FileStore")
+      .def(nb::init<std::string, int, Millis>(), nb::arg("file_name"), nb::arg("world_size") = -1,
+           nb::arg("timeout") = kDefaultStoreTimeout)
+      .def_prop_ro("path", &FileStore::path);
+  nb::class_<PrefixStore, Store>(m, "PrefixStore")
+      .def(nb::init<std::string, std::shared_ptr<Store>>(), nb::arg("prefix"), nb::arg("store"))
+      .def_prop_ro("underlying_store", &PrefixStore::base);
+
+  nb::enum_<ReduceOp>(m, "ReduceOp")
+      .value("SUM", ReduceOp::SUM)
+      .value("AVG", ReduceOp::AVG)
+      .value("PRODUCT", ReduceOp::PRODUCT)
+      .value("MIN", ReduceOp::MIN)
+      .value("MAX", ReduceOp::MAX);
+
+  nb::class_<Work>(m, "Work")
+      .def("wait", [](Work& w, std::optional<Millis> timeout) {
+             nb::gil_scoped_release unlocked;
+             return w.wait(timeout.value_or(Millis(0)));
+           }, nb::arg("timeout") = nb::none())
+      .def("is_completed", &Work::is_completed)
+      .def("is_success", &Work::is_success)
+      .def("result", [](Work& w) {
+             nb::gil_scoped_release unlocked;
+             return w.result();
+           });
+
+  using PG = ProcessGroup;
+  auto released = nb::call_guard<nb::gil_scoped_release>();
+  nb::class_<PG>(m, "ProcessGroup")
+      .def("rank", &PG::rank)
+      .def("size", &PG::size)
+      .def("name", &PG::name)
+      .def("set_name", &PG::set_name)
+      .def("backend_name", &PG::backend_name)
+      .def("all_reduce", &PG::all_reduce, released)
+      .def("broadcast", &PG::broadcast, released)
+      .def("reduce", &PG::reduce, released)
+      .def("all_gather_into", &PG::all_gather_into, released)
+      .def("gather_into", &PG::gather_into, released)
+      .def("scatter_from", &PG::scatter_from, released)
+      .def("reduce_scatter_from", &PG::reduce_scatter_from, released)
+      .def("all_to_all", &PG::all_to_all, released)
+      .def("barrier", &PG::barrier, released)
+      .def("send", &PG::send, released)
+      .def("recv", &PG::recv, released);
+
+  m.def("new_gloo_group",
+        [](std::shared_ptr<Store> store, int rank, int size, Millis timeout, std::string hostname,
+           std::string interface) {
+          GlooOptions o;
+          o.timeout = timeout;
+          o.hostname = std::move(hostname);
+          o.interface = std::move(interface);
+          return make_gloo_process_group(std::move(store), rank, size, o);
+        },
+        nb::arg("store"), nb::arg("rank"), nb::arg("size"), nb::arg("timeout"), nb::arg("hostname") = "",
+        nb::arg("interface") = "", nb::call_guard<nb::gil_scoped_release>());
+#endif
+}
+
+}  // namespace ember::python

@@ -1,0 +1,115 @@
+"""One worker of tests/python/test_distributed.py's jobs, started by ember-run: runs the case named
+on the command line against torch.distributed's API and prints "OK <rank>" when every check held
+(an assertion error exits non-zero, which the launcher reports)."""
+import datetime
+import os
+import sys
+import time
+
+import ember
+import ember.distributed as dist
+
+
+def check_collectives(rank, world):
+    for dtype in (ember.float32, ember.float64, ember.int64, ember.bfloat16):
+        t = ember.full((5,), rank + 1, dtype=dtype)
+        dist.all_reduce(t)
+        assert t.double().sum().item() == 5 * world * (world + 1) / 2, (dtype, t)
+        for op, want in ((dist.ReduceOp.MAX, world), (dist.ReduceOp.MIN, 1)):
+            t = ember.full((3,), rank + 1, dtype=dtype)
+            dist.all_reduce(t, op=op)
+            assert t.double().max().item() == want, (dtype, op, t)
+    t = ember.full((2,), float(rank))
+    dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    assert abs(t[0].item() - (world - 1) / 2) < 1e-6
+    # broadcast / reduce with global src and dst
+    b = ember.full((4,), 7 if rank == world - 1 else 0)
+    dist.broadcast(b, src=world - 1)
+    assert b.min().item() == 7
+    r = ember.full((2,), 1.0)
+    dist.reduce(r, dst=0)
+    if rank == 0:
+        assert r[0].item() == world
+    # gathers and scatters
+    outs = [ember.zeros(3) for _ in range(world)]
+    dist.all_gather(outs, ember.arange(3.0) + 10 * rank)
+    assert [o[2].item() for o in outs] == [10 * i + 2 for i in range(world)]
+    flat = ember.zeros(world * 2)
+    dist.all_gather_into_tensor(flat, ember.full((2,), float(rank)))
+    assert flat.tolist() == [float(i) for i in range(world) for _ in range(2)]
+    gl = [ember.zeros(2) for _ in range(world)] if rank == 0 else None
+    dist.gather(ember.full((2,), float(rank)), gl, dst=0)
+    if rank == 0:
+        assert [g[0].item() for g in gl] == list(range(world))
+    piece = ember.zeros(2)
+    dist.scatter(piece, [ember.full((2,), float(i)) for i in range(world)] if rank == 0 else None, src=0)
+    assert piece[1].item() == rank
+    rs = ember.zeros(2)
+    dist.reduce_scatter_tensor(rs, ember.ones(world * 2) * (rank + 1))
+    assert rs[0].item() == world * (world + 1) / 2
+    a2a = [ember.zeros(1) for _ in range(world)]
+    dist.all_to_all(a2a, [ember.full((1,), float(100 * rank + i)) for i in range(world)])
+    assert [x.item() for x in a2a] == [100 * i + rank for i in range(world)]
+    # async_op: work handles
+    works, ts = [], []
+    for i in range(5):
+        ts.append(ember.full((100,), float(i)))
+        works.append(dist.all_reduce(ts[-1], async_op=True))
+    for i, w in enumerate(works):
+        w.wait()
+        assert ts[i][0].item() == i * world and w.is_completed()
+    # point to point around a ring
+    out, got = ember.full((3,), float(rank)), ember.zeros(3)
+    req = dist.isend(out, dst=(rank + 1) % world)
+    dist.recv(got, src=(rank - 1) % world)
+    req.wait()
+    assert got[0].item() == (rank - 1) % world
+    # objects
+    objs = [None] * world
+    dist.all_gather_object(objs, {"rank": rank, "name": f"w{rank}"})
+    assert [o["name"] for o in objs] == [f"w{i}" for i in range(world)]
+    lst = [f"from {rank}", rank] if rank == 0 else [None, None]
+    dist.broadcast_object_list(lst, src=0)
+    assert lst == ["from 0", 0]
+    # a subgroup of the even ranks: global src, group ranks
+    evens = list(range(0, world, 2))
+    g = dist.new_group(evens)
+    if rank in evens:
+        x = ember.full((1,), float(rank))
+        dist.all_reduce(x, group=g)
+        assert x.item() == sum(evens) and dist.get_world_size(g) == len(evens)
+        assert dist.get_rank(g) == evens.index(rank)
+    else:
+        assert g is dist.GroupMember.NON_GROUP_MEMBER
+    dist.barrier()
+
+
+def main():
+    case = sys.argv[1]
+    timeout = datetime.timedelta(seconds=3 if case == "hang" else 60)
+    dist.init_process_group("gloo", timeout=timeout)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    assert rank == int(os.environ["RANK"]) and world == int(os.environ["WORLD_SIZE"])
+    if case == "collectives":
+        check_collectives(rank, world)
+    elif case == "die":
+        if rank == 1:
+            print("boom: rank 1 gives up", file=sys.stderr, flush=True)
+            os._exit(3)
+        time.sleep(30)  # the launcher stops this worker once rank 1 failed
+    elif case == "hang":
+        if rank == 1:
+            time.sleep(60)  # never joins the all_reduce
+        t = ember.ones(4)
+        start = time.monotonic()
+        try:
+            dist.all_reduce(t)
+        except dist.DistBackendError as e:
+            print(f"rank {rank}: {e} after {time.monotonic() - start:.1f} s", file=sys.stderr, flush=True)
+            sys.exit(5)
+    dist.destroy_process_group()
+    print(f"OK {rank}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

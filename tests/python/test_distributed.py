@@ -1,0 +1,99 @@
+"""ember.distributed on loopback: the stores in-process, and whole jobs started by the launcher
+(ember-run) with 2 and 4 Gloo processes running every collective (tests/python/dist_worker.py);
+a worker that dies or hangs fails the job with the rank, the exit code and the error."""
+import datetime
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+import ember
+import ember.distributed as dist
+
+pytestmark = pytest.mark.skipif(not dist.is_available(), reason="ember built without Gloo (EMBER_DISTRIBUTED off)")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def launch(nproc, case, timeout=120):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+                           os.path.join(HERE, "dist_worker.py"), case],
+                          capture_output=True, text=True, env=env, timeout=timeout)
+    return proc, time.monotonic() - start
+
+
+@pytest.mark.parametrize("nproc", [2, 4])
+def test_every_collective_through_the_launcher(nproc):
+    proc, _ = launch(nproc, "collectives")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(proc.stdout.split("\n")[:-1]) == sorted(f"OK {r}" for r in range(nproc)), proc.stdout
+
+
+def test_a_dead_worker_stops_the_job_and_is_reported():
+    proc, elapsed = launch(3, "die")
+    assert proc.returncode == 1
+    assert "worker rank 1" in proc.stderr and "exit code 3" in proc.stderr, proc.stderr
+    assert "boom: rank 1 gives up" in proc.stderr.split("failed with")[-1]  # the report's last lines
+    assert elapsed < 25  # the others were stopped, not waited for
+
+
+def test_a_hanging_worker_fails_the_collective_within_the_timeout():
+    proc, elapsed = launch(2, "hang")
+    assert proc.returncode == 1
+    assert "all_reduce on process group 'default_pg'" in proc.stderr, proc.stderr[-3000:]
+    assert "worker rank 0" in proc.stderr and "exit code 5" in proc.stderr
+    assert elapsed < 30
+
+
+def test_tcp_store_and_file_store(tmp_path):
+    master = dist.TCPStore("127.0.0.1", 0, is_master=True, timeout=datetime.timedelta(seconds=5))
+    client = dist.TCPStore("127.0.0.1", master.port, timeout=datetime.timedelta(seconds=5))
+    master.set("key", "value")
+    assert client.get("key") == b"value"
+    assert client.add("counter", 2) == 2 and master.add("counter", 5) == 7 and master.get("counter") == b"7"
+    assert client.check(["key", "counter"]) and not client.check(["nope"])
+    assert master.compare_set("cas", "", "first") == b"first"
+    with pytest.raises(dist.DistStoreError, match="'nope'"):
+        client.wait(["nope"], datetime.timedelta(milliseconds=100))
+    assert isinstance(dist.DistStoreError("x"), RuntimeError)
+    fs = dist.FileStore(str(tmp_path / "store"), 1)
+    fs.set("a", b"\x00\x01")
+    assert dist.FileStore(str(tmp_path / "store"), 1).get("a") == b"\x00\x01"
+    p = dist.PrefixStore("ns", fs)
+    p.set("k", "v")
+    assert fs.get("ns/k") == b"v"
+
+
+def test_api_before_init_and_bad_arguments():
+    assert not dist.is_initialized()
+    with pytest.raises(ValueError, match="init_process_group"):
+        dist.get_world_size()
+    with pytest.raises(ValueError, match="Invalid backend"):
+        dist.init_process_group("mpi", init_method="tcp://127.0.0.1:1", rank=0, world_size=1)
+    with pytest.raises(ValueError, match="RANK"):
+        env = {k: os.environ.pop(k) for k in ("RANK", "WORLD_SIZE") if k in os.environ}
+        try:
+            dist.init_process_group("gloo")
+        finally:
+            os.environ.update(env)
+
+
+def test_single_process_group_in_process(tmp_path):
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path}/rdzv", rank=0, world_size=1)
+    try:
+        assert dist.is_initialized() and dist.get_rank() == 0 and dist.get_world_size() == 1
+        t = ember.arange(4.0)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
+        with pytest.raises(TypeError, match="AVG"):
+            dist.all_reduce(ember.arange(3), op=dist.ReduceOp.AVG)
+        with pytest.raises(ValueError, match="twice"):
+            dist.init_process_group("gloo", init_method=f"file://{tmp_path}/other", rank=0, world_size=1)
+    finally:
+        dist.destroy_process_group()
+    assert not dist.is_initialized()
