@@ -84,6 +84,82 @@ def check_collectives(rank, world):
     dist.barrier()
 
 
+def make_model(seed, heads=1):
+    ember.manual_seed(seed)
+    nn = ember.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.BatchNorm1d(16))
+            self.heads = nn.ModuleList([nn.Linear(16, 4) for _ in range(heads)])
+
+        def forward(self, x, head=0):
+            return self.heads[head](self.body(x))
+
+    return Net()
+
+
+def check_ddp(rank, world):
+    from ember.nn.parallel import DistributedDataParallel as DDP
+    from ember.utils.data import DistributedSampler
+    ember.manual_seed(1234)
+    data, target = ember.randn(4 * world, 8), ember.randn(4 * world, 4)
+    mine = slice(4 * rank, 4 * rank + 4)
+    loss_fn = ember.nn.functional.mse_loss
+    # replicas start from rank 0's weights (each rank initialised differently here)
+    # (BatchNorm in eval mode: in training it normalises each shard by its own statistics, so DDP
+    # could not equal one process -- torch's SyncBatchNorm's business; its buffers still travel)
+    local = make_model(seed=rank).eval()
+    local.body[2].running_mean.fill_(float(rank))
+    model = DDP(local, bucket_cap_mb=0.0002)  # tiny buckets: several all_reduces
+    assert len(model._buckets) > 2
+    assert model.module.body[2].running_mean.abs().max().item() == 0  # rank 0's buffers
+    ref = make_model(seed=0).eval()
+    for (n, p), (_, q) in zip(model.module.named_parameters(), ref.named_parameters()):
+        assert ember.equal(p, q), n
+    assert all(k.startswith("module.") for k in model.state_dict())
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    ref_opt = ember.optim.SGD(ref.parameters(), lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        loss_fn(model(data[mine]), target[mine]).backward()
+        opt.step()
+        ref_opt.zero_grad()
+        loss_fn(ref(data), target).backward()
+        ref_opt.step()
+    for (n, p), (_, q) in zip(model.module.named_parameters(), ref.named_parameters()):
+        assert ember.allclose(p, q, atol=1e-5), (n, (p - q).abs().max().item())
+    # no_sync: two micro-batches accumulate locally, the second backward averages the sum
+    opt.zero_grad()
+    ref_opt.zero_grad()
+    with model.no_sync():
+        loss_fn(model(data[mine]), target[mine]).backward()
+    local = [p.grad.clone() for p in model.parameters()]
+    loss_fn(model(data[mine] * 2), target[mine]).backward()
+    loss_fn(ref(data), target).backward()
+    loss_fn(ref(data * 2), target).backward()
+    for (n, p), (_, q) in zip(model.module.named_parameters(), ref.named_parameters()):
+        assert ember.allclose(p.grad, q.grad, atol=1e-5), ("no_sync", n)
+    assert any(not ember.equal(a, p.grad) for a, p in zip(local, model.parameters()))
+    # find_unused_parameters: a head the forward does not use
+    two = DDP(make_model(seed=0, heads=2), find_unused_parameters=True)
+    for _ in range(2):
+        two.zero_grad()
+        loss_fn(two(data[mine], head=0), target[mine]).backward()
+    assert two.module.heads[1].weight.grad.abs().max().item() == 0
+    strict = DDP(make_model(seed=0, heads=2))
+    loss_fn(strict(data[mine], head=0), target[mine]).backward()
+    try:
+        strict(data[mine], head=0)
+        raise AssertionError("DDP did not notice the unused parameters")
+    except RuntimeError as e:
+        assert "find_unused_parameters=True" in str(e)
+    # DistributedSampler takes the group's size and rank
+    sampler = DistributedSampler(list(range(10)), shuffle=False)
+    assert sampler.num_replicas == world and list(sampler)[0] == rank
+
+
 def main():
     case = sys.argv[1]
     timeout = datetime.timedelta(seconds=3 if case == "hang" else 60)
@@ -92,6 +168,8 @@ def main():
     assert rank == int(os.environ["RANK"]) and world == int(os.environ["WORLD_SIZE"])
     if case == "collectives":
         check_collectives(rank, world)
+    elif case == "ddp":
+        check_ddp(rank, world)
     elif case == "die":
         if rank == 1:
             print("boom: rank 1 gives up", file=sys.stderr, flush=True)

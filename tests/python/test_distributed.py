@@ -34,6 +34,14 @@ def test_every_collective_through_the_launcher(nproc):
     assert sorted(proc.stdout.split("\n")[:-1]) == sorted(f"OK {r}" for r in range(nproc)), proc.stdout
 
 
+def test_ddp_matches_single_process_training_on_the_whole_batch():
+    """DDP over 2 ranks equals one process on the concatenated batch (3 SGD steps, BatchNorm
+    buffers broadcast), no_sync accumulation, find_unused_parameters and its absence's error."""
+    proc, _ = launch(2, "ddp")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(proc.stdout.split("\n")[:-1]) == ["OK 0", "OK 1"], proc.stdout
+
+
 def test_a_dead_worker_stops_the_job_and_is_reported():
     proc, elapsed = launch(3, "die")
     assert proc.returncode == 1

@@ -1,8 +1,8 @@
 """nn.DataParallel / nn.parallel.DistributedDataParallel.
 
-ember runs on one device, so DataParallel behaves as torch's does on a machine without GPUs: it
-holds the model as `self.module` (state_dict keys gain the "module." prefix) and calls it
-directly. DistributedDataParallel needs a process group, which ember does not provide.
+DataParallel behaves as torch's does on a machine with one device: it holds the model as
+`self.module` (state_dict keys gain the "module." prefix) and calls it directly.
+DistributedDataParallel (distributed.py) averages gradients over a process group.
 """
 from ..modules.module import Module
 
@@ -27,7 +27,4 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, mo
     return module(*inputs, **(module_kwargs or {}))
 
 
-class DistributedDataParallel(Module):
-    def __init__(self, module, *args, **kwargs):
-        raise RuntimeError("Default process group has not been initialized, please make sure to call "
-                           "init_process_group. (ember runs on a single process: use the model directly)")
+from .distributed import DistributedDataParallel  # noqa: E402
