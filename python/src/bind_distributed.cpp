@@ -9,6 +9,7 @@
 #ifdef EMBER_DISTRIBUTED
 #include "ember/distributed/errors.h"
 #include "ember/distributed/process_group.h"
+#include "ember/distributed/reducer.h"
 #include "ember/distributed/store.h"
 #endif
 
@@ -134,6 +135,27 @@ void bind_distributed(nb::module_& parent) {
       .def("barrier", &PG::barrier, released)
       .def("send", &PG::send, released)
       .def("recv", &PG::recv, released);
+
+  nb::class_<Reducer>(m, "Reducer")
+      .def("__init__",
+           [](Reducer* self, std::vector<std::pair<std::string, Tensor>> params, std::shared_ptr<ProcessGroup> pg,
+              double bucket_cap_mb, bool find_unused, bool as_view) {
+             ReducerOptions o;
+             o.bucket_cap_mb = bucket_cap_mb;
+             o.find_unused_parameters = find_unused;
+             o.gradient_as_bucket_view = as_view;
+             new (self) Reducer(std::move(params), std::move(pg), o);
+           },
+           nb::arg("named_params"), nb::arg("process_group"), nb::arg("bucket_cap_mb") = 25.0,
+           nb::arg("find_unused_parameters") = false, nb::arg("gradient_as_bucket_view") = false)
+      .def("prepare_for_forward", &Reducer::prepare_for_forward, released)
+      .def("prepare_for_backward", &Reducer::prepare_for_backward, nb::arg("outputs"), released)
+      .def("bucket_names", &Reducer::bucket_names);
+  m.def("broadcast_coalesced",
+        [](std::shared_ptr<ProcessGroup> pg, const std::vector<Tensor>& tensors, int root) {
+          broadcast_coalesced(*pg, tensors, root);
+        },
+        nb::arg("process_group"), nb::arg("tensors"), nb::arg("root") = 0, nb::call_guard<nb::gil_scoped_release>());
 
   m.def("new_gloo_group",
         [](std::shared_ptr<Store> store, int rank, int size, Millis timeout, std::string hostname,

@@ -19,7 +19,10 @@
 #ifdef EMBER_DISTRIBUTED
 #include "ember/distributed/errors.h"
 #include "ember/distributed/process_group.h"
+#include "ember/distributed/reducer.h"
 #include "ember/distributed/store.h"
+#include "ember/nn.h"
+#include "ember/optim.h"
 
 extern char** environ;
 
@@ -177,6 +180,49 @@ void run_collectives(ProcessGroup& pg) {
   pg.barrier()->wait();
 }
 
+std::shared_ptr<nn::Sequential> small_net(uint64_t seed) {
+  manual_seed(seed);
+  return std::make_shared<nn::Sequential>(nn::make<nn::Linear>(6, 12), nn::make<nn::ReLU>(), nn::make<nn::Linear>(12, 3));
+}
+
+// DDP from C++ equals one process on the concatenated batch; no_sync accumulates.
+void run_ddp(const std::shared_ptr<ProcessGroup>& pg) {
+  const int r = pg->rank(), n = pg->size();
+  manual_seed(99);
+  Tensor data = randn({4 * n, 6}), target = randn({4 * n, 3});
+  Tensor mine = data.narrow(0, 4 * r, 4), mine_t = target.narrow(0, 4 * r, 4);
+  DistributedDataParallel ddp(small_net(uint64_t(r) + 1), pg, {.reducer = {.bucket_cap_mb = 0.0002}});
+  EXPECT_GE(ddp.reducer().bucket_names().size(), 2u);
+  auto ref = small_net(1);  // rank 0's initialisation
+  const auto start_a = ddp.module().parameters(), start_b = ref->parameters();
+  for (size_t i = 0; i < start_a.size(); ++i)
+    EXPECT_TRUE(start_a[i].equal(start_b[i])) << "parameter " << i << " was not broadcast";
+  optim::SGD opt(ddp.module().parameters(), {.lr = 0.1});
+  optim::SGD ref_opt(ref->parameters(), {.lr = 0.1});
+  for (int step = 0; step < 3; ++step) {
+    opt.zero_grad();
+    nn::functional::mse_loss(ddp(mine), mine_t).backward();
+    opt.step();
+    ref_opt.zero_grad();
+    nn::functional::mse_loss(ref->forward(data), target).backward();
+    ref_opt.step();
+  }
+  auto a = ddp.module().parameters(), b = ref->parameters();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].allclose(b[i], 1e-5, 1e-5)) << "parameter " << i;
+  opt.zero_grad();
+  ref_opt.zero_grad();
+  {
+    auto guard = ddp.no_sync();
+    nn::functional::mse_loss(ddp(mine), mine_t).backward();
+  }
+  nn::functional::mse_loss(ddp(mine * 2), mine_t).backward();
+  nn::functional::mse_loss(ref->forward(data), target).backward();
+  nn::functional::mse_loss(ref->forward(data * 2), target).backward();
+  a = ddp.module().parameters();
+  b = ref->parameters();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].grad().allclose(b[i].grad(), 1e-5, 1e-5)) << "no_sync " << i;
+}
+
 TEST(DistributedWorker, Run) {
   const int rank = env_int("EMBER_TEST_RANK"), size = env_int("EMBER_TEST_WORLD"), port = env_int("EMBER_TEST_PORT");
   if (rank < 0) GTEST_SKIP() << "runs as a worker process of the multi-process tests";
@@ -198,7 +244,8 @@ TEST(DistributedWorker, Run) {
     }
     return;
   }
-  run_collectives(*pg);
+  if (mode && std::string(mode) == "ddp") run_ddp(pg);
+  else run_collectives(*pg);
 }
 
 // Starts `n` workers of this binary; returns their exit statuses.
@@ -247,6 +294,10 @@ TEST(DistributedGloo, CollectivesOnTwoProcesses) {
 
 TEST(DistributedGloo, CollectivesOnFourProcesses) {
   for (int code : run_workers(4)) EXPECT_EQ(code, 0);
+}
+
+TEST(DistributedGloo, DataParallelFromCppMatchesOneProcess) {
+  for (int code : run_workers(2, "ddp")) EXPECT_EQ(code, 0);
 }
 
 TEST(DistributedGloo, ARankThatDiesFailsTheOthersWithinTheTimeout) {
