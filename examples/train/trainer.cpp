@@ -2,6 +2,8 @@
 // epoch; best and resumable checkpoints; curves; per-class accuracy of the best model.
 #include "trainer.h"
 
+#include "distributed_run.h"
+
 #include <omp.h>
 
 #include <chrono>
@@ -198,8 +200,13 @@ std::string thousands(int64_t n) {
 
 }  // namespace
 
-TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
+TrainResult train(const TrainConfig& c, std::ostream& lead_log, bool interactive) {
   Device device = pick_device(c.device);
+  // Under ember-run: one process of a data-parallel job; rank 0 prints and writes the files.
+  const DistributedRun run = join_from_environment();
+  std::ostream null_log(nullptr);
+  std::ostream& log = run.lead() ? lead_log : null_log;
+  interactive = interactive && run.lead();
   if (c.threads > 0) set_num_threads(c.threads);
   fs::create_directories(c.out);
   const fs::path best_path = c.out / "best.pt", last_path = c.out / "last.pt";
@@ -234,16 +241,26 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
     return std::make_shared<data::Subset>(ds, idx);
   };
   data::DatasetPtr train_set = first_n(full_train, c.limit_train), test_set = first_n(full_test, c.limit_test);
-  data::DataLoader train_loader(train_set, {.batch_size = c.batch_size, .shuffle = true, .num_workers = c.workers,
+  // several processes: each reads its 1/N of every epoch with batch/N (the same global batch)
+  std::shared_ptr<data::DistributedSampler> shard;
+  if (run.world > 1)
+    shard = std::make_shared<data::DistributedSampler>(
+        train_set->size(), data::DistributedSamplerOptions{.num_replicas = run.world, .rank = run.rank, .seed = c.seed});
+  data::DataLoader train_loader(train_set, {.batch_size = std::max<int64_t>(1, c.batch_size / run.world),
+                                            .shuffle = !shard, .sampler = shard, .num_workers = c.workers,
                                             .pin_memory = device.is_cuda(), .persistent_workers = c.workers > 0});
   data::DataLoader test_loader(test_set, {.batch_size = 512, .num_workers = c.workers,
                                           .pin_memory = device.is_cuda(), .persistent_workers = c.workers > 0});
+  if (run.world > 1)
+    log << "  " << run.world << " processes (ember-run): DistributedDataParallel over Gloo, " << c.batch_size / run.world
+        << " samples per process and batch\n";
   log << "  train " << thousands(train_set->size()) << " samples (" << train_loader.size() << " batches) | test "
       << thousands(test_set->size()) << " samples | " << classes.size() << " classes"
       << (c.augment ? " | augmentation: rotation 10 deg, translation 10%" : "") << "\n";
 
   // ---- model, optimizer, schedule ----
   log << "\n[2/4] model " << model->name() << ": " << thousands(model->num_parameters()) << " parameters\n";
+  const auto forward = training_forward(run, model);  // DDP when distributed
   auto opt = make_optimizer(c, model->parameters());
   auto sched = make_scheduler(c, *opt, train_loader.size());
   const bool per_batch_schedule = c.scheduler == "onecycle";
@@ -315,6 +332,7 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
     auto t0 = Clock::now();
     double lr = opt->param_groups[0].lr();
     model->train();
+    if (shard) shard->set_epoch(epoch);
     ProgressBar bar(log, "epoch " + std::to_string(epoch) + "/" + std::to_string(c.epochs), train_loader.size(),
                     interactive);
     double loss_sum = 0;
@@ -325,7 +343,7 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
       {
         ember::profiler::RecordFunction region("forward");
         ember::amp::AutocastGuard autocast(device.type, precision, precision.has_value());
-        out = (*model)(x);
+        out = forward(x);
         loss = F::cross_entropy(out, y);
       }
       {
@@ -352,6 +370,13 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
     if (prof) prof.reset();  // an epoch shorter than the schedule: what was recorded is written
     double train_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (c.progress) bar.finish();
+    if (run.world > 1) {  // the epoch's numbers over every process's shard
+      Tensor totals = tensor({loss_sum, double(correct), double(seen)}, {.dtype = kFloat64});
+      sum_over_job(run, totals);
+      loss_sum = totals[0].item<double>();
+      correct = int64_t(totals[1].item<double>());
+      seen = int64_t(totals[2].item<double>());
+    }
     EvalResult ev = evaluate(*model, test_loader, device, int64_t(classes.size()), precision);
     if (sched && !per_batch_schedule) sched->step();
     EpochStats e{epoch, loss_sum / double(seen), 100.0 * double(correct) / double(seen), ev.loss, ev.acc, lr,
@@ -361,8 +386,9 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
     if (best) {
       result.best_acc = e.test_acc;
       result.best_epoch = epoch;
-      save(to_value(model->state_dict()), best_path.string());  // torch.load + load_state_dict read it
+      if (run.lead()) save(to_value(model->state_dict()), best_path.string());  // torch.load + load_state_dict read it
     }
+    if (!run.lead()) continue;  // the files are rank 0's
     // Everything needed to continue after this epoch, written atomically.
     Value ckpt = Value::dict();
     ckpt["epoch"] = epoch;
@@ -387,6 +413,10 @@ TrainResult train(const TrainConfig& c, std::ostream& log, bool interactive) {
         << " | " << fmt("%9.4f", e.test_loss) << " | " << fmt("%7.2f%%", e.test_acc) << " | " << fmt("%10.6f", e.lr)
         << " | " << fmt("%4.1fs", e.seconds) << " | " << fmt("%9.0f", e.samples_per_s) << (best ? "  *best" : "")
         << "\n" << std::flush;
+  }
+  if (run.world > 1) {  // every process waits until rank 0 has written best.pt
+    Tensor none = zeros({1}, {.dtype = kFloat64});
+    sum_over_job(run, none);
   }
   double total = std::chrono::duration<double>(Clock::now() - run_start).count();
   log << std::string(75, '-') << "\n";

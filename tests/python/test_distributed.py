@@ -42,6 +42,23 @@ def test_ddp_matches_single_process_training_on_the_whole_batch():
     assert sorted(proc.stdout.split("\n")[:-1]) == ["OK 0", "OK 1"], proc.stdout
 
 
+def test_the_cpp_training_demo_under_the_launcher(tmp_path):
+    """build/train_fashion_mnist started by ember-run on 2 processes: DDP from C++, a shard of
+    each epoch per process, rank 0 prints the table and writes the checkpoint."""
+    demo = os.path.join(HERE, "..", "..", "build", "train_fashion_mnist")
+    if not os.path.exists(demo) or not os.path.isdir("/usr/share/datasets/fashion-mnist"):
+        pytest.skip("needs build/train_fashion_mnist and Debian's dataset-fashion-mnist")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--standalone", "--nproc_per_node=2",
+                           "--no_python", demo, "--epochs", "1", "--limit-train", "2000", "--limit-test", "500",
+                           "--no-progress", "--out", str(tmp_path)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "2 processes (ember-run): DistributedDataParallel over Gloo, 64 samples per process" in proc.stdout
+    assert proc.stdout.count("best test accuracy") == 1  # rank 0 alone prints
+    assert (tmp_path / "best.pt").exists() and (tmp_path / "last.pt").exists()
+
+
 def test_a_dead_worker_stops_the_job_and_is_reported():
     proc, elapsed = launch(3, "die")
     assert proc.returncode == 1

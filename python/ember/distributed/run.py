@@ -40,7 +40,8 @@ def parse_args(argv):
     ap.add_argument("--max_restarts", "--max-restarts", type=int, default=0)
     ap.add_argument("--monitor_interval", "--monitor-interval", type=float, default=0.1)
     ap.add_argument("-m", "--module", action="store_true", help="run the script as a module (python -m)")
-    ap.add_argument("--no_python", "--no-python", action="store_true", help="run the script as an executable")
+    ap.add_argument("--no_python", "--no-python", action="store_true",
+                    help="run the script as an executable (compiled programs are recognised without it)")
     ap.add_argument("training_script")
     ap.add_argument("training_script_args", nargs=argparse.REMAINDER)
     return ap.parse_args(argv)
@@ -83,6 +84,14 @@ class Worker:
             self.tail.append(raw.decode(errors="replace").rstrip("\n"))
 
 
+def _is_program(path):
+    """A compiled program (build/train_fashion_mnist), run as it is even without --no_python."""
+    if path.endswith(".py") or not os.path.isfile(path) or not os.access(path, os.X_OK):
+        return False
+    with open(path, "rb") as f:
+        return f.read(4) == b"\x7fELF"
+
+
 def start_workers(args, n_local, world, master_addr, master_port, run_id):
     workers = []
     for local in range(n_local):
@@ -94,7 +103,7 @@ def start_workers(args, n_local, world, master_addr, master_port, run_id):
                    MASTER_PORT=str(master_port), TORCHELASTIC_RUN_ID=run_id, TORCHELASTIC_RESTART_COUNT=str(
                        args._restarts), PYTHONUNBUFFERED="1")
         env.setdefault("OMP_NUM_THREADS", "1")
-        if args.no_python:
+        if args.no_python or _is_program(args.training_script):
             cmd = [args.training_script]
         elif args.module:
             cmd = [sys.executable, "-u", "-m", args.training_script]
