@@ -157,6 +157,18 @@ void bind_distributed(nb::module_& parent) {
         },
         nb::arg("process_group"), nb::arg("tensors"), nb::arg("root") = 0, nb::call_guard<nb::gil_scoped_release>());
 
+  m.def("backend_available", &process_group_backend_available, nb::arg("name"));
+  m.def("new_process_group",
+        [](const std::string& backend, std::shared_ptr<Store> store, int rank, int size, Millis timeout,
+           std::string hostname, std::string interface) {
+          GlooOptions o;
+          o.timeout = timeout;
+          o.hostname = std::move(hostname);
+          o.interface = std::move(interface);
+          return make_process_group(backend, std::move(store), rank, size, o);
+        },
+        nb::arg("backend"), nb::arg("store"), nb::arg("rank"), nb::arg("size"), nb::arg("timeout"),
+        nb::arg("hostname") = "", nb::arg("interface") = "", nb::call_guard<nb::gil_scoped_release>());
   m.def("new_gloo_group",
         [](std::shared_ptr<Store> store, int rank, int size, Millis timeout, std::string hostname,
            std::string interface) {

@@ -122,3 +122,31 @@ def test_single_process_group_in_process(tmp_path):
     finally:
         dist.destroy_process_group()
     assert not dist.is_initialized()
+
+
+def test_nccl_backend_refuses_cpu_tensors_and_runs_on_a_gpu(tmp_path):
+    """The NCCL group joins lazily; CPU tensors get a clear error. On a GPU (one process: NCCL's
+    one-rank communicator) the collectives run on the device and Work.wait orders the caller's
+    stream after them."""
+    if not dist.is_nccl_available():
+        pytest.skip("this build has no NCCL backend (a CUDA build that found libnccl)")
+    dist.init_process_group("nccl", init_method=f"file://{tmp_path}/rdzv", rank=0, world_size=1)
+    try:
+        assert dist.get_backend() == "nccl"
+        with pytest.raises(ValueError, match="dense CUDA tensors"):
+            dist.all_reduce(ember.ones(3))
+        if not ember.cuda.is_available():
+            pytest.skip("no CUDA GPU here: the NCCL collectives themselves did not run")
+        t = ember.arange(6.0, device="cuda")
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        assert t.cpu().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+        work = dist.all_reduce(t, op=dist.ReduceOp.AVG, async_op=True)
+        work.wait()
+        assert t.cpu().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+        out = ember.zeros(6, device="cuda", dtype=ember.bfloat16)
+        dist.all_gather_into_tensor(out, ember.full((6,), 2.0, device="cuda", dtype=ember.bfloat16))
+        assert out.float().cpu().tolist() == [2.0] * 6
+        dist.broadcast(t, src=0)
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()

@@ -6,6 +6,7 @@
 // collective has, and rethrows its error from wait().
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -82,6 +83,7 @@ class ProcessGroup {
 
 bool gloo_available();
 
+// Options of a process group (the name is Gloo's; NCCL reads the timeout only).
 struct GlooOptions {
   Millis timeout{1'800'000};  // torch's default process-group timeout: 30 minutes
   // The address the group's connections listen on: a hostname or IP, or an interface name
@@ -93,5 +95,15 @@ struct GlooOptions {
 // A Gloo process group meeting through `store` (the group's own namespace: a PrefixStore).
 std::shared_ptr<ProcessGroup> make_gloo_process_group(std::shared_ptr<Store> store, int rank, int size,
                                                       const GlooOptions& options);
+
+// Backends by name ("gloo"; "nccl" where the CUDA build found NCCL): a backend registers its
+// factory from a static initialiser, so generic code never includes a backend's headers.
+using ProcessGroupFactory =
+    std::function<std::shared_ptr<ProcessGroup>(std::shared_ptr<Store>, int rank, int size, const GlooOptions&)>;
+void register_process_group_backend(const std::string& name, ProcessGroupFactory factory);
+bool process_group_backend_available(const std::string& name);
+// Throws naming the backends there are when `name` is not one of them.
+std::shared_ptr<ProcessGroup> make_process_group(const std::string& name, std::shared_ptr<Store> store, int rank,
+                                                 int size, const GlooOptions& options);
 
 }  // namespace ember::distributed

@@ -78,7 +78,8 @@ def is_gloo_available():
 
 
 def is_nccl_available():
-    return False
+    """Whether this build has the NCCL backend (a CUDA build that found libnccl)."""
+    return _C.backend_available("nccl")
 
 
 def is_torchelastic_launched():
@@ -130,9 +131,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if GroupMember.WORLD is not None:
         raise ValueError("trying to initialize the default process group twice!")
     backend = Backend(backend or "gloo")
-    if "nccl" in backend and backend != "cpu:gloo,cuda:nccl":
-        raise RuntimeError("init_process_group: backend 'nccl' is not built into ember yet (its NCCL process "
-                           "group is still to come); use 'gloo', which also moves CUDA tensors through host memory")
+    if backend not in ("gloo", "nccl"):
+        raise ValueError(f"init_process_group: backend {backend!r}: ember takes one backend per group, 'gloo' or "
+                         "'nccl'")
+    if backend == "nccl" and not is_nccl_available():
+        raise RuntimeError("init_process_group: backend 'nccl' is not built into this ember (it needs a CUDA build "
+                           "that found libnccl); 'gloo' also moves CUDA tensors, through host memory")
     timeout = _timedelta(timeout)
     master_addr = os.environ.get("MASTER_ADDR", "127.0.0.1")
     if store is None:
@@ -160,11 +164,11 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise ValueError("init_process_group: a store needs rank and world_size")
     if not 0 <= rank < world_size:
         raise ValueError(f"init_process_group: rank {rank} is not in [0, world_size = {world_size})")
-    pg = _C.new_gloo_group(PrefixStore("default_pg", store), rank, world_size, timeout,
-                           _gloo_host(master_addr), os.environ.get("GLOO_SOCKET_IFNAME", ""))
+    pg = _C.new_process_group(backend, PrefixStore("default_pg", store), rank, world_size, timeout,
+                              _gloo_host(master_addr), os.environ.get("GLOO_SOCKET_IFNAME", ""))
     pg.set_name(group_name or "default_pg")
-    _state["store"], _state["groups"], _state["timeout"], _state["host"] = store, 0, timeout, _gloo_host(master_addr)
-    GroupMember.WORLD = group.WORLD = ProcessGroup(pg, range(world_size), "gloo")
+    _state.update(store=store, groups=0, timeout=timeout, host=_gloo_host(master_addr), backend=str(backend))
+    GroupMember.WORLD = group.WORLD = ProcessGroup(pg, range(world_size), str(backend))
 
 
 def destroy_process_group(group_=None):
@@ -219,11 +223,12 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     me = world.rank()
     if me not in ranks:
         return GroupMember.NON_GROUP_MEMBER
-    pg = _C.new_gloo_group(PrefixStore(name, _state["store"]), ranks.index(me), len(ranks),
-                           _timedelta(timeout or _state["timeout"]), _state["host"],
-                           os.environ.get("GLOO_SOCKET_IFNAME", ""))
+    backend = str(Backend(backend)) if backend else _state["backend"]
+    pg = _C.new_process_group(backend, PrefixStore(name, _state["store"]), ranks.index(me), len(ranks),
+                              _timedelta(timeout or _state["timeout"]), _state["host"],
+                              os.environ.get("GLOO_SOCKET_IFNAME", ""))
     pg.set_name(name)
-    return ProcessGroup(pg, ranks, "gloo")
+    return ProcessGroup(pg, ranks, backend)
 
 
 def _finish(work, async_op):

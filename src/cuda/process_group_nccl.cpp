@@ -1,0 +1,314 @@
+// The NCCL process group (backend "nccl"): collectives on CUDA tensors run on a dedicated
+// stream per device, after the caller's current stream (an event), and Work.wait() makes the
+// caller's current stream wait for them (the host goes on, as torch's); wait(timeout) blocks the
+// host instead and aborts the communicator when the timeout passes (a dead or hanging rank
+// then fails the others rather than hanging them). The communicator of a device is made at its
+// first collective: rank 0's ncclUniqueId travels through the group's store. Registered with
+// the distributed layer from a static initialiser (generic code never includes this).
+#if defined(EMBER_DISTRIBUTED) && defined(EMBER_NCCL)
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "cuda/cuda_state.h"
+#include "ember/distributed/errors.h"
+#include "ember/distributed/process_group.h"
+#include "ember/ops.h"
+
+namespace ember::cuda {
+namespace {
+
+using namespace ember::distributed;
+
+void check_nccl(ncclResult_t r, const std::string& what) {
+  if (r != ncclSuccess && r != ncclInProgress)
+    throw DistBackendError(detail::cat(what, " failed: NCCL error ", int(r), ": ", ncclGetErrorString(r),
+                                       r == ncclUnhandledCudaError || r == ncclSystemError
+                                           ? " (NCCL_DEBUG=INFO says more)"
+                                           : ""));
+}
+
+void check_cuda(cudaError_t e, const std::string& what) {
+  if (e != cudaSuccess) throw DistBackendError(detail::cat(what, ": CUDA error: ", cudaGetErrorString(e)));
+}
+
+ncclDataType_t nccl_type(DType t, const char* what) {
+  switch (t) {
+    case DType::Int8: return ncclInt8;
+    case DType::UInt8: case DType::Bool: return ncclUint8;
+    case DType::Int32: return ncclInt32;
+    case DType::Int64: return ncclInt64;
+    case DType::Float16: return ncclFloat16;
+    case DType::BFloat16: return ncclBfloat16;
+    case DType::Float32: return ncclFloat32;
+    case DType::Float64: return ncclFloat64;
+    default: throw TypeError(detail::cat(what, ": NCCL has no ", dtype_name(t), " type"));
+  }
+}
+
+ncclRedOp_t nccl_op(ReduceOp op, DType t, const char* what) {
+  switch (op) {
+    case ReduceOp::SUM: return ncclSum;
+    case ReduceOp::PRODUCT: return ncclProd;
+    case ReduceOp::MIN: return ncclMin;
+    case ReduceOp::MAX: return ncclMax;
+    case ReduceOp::AVG:
+      if (!is_floating(t)) throw TypeError(detail::cat(what, ": ReduceOp.AVG needs a floating dtype, got ", dtype_name(t)));
+      return ncclAvg;
+  }
+  return ncclSum;
+}
+
+class NcclWork : public Work {
+ public:
+  NcclWork(cudaEvent_t done, int device, ncclComm_t comm, std::string what, std::vector<Tensor> outputs)
+      : done_(done), device_(device), comm_(comm), what_(std::move(what)), outputs_(std::move(outputs)) {}
+  ~NcclWork() override {
+    if (done_) cudaEventDestroy(done_);
+  }
+
+ protected:
+  void wait_transport(Millis timeout) override {
+    if (!done_) return;
+    GpuGuard guard(device_);
+    if (timeout.count() > 0) {  // block the host, watching for NCCL's errors, up to the timeout
+      const auto deadline = std::chrono::steady_clock::now() + timeout;
+      for (;;) {
+        const cudaError_t q = cudaEventQuery(done_);
+        if (q == cudaSuccess) break;
+        if (q != cudaErrorNotReady) return fail(detail::cat(what_, ": CUDA error: ", cudaGetErrorString(q)));
+        ncclResult_t async = ncclSuccess;
+        ncclCommGetAsyncError(comm_, &async);
+        if (async != ncclSuccess && async != ncclInProgress)
+          return fail(detail::cat(what_, " failed: NCCL error: ", ncclGetErrorString(async)));
+        if (std::chrono::steady_clock::now() > deadline) {
+          ncclCommAbort(comm_);  // the group is unusable from here, as torch's after its watchdog aborts
+          return fail(detail::cat(what_, " timed out after ", timeout.count(),
+                                  " ms; the communicator was aborted (another rank exited or stopped calling the "
+                                  "same collectives)"));
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    } else {
+      // the caller's current stream waits; the host goes on
+      const cudaError_t e = cudaStreamWaitEvent(current_cuda_stream(device_), done_, 0);
+      if (e != cudaSuccess) return fail(detail::cat(what_, ": CUDA error: ", cudaGetErrorString(e)));
+    }
+    cudaEventDestroy(done_);
+    done_ = nullptr;
+    finish(nullptr, outputs_);
+  }
+
+ private:
+  void fail(const std::string& message) {
+    cudaEventDestroy(done_);
+    done_ = nullptr;
+    finish(std::make_exception_ptr(DistBackendError(message)));
+  }
+  cudaEvent_t done_;
+  int device_;
+  ncclComm_t comm_;
+  std::string what_;
+  std::vector<Tensor> outputs_;
+};
+
+class NcclProcessGroup : public ProcessGroup {
+ public:
+  NcclProcessGroup(std::shared_ptr<Store> store, int rank, int size, Millis timeout)
+      : ProcessGroup(rank, size), store_(std::move(store)), timeout_(timeout) {}
+  ~NcclProcessGroup() override {
+    for (auto& [_, comm] : comms_) ncclCommDestroy(comm);
+  }
+  std::string backend_name() const override { return "nccl"; }
+
+  std::shared_ptr<Work> all_reduce(Tensor t, ReduceOp op) override {
+    return run("all_reduce", t, {t}, [&](ncclComm_t c, cudaStream_t s) {
+      return ncclAllReduce(t.data_ptr(), t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "all_reduce"),
+                           nccl_op(op, t.dtype(), "all_reduce"), c, s);
+    });
+  }
+  std::shared_ptr<Work> broadcast(Tensor t, int root) override {
+    check_rank("broadcast", root);
+    return run("broadcast", t, {t}, [&](ncclComm_t c, cudaStream_t s) {
+      return ncclBroadcast(t.data_ptr(), t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "broadcast"), root, c, s);
+    });
+  }
+  std::shared_ptr<Work> reduce(Tensor t, int root, ReduceOp op) override {
+    check_rank("reduce", root);
+    return run("reduce", t, {t}, [&](ncclComm_t c, cudaStream_t s) {
+      return ncclReduce(t.data_ptr(), t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "reduce"),
+                        nccl_op(op, t.dtype(), "reduce"), root, c, s);
+    });
+  }
+  std::shared_ptr<Work> all_gather_into(Tensor out, Tensor in) override {
+    check_sizes("all_gather", out, in);
+    return run("all_gather", in, {out, in}, [&](ncclComm_t c, cudaStream_t s) {
+      return ncclAllGather(in.data_ptr(), out.data_ptr(), size_t(in.numel()), nccl_type(in.dtype(), "all_gather"), c, s);
+    });
+  }
+  std::shared_ptr<Work> gather_into(Tensor out, Tensor in, int root) override {
+    check_rank("gather", root);
+    if (rank_ == root) check_sizes("gather", out, in);
+    return run("gather", in, rank_ == root ? std::vector<Tensor>{out, in} : std::vector<Tensor>{in},
+               [&](ncclComm_t c, cudaStream_t s) {
+                 const size_t n = size_t(in.numel()), bytes = n * size_t(in.element_size());
+                 const ncclDataType_t dt = nccl_type(in.dtype(), "gather");
+                 ncclGroupStart();
+                 if (rank_ == root)
+                   for (int r = 0; r < size_; ++r) ncclRecv(static_cast<char*>(out.data_ptr()) + r * bytes, n, dt, r, c, s);
+                 ncclSend(in.data_ptr(), n, dt, root, c, s);
+                 return ncclGroupEnd();
+               });
+  }
+  std::shared_ptr<Work> scatter_from(Tensor out, Tensor in, int root) override {
+    check_rank("scatter", root);
+    if (rank_ == root) check_sizes("scatter", in, out);
+    return run("scatter", out, rank_ == root ? std::vector<Tensor>{out, in} : std::vector<Tensor>{out},
+               [&](ncclComm_t c, cudaStream_t s) {
+                 const size_t n = size_t(out.numel()), bytes = n * size_t(out.element_size());
+                 const ncclDataType_t dt = nccl_type(out.dtype(), "scatter");
+                 ncclGroupStart();
+                 if (rank_ == root)
+                   for (int r = 0; r < size_; ++r) ncclSend(static_cast<char*>(in.data_ptr()) + r * bytes, n, dt, r, c, s);
+                 ncclRecv(out.data_ptr(), n, dt, root, c, s);
+                 return ncclGroupEnd();
+               });
+  }
+  std::shared_ptr<Work> reduce_scatter_from(Tensor out, Tensor in, ReduceOp op) override {
+    check_sizes("reduce_scatter", in, out);
+    return run("reduce_scatter", out, {out, in}, [&](ncclComm_t c, cudaStream_t s) {
+      return ncclReduceScatter(in.data_ptr(), out.data_ptr(), size_t(out.numel()), nccl_type(in.dtype(), "reduce_scatter"),
+                               nccl_op(op, in.dtype(), "reduce_scatter"), c, s);
+    });
+  }
+  std::shared_ptr<Work> all_to_all(Tensor out, Tensor in) override {
+    EMBER_CHECK_VALUE(out.numel() == in.numel() && in.numel() % size_ == 0, "all_to_all: expected input and output of "
+                      "one size divisible by the world size ", size_, ", got ", in.sizes(), " and ", out.sizes());
+    return run("all_to_all", out, {out, in}, [&](ncclComm_t c, cudaStream_t s) {
+      const size_t n = size_t(in.numel() / size_), bytes = n * size_t(in.element_size());
+      const ncclDataType_t dt = nccl_type(in.dtype(), "all_to_all");
+      ncclGroupStart();
+      for (int r = 0; r < size_; ++r) {
+        ncclSend(static_cast<char*>(in.data_ptr()) + r * bytes, n, dt, r, c, s);
+        ncclRecv(static_cast<char*>(out.data_ptr()) + r * bytes, n, dt, r, c, s);
+      }
+      return ncclGroupEnd();
+    });
+  }
+  std::shared_ptr<Work> barrier() override {
+    // an all_reduce of one value on this process's device, waited on by the host
+    const int dev = barrier_device();
+    Tensor one = ember::zeros({1}, {.dtype = kFloat32, .device = Device(kCUDA, dev)});
+    auto w = all_reduce(one, ReduceOp::SUM);
+    w->wait(timeout_);
+    return w;
+  }
+  std::shared_ptr<Work> send(Tensor t, int dst, int tag) override {
+    check_rank("send", dst);
+    return run("send", t, {t}, [&](ncclComm_t c, cudaStream_t s) {
+      return ncclSend(t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "send"), dst, c, s);
+    });
+  }
+  std::shared_ptr<Work> recv(Tensor t, int src, int tag) override {
+    check_rank("recv", src);
+    return run("recv", t, {t}, [&](ncclComm_t c, cudaStream_t s) {
+      return ncclRecv(t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "recv"), src, c, s);
+    });
+  }
+
+ private:
+  template <class F>
+  std::shared_ptr<Work> run(const char* what, const Tensor& on, std::vector<Tensor> tensors, F&& issue) {
+    for (const Tensor& t : tensors)
+      EMBER_CHECK_VALUE(t.is_cuda() && t.is_contiguous() && t.device() == on.device(), what,
+                        ": the NCCL backend takes dense CUDA tensors of one device, got a ", t.is_cuda() ? "" : "CPU ",
+                        t.is_contiguous() ? "" : "non-contiguous ", "tensor on ", t.device().str());
+    const int dev = on.device().index;
+    GpuGuard guard(dev);
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_device_ = dev;
+    ncclComm_t comm = comm_for(dev);
+    const Stream ns = stream_for(dev);
+    cudaStream_t s = stream_handle(ns);
+    cudaEvent_t ready = nullptr, done = nullptr;
+    const std::string where = detail::cat(what, " on process group '", name_, "' (rank ", rank_, " of ", size_, ", backend nccl)");
+    check_cuda(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), where);
+    check_cuda(cudaEventRecord(ready, current_cuda_stream(dev)), where);
+    check_cuda(cudaStreamWaitEvent(s, ready, 0), where);
+    cudaEventDestroy(ready);
+    check_nccl(issue(comm, s), where);
+    for (const Tensor& t : tensors) t.record_stream(ns);  // the allocator keeps them until the stream is past
+    check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), where);
+    check_cuda(cudaEventRecord(done, s), where);
+    return std::make_shared<NcclWork>(done, dev, comm, where, std::vector<Tensor>{tensors.front()});
+  }
+
+  ncclComm_t comm_for(int dev) {
+    auto it = comms_.find(dev);
+    if (it != comms_.end()) return it->second;
+    ncclUniqueId id;
+    const std::string key = "nccl_unique_id_" + std::to_string(dev_generation_++);
+    if (rank_ == 0) {
+      check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+      store_->set(key, Bytes(reinterpret_cast<uint8_t*>(&id), reinterpret_cast<uint8_t*>(&id) + sizeof(id)));
+    } else {
+      const Bytes b = store_->get(key);
+      EMBER_CHECK(b.size() == sizeof(id), "ProcessGroupNCCL: a malformed unique id in the store");
+      std::memcpy(&id, b.data(), sizeof(id));
+    }
+    ncclComm_t comm = nullptr;
+    check_nccl(ncclCommInitRank(&comm, size_, id, rank_),
+               detail::cat("ProcessGroupNCCL: rank ", rank_, " of ", size_, " joining on cuda:", dev));
+    comms_[dev] = comm;
+    return comm;
+  }
+
+  Stream stream_for(int dev) {
+    auto it = streams_.find(dev);
+    if (it != streams_.end()) return it->second;
+    const Stream s = pooled_stream(dev, 0);
+    streams_[dev] = s;
+    return s;
+  }
+
+  int barrier_device() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (last_device_ >= 0) return last_device_;
+    const int n = gpu_count();
+    EMBER_CHECK(n > 0, "barrier: the NCCL backend needs a GPU");
+    return rank_ % n;  // torch's guess without a device_id: one GPU per local rank
+  }
+
+  void check_rank(const char* what, int r) const {
+    EMBER_CHECK_VALUE(r >= 0 && r < size_, what, ": rank ", r, " is not in process group '", name_, "' of size ", size_);
+  }
+  void check_sizes(const char* what, const Tensor& big, const Tensor& small) const {
+    EMBER_CHECK_VALUE(big.dtype() == small.dtype() && big.numel() == small.numel() * size_, what,
+                      ": expected a tensor of world_size (", size_, ") x ", small.numel(), " elements of ",
+                      dtype_name(small.dtype()), ", got ", big.numel(), " of ", dtype_name(big.dtype()));
+  }
+
+  std::shared_ptr<Store> store_;
+  Millis timeout_;
+  std::mutex mutex_;
+  std::map<int, ncclComm_t> comms_;
+  std::map<int, Stream> streams_;
+  int dev_generation_ = 0;
+  int last_device_ = -1;
+};
+
+const bool nccl_registered = [] {
+  register_process_group_backend("nccl", [](std::shared_ptr<Store> store, int rank, int size, const GlooOptions& o) {
+    return std::make_shared<NcclProcessGroup>(std::move(store), rank, size, o.timeout);
+  });
+  return true;
+}();
+
+}  // namespace
+}  // namespace ember::cuda
+#endif
