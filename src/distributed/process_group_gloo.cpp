@@ -114,7 +114,7 @@ class GlooWork : public Work {
 class GlooProcessGroup : public ProcessGroup {
  public:
   GlooProcessGroup(std::shared_ptr<Store> store, int rank, int size, const GlooOptions& options)
-      : ProcessGroup(rank, size), timeout_(options.timeout) {
+      : ProcessGroup(rank, size), timeout_(options.timeout), store_(store) {
     EMBER_CHECK_VALUE(size >= 1 && rank >= 0 && rank < size, "ProcessGroupGloo: rank ", rank,
                       " is not in [0, world_size = ", size, ")");
     gloo::transport::tcp::attr attr;
@@ -290,11 +290,12 @@ class GlooProcessGroup : public ProcessGroup {
     const int n_out = outputs < 0 ? int(std::min<size_t>(1, tensors.size())) : outputs;
     std::string where = detail::cat(what, " on process group '", name_, "' (rank ", rank_, " of ", size_, ", backend gloo)");
     Task task = [this, work, tensors = std::move(tensors), body = std::move(body), n_out, where]() mutable {
+      const uint32_t tag = running_tag_++;  // the worker runs them in call order: the same tags on every rank
       try {
         std::vector<HostBuffer> buffers;
         buffers.reserve(tensors.size());
         for (auto& t : tensors) buffers.emplace_back(t);
-        body(buffers, running_tag_++);  // the worker runs them in call order: the same tags on every rank
+        body(buffers, tag);
         std::vector<Tensor> outs;
         for (int i = 0; i < n_out; ++i) {
           buffers[size_t(i)].copy_back();
@@ -305,8 +306,7 @@ class GlooProcessGroup : public ProcessGroup {
         work->finish(std::current_exception());
       } catch (const std::exception& e) {
         work->finish(std::make_exception_ptr(DistBackendError(detail::cat(
-            where, " failed (timeout ", timeout_.count(), " ms): ", e.what(),
-            " -- another rank may have exited or stopped calling the same collectives"))));
+            where, " failed (timeout ", timeout_.count(), " ms): ", e.what(), " -- ", who_is_missing(tag)))));
       }
     };
     {
@@ -348,6 +348,33 @@ class GlooProcessGroup : public ProcessGroup {
     }
   }
 
+  // After a failed collective: every surviving rank checks in under the collective's tag; the
+  // ranks that do not within a few seconds are the ones that exited or hang elsewhere.
+  std::string who_is_missing(uint32_t tag) {
+    const std::string base = "failed_collective_" + std::to_string(tag) + "/";
+    std::vector<int> missing;
+    try {
+      store_->set(base + std::to_string(rank_), Bytes{1});
+      const auto deadline = std::chrono::steady_clock::now() + std::min(timeout_, Millis(3000));
+      for (int r = 0; r < size_; ++r) {
+        if (r == rank_) continue;
+        const auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+        try {
+          store_->wait({base + std::to_string(r)}, std::max(left, Millis(1)));
+        } catch (const std::exception&) {
+          missing.push_back(r);
+        }
+      }
+    } catch (const std::exception&) {
+      return "the store is unreachable too (rank 0, which serves it, may have exited)";
+    }
+    if (missing.empty()) return "every rank reached this collective (a mismatch of collectives or sizes?)";
+    std::string list;
+    for (int r : missing) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    return detail::cat("missing rank", missing.size() > 1 ? "s " : " ", list,
+                       " (exited, or stopped calling the same collectives)");
+  }
+
   void check_rank(const char* what, const char* arg, int r) const {
     EMBER_CHECK_VALUE(r >= 0 && r < size_, what, ": ", arg, " rank ", r, " is not in process group '", name_,
                       "' of size ", size_);
@@ -381,6 +408,7 @@ class GlooProcessGroup : public ProcessGroup {
   }
 
   Millis timeout_;
+  std::shared_ptr<Store> store_;
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;
   std::thread worker_;

@@ -71,6 +71,7 @@ def test_a_hanging_worker_fails_the_collective_within_the_timeout():
     proc, elapsed = launch(2, "hang")
     assert proc.returncode == 1
     assert "all_reduce on process group 'default_pg'" in proc.stderr, proc.stderr[-3000:]
+    assert "missing rank 1" in proc.stderr, proc.stderr[-3000:]
     assert "worker rank 0" in proc.stderr and "exit code 5" in proc.stderr
     assert elapsed < 30
 
