@@ -155,6 +155,24 @@ def check_ddp(rank, world):
         raise AssertionError("DDP did not notice the unused parameters")
     except RuntimeError as e:
         assert "find_unused_parameters=True" in str(e)
+    # a checkpoint saved by rank 0 and loaded everywhere, then training on with a scheduler
+    path = os.environ["EMBER_TEST_CKPT"]
+    if rank == 0:
+        ember.save(model.module.state_dict(), path)
+    dist.barrier()
+    fresh = make_model(seed=100 + rank).eval()
+    fresh.load_state_dict(ember.load(path))
+    for (n, p), (_, q) in zip(fresh.named_parameters(), model.module.named_parameters()):
+        assert ember.equal(p, q), ("checkpoint", n)
+    sched = ember.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    for _ in range(2):
+        opt.zero_grad()
+        loss_fn(model(data[mine]), target[mine]).backward()
+        opt.step()
+        sched.step()
+    gathered = [ember.zeros(1) for _ in range(world)]
+    dist.all_gather(gathered, model.module.heads[0].weight.sum().reshape(1))
+    assert all(ember.equal(g, gathered[0]) for g in gathered)  # replicas stay identical
     # DistributedSampler takes the group's size and rank
     sampler = DistributedSampler(list(range(10)), shuffle=False)
     assert sampler.num_replicas == world and list(sampler)[0] == rank
@@ -170,6 +188,14 @@ def main():
         check_collectives(rank, world)
     elif case == "ddp":
         check_ddp(rank, world)
+    elif case == "flaky":  # the first attempt's rank 1 fails; the restarted group succeeds
+        if rank == 1 and os.environ.get("TORCHELASTIC_RESTART_COUNT") == "0":
+            os._exit(4)
+        dist.barrier()
+    elif case == "sleep":
+        sys.stdout.write(f"ready {rank}\n")
+        sys.stdout.flush()
+        time.sleep(60)
     elif case == "die":
         if rank == 1:
             print("boom: rank 1 gives up", file=sys.stderr, flush=True)
@@ -186,7 +212,8 @@ def main():
             print(f"rank {rank}: {e} after {time.monotonic() - start:.1f} s", file=sys.stderr, flush=True)
             sys.exit(5)
     dist.destroy_process_group()
-    print(f"OK {rank}", flush=True)
+    sys.stdout.write(f"OK {rank}\n")  # one write: lines of several workers on one pipe stay whole
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

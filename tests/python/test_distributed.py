@@ -3,6 +3,7 @@
 a worker that dies or hangs fails the job with the rank, the exit code and the error."""
 import datetime
 import os
+import re
 import subprocess
 import sys
 import time
@@ -17,29 +18,34 @@ pytestmark = pytest.mark.skipif(not dist.is_available(), reason="ember built wit
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def launch(nproc, case, timeout=120):
-    env = dict(os.environ)
+def launch(nproc, case, timeout=120, extra=(), env_extra=None):
+    env = dict(os.environ, **(env_extra or {}))
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-                           os.path.join(HERE, "dist_worker.py"), case],
+                           *extra, os.path.join(HERE, "dist_worker.py"), case],
                           capture_output=True, text=True, env=env, timeout=timeout)
     return proc, time.monotonic() - start
+
+
+def oks(stdout):
+    """The ranks that printed their "OK <rank>" line."""
+    return sorted(int(r) for r in re.findall(r"OK (\d+)", stdout))
 
 
 @pytest.mark.parametrize("nproc", [2, 4])
 def test_every_collective_through_the_launcher(nproc):
     proc, _ = launch(nproc, "collectives")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert sorted(proc.stdout.split("\n")[:-1]) == sorted(f"OK {r}" for r in range(nproc)), proc.stdout
+    assert oks(proc.stdout) == list(range(nproc)), proc.stdout
 
 
-def test_ddp_matches_single_process_training_on_the_whole_batch():
+def test_ddp_matches_single_process_training_on_the_whole_batch(tmp_path):
     """DDP over 2 ranks equals one process on the concatenated batch (3 SGD steps, BatchNorm
     buffers broadcast), no_sync accumulation, find_unused_parameters and its absence's error."""
-    proc, _ = launch(2, "ddp")
+    proc, _ = launch(2, "ddp", env_extra={"EMBER_TEST_CKPT": str(tmp_path / "ckpt.pt")})
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert sorted(proc.stdout.split("\n")[:-1]) == ["OK 0", "OK 1"], proc.stdout
+    assert oks(proc.stdout) == [0, 1], proc.stdout
 
 
 def test_the_cpp_training_demo_under_the_launcher(tmp_path):
@@ -57,6 +63,26 @@ def test_the_cpp_training_demo_under_the_launcher(tmp_path):
     assert "2 processes (ember-run): DistributedDataParallel over Gloo, 64 samples per process" in proc.stdout
     assert proc.stdout.count("best test accuracy") == 1  # rank 0 alone prints
     assert (tmp_path / "best.pt").exists() and (tmp_path / "last.pt").exists()
+
+
+def test_max_restarts_restarts_the_group():
+    proc, _ = launch(2, "flaky", extra=("--max_restarts=1",))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "exit code 4" in proc.stderr and "restarting the workers (1 of 1 restarts)" in proc.stderr
+    assert oks(proc.stdout) == [0, 1], proc.stdout
+
+
+def test_sigterm_to_the_launcher_stops_the_workers():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.Popen([sys.executable, "-m", "ember.distributed.run", "--standalone", "--nproc_per_node=2",
+                             os.path.join(HERE, "dist_worker.py"), "sleep"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    ready = [proc.stdout.readline() for _ in range(2)]
+    assert sorted(r.strip() for r in ready) == ["ready 0", "ready 1"]
+    start = time.monotonic()
+    proc.terminate()
+    assert proc.wait(timeout=20) == 128 + 15
+    assert time.monotonic() - start < 15
 
 
 def test_a_dead_worker_stops_the_job_and_is_reported():
