@@ -110,6 +110,7 @@ void bind_distributed(nb::module_& parent) {
              return w.wait(timeout.value_or(Millis(0)));
            }, nb::arg("timeout") = nb::none())
       .def("is_completed", &Work::is_completed)
+      .def("_source_rank", &Work::source_rank)
       .def("is_success", &Work::is_success)
       .def("result", [](Work& w) {
              nb::gil_scoped_release unlocked;
@@ -132,6 +133,7 @@ void bind_distributed(nb::module_& parent) {
       .def("scatter_from", &PG::scatter_from, released)
       .def("reduce_scatter_from", &PG::reduce_scatter_from, released)
       .def("all_to_all", &PG::all_to_all, released)
+      .def("all_to_all_v", &PG::all_to_all_v, released)
       .def("barrier", &PG::barrier, released)
       .def("send", &PG::send, released)
       .def("recv", &PG::recv, released);

@@ -200,6 +200,24 @@ class NcclProcessGroup : public ProcessGroup {
       return ncclGroupEnd();
     });
   }
+  std::shared_ptr<Work> all_to_all_v(Tensor out, Tensor in, std::vector<int64_t> out_counts,
+                                     std::vector<int64_t> in_counts) override {
+    EMBER_CHECK_VALUE(int(out_counts.size()) == size_ && int(in_counts.size()) == size_,
+                      "all_to_all_single: expected one split size per rank (", size_, ")");
+    return run("all_to_all_single", out, {out, in}, [&](ncclComm_t c, cudaStream_t s) {
+      const size_t es = size_t(in.element_size());
+      const ncclDataType_t dt = nccl_type(in.dtype(), "all_to_all_single");
+      size_t in_at = 0, out_at = 0;
+      ncclGroupStart();
+      for (int r = 0; r < size_; ++r) {
+        ncclSend(static_cast<char*>(in.data_ptr()) + in_at * es, size_t(in_counts[size_t(r)]), dt, r, c, s);
+        ncclRecv(static_cast<char*>(out.data_ptr()) + out_at * es, size_t(out_counts[size_t(r)]), dt, r, c, s);
+        in_at += size_t(in_counts[size_t(r)]);
+        out_at += size_t(out_counts[size_t(r)]);
+      }
+      return ncclGroupEnd();
+    });
+  }
   std::shared_ptr<Work> barrier() override {
     // an all_reduce of one value on this process's device, waited on by the host
     const int dev = barrier_device();
@@ -215,6 +233,7 @@ class NcclProcessGroup : public ProcessGroup {
     });
   }
   std::shared_ptr<Work> recv(Tensor t, int src, int tag) override {
+    EMBER_CHECK(src >= 0, "recv: the NCCL backend cannot receive from any source: name the sender (src)");
     check_rank("recv", src);
     return run("recv", t, {t}, [&](ncclComm_t c, cudaStream_t s) {
       return ncclRecv(t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "recv"), src, c, s);

@@ -17,6 +17,7 @@
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/gather.h>
@@ -91,8 +92,10 @@ class GlooWork : public Work {
   std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
   std::unique_ptr<HostBuffer> host;
   bool is_send = false;
-  int peer = -1;
+  int peer = -1;  // -1: a recv from any other rank
+  int source = -1;
   std::string what;
+  int source_rank() const override { return source; }
 
  protected:
   void wait_transport(Millis timeout) override {
@@ -100,7 +103,7 @@ class GlooWork : public Work {
     try {
       const auto t = timeout.count() > 0 ? timeout : gloo::transport::kUnsetTimeout;  // unset: the group's timeout
       if (is_send) buffer->waitSend(t);
-      else buffer->waitRecv(t);
+      else buffer->waitRecv(&source, t);
       if (!is_send) host->copy_back();
       buffer.reset();
       finish(nullptr, {host->original});
@@ -267,6 +270,23 @@ class GlooProcessGroup : public ProcessGroup {
     }, 1);
   }
 
+  std::shared_ptr<Work> all_to_all_v(Tensor out, Tensor in, std::vector<int64_t> out_counts,
+                                     std::vector<int64_t> in_counts) override {
+    check_splits("all_to_all_single", out, in, out_counts, in_counts);
+    return enqueue("all_to_all_single", {out, in}, [this, out_counts, in_counts](std::vector<HostBuffer>& b, uint32_t tag) {
+      const int64_t es = b[0].host.element_size();
+      std::vector<int64_t> out_bytes, in_bytes;
+      for (int64_t c : out_counts) out_bytes.push_back(c * es);
+      for (int64_t c : in_counts) in_bytes.push_back(c * es);
+      gloo::AlltoallvOptions o(context_);
+      o.setInput(bytes_of(b[1]), in_bytes);
+      o.setOutput(bytes_of(b[0]), out_bytes);
+      o.setTag(tag);
+      o.setTimeout(timeout_);
+      gloo::alltoallv(o);
+    }, 1);
+  }
+
   std::shared_ptr<Work> barrier() override {
     return enqueue("barrier", {}, [this](std::vector<HostBuffer>&, uint32_t tag) {
       gloo::BarrierOptions o(context_);
@@ -319,18 +339,28 @@ class GlooProcessGroup : public ProcessGroup {
 
   std::shared_ptr<Work> post(Tensor t, int peer, int tag, bool is_send) {
     const char* what = is_send ? "send" : "recv";
-    check_rank(what, is_send ? "dst" : "src", peer);
+    if (is_send || peer != -1) check_rank(what, is_send ? "dst" : "src", peer);
     EMBER_CHECK_VALUE(peer != rank_, what, ": a process cannot ", what, is_send ? " to" : " from", " itself (rank ", rank_, ")");
     EMBER_CHECK_VALUE(tag >= 0, what, ": tag must be non-negative, got ", tag);
     auto work = std::make_shared<GlooWork>();
     work->host = std::make_unique<HostBuffer>(t);
     work->is_send = is_send;
     work->peer = peer;
-    work->what = detail::cat(what, is_send ? " to rank " : " from rank ", peer, " on process group '", name_,
-                             "' (rank ", rank_, ")");
+    work->what = peer < 0 ? detail::cat("recv from any rank on process group '", name_, "' (rank ", rank_, ")")
+                          : detail::cat(what, is_send ? " to rank " : " from rank ", peer, " on process group '", name_,
+                                        "' (rank ", rank_, ")");
     work->buffer = context_->createUnboundBuffer(work->host->data(), work->host->bytes());
-    if (is_send) work->buffer->send(peer, kP2PSlot | uint64_t(uint32_t(tag)));
-    else work->buffer->recv(peer, kP2PSlot | uint64_t(uint32_t(tag)));
+    const uint64_t slot = kP2PSlot | uint64_t(uint32_t(tag));
+    if (is_send) {
+      work->buffer->send(peer, slot);
+    } else if (peer >= 0) {
+      work->buffer->recv(peer, slot);
+    } else {
+      std::vector<int> others;
+      for (int r = 0; r < size_; ++r)
+        if (r != rank_) others.push_back(r);
+      work->buffer->recv(others, slot);
+    }
     return work;
   }
 
@@ -382,6 +412,21 @@ class GlooProcessGroup : public ProcessGroup {
   void check_reduce(const char* what, const Tensor& t, ReduceOp op) const {
     EMBER_CHECK_TYPE(reduce_supported(t.dtype(), op), what, ": ReduceOp.", reduce_op_name(op), " is not supported for ",
                      dtype_name(t.dtype()), " tensors");
+  }
+  void check_splits(const char* what, const Tensor& out, const Tensor& in, const std::vector<int64_t>& out_counts,
+                    const std::vector<int64_t>& in_counts) const {
+    EMBER_CHECK_VALUE(out.dtype() == in.dtype(), what, ": expected input and output of one dtype");
+    EMBER_CHECK_VALUE(int(out_counts.size()) == size_ && int(in_counts.size()) == size_, what,
+                      ": expected one split size per rank (", size_, "), got ", out_counts.size(), " and ",
+                      in_counts.size());
+    int64_t o = 0, i = 0;
+    for (int r = 0; r < size_; ++r) {
+      EMBER_CHECK_VALUE(out_counts[size_t(r)] >= 0 && in_counts[size_t(r)] >= 0, what, ": split sizes must be >= 0");
+      o += out_counts[size_t(r)];
+      i += in_counts[size_t(r)];
+    }
+    EMBER_CHECK_VALUE(o == out.numel() && i == in.numel(), what, ": the split sizes add up to ", i, " input and ", o,
+                      " output elements, the tensors hold ", in.numel(), " and ", out.numel());
   }
   static void check_sizes(const char* what, const Tensor& big, const Tensor& small, int size) {
     EMBER_CHECK_VALUE(big.dtype() == small.dtype(), what, ": expected tensors of one dtype, got ", dtype_name(big.dtype()),

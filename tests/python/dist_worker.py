@@ -64,6 +64,28 @@ def check_collectives(rank, world):
     dist.recv(got, src=(rank - 1) % world)
     req.wait()
     assert got[0].item() == (rank - 1) % world
+    # from any source: rank 0 takes one message from each other rank, in whatever order
+    if rank == 0:
+        senders = set()
+        for _ in range(world - 1):
+            buf = ember.zeros(1)
+            who = dist.recv(buf, tag=3)
+            assert buf.item() == who * 10
+            senders.add(who)
+        assert senders == set(range(1, world))
+    else:
+        dist.send(ember.full((1,), float(rank * 10)), dst=0, tag=3)
+    # uneven all_to_all_single: rank r sends i + 1 rows to rank i, each row filled with 100 r + i
+    send_rows = [i + 1 for i in range(world)]
+    recv_rows = [rank + 1] * world
+    src = ember.cat([ember.full((i + 1, 2), float(100 * rank + i)) for i in range(world)])
+    dst = ember.zeros(sum(recv_rows), 2)
+    dist.all_to_all_single(dst, src, output_split_sizes=recv_rows, input_split_sizes=send_rows)
+    want = [float(100 * j + rank) for j in range(world) for _ in range(rank + 1)]
+    assert dst[:, 1].tolist() == want, (dst, want)
+    even = ember.zeros(world)
+    dist.all_to_all_single(even, ember.arange(float(world)) + 10 * rank)
+    assert even.tolist() == [10.0 * j + rank for j in range(world)]
     # objects
     objs = [None] * world
     dist.all_gather_object(objs, {"rank": rank, "name": f"w{rank}"})

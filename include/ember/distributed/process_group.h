@@ -31,6 +31,8 @@ class Work {
   bool is_success();
   // The tensors the operation produced (torch's Work.result()).
   std::vector<Tensor> result();
+  // A finished recv's sender (recv from any source); -1 for other work.
+  virtual int source_rank() const { return -1; }
 
   // For the backends: mark done (error: null on success) and keep the outputs.
   void finish(std::exception_ptr error, std::vector<Tensor> outputs = {});
@@ -72,9 +74,13 @@ class ProcessGroup {
   virtual std::shared_ptr<Work> reduce_scatter_from(Tensor out, Tensor in, ReduceOp op) = 0;
   // in, out: size() * numel elements; chunk r of in goes to rank r, chunk r of out comes from r.
   virtual std::shared_ptr<Work> all_to_all(Tensor out, Tensor in) = 0;
+  // Uneven splits: in_counts[r] elements of in, in order, go to rank r; out_counts[r] elements
+  // from rank r fill out in order.
+  virtual std::shared_ptr<Work> all_to_all_v(Tensor out, Tensor in, std::vector<int64_t> out_counts,
+                                             std::vector<int64_t> in_counts) = 0;
   virtual std::shared_ptr<Work> barrier() = 0;
   virtual std::shared_ptr<Work> send(Tensor t, int dst, int tag) = 0;
-  virtual std::shared_ptr<Work> recv(Tensor t, int src, int tag) = 0;
+  virtual std::shared_ptr<Work> recv(Tensor t, int src, int tag) = 0;  // src -1: any other rank
 
  protected:
   int rank_, size_;

@@ -369,14 +369,23 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None,
                       async_op=False):
     g = _group(group)
-    if output_split_sizes or input_split_sizes:
-        even_in = input.shape[0] // g.size()
-        if any(s != even_in for s in (input_split_sizes or [])) or any(s != even_in for s in (output_split_sizes or [])):
-            raise NotImplementedError("all_to_all_single: uneven split sizes are not supported yet (Gloo's "
-                                      "alltoallv is still to be wired)")
     out = output if output.is_contiguous() else output.contiguous()
-    work = _CopyOut(g._pg.all_to_all(out.view(-1), input.contiguous().view(-1)),
-                    lambda: None if out is output else output.copy_(out))
+    flat_in, flat_out = input.contiguous().view(-1), out.view(-1)
+    if output_split_sizes is None and input_split_sizes is None:
+        work = g._pg.all_to_all(flat_out, flat_in)
+    else:
+        # split sizes count rows of dim 0; the C++ group takes element counts
+        def counts(splits, t, what):
+            if splits is None:
+                if t.shape[0] % g.size():
+                    raise ValueError(f"all_to_all_single: {what} of {t.shape[0]} rows does not split evenly over "
+                                     f"{g.size()} ranks; give {what}_split_sizes")
+                splits = [t.shape[0] // g.size()] * g.size()
+            row = t.numel() // t.shape[0] if t.shape[0] else 0
+            return [int(x) * row for x in splits]
+        work = g._pg.all_to_all_v(flat_out, flat_in, counts(output_split_sizes, output, "output"),
+                                  counts(input_split_sizes, input, "input"))
+    work = _CopyOut(work, lambda: None if out is output else output.copy_(out))
     return _finish(work, async_op)
 
 
@@ -409,7 +418,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     g = _group(group)
     if src is None and group_src is None:
-        raise NotImplementedError("irecv: receiving from any source (src=None) is not supported yet; name the sender")
+        return g._pg.recv(tensor, -1, tag)  # from whichever rank sends first
     peer = group_src if group_src is not None else get_group_rank(g, src)
     return g._pg.recv(tensor, peer, tag)
 
@@ -419,9 +428,13 @@ def send(tensor, dst=None, group=None, tag=0, group_dst=None):
 
 
 def recv(tensor, src=None, group=None, tag=0, group_src=None):
-    """Receives into tensor; returns the sender's rank."""
-    irecv(tensor, src, group, tag, group_src).wait()
-    return src if group_src is None else get_global_rank(group, group_src)
+    """Receives into tensor (from any rank when src is None); returns the sender's global rank."""
+    work = irecv(tensor, src, group, tag, group_src)
+    work.wait()
+    if src is not None:
+        return src
+    g = _group(group)
+    return get_global_rank(g, group_src if group_src is not None else work._source_rank())
 
 
 # ---------------------------------------------------------------- object collectives
