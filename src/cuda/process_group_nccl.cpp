@@ -9,7 +9,9 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -66,8 +68,10 @@ ncclRedOp_t nccl_op(ReduceOp op, DType t, const char* what) {
 
 class NcclWork : public Work {
  public:
-  NcclWork(cudaEvent_t done, int device, ncclComm_t comm, std::string what, std::vector<Tensor> outputs)
-      : done_(done), device_(device), comm_(comm), what_(std::move(what)), outputs_(std::move(outputs)) {}
+  NcclWork(cudaEvent_t done, int device, ncclComm_t comm, std::string what, std::vector<Tensor> outputs,
+           std::function<std::string()> who_is_missing)
+      : done_(done), device_(device), comm_(comm), what_(std::move(what)), outputs_(std::move(outputs)),
+        who_is_missing_(std::move(who_is_missing)) {}
   ~NcclWork() override {
     if (done_) cudaEventDestroy(done_);
   }
@@ -88,9 +92,8 @@ class NcclWork : public Work {
           return fail(detail::cat(what_, " failed: NCCL error: ", ncclGetErrorString(async)));
         if (std::chrono::steady_clock::now() > deadline) {
           ncclCommAbort(comm_);  // the group is unusable from here, as torch's after its watchdog aborts
-          return fail(detail::cat(what_, " timed out after ", timeout.count(),
-                                  " ms; the communicator was aborted (another rank exited or stopped calling the "
-                                  "same collectives)"));
+          return fail(detail::cat(what_, " timed out after ", timeout.count(), " ms; the communicator was aborted -- ",
+                                  who_is_missing_()));
         }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
@@ -115,6 +118,7 @@ class NcclWork : public Work {
   ncclComm_t comm_;
   std::string what_;
   std::vector<Tensor> outputs_;
+  std::function<std::string()> who_is_missing_;
 };
 
 class NcclProcessGroup : public ProcessGroup {
@@ -264,7 +268,15 @@ class NcclProcessGroup : public ProcessGroup {
     for (const Tensor& t : tensors) t.record_stream(ns);  // the allocator keeps them until the stream is past
     check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), where);
     check_cuda(cudaEventRecord(done, s), where);
-    return std::make_shared<NcclWork>(done, dev, comm, where, std::vector<Tensor>{tensors.front()});
+    const uint64_t seq = sequence_++;  // the same on every rank: collectives are called in one order
+    auto store = store_;
+    const int rank = rank_, size = size_;
+    const Millis wait = std::min(timeout_, Millis(3000));
+    return std::make_shared<NcclWork>(done, dev, comm, where, std::vector<Tensor>{tensors.front()},
+                                      [store, seq, rank, size, wait] {
+                                        return describe_missing_ranks(*store, "failed_collective_" + std::to_string(seq),
+                                                                      rank, size, wait);
+                                      });
   }
 
   ncclComm_t comm_for(int dev) {
@@ -318,6 +330,7 @@ class NcclProcessGroup : public ProcessGroup {
   std::map<int, ncclComm_t> comms_;
   std::map<int, Stream> streams_;
   int dev_generation_ = 0;
+  uint64_t sequence_ = 0;
   int last_device_ = -1;
 };
 

@@ -378,31 +378,9 @@ class GlooProcessGroup : public ProcessGroup {
     }
   }
 
-  // After a failed collective: every surviving rank checks in under the collective's tag; the
-  // ranks that do not within a few seconds are the ones that exited or hang elsewhere.
   std::string who_is_missing(uint32_t tag) {
-    const std::string base = "failed_collective_" + std::to_string(tag) + "/";
-    std::vector<int> missing;
-    try {
-      store_->set(base + std::to_string(rank_), Bytes{1});
-      const auto deadline = std::chrono::steady_clock::now() + std::min(timeout_, Millis(3000));
-      for (int r = 0; r < size_; ++r) {
-        if (r == rank_) continue;
-        const auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
-        try {
-          store_->wait({base + std::to_string(r)}, std::max(left, Millis(1)));
-        } catch (const std::exception&) {
-          missing.push_back(r);
-        }
-      }
-    } catch (const std::exception&) {
-      return "the store is unreachable too (rank 0, which serves it, may have exited)";
-    }
-    if (missing.empty()) return "every rank reached this collective (a mismatch of collectives or sizes?)";
-    std::string list;
-    for (int r : missing) list += (list.empty() ? "" : ", ") + std::to_string(r);
-    return detail::cat("missing rank", missing.size() > 1 ? "s " : " ", list,
-                       " (exited, or stopped calling the same collectives)");
+    return describe_missing_ranks(*store_, "failed_collective_" + std::to_string(tag), rank_, size_,
+                                  std::min(timeout_, Millis(3000)));
   }
 
   void check_rank(const char* what, const char* arg, int r) const {

@@ -89,6 +89,11 @@ class ProcessGroup {
 
 bool gloo_available();
 
+// After a collective failed: every surviving rank checks in on `store` under `key` and waits up
+// to `wait` for the others; returns "missing rank 2 (...)" naming those that did not (they
+// exited or hang elsewhere), or why it cannot tell. Both backends' failure messages end with it.
+std::string describe_missing_ranks(Store& store, const std::string& key, int rank, int size, Millis wait);
+
 // Options of a process group (the name is Gloo's; NCCL reads the timeout only).
 struct GlooOptions {
   Millis timeout{1'800'000};  // torch's default process-group timeout: 30 minutes
