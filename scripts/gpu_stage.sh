@@ -24,7 +24,7 @@ rm -rf gpu && mkdir -p gpu/lib gpu/bin gpu/python/ember
 cp -L build-gpu/libember.so* gpu/lib/ 2>/dev/null || true
 # The Debian libraries libember needs that the device image (Ubuntu, CUDA, PyTorch) does not have.
 ldd build-gpu/libember.so | awk '/=> \//{print $3}' |
-  grep -E 'openblas|dnnl|kissfft|gfortran|quadmath|OpenCL' | while read -r lib; do cp -L "$lib" gpu/lib/; done
+  grep -E 'openblas|dnnl|kissfft|gfortran|quadmath|OpenCL|gloo|hiredis|ibverbs|libnl-' | while read -r lib; do cp -L "$lib" gpu/lib/; done
 for t in build-gpu/tests/cpp/test_*; do
   [[ -x "$t" && -f "$t" ]] && cp "$t" gpu/bin/
 done

@@ -210,6 +210,20 @@ def main():
         check_collectives(rank, world)
     elif case == "ddp":
         check_ddp(rank, world)
+    elif case == "cuda_gloo":  # CUDA tensors through Gloo (host copies), and DDP of a CUDA model
+        from ember.nn.parallel import DistributedDataParallel as DDP
+        t = ember.full((1000,), float(rank + 1), device="cuda")
+        dist.all_reduce(t)
+        assert t.device.type == "cuda" and t[0].item() == world * (world + 1) / 2
+        outs = [ember.zeros(3, device="cuda") for _ in range(world)]
+        dist.all_gather(outs, ember.full((3,), float(rank), device="cuda"))
+        assert [o[0].item() for o in outs] == list(range(world))
+        model = DDP(make_model(seed=rank).cuda().eval())
+        model(ember.randn(4, 8, device="cuda")).sum().backward()
+        w = model.module.heads[0].weight.grad.reshape(1, -1)[:, :4].contiguous()
+        everyone = [ember.zeros_like(w) for _ in range(world)]
+        dist.all_gather(everyone, w)
+        assert all(ember.equal(e, everyone[0]) for e in everyone)  # averaged: the same on every rank
     elif case == "flaky":  # the first attempt's rank 1 fails; the restarted group succeeds
         if rank == 1 and os.environ.get("TORCHELASTIC_RESTART_COUNT") == "0":
             os._exit(4)

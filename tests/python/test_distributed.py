@@ -65,6 +65,14 @@ def test_the_cpp_training_demo_under_the_launcher(tmp_path):
     assert (tmp_path / "best.pt").exists() and (tmp_path / "last.pt").exists()
 
 
+def test_cuda_tensors_through_gloo_and_ddp_on_a_gpu():
+    if not ember.cuda.is_available():
+        pytest.skip("no CUDA GPU: Gloo's host-copy path for CUDA tensors did not run")
+    proc, _ = launch(2, "cuda_gloo")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert oks(proc.stdout) == [0, 1], proc.stdout
+
+
 def test_max_restarts_restarts_the_group():
     proc, _ = launch(2, "flaky", extra=("--max_restarts=1",))
     assert proc.returncode == 0, proc.stderr[-3000:]
