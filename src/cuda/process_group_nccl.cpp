@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <functional>
 #include <cstring>
 #include <map>
@@ -66,12 +68,23 @@ ncclRedOp_t nccl_op(ReduceOp op, DType t, const char* what) {
   return ncclSum;
 }
 
+// Set by the group's watchdog when a collective outlived the timeout (the communicators are then
+// aborted); every later wait and collective reports it.
+struct Health {
+  std::mutex mutex;
+  std::string broken;
+  std::string message() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return broken;
+  }
+};
+
 class NcclWork : public Work {
  public:
   NcclWork(cudaEvent_t done, int device, ncclComm_t comm, std::string what, std::vector<Tensor> outputs,
-           std::function<std::string()> who_is_missing)
+           std::function<std::string()> who_is_missing, std::shared_ptr<Health> health)
       : done_(done), device_(device), comm_(comm), what_(std::move(what)), outputs_(std::move(outputs)),
-        who_is_missing_(std::move(who_is_missing)) {}
+        who_is_missing_(std::move(who_is_missing)), health_(std::move(health)) {}
   ~NcclWork() override {
     if (done_) cudaEventDestroy(done_);
   }
@@ -79,6 +92,7 @@ class NcclWork : public Work {
  protected:
   void wait_transport(Millis timeout) override {
     if (!done_) return;
+    if (std::string broken = health_->message(); !broken.empty()) return fail(broken);
     GpuGuard guard(device_);
     if (timeout.count() > 0) {  // block the host, watching for NCCL's errors, up to the timeout
       const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -119,13 +133,23 @@ class NcclWork : public Work {
   std::string what_;
   std::vector<Tensor> outputs_;
   std::function<std::string()> who_is_missing_;
+  std::shared_ptr<Health> health_;
 };
 
 class NcclProcessGroup : public ProcessGroup {
  public:
   NcclProcessGroup(std::shared_ptr<Store> store, int rank, int size, Millis timeout)
-      : ProcessGroup(rank, size), store_(std::move(store)), timeout_(timeout) {}
+      : ProcessGroup(rank, size), store_(std::move(store)), timeout_(timeout) {
+    watchdog_ = std::thread([this] { watch(); });
+  }
   ~NcclProcessGroup() override {
+    {
+      std::lock_guard<std::mutex> lock(watch_mutex_);
+      stop_ = true;
+    }
+    watch_cv_.notify_all();
+    watchdog_.join();
+    for (auto& w : watched_) cudaEventDestroy(w.event);
     for (auto& [_, comm] : comms_) ncclCommDestroy(comm);
   }
   std::string backend_name() const override { return "nccl"; }
@@ -252,6 +276,7 @@ class NcclProcessGroup : public ProcessGroup {
                         ": the NCCL backend takes dense CUDA tensors of one device, got a ", t.is_cuda() ? "" : "CPU ",
                         t.is_contiguous() ? "" : "non-contiguous ", "tensor on ", t.device().str());
     const int dev = on.device().index;
+    if (std::string broken = health_->message(); !broken.empty()) throw DistBackendError(broken);
     GpuGuard guard(dev);
     std::lock_guard<std::mutex> lock(mutex_);
     last_device_ = dev;
@@ -272,11 +297,17 @@ class NcclProcessGroup : public ProcessGroup {
     auto store = store_;
     const int rank = rank_, size = size_;
     const Millis wait = std::min(timeout_, Millis(3000));
-    return std::make_shared<NcclWork>(done, dev, comm, where, std::vector<Tensor>{tensors.front()},
-                                      [store, seq, rank, size, wait] {
-                                        return describe_missing_ranks(*store, "failed_collective_" + std::to_string(seq),
-                                                                      rank, size, wait);
-                                      });
+    auto who = [store, seq, rank, size, wait] {
+      return describe_missing_ranks(*store, "failed_collective_" + std::to_string(seq), rank, size, wait);
+    };
+    cudaEvent_t watch_event = nullptr;  // the watchdog's own copy of the completion point
+    check_cuda(cudaEventCreateWithFlags(&watch_event, cudaEventDisableTiming), where);
+    check_cuda(cudaEventRecord(watch_event, s), where);
+    {
+      std::lock_guard<std::mutex> watch_lock(watch_mutex_);
+      watched_.push_back({watch_event, dev, comm, where, std::chrono::steady_clock::now() + timeout_, who});
+    }
+    return std::make_shared<NcclWork>(done, dev, comm, where, std::vector<Tensor>{tensors.front()}, who, health_);
   }
 
   ncclComm_t comm_for(int dev) {
@@ -324,8 +355,65 @@ class NcclProcessGroup : public ProcessGroup {
                       dtype_name(small.dtype()), ", got ", big.numel(), " of ", dtype_name(big.dtype()));
   }
 
+  // torch's watchdog: a collective still running after the timeout aborts the communicators, so
+  // a dead or hung peer fails this process's work (and its stream's waiters) instead of hanging
+  // them, even when nobody calls wait(timeout).
+  void watch() {
+    std::unique_lock<std::mutex> lock(watch_mutex_);
+    while (!stop_) {
+      watch_cv_.wait_for(lock, std::chrono::milliseconds(100));
+      const auto now = std::chrono::steady_clock::now();
+      for (auto it = watched_.begin(); it != watched_.end();) {
+        GpuGuard guard(it->device);
+        const cudaError_t q = cudaEventQuery(it->event);
+        if (q == cudaSuccess) {
+          cudaEventDestroy(it->event);
+          it = watched_.erase(it);
+          continue;
+        }
+        if (now > it->deadline) {
+          const std::string what = it->what;
+          auto who = it->who;
+          for (auto& w : watched_) cudaEventDestroy(w.event);
+          watched_.clear();
+          lock.unlock();  // (run() takes mutex_ and then watch_mutex_: never the other way round)
+          for (auto& [_, comm] : comms_snapshot()) ncclCommAbort(comm);
+          const std::string message = detail::cat(what, " timed out after ", timeout_.count(),
+                                                  " ms (watchdog); the NCCL communicators were aborted -- ", who());
+          {
+            std::lock_guard<std::mutex> h(health_->mutex);
+            health_->broken = message;
+          }
+          std::fprintf(stderr, "[ember ProcessGroupNCCL rank %d] %s\n", rank_, message.c_str());
+          lock.lock();
+          break;
+        }
+        ++it;
+      }
+    }
+  }
+  std::map<int, ncclComm_t> comms_snapshot() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return comms_;
+  }
+
+  struct Watched {
+    cudaEvent_t event;
+    int device;
+    ncclComm_t comm;
+    std::string what;
+    std::chrono::steady_clock::time_point deadline;
+    std::function<std::string()> who;
+  };
+
   std::shared_ptr<Store> store_;
   Millis timeout_;
+  std::shared_ptr<Health> health_ = std::make_shared<Health>();
+  std::mutex watch_mutex_;
+  std::condition_variable watch_cv_;
+  std::vector<Watched> watched_;
+  bool stop_ = false;
+  std::thread watchdog_;
   std::mutex mutex_;
   std::map<int, ncclComm_t> comms_;
   std::map<int, Stream> streams_;
