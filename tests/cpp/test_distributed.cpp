@@ -229,7 +229,7 @@ TEST(DistributedWorker, Run) {
   const char* mode = std::getenv("EMBER_TEST_MODE");
   auto store = std::make_shared<TCPStore>("127.0.0.1", port, false, Millis(20000));
   auto pg = make_gloo_process_group(std::make_shared<PrefixStore>("default_pg", store), rank, size,
-                                    {.timeout = Millis(mode && std::string(mode) == "die" ? 2000 : 30000),
+                                    {.timeout = Millis(mode && std::string(mode) == "die" ? 5000 : 30000),
                                      .hostname = "127.0.0.1"});
   if (mode && std::string(mode) == "die") {
     // the last rank exits without taking part: the others fail within the timeout, naming the op

@@ -202,8 +202,16 @@ def check_ddp(rank, world):
 
 def main():
     case = sys.argv[1]
-    timeout = datetime.timedelta(seconds=3 if case == "hang" else 60)
-    dist.init_process_group("gloo", timeout=timeout)
+    if case == "hang":
+        # a short timeout for the collectives only: the rendezvous keeps a long one (a slow start
+        # of the other process on a busy machine must not look like a hang)
+        rank_env, world_env = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+        store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world_env, rank_env == 0,
+                              datetime.timedelta(seconds=60))
+        dist.init_process_group("gloo", store=store, rank=rank_env, world_size=world_env,
+                                timeout=datetime.timedelta(seconds=3))
+    else:
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
     rank, world = dist.get_rank(), dist.get_world_size()
     assert rank == int(os.environ["RANK"]) and world == int(os.environ["WORLD_SIZE"])
     if case == "collectives":
