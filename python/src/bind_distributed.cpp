@@ -8,6 +8,7 @@
 
 #ifdef EMBER_DISTRIBUTED
 #include "ember/distributed/errors.h"
+#include "ember/distributed/functional.h"
 #include "ember/distributed/process_group.h"
 #include "ember/distributed/reducer.h"
 #include "ember/distributed/store.h"
@@ -159,6 +160,12 @@ void bind_distributed(nb::module_& parent) {
         },
         nb::arg("process_group"), nb::arg("tensors"), nb::arg("root") = 0, nb::call_guard<nb::gil_scoped_release>());
 
+  // differentiable collectives (ember.distributed.nn.functional)
+  m.def("functional_all_reduce", &functional::all_reduce, nb::arg("input"), nb::arg("group"), nb::arg("op"), released);
+  m.def("functional_all_gather", &functional::all_gather, nb::arg("input"), nb::arg("group"), released);
+  m.def("functional_reduce_scatter", &functional::reduce_scatter, nb::arg("input"), nb::arg("group"), nb::arg("op"),
+        released);
+  m.def("functional_broadcast", &functional::broadcast, nb::arg("input"), nb::arg("src"), nb::arg("group"), released);
   m.def("backend_available", &process_group_backend_available, nb::arg("name"));
   m.def("new_process_group",
         [](const std::string& backend, std::shared_ptr<Store> store, int rank, int size, Millis timeout,

@@ -18,6 +18,7 @@
 
 #ifdef EMBER_DISTRIBUTED
 #include "ember/distributed/errors.h"
+#include "ember/distributed/functional.h"
 #include "ember/distributed/process_group.h"
 #include "ember/distributed/reducer.h"
 #include "ember/distributed/store.h"
@@ -223,6 +224,35 @@ void run_ddp(const std::shared_ptr<ProcessGroup>& pg) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].grad().allclose(b[i].grad(), 1e-5, 1e-5)) << "no_sync " << i;
 }
 
+// The differentiable collectives: each rank's loss uses the output; x.grad must be the gradient
+// of the sum of every rank's loss.
+void run_functional(const std::shared_ptr<ProcessGroup>& pg) {
+  namespace dfn = ember::distributed::functional;
+  const int r = pg->rank(), n = pg->size();
+  const double sum_w = n * (n + 1) / 2.0;
+  Tensor x = arange(4, {.dtype = kFloat64}).mul(Scalar(r + 1)).requires_grad_();
+  Tensor y = dfn::all_reduce(x, pg);
+  EXPECT_DOUBLE_EQ(y[1].item<double>(), sum_w);  // 1 * (1 + 2 + ... + n)
+  y.mul(Scalar(r + 1)).sum().backward();
+  EXPECT_DOUBLE_EQ(x.grad()[0].item<double>(), sum_w) << "all_reduce";
+  x = arange(4, {.dtype = kFloat64}).requires_grad_();
+  Tensor g = dfn::all_gather(x, pg);
+  ASSERT_EQ(g.size(0), 4 * n);
+  g.mul(arange(4 * n, {.dtype = kFloat64}).add(Scalar(r))).sum().backward();
+  for (int k = 0; k < 4; ++k)  // sum over ranks q of (4 r + k + q)
+    EXPECT_DOUBLE_EQ(x.grad()[k].item<double>(), n * (4.0 * r + k) + (n - 1) * n / 2.0) << "all_gather " << k;
+  x = ones({2 * n}, {.dtype = kFloat64}).requires_grad_();
+  Tensor rs = dfn::reduce_scatter(x, pg);
+  EXPECT_DOUBLE_EQ(rs[0].item<double>(), n);
+  rs.mul(Scalar(r + 1)).sum().backward();
+  for (int j = 0; j < n; ++j) EXPECT_DOUBLE_EQ(x.grad()[2 * j].item<double>(), j + 1) << "reduce_scatter " << j;
+  x = full({3}, double(r + 7), {.dtype = kFloat64}).requires_grad_();
+  Tensor b = dfn::broadcast(x, 0, pg);
+  EXPECT_DOUBLE_EQ(b[0].item<double>(), 7.0);
+  b.mul(Scalar(r + 1)).sum().backward();
+  EXPECT_DOUBLE_EQ(x.grad()[0].item<double>(), r == 0 ? sum_w : 0.0) << "broadcast";
+}
+
 TEST(DistributedWorker, Run) {
   const int rank = env_int("EMBER_TEST_RANK"), size = env_int("EMBER_TEST_WORLD"), port = env_int("EMBER_TEST_PORT");
   if (rank < 0) GTEST_SKIP() << "runs as a worker process of the multi-process tests";
@@ -246,6 +276,7 @@ TEST(DistributedWorker, Run) {
     return;
   }
   if (mode && std::string(mode) == "ddp") run_ddp(pg);
+  else if (mode && std::string(mode) == "functional") run_functional(pg);
   else run_collectives(*pg);
 }
 
@@ -299,6 +330,10 @@ TEST(DistributedGloo, CollectivesOnFourProcesses) {
 
 TEST(DistributedGloo, DataParallelFromCppMatchesOneProcess) {
   for (int code : run_workers(2, "ddp")) EXPECT_EQ(code, 0);
+}
+
+TEST(DistributedGloo, DifferentiableCollectivesGiveTheGradientOfTheSummedLoss) {
+  for (int code : run_workers(3, "functional")) EXPECT_EQ(code, 0);
 }
 
 TEST(DistributedGloo, ARankThatDiesFailsTheOthersWithinTheTimeout) {

@@ -86,6 +86,26 @@ def check_collectives(rank, world):
     even = ember.zeros(world)
     dist.all_to_all_single(even, ember.arange(float(world)) + 10 * rank)
     assert even.tolist() == [10.0 * j + rank for j in range(world)]
+    # differentiable collectives: x.grad is the gradient of the sum of every rank's loss
+    import ember.distributed.nn.functional as dfn
+    x = (ember.arange(3.0) * (rank + 1)).requires_grad_()
+    (dfn.all_reduce(x) * (rank + 1)).sum().backward()
+    assert x.grad.tolist() == [world * (world + 1) / 2] * 3
+    x = ember.full((2,), float(rank)).requires_grad_()
+    parts = dfn.all_gather(x)
+    assert [p[0].item() for p in parts] == list(range(world))
+    sum(p.sum() * (i + 1) for i, p in enumerate(parts)).backward()  # every rank weighs part i by i + 1
+    assert x.grad.tolist() == [float(world * (rank + 1))] * 2
+    x = ember.ones(world * 2).requires_grad_()
+    out = ember.zeros(2)
+    y = dfn.reduce_scatter(out, list(x.reshape(world, 2).unbind(0)))
+    assert out.tolist() == [float(world)] * 2
+    (y * (rank + 1)).sum().backward()
+    assert x.grad.tolist() == [float(j + 1) for j in range(world) for _ in range(2)]
+    x = ember.full((2,), float(rank + 5)).requires_grad_()
+    b = dfn.broadcast(x, src=0)
+    (b * (rank + 1)).sum().backward()
+    assert b[0].item() == 5.0 and x.grad[0].item() == (world * (world + 1) / 2 if rank == 0 else 0.0)
     # objects
     objs = [None] * world
     dist.all_gather_object(objs, {"rank": rank, "name": f"w{rank}"})

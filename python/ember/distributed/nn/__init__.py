@@ -1,0 +1,2 @@
+"""torch.distributed.nn: collectives autograd differentiates (see functional)."""
+from . import functional  # noqa: F401
