@@ -29,3 +29,14 @@ if ! "$venv/bin/python" -c "import nanobind, pytest, scikit_build_core" >/dev/nu
   echo "setup: installing nanobind, scikit-build-core and pytest into .venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "nanobind>=2.0" "scikit-build-core>=0.10" "pytest>=7"
 fi
+# --bench: Hugging Face transformers in its own environment (.venv-hf, over Debian's torch 1.13:
+# transformers 4.44 is the last release that runs on it), for the GPT-2 compatibility tests
+# (tests/python/test_gpt2_hf.py skips without it).
+if [[ "${1:-}" == "--bench" ]]; then
+  hf="$(dirname "$0")/../.venv-hf"
+  [[ -x "$hf/bin/python" ]] || /usr/bin/python3 -m venv --system-site-packages "$hf"
+  if ! "$hf/bin/python" -c "import transformers, safetensors" >/dev/null 2>&1; then
+    echo "setup: installing transformers 4.44 into .venv-hf"
+    "$hf/bin/python" -m pip install -q --disable-pip-version-check "transformers==4.44.2" "safetensors"
+  fi
+fi

@@ -135,6 +135,20 @@ nb::object value_to_python(const Value& v) {
 }
 
 void bind_serialize(nb::module_& m) {
+  // safetensors (ember.safetensors: the safetensors.torch API)
+  m.def("_safetensors_save", [](std::vector<std::pair<std::string, Tensor>> tensors, const std::string& path,
+                                std::vector<std::pair<std::string, std::string>> metadata) {
+    nb::gil_scoped_release release;
+    safetensors::save(tensors, path, metadata);
+  }, nb::arg("tensors"), nb::arg("path"), nb::arg("metadata") = std::vector<std::pair<std::string, std::string>>{});
+  m.def("_safetensors_load", [](const std::string& path, std::optional<Device> device) {
+    nb::gil_scoped_release release;
+    LoadOptions o;
+    if (device) o.map_location = *device;
+    return safetensors::load(path, o);
+  }, nb::arg("path"), nb::arg("device").none() = nb::none());
+  m.def("_safetensors_metadata", [](const std::string& path) { return safetensors::load_metadata(path); },
+        nb::arg("path"));
   // The conversion needs the GIL (it reads Python objects); writing and reading the file do not.
   m.def("_save_to_path", [](nb::handle obj, const std::string& path) {
     Value v = value_from_python(obj, "ember.save");
