@@ -1,4 +1,5 @@
 """Model definitions users load and fine-tune: GPT-2 with Hugging Face's names and files."""
 from .gpt2 import CausalLMOutput, GPT2Config, GPT2LMHeadModel, GPT2Model
+from .tokenization import CharTokenizer, GPT2Tokenizer
 
-__all__ = ["GPT2Config", "GPT2Model", "GPT2LMHeadModel", "CausalLMOutput"]
+__all__ = ["GPT2Config", "GPT2Model", "GPT2LMHeadModel", "CausalLMOutput", "GPT2Tokenizer", "CharTokenizer"]
