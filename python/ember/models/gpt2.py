@@ -51,6 +51,7 @@ class GPT2Config:
         self.scale_attn_weights, self.use_cache = scale_attn_weights, use_cache
         self.bos_token_id, self.eos_token_id, self.tie_word_embeddings = bos_token_id, eos_token_id, tie_word_embeddings
         self.scale_attn_by_inverse_layer_idx = scale_attn_by_inverse_layer_idx
+        self.use_checkpoint = bool(kwargs.pop("use_checkpoint", False))  # per-block gradient checkpointing
         self.reorder_and_upcast_attn = reorder_and_upcast_attn
         self.extra = kwargs  # other keys of a transformers config.json, kept for save_pretrained
 
@@ -185,6 +186,7 @@ class GPT2Model(nn.Module):
         self.drop = nn.Dropout(config.embd_pdrop)
         self.h = nn.ModuleList([GPT2Block(config, i) for i in range(config.n_layer)])
         self.ln_f = nn.LayerNorm(config.n_embd, eps=config.layer_norm_epsilon)
+        self.gradient_checkpointing = bool(getattr(config, "use_checkpoint", False))
 
     def forward(self, input_ids, past_key_values=None, attention_mask=None, position_ids=None, use_cache=False):
         if input_ids.dim() == 1:
@@ -210,8 +212,14 @@ class GPT2Model(nn.Module):
                 mask = mask | ember.eye(past + t, dtype=ember.bool, device=input_ids.device)[past:past + t].unsqueeze(0).unsqueeze(0)
         x = self.drop(self.wte(input_ids) + self.wpe(position_ids))
         presents = [] if use_cache else None
+        checkpointed = self.gradient_checkpointing and self.training and not use_cache and ember.is_grad_enabled()
         for i, block in enumerate(self.h):
-            x, present = block(x, None if past_key_values is None else past_key_values[i], mask, use_cache)
+            if checkpointed:  # keep only each block's input; recompute the inside during backward
+                from ..utils.checkpoint import checkpoint
+                x = checkpoint(lambda h, b=block: b(h, None, mask, False)[0], x, use_reentrant=False)
+                present = None
+            else:
+                x, present = block(x, None if past_key_values is None else past_key_values[i], mask, use_cache)
             if use_cache:
                 presents.append(present)
         return self.ln_f(x), (tuple(presents) if use_cache else None)
@@ -254,6 +262,13 @@ class GPT2LMHeadModel(nn.Module):
             loss = F.cross_entropy(shift_logits.view(-1, shift_logits.shape[-1]), shift_labels.view(-1),
                                    ignore_index=-100)
         return CausalLMOutput(logits, loss, presents, hidden)
+
+    def gradient_checkpointing_enable(self):
+        """Recompute each block during backward instead of keeping its activations (transformers' name)."""
+        self.transformer.gradient_checkpointing = True
+
+    def gradient_checkpointing_disable(self):
+        self.transformer.gradient_checkpointing = False
 
     # ------------------------------------------------------------------ files
     @classmethod
