@@ -333,7 +333,8 @@ class GPT2LMHeadModel(nn.Module):
         """Continues each prompt by max_new_tokens tokens with a KV cache (prompts of different
         lengths: left-pad them and pass attention_mask). Greedy, or sampling with temperature,
         top-k and top-p. Sequences that emitted eos_token_id are padded with pad_token_id
-        (default: eos) until all are done."""
+        (default: eos) until all are done. Past n_positions tokens, the last n_positions are
+        recomputed per step (a sliding window)."""
         if input_ids.dim() == 1:
             input_ids = input_ids.unsqueeze(0)
         if eos_token_id is not None and pad_token_id is None:
@@ -354,8 +355,15 @@ class GPT2LMHeadModel(nn.Module):
                 mask = ember.cat([mask, ember.ones(mask.shape[0], 1, dtype=mask.dtype, device=mask.device)], dim=1)
             if step + 1 == max_new_tokens or (eos_token_id is not None and bool(finished.all())):
                 break
-            out = self(next_token.unsqueeze(1), past_key_values=past, attention_mask=mask, use_cache=True)
-            past = out.past_key_values
+            if ids.shape[1] > self.config.n_positions:
+                # past the context: a sliding window of the last n_positions tokens, recomputed
+                # (absolute positions restart at its start, as nanoGPT's sampling does)
+                window = self.config.n_positions
+                out = self(ids[:, -window:], attention_mask=None if mask is None else mask[:, -window:],
+                           use_cache=False)
+            else:
+                out = self(next_token.unsqueeze(1), past_key_values=past, attention_mask=mask, use_cache=True)
+                past = out.past_key_values
             logits = out.logits[:, -1, :]
         return ids
 
