@@ -6,7 +6,7 @@
 # is a dispatched op. core/ and dispatch/ include nothing above themselves.
 # Usage: cmake -DSRC=<repo>/src -P check_layering.cmake
 cmake_minimum_required(VERSION 3.22)
-set(generic_dirs ops optim nn autograd data serialize amp profiler distributed)
+set(generic_dirs ops optim nn autograd data serialize amp profiler distributed models)
 set(backend_pattern "#include[ \t]+\"(cpu|cuda)/")
 set(low_dirs core dispatch)
 set(above_pattern "#include[ \t]+\"(ops|cpu|cuda|nn|optim|autograd|data|serialize|amp|profiler)/")

@@ -1,0 +1,92 @@
+// The C++ GPT-2: KV cache against recomputation, files round trip, generation, training, config
+// errors. tests/python/test_gpt2_cpp.py checks it against the Python model (and through it
+// transformers) on the same files.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "ember/ember.h"
+#include "ember/models/gpt2.h"
+#include "ember/optim.h"
+
+namespace ember::models {
+namespace {
+
+GPT2Config tiny() {
+  GPT2Config c;
+  c.vocab_size = 60;
+  c.n_positions = 24;
+  c.n_embd = 32;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.resid_pdrop = c.embd_pdrop = c.attn_pdrop = 0.0;
+  return c;
+}
+
+TEST(GPT2, KVCacheEqualsRecomputation) {
+  manual_seed(0);
+  GPT2LMHeadModel m(tiny());
+  m.eval();
+  Tensor ids = randint(0, 60, {2, 12});
+  Tensor full = m.forward(ids);
+  KVCache a, b;
+  Tensor first = m.forward_cached(ids.narrow(1, 0, 7), nullptr, &a);
+  Tensor rest = m.forward_cached(ids.narrow(1, 7, 5), &a, &b);
+  EXPECT_TRUE(cat({first, rest}, 1).allclose(full, 1e-5, 1e-5));
+  Tensor gen = m.generate(ids.narrow(0, 0, 1).narrow(1, 0, 4), {.max_new_tokens = 30});  // past n_positions too
+  Tensor seq = ids.narrow(0, 0, 1).narrow(1, 0, 4);
+  for (int i = 0; i < 30; ++i) {
+    NoGradGuard g;
+    const int64_t t = seq.size(1), w = std::min<int64_t>(t, 24);
+    Tensor logits = m.forward(seq.narrow(1, t - w, w));
+    seq = cat({seq, logits.select(1, w - 1).argmax(-1, true)}, 1);
+  }
+  EXPECT_TRUE(gen.equal(seq));
+}
+
+TEST(GPT2, SaveLoadTrainAndSample) {
+  manual_seed(1);
+  auto m = std::make_shared<GPT2LMHeadModel>(tiny());
+  Tensor ids = randint(0, 60, {4, 16});
+  optim::AdamW opt(m->parameters(), {.lr = 3e-3});
+  double first = 0, last = 0;
+  for (int i = 0; i < 20; ++i) {
+    opt.zero_grad();
+    Tensor loss = m->loss(ids, ids);
+    loss.backward();
+    opt.step();
+    (i == 0 ? first : last) = loss.item<double>();
+  }
+  EXPECT_LT(last, first - 1.0);
+  const auto dir = std::filesystem::temp_directory_path() / ("ember_gpt2_" + std::to_string(::getpid()));
+  m->save_pretrained(dir.string());
+  auto again = GPT2LMHeadModel::from_pretrained(dir.string());
+  m->eval();
+  EXPECT_TRUE(again->forward(ids).equal(m->forward(ids)));
+  EXPECT_EQ(again->config().n_layer, 2);
+  Generator g;
+  g.manual_seed(0);
+  Tensor s = again->generate(ids.narrow(0, 0, 1).narrow(1, 0, 3),
+                             {.max_new_tokens = 10, .do_sample = true, .temperature = 0.8, .top_k = 10, .top_p = 0.9,
+                              .generator = &g});
+  EXPECT_EQ(s.size(1), 13);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(GPT2, BadConfigsAndCheckpointsAreClearErrors) {
+  GPT2Config c = tiny();
+  c.n_head = 5;
+  EXPECT_THROW(GPT2LMHeadModel{c}, ValueError);
+  GPT2LMHeadModel m(tiny());
+  EXPECT_THROW(m.load_hf_state_dict({{"transformer.wte.weight", zeros({3, 3})}}), ValueError);
+  try {
+    m.load_hf_state_dict({{"transformer.nonsense", zeros({1})}});
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("transformer.nonsense"), std::string::npos);
+  }
+  EXPECT_THROW(m.forward(zeros({1, 30}, {.dtype = kInt64})), ValueError);  // past n_positions
+}
+
+}  // namespace
+}  // namespace ember::models
