@@ -5,8 +5,11 @@
 // then fails the others rather than hanging them). The communicator of a device is made at its
 // first collective: rank 0's ncclUniqueId travels through the group's store. Registered with
 // the distributed layer from a static initialiser (generic code never includes this).
+// libnccl is opened at the first NCCL group, not linked: a process that imports ember and then a
+// PyTorch with a newer NCCL of its own would otherwise bind PyTorch to ours (one soname).
 #if defined(EMBER_DISTRIBUTED) && defined(EMBER_NCCL)
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -29,9 +32,71 @@ namespace {
 
 using namespace ember::distributed;
 
+// NCCL's entry points, from dlopen (see the top). The wrappers below carry NCCL's names, so
+// the code reads as NCCL's API; unqualified calls here find them before the header's.
+struct NcclLibrary {
+  void* handle = nullptr;
+  std::string error;
+#define EMBER_NCCL_FN(name) decltype(&::name) name##_ = nullptr;
+  EMBER_NCCL_FN(ncclGetErrorString) EMBER_NCCL_FN(ncclGetUniqueId) EMBER_NCCL_FN(ncclCommInitRank)
+  EMBER_NCCL_FN(ncclCommDestroy) EMBER_NCCL_FN(ncclCommAbort) EMBER_NCCL_FN(ncclCommGetAsyncError)
+  EMBER_NCCL_FN(ncclAllReduce) EMBER_NCCL_FN(ncclBroadcast) EMBER_NCCL_FN(ncclReduce) EMBER_NCCL_FN(ncclAllGather)
+  EMBER_NCCL_FN(ncclReduceScatter) EMBER_NCCL_FN(ncclSend) EMBER_NCCL_FN(ncclRecv) EMBER_NCCL_FN(ncclGroupStart)
+  EMBER_NCCL_FN(ncclGroupEnd)
+#undef EMBER_NCCL_FN
+  NcclLibrary() {
+    for (const char* name : {"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib64/libnccl.so.2"}) {
+      handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (handle) break;
+    }
+    if (!handle) {
+      error = "libnccl.so.2 could not be opened (put NCCL's directory on LD_LIBRARY_PATH)";
+      return;
+    }
+#define EMBER_NCCL_SYM(name)                                                      \
+  name##_ = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));            \
+  if (!name##_) error = std::string("libnccl.so.2 has no ") + #name + " (NCCL 2.10 or newer needed)";
+    EMBER_NCCL_SYM(ncclGetErrorString) EMBER_NCCL_SYM(ncclGetUniqueId) EMBER_NCCL_SYM(ncclCommInitRank)
+    EMBER_NCCL_SYM(ncclCommDestroy) EMBER_NCCL_SYM(ncclCommAbort) EMBER_NCCL_SYM(ncclCommGetAsyncError)
+    EMBER_NCCL_SYM(ncclAllReduce) EMBER_NCCL_SYM(ncclBroadcast) EMBER_NCCL_SYM(ncclReduce) EMBER_NCCL_SYM(ncclAllGather)
+    EMBER_NCCL_SYM(ncclReduceScatter) EMBER_NCCL_SYM(ncclSend) EMBER_NCCL_SYM(ncclRecv) EMBER_NCCL_SYM(ncclGroupStart)
+    EMBER_NCCL_SYM(ncclGroupEnd)
+#undef EMBER_NCCL_SYM
+  }
+};
+
+const NcclLibrary& nccl_library() {
+  static const NcclLibrary lib;
+  if (!lib.error.empty()) throw DistBackendError(detail::cat("ProcessGroupNCCL: ", lib.error));
+  return lib;
+}
+
+// (qualified calls, dyn::ncclX: NCCL's handle types would pull the header's ::ncclX in by
+// argument-dependent lookup)
+namespace dyn {
+#define EMBER_NCCL_FORWARD(name)                                                         \
+  template <class... A> auto name(A... a) { return nccl_library().name##_(a...); }
+EMBER_NCCL_FORWARD(ncclGetErrorString)
+EMBER_NCCL_FORWARD(ncclGetUniqueId)
+EMBER_NCCL_FORWARD(ncclCommInitRank)
+EMBER_NCCL_FORWARD(ncclCommDestroy)
+EMBER_NCCL_FORWARD(ncclCommAbort)
+EMBER_NCCL_FORWARD(ncclCommGetAsyncError)
+EMBER_NCCL_FORWARD(ncclAllReduce)
+EMBER_NCCL_FORWARD(ncclBroadcast)
+EMBER_NCCL_FORWARD(ncclReduce)
+EMBER_NCCL_FORWARD(ncclAllGather)
+EMBER_NCCL_FORWARD(ncclReduceScatter)
+EMBER_NCCL_FORWARD(ncclSend)
+EMBER_NCCL_FORWARD(ncclRecv)
+EMBER_NCCL_FORWARD(ncclGroupStart)
+EMBER_NCCL_FORWARD(ncclGroupEnd)
+#undef EMBER_NCCL_FORWARD
+}  // namespace dyn
+
 void check_nccl(ncclResult_t r, const std::string& what) {
   if (r != ncclSuccess && r != ncclInProgress)
-    throw DistBackendError(detail::cat(what, " failed: NCCL error ", int(r), ": ", ncclGetErrorString(r),
+    throw DistBackendError(detail::cat(what, " failed: NCCL error ", int(r), ": ", dyn::ncclGetErrorString(r),
                                        r == ncclUnhandledCudaError || r == ncclSystemError
                                            ? " (NCCL_DEBUG=INFO says more)"
                                            : ""));
@@ -101,11 +166,11 @@ class NcclWork : public Work {
         if (q == cudaSuccess) break;
         if (q != cudaErrorNotReady) return fail(detail::cat(what_, ": CUDA error: ", cudaGetErrorString(q)));
         ncclResult_t async = ncclSuccess;
-        ncclCommGetAsyncError(comm_, &async);
+        dyn::ncclCommGetAsyncError(comm_, &async);
         if (async != ncclSuccess && async != ncclInProgress)
-          return fail(detail::cat(what_, " failed: NCCL error: ", ncclGetErrorString(async)));
+          return fail(detail::cat(what_, " failed: NCCL error: ", dyn::ncclGetErrorString(async)));
         if (std::chrono::steady_clock::now() > deadline) {
-          ncclCommAbort(comm_);  // the group is unusable from here, as torch's after its watchdog aborts
+          dyn::ncclCommAbort(comm_);  // the group is unusable from here, as torch's after its watchdog aborts
           return fail(detail::cat(what_, " timed out after ", timeout.count(), " ms; the communicator was aborted -- ",
                                   who_is_missing_()));
         }
@@ -150,33 +215,33 @@ class NcclProcessGroup : public ProcessGroup {
     watch_cv_.notify_all();
     watchdog_.join();
     for (auto& w : watched_) cudaEventDestroy(w.event);
-    for (auto& [_, comm] : comms_) ncclCommDestroy(comm);
+    for (auto& [_, comm] : comms_) dyn::ncclCommDestroy(comm);
   }
   std::string backend_name() const override { return "nccl"; }
 
   std::shared_ptr<Work> all_reduce(Tensor t, ReduceOp op) override {
     return run("all_reduce", t, {t}, [&](ncclComm_t c, cudaStream_t s) {
-      return ncclAllReduce(t.data_ptr(), t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "all_reduce"),
+      return dyn::ncclAllReduce(t.data_ptr(), t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "all_reduce"),
                            nccl_op(op, t.dtype(), "all_reduce"), c, s);
     });
   }
   std::shared_ptr<Work> broadcast(Tensor t, int root) override {
     check_rank("broadcast", root);
     return run("broadcast", t, {t}, [&](ncclComm_t c, cudaStream_t s) {
-      return ncclBroadcast(t.data_ptr(), t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "broadcast"), root, c, s);
+      return dyn::ncclBroadcast(t.data_ptr(), t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "broadcast"), root, c, s);
     });
   }
   std::shared_ptr<Work> reduce(Tensor t, int root, ReduceOp op) override {
     check_rank("reduce", root);
     return run("reduce", t, {t}, [&](ncclComm_t c, cudaStream_t s) {
-      return ncclReduce(t.data_ptr(), t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "reduce"),
+      return dyn::ncclReduce(t.data_ptr(), t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "reduce"),
                         nccl_op(op, t.dtype(), "reduce"), root, c, s);
     });
   }
   std::shared_ptr<Work> all_gather_into(Tensor out, Tensor in) override {
     check_sizes("all_gather", out, in);
     return run("all_gather", in, {out, in}, [&](ncclComm_t c, cudaStream_t s) {
-      return ncclAllGather(in.data_ptr(), out.data_ptr(), size_t(in.numel()), nccl_type(in.dtype(), "all_gather"), c, s);
+      return dyn::ncclAllGather(in.data_ptr(), out.data_ptr(), size_t(in.numel()), nccl_type(in.dtype(), "all_gather"), c, s);
     });
   }
   std::shared_ptr<Work> gather_into(Tensor out, Tensor in, int root) override {
@@ -186,11 +251,11 @@ class NcclProcessGroup : public ProcessGroup {
                [&](ncclComm_t c, cudaStream_t s) {
                  const size_t n = size_t(in.numel()), bytes = n * size_t(in.element_size());
                  const ncclDataType_t dt = nccl_type(in.dtype(), "gather");
-                 ncclGroupStart();
+                 dyn::ncclGroupStart();
                  if (rank_ == root)
-                   for (int r = 0; r < size_; ++r) ncclRecv(static_cast<char*>(out.data_ptr()) + r * bytes, n, dt, r, c, s);
-                 ncclSend(in.data_ptr(), n, dt, root, c, s);
-                 return ncclGroupEnd();
+                   for (int r = 0; r < size_; ++r) dyn::ncclRecv(static_cast<char*>(out.data_ptr()) + r * bytes, n, dt, r, c, s);
+                 dyn::ncclSend(in.data_ptr(), n, dt, root, c, s);
+                 return dyn::ncclGroupEnd();
                });
   }
   std::shared_ptr<Work> scatter_from(Tensor out, Tensor in, int root) override {
@@ -200,17 +265,17 @@ class NcclProcessGroup : public ProcessGroup {
                [&](ncclComm_t c, cudaStream_t s) {
                  const size_t n = size_t(out.numel()), bytes = n * size_t(out.element_size());
                  const ncclDataType_t dt = nccl_type(out.dtype(), "scatter");
-                 ncclGroupStart();
+                 dyn::ncclGroupStart();
                  if (rank_ == root)
-                   for (int r = 0; r < size_; ++r) ncclSend(static_cast<char*>(in.data_ptr()) + r * bytes, n, dt, r, c, s);
-                 ncclRecv(out.data_ptr(), n, dt, root, c, s);
-                 return ncclGroupEnd();
+                   for (int r = 0; r < size_; ++r) dyn::ncclSend(static_cast<char*>(in.data_ptr()) + r * bytes, n, dt, r, c, s);
+                 dyn::ncclRecv(out.data_ptr(), n, dt, root, c, s);
+                 return dyn::ncclGroupEnd();
                });
   }
   std::shared_ptr<Work> reduce_scatter_from(Tensor out, Tensor in, ReduceOp op) override {
     check_sizes("reduce_scatter", in, out);
     return run("reduce_scatter", out, {out, in}, [&](ncclComm_t c, cudaStream_t s) {
-      return ncclReduceScatter(in.data_ptr(), out.data_ptr(), size_t(out.numel()), nccl_type(in.dtype(), "reduce_scatter"),
+      return dyn::ncclReduceScatter(in.data_ptr(), out.data_ptr(), size_t(out.numel()), nccl_type(in.dtype(), "reduce_scatter"),
                                nccl_op(op, in.dtype(), "reduce_scatter"), c, s);
     });
   }
@@ -220,12 +285,12 @@ class NcclProcessGroup : public ProcessGroup {
     return run("all_to_all", out, {out, in}, [&](ncclComm_t c, cudaStream_t s) {
       const size_t n = size_t(in.numel() / size_), bytes = n * size_t(in.element_size());
       const ncclDataType_t dt = nccl_type(in.dtype(), "all_to_all");
-      ncclGroupStart();
+      dyn::ncclGroupStart();
       for (int r = 0; r < size_; ++r) {
-        ncclSend(static_cast<char*>(in.data_ptr()) + r * bytes, n, dt, r, c, s);
-        ncclRecv(static_cast<char*>(out.data_ptr()) + r * bytes, n, dt, r, c, s);
+        dyn::ncclSend(static_cast<char*>(in.data_ptr()) + r * bytes, n, dt, r, c, s);
+        dyn::ncclRecv(static_cast<char*>(out.data_ptr()) + r * bytes, n, dt, r, c, s);
       }
-      return ncclGroupEnd();
+      return dyn::ncclGroupEnd();
     });
   }
   std::shared_ptr<Work> all_to_all_v(Tensor out, Tensor in, std::vector<int64_t> out_counts,
@@ -236,14 +301,14 @@ class NcclProcessGroup : public ProcessGroup {
       const size_t es = size_t(in.element_size());
       const ncclDataType_t dt = nccl_type(in.dtype(), "all_to_all_single");
       size_t in_at = 0, out_at = 0;
-      ncclGroupStart();
+      dyn::ncclGroupStart();
       for (int r = 0; r < size_; ++r) {
-        ncclSend(static_cast<char*>(in.data_ptr()) + in_at * es, size_t(in_counts[size_t(r)]), dt, r, c, s);
-        ncclRecv(static_cast<char*>(out.data_ptr()) + out_at * es, size_t(out_counts[size_t(r)]), dt, r, c, s);
+        dyn::ncclSend(static_cast<char*>(in.data_ptr()) + in_at * es, size_t(in_counts[size_t(r)]), dt, r, c, s);
+        dyn::ncclRecv(static_cast<char*>(out.data_ptr()) + out_at * es, size_t(out_counts[size_t(r)]), dt, r, c, s);
         in_at += size_t(in_counts[size_t(r)]);
         out_at += size_t(out_counts[size_t(r)]);
       }
-      return ncclGroupEnd();
+      return dyn::ncclGroupEnd();
     });
   }
   std::shared_ptr<Work> barrier() override {
@@ -257,14 +322,14 @@ class NcclProcessGroup : public ProcessGroup {
   std::shared_ptr<Work> send(Tensor t, int dst, int tag) override {
     check_rank("send", dst);
     return run("send", t, {t}, [&](ncclComm_t c, cudaStream_t s) {
-      return ncclSend(t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "send"), dst, c, s);
+      return dyn::ncclSend(t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "send"), dst, c, s);
     });
   }
   std::shared_ptr<Work> recv(Tensor t, int src, int tag) override {
     EMBER_CHECK(src >= 0, "recv: the NCCL backend cannot receive from any source: name the sender (src)");
     check_rank("recv", src);
     return run("recv", t, {t}, [&](ncclComm_t c, cudaStream_t s) {
-      return ncclRecv(t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "recv"), src, c, s);
+      return dyn::ncclRecv(t.data_ptr(), size_t(t.numel()), nccl_type(t.dtype(), "recv"), src, c, s);
     });
   }
 
@@ -316,7 +381,7 @@ class NcclProcessGroup : public ProcessGroup {
     ncclUniqueId id;
     const std::string key = "nccl_unique_id_" + std::to_string(dev_generation_++);
     if (rank_ == 0) {
-      check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+      check_nccl(dyn::ncclGetUniqueId(&id), "ncclGetUniqueId");
       store_->set(key, Bytes(reinterpret_cast<uint8_t*>(&id), reinterpret_cast<uint8_t*>(&id) + sizeof(id)));
     } else {
       const Bytes b = store_->get(key);
@@ -324,7 +389,7 @@ class NcclProcessGroup : public ProcessGroup {
       std::memcpy(&id, b.data(), sizeof(id));
     }
     ncclComm_t comm = nullptr;
-    check_nccl(ncclCommInitRank(&comm, size_, id, rank_),
+    check_nccl(dyn::ncclCommInitRank(&comm, size_, id, rank_),
                detail::cat("ProcessGroupNCCL: rank ", rank_, " of ", size_, " joining on cuda:", dev));
     comms_[dev] = comm;
     return comm;
@@ -377,7 +442,7 @@ class NcclProcessGroup : public ProcessGroup {
           for (auto& w : watched_) cudaEventDestroy(w.event);
           watched_.clear();
           lock.unlock();  // (run() takes mutex_ and then watch_mutex_: never the other way round)
-          for (auto& [_, comm] : comms_snapshot()) ncclCommAbort(comm);
+          for (auto& [_, comm] : comms_snapshot()) dyn::ncclCommAbort(comm);
           const std::string message = detail::cat(what, " timed out after ", timeout_.count(),
                                                   " ms (watchdog); the NCCL communicators were aborted -- ", who());
           {
