@@ -163,18 +163,31 @@ class Transformer : public nn::Module {
     wte->weight.normal_(0.0, c.initializer_range);
     wpe->weight.normal_(0.0, c.initializer_range);
   }
-  Tensor run(Tensor ids, const KVCache* past, KVCache* present) {
+  // attention_mask [B, before + t] (1: a token, 0: left padding), optional.
+  Tensor run(Tensor ids, const KVCache* past, KVCache* present, const std::optional<Tensor>& attention_mask = std::nullopt) {
     if (ids.dim() == 1) ids = ids.unsqueeze(0);
     const int64_t t = ids.size(1);
     const int64_t before = past && !past->empty() ? (*past)[0].first.size(-2) : 0;
     EMBER_CHECK_VALUE(before + t <= config.n_positions, "GPT2: ", before + t, " positions exceed n_positions = ",
                       config.n_positions);
     Tensor pos = arange(Scalar(before), Scalar(before + t), 1, {.dtype = kInt64, .device = ids.device()}).unsqueeze(0);
+    if (attention_mask) {  // left padding: positions count the real tokens
+      EMBER_CHECK_VALUE(attention_mask->dim() == 2 && attention_mask->size(0) == ids.size(0) &&
+                            attention_mask->size(1) == before + t,
+                        "GPT2: attention_mask must be [batch, ", before + t, "], got ", attention_mask->sizes());
+      pos = attention_mask->to(kInt64).cumsum(-1).sub(Scalar(1)).clamp_min(Scalar(0)).narrow(1, before, t);
+    }
     std::optional<Tensor> mask;
-    if (before > 0) {  // query i (absolute position before + i) sees keys j <= before + i
+    if (before > 0 || attention_mask) {  // query i (absolute position before + i) sees keys j <= before + i
       Tensor rows = arange(Scalar(before), Scalar(before + t), 1, {.dtype = kInt64, .device = ids.device()}).unsqueeze(1);
       Tensor cols = arange(Scalar(before + t), {.dtype = kInt64, .device = ids.device()}).unsqueeze(0);
-      mask = cols.le(rows);
+      Tensor m = cols.le(rows).unsqueeze(0).unsqueeze(0);  // [1, 1, t, before + t]
+      if (attention_mask) {
+        m = m.logical_and(attention_mask->to(kBool).unsqueeze(1).unsqueeze(1));
+        // a padded query row would see nothing: let it see itself so the softmax stays finite
+        m = m.logical_or(cols.eq(rows).unsqueeze(0).unsqueeze(0));
+      }
+      mask = m;
     }
     Tensor x = drop->forward(wte->forward(ids) + wpe->forward(pos));
     if (present) present->assign(size_t(config.n_layer), {});
@@ -288,9 +301,10 @@ GPT2LMHeadModel::GPT2LMHeadModel(GPT2Config config) : config_(std::move(config))
   }
 }
 
-Tensor GPT2LMHeadModel::forward_cached(const Tensor& input_ids, const KVCache* past, KVCache* present) {
+Tensor GPT2LMHeadModel::forward_cached(const Tensor& input_ids, const KVCache* past, KVCache* present,
+                                       const std::optional<Tensor>& attention_mask) {
   auto& t = static_cast<Transformer&>(*transformer_);
-  Tensor hidden = t.run(input_ids, past, present);
+  Tensor hidden = t.run(input_ids, past, present, attention_mask);
   return lm_head_ ? lm_head_->forward(hidden) : F::linear(hidden, t.wte->weight);
 }
 
@@ -349,7 +363,8 @@ Tensor GPT2LMHeadModel::generate(const Tensor& input_ids, const GenerateOptions&
   autograd::NoGradGuard no_grad;
   Tensor ids = input_ids.dim() == 1 ? input_ids.unsqueeze(0) : input_ids;
   KVCache cache;
-  Tensor logits = forward_cached(ids, nullptr, &cache);
+  std::optional<Tensor> mask = o.attention_mask;
+  Tensor logits = forward_cached(ids, nullptr, &cache, mask);
   logits = logits.select(1, logits.size(1) - 1);
   Tensor finished = zeros({ids.size(0)}, {.dtype = kBool, .device = ids.device()});
   for (int64_t step = 0; step < o.max_new_tokens; ++step) {
@@ -359,12 +374,15 @@ Tensor GPT2LMHeadModel::generate(const Tensor& input_ids, const GenerateOptions&
       finished = finished.logical_or(next.eq(Scalar(*o.eos_token_id)));
     }
     ids = cat({ids, next.unsqueeze(1)}, 1);
+    if (mask) mask = cat({*mask, ones({mask->size(0), 1}, {.dtype = mask->dtype(), .device = mask->device()})}, 1);
     if (step + 1 == o.max_new_tokens || (o.eos_token_id && finished.all().item<bool>())) break;
     if (ids.size(1) > config_.n_positions) {  // a sliding window past the context, recomputed
-      logits = forward_cached(ids.narrow(1, ids.size(1) - config_.n_positions, config_.n_positions), nullptr, nullptr);
+      const int64_t from = ids.size(1) - config_.n_positions;
+      logits = forward_cached(ids.narrow(1, from, config_.n_positions), nullptr, nullptr,
+                              mask ? std::optional<Tensor>(mask->narrow(1, from, config_.n_positions)) : std::nullopt);
     } else {
       KVCache next_cache;
-      logits = forward_cached(next.unsqueeze(1), &cache, &next_cache);
+      logits = forward_cached(next.unsqueeze(1), &cache, &next_cache, mask);
       cache = std::move(next_cache);
     }
     logits = logits.select(1, logits.size(1) - 1);

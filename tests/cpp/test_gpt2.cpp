@@ -73,6 +73,29 @@ TEST(GPT2, SaveLoadTrainAndSample) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(GPT2, LeftPaddedBatchGeneratesWhatEachPromptAloneDoes) {
+  manual_seed(3);
+  GPT2LMHeadModel m(tiny());
+  m.eval();
+  const std::vector<std::vector<int64_t>> prompts = {{4, 8, 15, 16, 23, 42}, {7, 7}};
+  std::vector<Tensor> alone;
+  for (const auto& p : prompts) {
+    Tensor out = m.generate(tensor(p, {.dtype = kInt64}), {.max_new_tokens = 6});
+    alone.push_back(out.narrow(1, int64_t(p.size()), 6));
+  }
+  std::vector<int64_t> padded, mask;
+  for (const auto& p : prompts)
+    for (int64_t i = 0; i < 6; ++i) {
+      const int64_t pad = 6 - int64_t(p.size());
+      padded.push_back(i < pad ? 0 : p[size_t(i - pad)]);
+      mask.push_back(i < pad ? 0 : 1);
+    }
+  Tensor batch = m.generate(tensor(padded, {.dtype = kInt64}).view({2, 6}),
+                            {.max_new_tokens = 6, .attention_mask = tensor(mask, {.dtype = kInt64}).view({2, 6})});
+  EXPECT_TRUE(batch.narrow(1, 6, 6).select(0, 0).equal(alone[0].select(0, 0)));
+  EXPECT_TRUE(batch.narrow(1, 6, 6).select(0, 1).equal(alone[1].select(0, 0)));
+}
+
 TEST(GPT2, BadConfigsAndCheckpointsAreClearErrors) {
   GPT2Config c = tiny();
   c.n_head = 5;

@@ -43,8 +43,10 @@ class GPT2LMHeadModel : public nn::Module {
   // Logits for token ids [B, T] (or [T]).
   Tensor forward(const Tensor& input_ids) override;
   // With a cache: `past` (may be null) holds the previous positions' keys and values; when
-  // `present` is given it receives them extended by these positions.
-  Tensor forward_cached(const Tensor& input_ids, const KVCache* past, KVCache* present);
+  // `present` is given it receives them extended by these positions. attention_mask [B, past +
+  // T] marks real tokens (1) and left padding (0).
+  Tensor forward_cached(const Tensor& input_ids, const KVCache* past, KVCache* present,
+                        const std::optional<Tensor>& attention_mask = std::nullopt);
   // Mean cross entropy of logits at t against labels at t + 1 (ignore_index -100).
   Tensor loss(const Tensor& input_ids, const Tensor& labels);
   std::string name() const override { return "GPT2LMHeadModel"; }
@@ -65,6 +67,7 @@ class GPT2LMHeadModel : public nn::Module {
     double top_p = 1.0;   // 1: off
     std::optional<int64_t> eos_token_id;
     Generator* generator = nullptr;
+    std::optional<Tensor> attention_mask;  // prompts of different lengths, left-padded
   };
   // Greedy or sampled continuation with a KV cache; past n_positions a sliding window.
   Tensor generate(const Tensor& input_ids, const GenerateOptions& options);
