@@ -7,6 +7,7 @@
 
 #include "ember/ember.h"
 #include "ember/models/gpt2.h"
+#include "ember/models/gpt2_tokenizer.h"
 #include "ember/optim.h"
 
 namespace ember::models {
@@ -94,6 +95,17 @@ TEST(GPT2, LeftPaddedBatchGeneratesWhatEachPromptAloneDoes) {
                             {.max_new_tokens = 6, .attention_mask = tensor(mask, {.dtype = kInt64}).view({2, 6})});
   EXPECT_TRUE(batch.narrow(1, 6, 6).select(0, 0).equal(alone[0].select(0, 0)));
   EXPECT_TRUE(batch.narrow(1, 6, 6).select(0, 1).equal(alone[1].select(0, 0)));
+}
+
+TEST(GPT2Tokenizer, PretokenizesAsGPT2sRegularExpression) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(GPT2Tokenizer::pretokenize("Hello  world"), (V{"Hello", " ", " world"}));
+  EXPECT_EQ(GPT2Tokenizer::pretokenize("don't stop"), (V{"don", "'t", " stop"}));
+  EXPECT_EQ(GPT2Tokenizer::pretokenize("a\n\nb "), (V{"a", "\n", "\n", "b", " "}));
+  EXPECT_EQ(GPT2Tokenizer::pretokenize("x 42!?"), (V{"x", " 42", "!?"}));
+  EXPECT_EQ(GPT2Tokenizer::pretokenize("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac"),  // "café 日本": letters
+            (V{"caf\xc3\xa9", " \xe6\x97\xa5\xe6\x9c\xac"}));
+  EXPECT_THROW(GPT2Tokenizer::from_files("/nonexistent/vocab.json", "/nonexistent/merges.txt"), Error);
 }
 
 TEST(GPT2, BadConfigsAndCheckpointsAreClearErrors) {
