@@ -108,6 +108,50 @@ TEST(GPT2Tokenizer, PretokenizesAsGPT2sRegularExpression) {
   EXPECT_THROW(GPT2Tokenizer::from_files("/nonexistent/vocab.json", "/nonexistent/merges.txt"), Error);
 }
 
+TEST(GPT2, LoRATrainsAdaptersOnlyMergesAndRoundTrips) {
+  manual_seed(4);
+  GPT2LMHeadModel m(tiny());
+  Tensor ids = randint(0, 60, {2, 12});
+  m.eval();
+  const Tensor base = m.forward(ids).detach();
+  EXPECT_EQ(m.inject_lora({"c_attn", "c_proj"}, 4, 8), 6);
+  EXPECT_TRUE(m.forward(ids).allclose(base, 1e-6, 1e-6));  // B = 0: the base model
+  std::vector<Tensor> trainable;
+  for (auto& [name, p] : m.named_parameters())
+    if (p.requires_grad()) {
+      EXPECT_NE(name.find(".lora_"), std::string::npos) << name;
+      trainable.push_back(p);
+    }
+  const Tensor frozen = m.named_parameters()[0].second.detach().clone();
+  optim::AdamW opt(trainable, {.lr = 1e-2});
+  double first = 0, last = 0;
+  for (int i = 0; i < 15; ++i) {
+    opt.zero_grad();
+    Tensor loss = m.loss(ids, ids);
+    loss.backward();
+    opt.step();
+    (i == 0 ? first : last) = loss.item<double>();
+  }
+  EXPECT_LT(last, first);
+  EXPECT_TRUE(m.named_parameters()[0].second.equal(frozen));
+  m.eval();
+  const Tensor adapted = m.forward(ids).detach();
+  m.merge_lora(true);
+  EXPECT_TRUE(m.forward(ids).allclose(adapted, 1e-5, 1e-5));
+  m.merge_lora(false);
+  EXPECT_TRUE(m.forward(ids).allclose(adapted, 1e-5, 1e-5));
+  const auto path = std::filesystem::temp_directory_path() / ("ember_lora_" + std::to_string(::getpid()) + ".safetensors");
+  m.save_lora(path.string());
+  manual_seed(4);
+  GPT2LMHeadModel other(tiny());
+  other.inject_lora({"c_attn", "c_proj"}, 4, 8);
+  other.load_lora(path.string());
+  other.eval();
+  EXPECT_TRUE(other.forward(ids).allclose(adapted, 1e-6, 1e-6));
+  std::filesystem::remove(path);
+  EXPECT_THROW(other.inject_lora({"q_proj"}), ValueError);
+}
+
 TEST(GPT2, BadConfigsAndCheckpointsAreClearErrors) {
   GPT2Config c = tiny();
   c.n_head = 5;

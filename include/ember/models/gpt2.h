@@ -59,6 +59,16 @@ class GPT2LMHeadModel : public nn::Module {
   // error naming it.
   void load_hf_state_dict(const std::vector<std::pair<std::string, Tensor>>& state);
 
+  // LoRA on the Conv1D projections named in `targets` (last name part, e.g. "c_attn", "c_proj",
+  // "c_fc", or a full dotted name): adapters "<layer>.lora_A.weight" [r, in] and
+  // "<layer>.lora_B.weight" [out, r] (B starts at zero; PEFT's names, the Python side's too),
+  // scaled by alpha / r; every other parameter is frozen. Returns how many layers were wrapped.
+  int64_t inject_lora(const std::vector<std::string>& targets, int64_t r = 8, double alpha = 16);
+  void merge_lora(bool merged = true);  // W += (alpha / r) B A (false: back)
+  std::vector<std::pair<std::string, Tensor>> lora_state_dict();
+  void save_lora(const std::string& path);  // the adapters alone, safetensors
+  void load_lora(const std::string& path);
+
   struct GenerateOptions {
     int64_t max_new_tokens = 20;
     bool do_sample = false;
