@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/json_string.h"
+#include "ember/autograd/autograd.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/nn.h"
 #include "ember/ops.h"
@@ -220,9 +221,18 @@ class Transformer : public nn::Module {
     }
     Tensor x = drop->forward(wte->forward(ids) + wpe->forward(pos));
     if (present) present->assign(size_t(config.n_layer), {});
-    for (int64_t i = 0; i < config.n_layer; ++i)
-      x = h->at<Block>(i).run(x, past && !past->empty() ? &(*past)[size_t(i)] : nullptr,
-                              present ? &(*present)[size_t(i)] : nullptr, mask);
+    const bool checkpointed = config.use_checkpoint && is_training() && !present && !past && autograd::GradMode::is_enabled();
+    for (int64_t i = 0; i < config.n_layer; ++i) {
+      Block& block = h->at<Block>(i);
+      if (checkpointed) {  // keep only the block's input; recompute its inside during backward
+        x = autograd::checkpoint([&block, mask](const autograd::variable_list& in) -> autograd::variable_list {
+              return {block.run(in[0], nullptr, nullptr, mask)};
+            }, {x})[0];
+      } else {
+        x = block.run(x, past && !past->empty() ? &(*past)[size_t(i)] : nullptr,
+                      present ? &(*present)[size_t(i)] : nullptr, mask);
+      }
+    }
     return ln_f->forward(x);
   }
   Tensor forward(const Tensor& ids) override { return run(ids, nullptr, nullptr); }

@@ -152,6 +152,22 @@ TEST(GPT2, LoRATrainsAdaptersOnlyMergesAndRoundTrips) {
   EXPECT_THROW(other.inject_lora({"q_proj"}), ValueError);
 }
 
+TEST(GPT2, CheckpointedBlocksGiveTheSameGradients) {
+  GPT2Config c = tiny();
+  manual_seed(5);
+  GPT2LMHeadModel plain(c);
+  c.use_checkpoint = true;
+  manual_seed(5);
+  GPT2LMHeadModel ckpt(c);
+  Tensor ids = randint(0, 60, {2, 12});
+  plain.loss(ids, ids).backward();
+  ckpt.loss(ids, ids).backward();
+  auto a = plain.named_parameters(), b = ckpt.named_parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_TRUE(a[i].second.grad().allclose(b[i].second.grad(), 1e-5, 1e-6)) << a[i].first;
+}
+
 TEST(GPT2, BadConfigsAndCheckpointsAreClearErrors) {
   GPT2Config c = tiny();
   c.n_head = 5;

@@ -29,6 +29,9 @@ struct GPT2Config {
   bool tie_word_embeddings = true;
   std::string activation_function = "gelu_new";
   int64_t bos_token_id = 50256, eos_token_id = 50256;
+  // Per-block gradient checkpointing in training (each block recomputed during backward; the
+  // Python config's use_checkpoint, transformers' gradient_checkpointing). Not saved to config.json.
+  bool use_checkpoint = false;
 
   // transformers' config.json (unknown keys are ignored; a model_type other than gpt2 is an error)
   static GPT2Config from_json_file(const std::string& path);
