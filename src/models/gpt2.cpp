@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/json_string.h"
+#include "core/read_file.h"
 #include "ember/autograd/autograd.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/nn.h"
@@ -23,14 +24,6 @@ namespace ember::models {
 namespace F = nn::functional;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  EMBER_CHECK(f.good(), "GPT2: cannot read ", path);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // transformers' Conv1D: y = x W + b with W [in, out].
 class Conv1D : public nn::Module {
@@ -267,7 +260,7 @@ Tensor pick_next(Tensor logits, const GPT2LMHeadModel::GenerateOptions& o) {
 
 // ---------------------------------------------------------------- config
 GPT2Config GPT2Config::from_json_file(const std::string& path) {
-  const std::string text = read_file(path);
+  const std::string text = read_whole_file(path, "GPT2Config");
   const json::Json root = json::JsonParser(text, path + ": invalid JSON").parse_document();
   EMBER_CHECK_VALUE(root.kind == json::Json::Object, path, ": expected a JSON object");
   GPT2Config c;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/read_file.h"
 #include "core/utf8.h"
 #include "ember/core/errors.h"
 #include "serialize/json.h"
@@ -70,14 +71,6 @@ const std::vector<std::string>& byte_chars() {
   return table;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  EMBER_CHECK(f.good(), "GPT2Tokenizer: cannot read ", path);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 }  // namespace
 
 std::vector<std::string> GPT2Tokenizer::pretokenize(const std::string& text) {
@@ -126,7 +119,7 @@ std::vector<std::string> GPT2Tokenizer::pretokenize(const std::string& text) {
 
 GPT2Tokenizer GPT2Tokenizer::from_files(const std::string& vocab_json, const std::string& merges_txt) {
   GPT2Tokenizer t;
-  const std::string text = read_file(vocab_json);
+  const std::string text = read_whole_file(vocab_json, "GPT2Tokenizer");
   const json::Json root = json::JsonParser(text, vocab_json + ": invalid JSON").parse_document();
   EMBER_CHECK_VALUE(root.kind == json::Json::Object, vocab_json, ": expected an object of token -> id");
   for (size_t k = 0; k < root.keys.size(); ++k) {
@@ -137,7 +130,7 @@ GPT2Tokenizer GPT2Tokenizer::from_files(const std::string& vocab_json, const std
     t.decoder_[id] = root.keys[k];
   }
   t.has_special_ = t.encoder_.count(t.special_) > 0;
-  std::istringstream merges(read_file(merges_txt));
+  std::istringstream merges(read_whole_file(merges_txt, "GPT2Tokenizer"));
   int64_t rank = 0;
   for (std::string line; std::getline(merges, line);) {
     if (line.empty() || line.rfind("#version", 0) == 0) continue;

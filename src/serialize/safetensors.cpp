@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/json_string.h"
+#include "core/read_file.h"
 #include "core/utf8.h"
 #include "serialize/json.h"
 #include "ember/core/errors.h"
@@ -179,13 +180,7 @@ Parsed parse_file(const std::string& bytes) {
   return parse_header(bytes.substr(8, n), n, bytes.size());
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  EMBER_CHECK(f, "safetensors: cannot open ", path);
-  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EMBER_CHECK(!f.bad(), "safetensors: error reading ", path);
-  return s;
-}
+std::string read_file(const std::string& path) { return read_whole_file(path, "safetensors"); }
 
 // Temp file in the same directory + fsync + rename. ember::atomic_write_file (pt_format.cpp) had
 // not landed when this was written; switch to it once it has.
