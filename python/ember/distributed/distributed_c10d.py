@@ -288,6 +288,14 @@ class _CopyOut:
         return self._work.is_success()
 
 
+def _dense(t):
+    """t itself when contiguous, else a contiguous copy, and what writes the result back into t."""
+    if t.is_contiguous():
+        return t, lambda: None
+    d = t.contiguous()
+    return d, lambda: t.copy_(d)
+
+
 def _flat_like(t, n):
     return ember.empty((n * t.numel(),), dtype=t.dtype, device=t.device)
 
@@ -313,9 +321,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     if output_tensor.numel() != g.size() * input_tensor.numel():
         raise ValueError(f"all_gather_into_tensor: output of {output_tensor.numel()} elements, expected world size "
                          f"{g.size()} x {input_tensor.numel()}")
-    flat = output_tensor if output_tensor.is_contiguous() else output_tensor.contiguous()
-    work = _CopyOut(g._pg.all_gather_into(flat.view(-1), input_tensor.contiguous()),
-                    lambda: None if flat is output_tensor else output_tensor.copy_(flat))
+    flat, write_back = _dense(output_tensor)
+    work = _CopyOut(g._pg.all_gather_into(flat.view(-1), input_tensor.contiguous()), write_back)
     return _finish(work, async_op)
 
 
@@ -347,17 +354,15 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         flat = ember.cat([t.reshape(-1) for t in scatter_list])
     else:
         flat = ember.empty((0,), dtype=tensor.dtype)
-    out = tensor if tensor.is_contiguous() else tensor.contiguous()
-    work = _CopyOut(g._pg.scatter_from(out.view(-1), flat, root),
-                    lambda: None if out is tensor else tensor.copy_(out))
+    out, write_back = _dense(tensor)
+    work = _CopyOut(g._pg.scatter_from(out.view(-1), flat, root), write_back)
     return _finish(work, async_op)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
     g = _group(group)
-    out = output if output.is_contiguous() else output.contiguous()
-    work = _CopyOut(g._pg.reduce_scatter_from(out.view(-1), input.contiguous().view(-1), _op(op)),
-                    lambda: None if out is output else output.copy_(out))
+    out, write_back = _dense(output)
+    work = _CopyOut(g._pg.reduce_scatter_from(out.view(-1), input.contiguous().view(-1), _op(op)), write_back)
     return _finish(work, async_op)
 
 
@@ -369,7 +374,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None,
                       async_op=False):
     g = _group(group)
-    out = output if output.is_contiguous() else output.contiguous()
+    out, write_back = _dense(output)
     flat_in, flat_out = input.contiguous().view(-1), out.view(-1)
     if output_split_sizes is None and input_split_sizes is None:
         work = g._pg.all_to_all(flat_out, flat_in)
@@ -385,7 +390,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
             return [int(x) * row for x in splits]
         work = g._pg.all_to_all_v(flat_out, flat_in, counts(output_split_sizes, output, "output"),
                                   counts(input_split_sizes, input, "input"))
-    work = _CopyOut(work, lambda: None if out is output else output.copy_(out))
+    work = _CopyOut(work, write_back)
     return _finish(work, async_op)
 
 
