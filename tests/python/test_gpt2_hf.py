@@ -11,25 +11,16 @@ import sys
 
 import numpy as np
 import pytest
+from hf_env import hf_python
 
 import ember
 from ember.models import GPT2Config, GPT2LMHeadModel
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 CONFIG = dict(n_layer=2, n_embd=64, n_head=4, vocab_size=120, n_positions=40)
 
 
-def hf_python():
-    for candidate in (os.environ.get("EMBER_HF_PYTHON"), os.path.join(ROOT, ".venv-hf", "bin", "python")):
-        if candidate and os.path.exists(candidate):
-            ok = subprocess.run([candidate, "-c", "import transformers, torch"], capture_output=True).returncode == 0
-            if ok:
-                return candidate
-    return None
-
-
 def run_hf(script, *args):
-    py = hf_python()
+    py = hf_python("transformers", "torch")
     if py is None:
         pytest.skip("no interpreter with transformers (scripts/setup.sh --bench makes .venv-hf)")
     proc = subprocess.run([py, "-c", script, *args], capture_output=True, text=True, timeout=300)

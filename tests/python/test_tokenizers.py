@@ -7,11 +7,11 @@ import os
 import subprocess
 
 import pytest
+from hf_env import hf_python
 
 from ember.models import CharTokenizer, GPT2Tokenizer
 from ember.models.tokenization import bytes_to_unicode, gpt2_pretokenize
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 SAMPLES = [
     "Hello world", "Hello  world", "  leading spaces", "trailing spaces   ", "tabs\tand\nnewlines\n\n  x",
@@ -38,18 +38,9 @@ print(json.dumps({"ids": [hf.encode(s) for s in samples], "pieces": [pat.findall
 """
 
 
-def hf_python():
-    for candidate in (os.environ.get("EMBER_HF_PYTHON"), os.path.join(ROOT, ".venv-hf", "bin", "python")):
-        if candidate and os.path.exists(candidate):
-            if subprocess.run([candidate, "-c", "import transformers, tokenizers, regex"],
-                              capture_output=True).returncode == 0:
-                return candidate
-    return None
-
-
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    py = hf_python()
+    py = hf_python("transformers", "tokenizers", "regex")
     if py is None:
         pytest.skip("no interpreter with transformers (scripts/setup.sh --bench makes .venv-hf)")
     folder = tmp_path_factory.mktemp("bpe")
