@@ -5,7 +5,6 @@ same logits, and greedy generation picks the same tokens. transformers runs in i
 interpreter (`scripts/setup.sh --bench` makes .venv-hf: transformers 4.44 over Debian's torch;
 EMBER_HF_PYTHON picks another); without it those tests skip. The KV-cache tests need nothing."""
 import json
-import os
 import subprocess
 import sys
 

@@ -3,7 +3,6 @@ reading of GPT-2's pattern) on tokenizer files the test trains with Hugging Face
 the character-level tokenizer. The transformers comparisons run in .venv-hf (scripts/setup.sh
 --bench) and skip without it."""
 import json
-import os
 import subprocess
 
 import pytest
