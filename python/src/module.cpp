@@ -12,6 +12,7 @@ void bind_cuda(nb::module_& m, TensorClass& cls);  // bind_cuda.cpp: ember._C._c
 void bind_amp(nb::module_& m);  // bind_amp.cpp: ember._C._amp
 void bind_profiler(nb::module_& m);  // bind_profiler.cpp: ember._C._profiler
 void bind_distributed(nb::module_& m);  // bind_distributed.cpp: ember._C._distributed
+void bind_models(nb::module_& m);  // bind_models.cpp: ember._C._models
 }
 
 NB_MODULE(_C, m) {
@@ -41,5 +42,6 @@ NB_MODULE(_C, m) {
   bind_cuda(m, cls);  // after bind_tensor: replaces its host-only pin_memory/is_pinned
   bind_amp(m);
   bind_profiler(m);
+  bind_models(m);
   bind_distributed(m);  // last: its error classes are translated before the generic ones
 }

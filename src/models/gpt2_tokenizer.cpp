@@ -51,8 +51,11 @@ void decode_utf8(const std::string& s, std::vector<uint32_t>& cps, std::vector<s
   at.push_back(s.size());
 }
 
+
+}  // namespace
+
 // GPT-2's byte -> printable character table, as UTF-8 strings.
-const std::vector<std::string>& byte_chars() {
+const std::vector<std::string>& GPT2Tokenizer::byte_chars() {
   static const std::vector<std::string> table = [] {
     std::vector<int> bs;
     for (int b = '!'; b <= '~'; ++b) bs.push_back(b);
@@ -70,8 +73,6 @@ const std::vector<std::string>& byte_chars() {
   }();
   return table;
 }
-
-}  // namespace
 
 std::vector<std::string> GPT2Tokenizer::pretokenize(const std::string& text) {
   std::vector<uint32_t> cp;
@@ -117,8 +118,10 @@ std::vector<std::string> GPT2Tokenizer::pretokenize(const std::string& text) {
   return out;
 }
 
-GPT2Tokenizer GPT2Tokenizer::from_files(const std::string& vocab_json, const std::string& merges_txt) {
+GPT2Tokenizer GPT2Tokenizer::from_files(const std::string& vocab_json, const std::string& merges_txt,
+                                        const std::vector<std::string>& special_tokens, const std::string& unk_token) {
   GPT2Tokenizer t;
+  t.unk_ = unk_token;
   const std::string text = read_whole_file(vocab_json, "GPT2Tokenizer");
   const json::Json root = json::JsonParser(text, vocab_json + ": invalid JSON").parse_document();
   EMBER_CHECK_VALUE(root.kind == json::Json::Object, vocab_json, ": expected an object of token -> id");
@@ -129,7 +132,11 @@ GPT2Tokenizer GPT2Tokenizer::from_files(const std::string& vocab_json, const std
     t.encoder_[root.keys[k]] = id;
     t.decoder_[id] = root.keys[k];
   }
-  t.has_special_ = t.encoder_.count(t.special_) > 0;
+  for (const auto& sp : special_tokens)
+    if (t.encoder_.count(sp) && std::find(t.specials_.begin(), t.specials_.end(), sp) == t.specials_.end())
+      t.specials_.push_back(sp);
+  std::stable_sort(t.specials_.begin(), t.specials_.end(),
+                   [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   std::istringstream merges(read_whole_file(merges_txt, "GPT2Tokenizer"));
   int64_t rank = 0;
   for (std::string line; std::getline(merges, line);) {
@@ -180,7 +187,7 @@ std::vector<std::string> GPT2Tokenizer::bpe(const std::string& mapped) const {
 
 std::vector<int64_t> GPT2Tokenizer::encode(const std::string& text) const {
   std::vector<int64_t> ids;
-  const auto unk = encoder_.find(special_);
+  const auto unk = encoder_.find(unk_);
   auto encode_part = [&](const std::string& part) {
     for (const std::string& p : pretokenize(part)) {
       std::string mapped;
@@ -188,18 +195,27 @@ std::vector<int64_t> GPT2Tokenizer::encode(const std::string& text) const {
       for (const std::string& sym : bpe(mapped)) {
         auto it = encoder_.find(sym);
         EMBER_CHECK_VALUE(it != encoder_.end() || unk != encoder_.end(), "GPT2Tokenizer: '", sym,
-                          "' is not in the vocabulary and there is no <|endoftext|> to stand for it");
+                          "' is not in the vocabulary and neither is the unknown token '", unk_, "'");
         ids.push_back(it != encoder_.end() ? it->second : unk->second);
       }
     }
   };
+  // split on the special tokens: the earliest occurrence of any, the longest on a tie
   size_t from = 0;
-  while (has_special_) {
-    const size_t hit = text.find(special_, from);
-    if (hit == std::string::npos) break;
+  for (;;) {
+    size_t hit = std::string::npos;
+    const std::string* which = nullptr;
+    for (const auto& sp : specials_) {
+      const size_t at = text.find(sp, from);
+      if (at < hit) {
+        hit = at;
+        which = &sp;
+      }
+    }
+    if (!which) break;
     encode_part(text.substr(from, hit - from));
-    ids.push_back(encoder_.at(special_));
-    from = hit + special_.size();
+    ids.push_back(encoder_.at(*which));
+    from = hit + which->size();
   }
   encode_part(text.substr(from));
   return ids;
@@ -215,8 +231,8 @@ std::string GPT2Tokenizer::decode(const std::vector<int64_t>& ids) const {
   for (int64_t id : ids) {
     auto it = decoder_.find(id);
     EMBER_CHECK_VALUE(it != decoder_.end(), "GPT2Tokenizer::decode: id ", id, " is not in the vocabulary");
-    if (it->second == special_) {
-      out += special_;
+    if (std::find(specials_.begin(), specials_.end(), it->second) != specials_.end()) {
+      out += it->second;
       continue;
     }
     std::vector<uint32_t> cp;

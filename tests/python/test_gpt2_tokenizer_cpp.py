@@ -1,6 +1,6 @@
-"""The C++ GPT-2 tokenizer (build/gpt2_tokenize) against the Python one (which test_tokenizers.py
-checks against transformers) on BPE files a small trainer here writes: the same ids for every
-sample, and decoding gives the text back."""
+"""The command-line tokenizer (build/gpt2_tokenize) on BPE files a small trainer here writes: the
+same ids as ember.models.GPT2Tokenizer (the same C++ code through the binding, which
+test_tokenizers.py checks against transformers) for every sample, and exact round trips."""
 import json
 import os
 import subprocess
