@@ -357,7 +357,7 @@ void GPT2LMHeadModel::load_hf_state_dict(const std::vector<std::pair<std::string
   autograd::NoGradGuard no_grad;
   for (const auto& [raw, v] : state) {
     std::string k = raw;
-    if (k.size() > 9 && (k.ends_with(".attn.bias") || k.ends_with(".attn.masked_bias"))) continue;
+    if (k.ends_with(".attn.bias") || k.ends_with(".attn.masked_bias")) continue;  // old checkpoints' mask buffers
     if (!k.starts_with("transformer.") && !k.starts_with("lm_head.")) k = "transformer." + k;
     if (k == "lm_head.weight" && config_.tie_word_embeddings) continue;
     auto it = own.find(k);
