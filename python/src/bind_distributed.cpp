@@ -8,6 +8,7 @@
 
 #ifdef EMBER_DISTRIBUTED
 #include "ember/distributed/errors.h"
+#include "ember/distributed/flat_param.h"
 #include "ember/distributed/functional.h"
 #include "ember/distributed/process_group.h"
 #include "ember/distributed/reducer.h"
@@ -159,6 +160,48 @@ void bind_distributed(nb::module_& parent) {
           broadcast_coalesced(*pg, tensors, root);
         },
         nb::arg("process_group"), nb::arg("tensors"), nb::arg("root") = 0, nb::call_guard<nb::gil_scoped_release>());
+
+  // FSDP's engine (ember.distributed.fsdp builds FullyShardedDataParallel on it)
+  nb::class_<FlatParamHandle>(m, "FlatParamHandle")
+      .def(nb::new_(  // held by a shared_ptr: the backward node shares the handle
+           [](std::vector<std::pair<std::string, Tensor>> params, std::shared_ptr<ProcessGroup> pg,
+              const std::string& strategy, std::optional<DType> param_dtype, std::optional<DType> reduce_dtype,
+              bool offload_params, std::optional<Device> compute_device) {
+             FlatParamOptions o;
+             if (strategy == "FULL_SHARD") o.strategy = ShardingStrategy::FULL_SHARD;
+             else if (strategy == "SHARD_GRAD_OP") o.strategy = ShardingStrategy::SHARD_GRAD_OP;
+             else if (strategy == "NO_SHARD") o.strategy = ShardingStrategy::NO_SHARD;
+             else throw ValueError("FSDP: unknown sharding_strategy " + strategy +
+                                   " (expected FULL_SHARD, SHARD_GRAD_OP or NO_SHARD)");
+             o.mixed_precision.param_dtype = param_dtype;
+             o.mixed_precision.reduce_dtype = reduce_dtype;
+             o.offload_params = offload_params;
+             o.compute_device = compute_device;
+             return std::make_shared<FlatParamHandle>(std::move(params), std::move(pg), o);
+           }),
+           nb::arg("named_params"), nb::arg("process_group"), nb::arg("sharding_strategy") = "FULL_SHARD",
+           nb::arg("param_dtype") = nb::none(), nb::arg("reduce_dtype") = nb::none(), nb::arg("offload_params") = false,
+           nb::arg("compute_device") = nb::none())
+      .def_prop_ro("flat_param", &FlatParamHandle::flat_param)
+      .def("set_flat_param", &FlatParamHandle::set_flat_param, nb::arg("param"))
+      .def_prop_ro("names", &FlatParamHandle::names)
+      .def_prop_ro("shapes", [](const FlatParamHandle& h) {
+        std::vector<std::vector<int64_t>> out;
+        for (const auto& s : h.shapes()) out.emplace_back(s.begin(), s.end());
+        return out;
+      })
+      .def_prop_ro("numel", &FlatParamHandle::numel)
+      .def_prop_ro("padded_numel", &FlatParamHandle::padded_numel)
+      .def_prop_ro("shard_offset", &FlatParamHandle::shard_offset)
+      .def_prop_ro("is_unsharded", &FlatParamHandle::is_unsharded)
+      .def("unshard", &FlatParamHandle::unshard, released)
+      .def("start_unshard", &FlatParamHandle::start_unshard, released)
+      .def("wait_unshard", &FlatParamHandle::wait_unshard, released)
+      .def("reshard", &FlatParamHandle::reshard, released)
+      .def("views", &FlatParamHandle::views, released)
+      .def("gather_full", &FlatParamHandle::gather_full, released)
+      .def("split", &FlatParamHandle::split, nb::arg("full_flat"))
+      .def("load_full", &FlatParamHandle::load_full, nb::arg("full_flat"), released);
 
   // differentiable collectives (ember.distributed.nn.functional)
   m.def("functional_all_reduce", &functional::all_reduce, nb::arg("input"), nb::arg("group"), nb::arg("op"), released);

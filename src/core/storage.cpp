@@ -108,21 +108,36 @@ std::atomic<MemoryReporter> g_memory_reporter{nullptr};
 Allocator* get_allocator(DeviceType type) { return allocator_slot(type); }
 void set_allocator(DeviceType type, Allocator* a) { allocator_slot(type) = a; }
 
-Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
-  Allocator* a = get_allocator(device.type);
-  EMBER_CHECK(a, "no allocator registered for device ", device.str(),
+Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device) { allocate_data(); }
+
+void Storage::allocate_data() {
+  EMBER_CHECK(!data_.ptr, "Storage::allocate_data: the storage already holds memory");
+  Allocator* a = get_allocator(device_.type);
+  EMBER_CHECK(a, "no allocator registered for device ", device_.str(),
               " (was ember built with this backend?)");
-  data_ = a->allocate(nbytes, device);
+  data_ = a->allocate(nbytes_, device_);
+  released_ = false;
   if (MemoryReporter report = memory_reporter(); report && data_.ptr) {
-    report(data_.ptr, int64_t(nbytes), device);
+    report(data_.ptr, int64_t(nbytes_), device_);
     reported_ = true;
   }
+}
+
+void Storage::release_data() {
+  if (released_) return;
+  if (data_.deleter) data_.deleter(data_.ptr, data_.ctx);
+  if (reported_)
+    if (MemoryReporter report = memory_reporter()) report(data_.ptr, -int64_t(nbytes_), device_);
+  data_ = {};
+  reported_ = false;
+  released_ = true;
 }
 
 Storage::Storage(void* data, size_t nbytes, Device device, void (*deleter)(void*, void*), void* ctx)
     : data_{data, deleter, ctx}, nbytes_(nbytes), device_(device) {}
 
 Storage::~Storage() {
+  if (released_) return;
   if (data_.deleter) data_.deleter(data_.ptr, data_.ctx);
   // Only frees of allocations the reporter saw, as torch's profiled CPU allocator reports them.
   if (reported_)

@@ -1,4 +1,5 @@
 #include "ember/core/tensor_impl.h"
+#include "ember/core/errors.h"
 
 namespace ember {
 
@@ -37,6 +38,12 @@ void TensorImpl::set_data_from(const TensorImpl& src) {
   wrapped_number_ = false;
   view_base_ = nullptr;  // the new data is not a window of this impl's old base
   set_geometry(src.sizes_, src.strides_, src.offset_);
+}
+
+void TensorImpl::throw_released_storage() {
+  throw Error("this tensor's storage has been freed: it is a view of a sharded parameter (FSDP) used outside "
+              "its unit's forward and backward; read the module's parameters through state_dict() or "
+              "summon_full_params() instead");
 }
 
 void TensorImpl::refresh() {

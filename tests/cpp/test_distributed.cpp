@@ -18,6 +18,7 @@
 
 #ifdef EMBER_DISTRIBUTED
 #include "ember/distributed/errors.h"
+#include "ember/distributed/fsdp.h"
 #include "ember/distributed/functional.h"
 #include "ember/distributed/process_group.h"
 #include "ember/distributed/reducer.h"
@@ -224,6 +225,51 @@ void run_ddp(const std::shared_ptr<ProcessGroup>& pg) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].grad().allclose(b[i].grad(), 1e-5, 1e-5)) << "no_sync " << i;
 }
 
+// FSDP from C++: a Sequential with a unit per Linear (3 ranks, so the flat parameters need
+// padding) trains as one process on the whole batch, for each sharding strategy; the shards hold
+// 1/world of the parameters; state_dict is the plain model's, and load_state_dict takes it back.
+void run_fsdp(const std::shared_ptr<ProcessGroup>& pg) {
+  const int r = pg->rank(), n = pg->size();
+  manual_seed(99);
+  Tensor data = randn({4 * n, 6}), target = randn({4 * n, 3});
+  Tensor mine = data.narrow(0, 4 * r, 4), mine_t = target.narrow(0, 4 * r, 4);
+  for (auto strategy : {ShardingStrategy::FULL_SHARD, ShardingStrategy::SHARD_GRAD_OP, ShardingStrategy::NO_SHARD}) {
+    SCOPED_TRACE(sharding_strategy_name(strategy));
+    FullyShardedDataParallel fsdp(small_net(1), pg, {.flat = {.strategy = strategy}, .wrap_children = true});
+    EXPECT_EQ(fsdp.num_units(), 2u);  // the two Linears; ReLU has no parameters
+    auto ref = small_net(1);
+    int64_t shard = 0;
+    for (const auto& p : fsdp.parameters()) shard += p.numel();
+    if (strategy != ShardingStrategy::NO_SHARD) EXPECT_LE(shard, ref->num_parameters() / n + 2 * n);
+    optim::AdamW opt(fsdp.parameters(), {.lr = 0.01});
+    optim::AdamW ref_opt(ref->parameters(), {.lr = 0.01});
+    for (int step = 0; step < 3; ++step) {
+      opt.zero_grad();
+      nn::functional::mse_loss(fsdp(mine), mine_t).backward();
+      Tensor norm = fsdp.clip_grad_norm_(0.05);
+      opt.step();
+      ref_opt.zero_grad();
+      nn::functional::mse_loss(ref->forward(data), target).backward();
+      Tensor ref_norm = nn::utils::clip_grad_norm_(ref->parameters(), 0.05);
+      ref_opt.step();
+      EXPECT_NEAR(norm.item<double>(), ref_norm.item<double>(), 1e-5);
+    }
+    auto got = fsdp.state_dict(), want = ref->state_dict();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].first, want[i].first);
+      EXPECT_TRUE(got[i].second.allclose(want[i].second, 1e-5, 1e-5)) << got[i].first;
+    }
+    if (strategy == ShardingStrategy::FULL_SHARD) {  // a parameter read outside forward raises
+      EXPECT_THROW(dynamic_cast<nn::Sequential&>(fsdp.module()).at<nn::Linear>(0).weight.sum(), Error);
+    }
+    FullyShardedDataParallel other(small_net(5), pg, {.flat = {.strategy = strategy}, .wrap_children = true});
+    other.load_state_dict(want);
+    auto back = other.state_dict();
+    for (size_t i = 0; i < back.size(); ++i) EXPECT_TRUE(back[i].second.equal(want[i].second)) << back[i].first;
+  }
+}
+
 // The differentiable collectives: each rank's loss uses the output; x.grad must be the gradient
 // of the sum of every rank's loss.
 void run_functional(const std::shared_ptr<ProcessGroup>& pg) {
@@ -277,6 +323,7 @@ TEST(DistributedWorker, Run) {
   }
   if (mode && std::string(mode) == "ddp") run_ddp(pg);
   else if (mode && std::string(mode) == "functional") run_functional(pg);
+  else if (mode && std::string(mode) == "fsdp") run_fsdp(pg);
   else run_collectives(*pg);
 }
 
@@ -330,6 +377,10 @@ TEST(DistributedGloo, CollectivesOnFourProcesses) {
 
 TEST(DistributedGloo, DataParallelFromCppMatchesOneProcess) {
   for (int code : run_workers(2, "ddp")) EXPECT_EQ(code, 0);
+}
+
+TEST(DistributedGloo, FullyShardedFromCppMatchesOneProcess) {
+  for (int code : run_workers(3, "fsdp")) EXPECT_EQ(code, 0);
 }
 
 TEST(DistributedGloo, DifferentiableCollectivesGiveTheGradientOfTheSummedLoss) {

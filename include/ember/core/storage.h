@@ -22,11 +22,20 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
+  // FSDP's "resize the storage to 0 and back": release_data() frees the memory while tensors
+  // viewing this storage stay alive (autograd saved them for backward), and allocate_data() gives
+  // it fresh memory of the same size (then refilled) before they are read again. A tensor whose
+  // storage is released raises when its data is asked for, instead of reading freed memory.
+  void release_data();
+  void allocate_data();
+  bool released() const { return released_; }
+
  private:
   DataPtr data_;
   size_t nbytes_;
   Device device_;
   bool reported_ = false;  // its allocation was reported to a profiling session, so is its free
+  bool released_ = false;
 };
 
 using StoragePtr = std::shared_ptr<Storage>;

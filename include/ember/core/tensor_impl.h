@@ -40,6 +40,7 @@ class TensorImpl {
   int64_t numel() const { return numel_; }
   bool is_contiguous() const { return is_contiguous_; }
   void* data() const {
+    if (storage_->released()) [[unlikely]] throw_released_storage();
     return static_cast<char*>(storage_->data()) + offset_ * element_size(dtype_);
   }
 
@@ -70,6 +71,7 @@ class TensorImpl {
 
  private:
   void refresh();
+  [[noreturn]] static void throw_released_storage();
 
   StoragePtr storage_;
   Shape sizes_, strides_;

@@ -19,7 +19,8 @@ import ember
 import ember.nn as nn
 import ember.nn.functional as F
 
-__all__ = ["GPT2Config", "GPT2Model", "GPT2LMHeadModel", "CausalLMOutput"]
+__all__ = ["GPT2Config", "GPT2Model", "GPT2LMHeadModel", "CausalLMOutput", "tensor_parallel_plan",
+           "GPT2PipelineStage"]
 
 _ACTIVATIONS = {
     "gelu_new": lambda x: F.gelu(x, approximate="tanh"),
@@ -113,7 +114,7 @@ class Conv1D(nn.Module):
         nn.init.normal_(self.weight, std=0.02)
 
     def forward(self, x):
-        shape = x.shape[:-1] + (self.nf,)
+        shape = x.shape[:-1] + (self.weight.shape[1],)  # nf, or this rank's columns under tensor parallelism
         return ember.addmm(self.bias, x.reshape(-1, x.shape[-1]), self.weight).view(shape)
 
 
@@ -132,10 +133,12 @@ class GPT2Attention(nn.Module):
 
     def _heads(self, x):
         b, t, _ = x.shape
-        return x.view(b, t, self.n_head, self.head_dim).transpose(1, 2)
+        return x.view(b, t, -1, self.head_dim).transpose(1, 2)
 
     def forward(self, x, layer_past=None, mask=None, use_cache=False):
-        q, k, v = (self._heads(z) for z in self.c_attn(x).split(self.n_embd, dim=2))
+        qkv = self.c_attn(x)
+        width = qkv.shape[-1] // 3  # n_embd, or this rank's heads' share under tensor parallelism
+        q, k, v = (self._heads(z) for z in qkv.split(width, dim=2))
         if layer_past is not None:
             k = ember.cat([layer_past[0], k], dim=-2)
             v = ember.cat([layer_past[1], v], dim=-2)
@@ -146,7 +149,7 @@ class GPT2Attention(nn.Module):
         else:
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, scale=self.scale)
         b, _, t, _ = y.shape
-        y = y.transpose(1, 2).contiguous().view(b, t, self.n_embd)
+        y = y.transpose(1, 2).contiguous().view(b, t, width)
         return self.resid_dropout(self.c_proj(y)), present
 
 
@@ -175,6 +178,50 @@ class GPT2Block(nn.Module):
         a, present = self.attn(self.ln_1(x), layer_past, mask, use_cache)
         x = x + a
         return x + self.mlp(self.ln_2(x)), present
+
+
+def tensor_parallel_plan(blocks="transformer.h.*"):
+    """Megatron's layout of GPT-2's blocks for ember.distributed.tensor.parallel.parallelize_module:
+    attention's fused qkv projection column-parallel by heads, its output projection row-parallel;
+    the MLP's first layer column-parallel, its second row-parallel. Needs n_head divisible by the
+    tensor-parallel group size."""
+    from ..distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
+    return {f"{blocks}.attn.c_attn": ColwiseParallel(fused=3), f"{blocks}.attn.c_proj": RowwiseParallel(),
+            f"{blocks}.mlp.c_fc": ColwiseParallel(), f"{blocks}.mlp.c_proj": RowwiseParallel()}
+
+
+class GPT2PipelineStage(nn.Module):
+    """Stage `stage_index` of a GPT2LMHeadModel cut into `num_stages` pipeline stages of
+    consecutive blocks (ember.distributed.pipelining): the first also embeds token ids, the last
+    also applies ln_f and lm_head (token ids -> hidden -> ... -> logits). It shares the model's
+    modules, so the model's names and state dict stay valid for the parameters it holds."""
+
+    def __init__(self, model, stage_index, num_stages):
+        super().__init__()
+        cfg, n = model.config, model.config.n_layer
+        if not 1 <= num_stages <= n:
+            raise ValueError(f"GPT2PipelineStage: cannot cut {n} blocks into {num_stages} stages")
+        if num_stages > 1 and cfg.tie_word_embeddings:
+            raise ValueError("GPT2PipelineStage: tied input and output embeddings would live on the first and last "
+                             "stages; build the model with tie_word_embeddings=False to pipeline it")
+        t = model.transformer
+        lo, hi = n * stage_index // num_stages, n * (stage_index + 1) // num_stages
+        self.first, self.last = stage_index == 0, stage_index == num_stages - 1
+        if self.first:
+            self.wte, self.wpe, self.drop = t.wte, t.wpe, t.drop
+        self.h = nn.ModuleList([t.h[i] for i in range(lo, hi)])
+        if self.last:
+            self.ln_f, self.lm_head = t.ln_f, model.lm_head
+
+    def forward(self, x):
+        if self.first:
+            pos = ember.arange(x.shape[1], device=x.device).unsqueeze(0)
+            x = self.drop(self.wte(x) + self.wpe(pos))
+        for block in self.h:
+            x = block(x)[0]
+        if self.last:
+            x = self.lm_head(self.ln_f(x))
+        return x
 
 
 class GPT2Model(nn.Module):

@@ -1,0 +1,139 @@
+"""FSDP on loopback, ember beside PyTorch (both Gloo, CPU, one thread per process, the same GPT-2
+style model, one run): per-rank peak memory and step time of DDP, FSDP SHARD_GRAD_OP and FSDP
+FULL_SHARD (a unit per block) as the world grows from 1 to 4 processes.
+
+    PYTHONPATH=python:build/python python bench/bench_fsdp.py [--quick]
+    TORCH_PYTHON=/work/torch2/bin/python ...      # the PyTorch to compare with (needs transformers)
+
+Memory is the process's peak resident set (ru_maxrss) minus its resident set before the model was
+built: parameters, gradients, AdamW state and activations of one step. ember runs with its CPU
+block cache off (EMBER_CPU_CACHE_MB=0) so freed memory leaves the process, as glibc's large blocks
+leave torch's."""
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_distributed import free_port  # noqa: E402
+
+CFG = dict(vocab_size=8192, n_positions=256, n_embd=512, n_layer=8, n_head=8, resid_pdrop=0.0, embd_pdrop=0.0,
+           attn_pdrop=0.0)
+BATCH, SEQ = 4, 128
+
+
+def rss_mb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+
+
+def worker(framework, mode, quick):
+    if framework == "ember":
+        import ember as T
+        import ember.distributed as dist
+        from ember.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy
+        from ember.models.gpt2 import GPT2Block, GPT2Config, GPT2LMHeadModel
+        from ember.nn.parallel import DistributedDataParallel as DDP
+    else:
+        import torch as T
+        import torch.distributed as dist
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        from transformers import GPT2Config, GPT2LMHeadModel
+        from transformers.models.gpt2.modeling_gpt2 import GPT2Block
+    from functools import partial
+    T.set_num_threads(1)
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    base = rss_mb()
+    T.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(**CFG))
+    if mode == "ddp":
+        model = DDP(model)
+    elif mode.startswith("fsdp"):
+        if framework == "ember":
+            from ember.distributed.fsdp.wrap import transformer_auto_wrap_policy
+        else:
+            from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
+        policy = partial(transformer_auto_wrap_policy, transformer_layer_cls={GPT2Block})
+        strategy = ShardingStrategy.FULL_SHARD if mode == "fsdp_full" else ShardingStrategy.SHARD_GRAD_OP
+        kw = {"device_id": T.device("cpu")} if framework == "torch" else {}
+        model = FSDP(model, auto_wrap_policy=policy, sharding_strategy=strategy, **kw)
+    opt = T.optim.AdamW(model.parameters(), lr=1e-4)
+    g = T.Generator().manual_seed(rank)
+    ids = T.randint(0, CFG["vocab_size"], (BATCH, SEQ), generator=g)
+    steps = 2 if quick else 5
+    for i in range(steps + 2):
+        if i == 2:
+            dist.barrier()
+            start = time.perf_counter()
+        opt.zero_grad()
+        out = model(ids, labels=ids)
+        out.loss.backward()
+        opt.step()
+    ms = (time.perf_counter() - start) / steps * 1e3
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - base
+    res = [None] * world
+    dist.all_gather_object(res, {"ms": ms, "mb": peak})
+    if rank == 0:
+        print("RESULT " + json.dumps({"ms": max(r["ms"] for r in res), "mb": max(r["mb"] for r in res)}), flush=True)
+    dist.destroy_process_group()
+
+
+def run(framework, mode, nproc, quick, python):
+    port = free_port()
+    procs = []
+    for r in range(nproc):
+        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                   OMP_NUM_THREADS="1", LOCAL_RANK=str(r), EMBER_CPU_CACHE_MB="0")
+        args = [python, __file__, "--worker", framework, mode] + (["--quick"] if quick else [])
+        procs.append(subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    result = None
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=1200)
+        if p.returncode != 0:
+            tail = stderr.strip().splitlines()
+            return f"failed: {tail[-1] if tail else p.returncode}"
+        for line in stdout.splitlines():
+            if line.startswith("RESULT "):
+                result = json.loads(line[7:])
+    return result
+
+
+def main():
+    if "--worker" in sys.argv:
+        i = sys.argv.index("--worker")
+        worker(sys.argv[i + 1], sys.argv[i + 2], "--quick" in sys.argv)
+        return 0
+    quick = "--quick" in sys.argv
+    torch_python = os.environ.get("TORCH_PYTHON", "/work/torch2/bin/python")
+    have_torch = subprocess.run([torch_python, "-c", "import torch.distributed.fsdp, transformers"],
+                                capture_output=True).returncode == 0
+    frameworks = [("ember", sys.executable)] + ([("torch", torch_python)] if have_torch else [])
+    if have_torch:
+        ver = subprocess.run([torch_python, "-c", "import torch; print(torch.__version__)"], capture_output=True,
+                             text=True)
+        print(f"torch {ver.stdout.strip()} ({torch_python})")
+    else:
+        print(f"(no PyTorch with FSDP and transformers at {torch_python}: ember only)")
+    nparams = 12 * CFG["n_embd"] ** 2 * CFG["n_layer"] + (CFG["vocab_size"] + CFG["n_positions"]) * CFG["n_embd"]
+    print(f"GPT-2 {CFG['n_layer']} x {CFG['n_embd']}, vocab {CFG['vocab_size']} (~{nparams / 1e6:.0f}M parameters), "
+          f"batch {BATCH} x {SEQ} per process, AdamW; per-rank peak memory (MB) / step (ms)")
+    worlds = [1, 2] if quick else [1, 2, 4]
+    print(f"{'':24s}" + "".join(f"{f'world {w}':>20s}" for w in worlds))
+    for fw, py in frameworks:
+        for mode in ("ddp", "fsdp_grad_op", "fsdp_full"):
+            cells = []
+            for w in worlds:
+                r = run(fw, mode, w, quick, py)
+                cells.append(f"{r['mb']:8.0f} / {r['ms']:7.0f}" if isinstance(r, dict) else f"{str(r)[:18]:>18s}")
+            print(f"{fw + ' ' + mode:24s}" + "".join(f"{c:>20s}" for c in cells), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
