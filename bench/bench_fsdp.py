@@ -6,9 +6,10 @@ FULL_SHARD (a unit per block) as the world grows from 1 to 4 processes.
     TORCH_PYTHON=/work/torch2/bin/python ...      # the PyTorch to compare with (needs transformers)
 
 Memory is the process's peak resident set (ru_maxrss) minus its resident set before the model was
-built: parameters, gradients, AdamW state and activations of one step. ember runs with its CPU
-block cache off (EMBER_CPU_CACHE_MB=0) so freed memory leaves the process, as glibc's large blocks
-leave torch's."""
+built: parameters, gradients, AdamW state and the transient buffers of a step. So that the
+resident set follows live memory, both frameworks run with glibc's mmap threshold fixed at 128 KiB
+(freed blocks go back to the system at once instead of staying in malloc's heap) and ember with its
+CPU block cache off (EMBER_CPU_CACHE_MB=0)."""
 import json
 import os
 import resource
@@ -19,9 +20,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_distributed import free_port  # noqa: E402
 
-CFG = dict(vocab_size=8192, n_positions=256, n_embd=512, n_layer=8, n_head=8, resid_pdrop=0.0, embd_pdrop=0.0,
+CFG = dict(vocab_size=8192, n_positions=256, n_embd=1024, n_layer=8, n_head=16, resid_pdrop=0.0, embd_pdrop=0.0,
            attn_pdrop=0.0)
-BATCH, SEQ = 4, 128
+BATCH, SEQ = 2, 64
 
 
 def rss_mb():
@@ -66,7 +67,7 @@ def worker(framework, mode, quick):
     opt = T.optim.AdamW(model.parameters(), lr=1e-4)
     g = T.Generator().manual_seed(rank)
     ids = T.randint(0, CFG["vocab_size"], (BATCH, SEQ), generator=g)
-    steps = 2 if quick else 5
+    steps = 2 if quick else 3
     for i in range(steps + 2):
         if i == 2:
             dist.barrier()
@@ -89,7 +90,8 @@ def run(framework, mode, nproc, quick, python):
     procs = []
     for r in range(nproc):
         env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   OMP_NUM_THREADS="1", LOCAL_RANK=str(r), EMBER_CPU_CACHE_MB="0")
+                   OMP_NUM_THREADS="1", LOCAL_RANK=str(r), EMBER_CPU_CACHE_MB="0",
+                   GLIBC_TUNABLES="glibc.malloc.mmap_threshold=131072")
         args = [python, __file__, "--worker", framework, mode] + (["--quick"] if quick else [])
         procs.append(subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     result = None
@@ -111,8 +113,8 @@ def main():
         return 0
     quick = "--quick" in sys.argv
     torch_python = os.environ.get("TORCH_PYTHON", "/work/torch2/bin/python")
-    have_torch = subprocess.run([torch_python, "-c", "import torch.distributed.fsdp, transformers"],
-                                capture_output=True).returncode == 0
+    have_torch = os.path.exists(torch_python) and subprocess.run(
+        [torch_python, "-c", "import torch.distributed.fsdp, transformers"], capture_output=True).returncode == 0
     frameworks = [("ember", sys.executable)] + ([("torch", torch_python)] if have_torch else [])
     if have_torch:
         ver = subprocess.run([torch_python, "-c", "import torch; print(torch.__version__)"], capture_output=True,

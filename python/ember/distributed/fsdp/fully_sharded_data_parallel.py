@@ -122,11 +122,14 @@ class FullyShardedDataParallel(Module):
     def _flatten(self, module, ignored, device_id):
         """Takes the parameters of module's subtree that no nested unit or ignored module owns
         out of their modules and into one flat parameter of this unit."""
+        # a loop, not a recursive closure: a closure that refers to itself is a reference cycle,
+        # and it would keep the original parameters alive until the garbage collector ran
         owners, unique, seen = [], [], {}
-
-        def visit(m, prefix):
+        stack = [(module, "")]
+        while stack:
+            m, prefix = stack.pop()
             if isinstance(m, FullyShardedDataParallel) or m in ignored:
-                return
+                continue
             for name, p in list(m._parameters.items()):
                 if p is None:
                     continue
@@ -134,11 +137,8 @@ class FullyShardedDataParallel(Module):
                     seen[id(p)] = len(unique)
                     unique.append((prefix + name, p))
                 owners.append((m, name, seen[id(p)]))
-            for cname, child in m._modules.items():
-                if child is not None:
-                    visit(child, prefix + cname + ".")
-
-        visit(module, "")
+            children = [(c, prefix + n + ".") for n, c in m._modules.items() if c is not None]
+            stack.extend(reversed(children))  # registration order, depth first
         object.__setattr__(self, "_owners", owners)
         object.__setattr__(self, "_handle", None)
         if not unique:
