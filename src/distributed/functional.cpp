@@ -12,10 +12,16 @@ using autograd::variable_list;
 // A dense copy that the collectives may write into (they work in place).
 Tensor fresh(const Tensor& t) { return t.detach().contiguous().clone(); }
 
+// What a collective wrote, as a new tensor object over the same memory. The process group's
+// worker may hold the tensor it wrote until after the caller moves on; if autograd then gave that
+// very object a history, the worker could end up releasing the graph, and with it the last
+// reference to the group, on its own thread (a worker joining itself at destruction).
+Tensor result(const Tensor& written) { return written.detach(); }
+
 Tensor reduced(const Tensor& t, ProcessGroup& g, ReduceOp op) {
   Tensor out = fresh(t);
   g.all_reduce(out, op)->wait();
-  return out;
+  return result(out);
 }
 
 Tensor gathered(const Tensor& t, ProcessGroup& g) {
@@ -24,7 +30,7 @@ Tensor gathered(const Tensor& t, ProcessGroup& g) {
   shape[0] *= g.size();
   Tensor out = empty(shape, {.dtype = t.dtype(), .device = t.device()});
   g.all_gather_into(out, fresh(t))->wait();
-  return out;
+  return result(out);
 }
 
 Tensor scattered(const Tensor& t, ProcessGroup& g, ReduceOp op) {
@@ -34,7 +40,7 @@ Tensor scattered(const Tensor& t, ProcessGroup& g, ReduceOp op) {
   shape[0] /= g.size();
   Tensor out = empty(shape, {.dtype = t.dtype(), .device = t.device()});
   g.reduce_scatter_from(out, fresh(t), op)->wait();
-  return out;
+  return result(out);
 }
 
 // Every rank must take part in the backward collective: a rank whose loss did not reach the
@@ -101,7 +107,7 @@ Tensor broadcast(const Tensor& input, int src, const std::shared_ptr<ProcessGrou
       [&](AutogradContext*) -> variable_list {
         Tensor out = fresh(input);
         g->broadcast(out, src)->wait();
-        return {out};
+        return {result(out)};
       },
       [g, src, out](AutogradContext*, const variable_list& grads) -> variable_list {
         Tensor sum = fresh(out.or_zeros(grads[0]));

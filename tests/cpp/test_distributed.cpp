@@ -19,6 +19,8 @@
 #ifdef EMBER_DISTRIBUTED
 #include "ember/distributed/errors.h"
 #include "ember/distributed/fsdp.h"
+#include "ember/distributed/pipeline.h"
+#include "ember/distributed/tensor_parallel.h"
 #include "ember/distributed/functional.h"
 #include "ember/distributed/process_group.h"
 #include "ember/distributed/reducer.h"
@@ -270,6 +272,87 @@ void run_fsdp(const std::shared_ptr<ProcessGroup>& pg) {
   }
 }
 
+// Tensor parallelism from C++: Linear(6, 12) -> ReLU -> Linear(12, 3) as a column-parallel and a
+// row-parallel layer, every rank on the same batch, trains as one process; the gradients are the
+// slices of one process's; gather_output / !input_is_parallel give the whole layers' outputs.
+void run_tensor_parallel(const std::shared_ptr<ProcessGroup>& pg) {
+  namespace tp = ember::distributed::tensor_parallel;
+  const int r = pg->rank(), n = pg->size();
+  manual_seed(99);
+  Tensor data = randn({8, 6}), target = randn({8, 3});
+  auto ref = small_net(1);
+  auto& l1 = ref->at<nn::Linear>(0);
+  auto& l2 = ref->at<nn::Linear>(2);
+  auto fc1 = tp::ColumnParallelLinear::from(l1, pg);
+  auto fc2 = tp::RowParallelLinear::from(l2, pg);
+  std::vector<Tensor> params{fc1->weight, fc1->bias, fc2->weight, fc2->bias};
+  optim::SGD opt(params, {.lr = 0.1});
+  optim::SGD ref_opt(ref->parameters(), {.lr = 0.1});
+  for (int step = 0; step < 3; ++step) {
+    opt.zero_grad();
+    nn::functional::mse_loss(fc2->forward(fc1->forward(data).relu()), target).backward();
+    opt.step();
+    ref_opt.zero_grad();
+    nn::functional::mse_loss(ref->forward(data), target).backward();
+    ref_opt.step();
+  }
+  const int64_t rows = 12 / n;
+  EXPECT_TRUE(fc1->weight.allclose(l1.weight.narrow(0, r * rows, rows), 1e-5, 1e-5));
+  EXPECT_TRUE(fc1->bias.allclose(l1.bias.narrow(0, r * rows, rows), 1e-5, 1e-5));
+  EXPECT_TRUE(fc2->weight.allclose(l2.weight.narrow(1, r * rows, rows), 1e-5, 1e-5));
+  EXPECT_TRUE(fc2->bias.allclose(l2.bias, 1e-5, 1e-5));
+  auto whole1 = tp::ColumnParallelLinear::from(l1, pg, /*gather_output=*/true);
+  auto whole2 = tp::RowParallelLinear::from(l2, pg, /*input_is_parallel=*/false);
+  Tensor h = whole1->forward(data);
+  EXPECT_TRUE(h.allclose(l1.forward(data), 1e-5, 1e-5));
+  EXPECT_TRUE(whole2->forward(h).allclose(l2.forward(h), 1e-5, 1e-5));
+}
+
+// Pipeline parallelism from C++: four Linear+Tanh layers cut into one stage per rank, 4
+// micro-batches, GPipe and 1F1B: each stage's parameters equal one process's after 2 SGD steps.
+void run_pipeline(const std::shared_ptr<ProcessGroup>& pg) {
+  const int r = pg->rank(), n = pg->size();
+  auto make = [] {
+    manual_seed(7);
+    auto seq = std::make_shared<nn::Sequential>();
+    for (int i = 0; i < 4; ++i) {
+      seq->push_back(nn::make<nn::Linear>(5, 5));
+      seq->push_back(nn::make<nn::Tanh>());
+    }
+    return seq;
+  };
+  manual_seed(3);
+  Tensor data = randn({8, 5}), target = randn({8, 5});
+  auto loss_fn = [](const Tensor& out, const Tensor& y) { return nn::functional::mse_loss(out, y); };
+  auto ref = make();
+  optim::SGD ref_opt(ref->parameters(), {.lr = 0.5});
+  for (int step = 0; step < 2; ++step) {
+    ref_opt.zero_grad();
+    loss_fn(ref->forward(data), target).backward();
+    ref_opt.step();
+  }
+  const int per = 8 / n;  // children per stage
+  for (auto kind : {PipelineSchedule::Kind::kGPipe, PipelineSchedule::Kind::k1F1B}) {
+    auto model = make();
+    auto part = model->slice(r * per, (r + 1) * per);
+    PipelineStage stage(part, r, n, pg);
+    PipelineSchedule schedule(stage, 4, kind, loss_fn);
+    optim::SGD opt(part->parameters(), {.lr = 0.5});
+    for (int step = 0; step < 2; ++step) {
+      opt.zero_grad();
+      auto losses = schedule.step(r == 0 ? data : Tensor(), r == n - 1 ? target : Tensor());
+      EXPECT_EQ(losses.size(), r == n - 1 ? 4u : 0u);
+      opt.step();
+    }
+    auto got = model->named_parameters(), want = ref->named_parameters();
+    for (size_t i = 0; i < got.size(); ++i) {
+      const int layer = std::stoi(got[i].first.substr(0, got[i].first.find('.')));
+      if (layer / per != r) continue;  // another stage's
+      EXPECT_TRUE(got[i].second.allclose(want[i].second, 1e-5, 1e-5)) << got[i].first;
+    }
+  }
+}
+
 // The differentiable collectives: each rank's loss uses the output; x.grad must be the gradient
 // of the sum of every rank's loss.
 void run_functional(const std::shared_ptr<ProcessGroup>& pg) {
@@ -324,6 +407,8 @@ TEST(DistributedWorker, Run) {
   if (mode && std::string(mode) == "ddp") run_ddp(pg);
   else if (mode && std::string(mode) == "functional") run_functional(pg);
   else if (mode && std::string(mode) == "fsdp") run_fsdp(pg);
+  else if (mode && std::string(mode) == "tp") run_tensor_parallel(pg);
+  else if (mode && std::string(mode) == "pipeline") run_pipeline(pg);
   else run_collectives(*pg);
 }
 
@@ -381,6 +466,15 @@ TEST(DistributedGloo, DataParallelFromCppMatchesOneProcess) {
 
 TEST(DistributedGloo, FullyShardedFromCppMatchesOneProcess) {
   for (int code : run_workers(3, "fsdp")) EXPECT_EQ(code, 0);
+}
+
+TEST(DistributedGloo, TensorParallelLinearsFromCppMatchOneProcess) {
+  for (int code : run_workers(2, "tp")) EXPECT_EQ(code, 0);
+}
+
+TEST(DistributedGloo, PipelineStagesFromCppMatchOneProcess) {
+  for (int code : run_workers(2, "pipeline")) EXPECT_EQ(code, 0);
+  for (int code : run_workers(4, "pipeline")) EXPECT_EQ(code, 0);
 }
 
 TEST(DistributedGloo, DifferentiableCollectivesGiveTheGradientOfTheSummedLoss) {

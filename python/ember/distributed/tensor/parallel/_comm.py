@@ -16,7 +16,9 @@ from ... import distributed_c10d as dist
 def _all_reduce(t, group):
     t = t.contiguous().clone()
     dist.all_reduce(t, group=group)
-    return t
+    # a new tensor object: the group's worker may still hold the one it wrote, and must never end
+    # up owning the autograd graph this result joins (it would release the group on its own thread)
+    return t.detach()
 
 
 def _gather_last(t, group):
