@@ -1,5 +1,6 @@
 #include "ember/distributed/fsdp.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -164,6 +165,75 @@ void FullyShardedDataParallel::load_state_dict(const nn::StateDict& state) {
   for (const auto& u : units_) params.insert(u.names.begin(), u.names.end());
   for (auto& [key, buffer] : module_->state_dict())  // the persistent buffers (views of the module's)
     if (!params.count(key)) buffer.copy_(get(key));
+}
+
+namespace {
+// [start, end) of rank r's piece of n rows cut as torch.chunk cuts them.
+std::pair<int64_t, int64_t> chunk_bounds(int64_t n, int parts, int r) {
+  const int64_t size = (n + parts - 1) / parts;
+  const int64_t start = std::min(n, r * size);
+  return {start, std::min(n, start + size)};
+}
+}  // namespace
+
+checkpoint::DistStateDict FullyShardedDataParallel::sharded_state_dict() const {
+  std::map<std::string, checkpoint::ShardedTensor> pieces;
+  for (const auto& u : units_) {
+    std::vector<Tensor> whole = u.handle->split(u.handle->gather_full());
+    for (size_t i = 0; i < whole.size(); ++i) {
+      const Tensor& w = whole[i];
+      if (w.dim() == 0) {
+        pieces[u.names[i]] = checkpoint::ShardedTensor::replicated(w.clone());
+        continue;
+      }
+      auto [start, end] = chunk_bounds(w.size(0), group_->size(), group_->rank());
+      Shape offsets(size_t(w.dim()), 0);
+      offsets[0] = start;
+      pieces[u.names[i]] = {w.narrow(0, start, end - start).clone(), Shape(w.sizes().begin(), w.sizes().end()), offsets};
+    }
+  }
+  checkpoint::DistStateDict out;
+  for (auto& [key, value] : module_->state_dict()) {
+    auto it = pieces.find(key);
+    out.emplace_back(key, it != pieces.end() ? it->second : checkpoint::ShardedTensor::replicated(value));
+  }
+  return out;
+}
+
+void FullyShardedDataParallel::load_sharded_state_dict(const checkpoint::DistStateDict& state) {
+  std::map<std::string, const checkpoint::ShardedTensor*> incoming;
+  for (const auto& [k, v] : state) incoming[k] = &v;
+  nn::StateDict whole;
+  for (const auto& u : units_)
+    for (size_t i = 0; i < u.names.size(); ++i) {
+      auto it = incoming.find(u.names[i]);
+      EMBER_CHECK(it != incoming.end(), "FullyShardedDataParallel.load_sharded_state_dict: missing \"", u.names[i],
+                  "\"");
+      const checkpoint::ShardedTensor& st = *it->second;
+      if (st.global_shape.empty()) {
+        whole.emplace_back(u.names[i], st.local);
+        continue;
+      }
+      // the whole parameter from every rank's dim-0 piece (padded to the largest piece)
+      const int64_t rows = st.global_shape[0];
+      const int64_t piece = (rows + group_->size() - 1) / group_->size();
+      Shape padded_shape = st.global_shape;
+      padded_shape[0] = piece;
+      Tensor mine = zeros(padded_shape, {.dtype = st.local.dtype()});
+      if (st.local.size(0) > 0) mine.narrow(0, 0, st.local.size(0)).copy_(st.local);
+      Shape all_shape = st.global_shape;
+      all_shape[0] = piece * group_->size();
+      Tensor all = empty(all_shape, {.dtype = st.local.dtype()});
+      group_->all_gather_into(all, mine)->wait();
+      whole.emplace_back(u.names[i], all.narrow(0, 0, rows));
+    }
+  for (const auto& [key, value] : module_->state_dict())
+    if (std::none_of(whole.begin(), whole.end(), [&](const auto& kv) { return kv.first == key; })) {
+      auto it = incoming.find(key);
+      EMBER_CHECK(it != incoming.end(), "FullyShardedDataParallel.load_sharded_state_dict: missing \"", key, "\"");
+      whole.emplace_back(key, it->second->local);
+    }
+  load_state_dict(whole);
 }
 
 }  // namespace ember::distributed

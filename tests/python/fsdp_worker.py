@@ -155,16 +155,26 @@ def check_checkpoint_save(rank, world):
     full = model.state_dict()
     if rank == 0:
         ember.save(full, root + "/after3.pt")
-    # a second save over the first, killed at the commit point, leaves the first loadable
-    if os.environ.get("EMBER_TEST_CRASH") == "1":
+    # a second save over the first, killed at the commit point (rank 0 dies instead of renaming
+    # .metadata) or while writing (rank 1 dies right after writing its pieces)
+    crash = os.environ.get("EMBER_TEST_CRASH")
+    if crash:
         import ember.distributed.checkpoint as mod
-        real = mod.os.replace
+        if crash == "commit":
+            real = mod.os.replace
 
-        def crash(src, dst):
-            if dst.endswith(".metadata"):
+            def die_at_commit(src, dst):
+                if dst.endswith(".metadata"):
+                    os._exit(17)
+                return real(src, dst)
+            mod.os.replace = die_at_commit
+        elif rank == 1:
+            real_save = mod.safetensors.save_file
+
+            def die_after_writing(tensors, filename, metadata=None):
+                real_save(tensors, filename, metadata)
                 os._exit(17)
-            return real(src, dst)
-        mod.os.replace = crash
+            mod.safetensors.save_file = die_after_writing
         msd, osd = fsdp_state(model, opt)
         dcp.save({"model": msd, "optim": osd, "step": 3}, checkpoint_id=root + "/ckpt")
 

@@ -1,7 +1,7 @@
 """FSDP, tensor and pipeline parallelism, DeviceMesh/DTensor and distributed checkpoints on loopback Gloo (2 and 4 processes started
 by ember-run, tests/python/fsdp_worker.py): parameters equal single-process training, checkpoints
-saved at one world size load at others, and a save killed at its commit point leaves the previous
-checkpoint loadable."""
+saved at one world size load at others, and a save killed while writing or at its commit point
+leaves the previous checkpoint loadable."""
 import os
 import re
 import subprocess
@@ -51,10 +51,11 @@ def test_sharded_checkpoint_saved_at_4_loads_at_2_and_1(tmp_path):
     ok(launch(1, "load", env), 1)
 
 
-def test_a_save_killed_at_its_commit_leaves_the_previous_checkpoint(tmp_path):
-    env = {"EMBER_TEST_DIR": str(tmp_path), "EMBER_TEST_SAVED_WORLD": "2", "EMBER_TEST_CRASH": "1"}
+@pytest.mark.parametrize("where", ["commit", "write"])
+def test_a_killed_save_leaves_the_previous_checkpoint(tmp_path, where):
+    env = {"EMBER_TEST_DIR": str(tmp_path), "EMBER_TEST_SAVED_WORLD": "2", "EMBER_TEST_CRASH": where}
     proc = launch(2, "save", env)
-    assert proc.returncode != 0  # rank 0 died at the commit point
+    assert proc.returncode != 0 and "exit code 17" in proc.stderr, proc.stderr[-2000:]
     env.pop("EMBER_TEST_CRASH")
     ok(launch(2, "load", env), 2)  # the step-2 checkpoint, intact
 
@@ -71,3 +72,36 @@ def test_fsdp_and_tensor_parallel_on_a_2d_mesh():
 @pytest.mark.parametrize("nproc", [2, 4])
 def test_pipeline_gpipe_and_1f1b_equal_single_process(nproc):
     ok(launch(nproc, "pipeline"), nproc)
+
+
+def test_a_checkpoint_written_from_cpp_loads_in_python(tmp_path):
+    """C++'s checkpoint::save (3 ranks of the C++ test binary, FSDP pieces by rows) and Python's
+    loader share the layout: the loaded weight is the three ranks' row pieces in order."""
+    import datetime
+
+    import ember
+    import ember.distributed.checkpoint as dcp
+    from ember.safetensors import load_file
+    binary = os.path.join(HERE, "..", "..", "build", "tests", "cpp", "test_distributed")
+    if not os.path.exists(binary):
+        pytest.skip("needs build/tests/cpp/test_distributed")
+    store = dist.TCPStore("127.0.0.1", 0, None, True, wait_for_workers=False, timeout=datetime.timedelta(seconds=60))
+    procs = [subprocess.Popen([binary, "--gtest_filter=DistributedWorker.Run"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              env=dict(os.environ, EMBER_TEST_RANK=str(r), EMBER_TEST_WORLD="3",
+                                       EMBER_TEST_PORT=str(store.port), EMBER_TEST_MODE="dcp_save",
+                                       EMBER_TEST_DIR=str(tmp_path))) for r in range(3)]
+    for p in procs:
+        out, _ = p.communicate(timeout=120)
+        assert p.returncode == 0, out[-2000:]
+    ckpt = tmp_path / "ckpt"
+    nn = ember.nn
+    state = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Linear(12, 3)).state_dict()
+    dcp.load(state, checkpoint_id=str(ckpt), no_dist=True)
+    pieces = {}
+    for f in sorted(os.listdir(ckpt)):
+        if f.endswith(".safetensors"):
+            pieces.update(load_file(ckpt / f))
+    rows = ember.cat([pieces[f"0.weight@{r * 4},0"] for r in range(3)])
+    assert ember.equal(state["0.weight"], rows)
+    assert ember.equal(state["2.bias"], ember.cat([pieces[f"2.bias@{r}"] for r in range(3)]))  # a row each

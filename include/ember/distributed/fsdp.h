@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ember/autograd/autograd.h"
+#include "ember/distributed/checkpoint.h"
 #include "ember/distributed/flat_param.h"
 #include "ember/nn/containers.h"
 
@@ -45,6 +46,11 @@ class FullyShardedDataParallel {
   // The plain model's state: whole parameters (gathered; every rank takes part) and buffers.
   nn::StateDict state_dict() const;
   void load_state_dict(const nn::StateDict& state);
+  // For distributed checkpoints: each parameter as this rank's dim-0 piece (torch.chunk's cut),
+  // buffers replicated; and the reverse, from pieces cut for this world size (whatever world size
+  // wrote the checkpoint they were loaded from).
+  checkpoint::DistStateDict sharded_state_dict() const;
+  void load_sharded_state_dict(const checkpoint::DistStateDict& state);
   nn::Module& module() { return *module_; }
   size_t num_units() const { return units_.size(); }
 

@@ -271,10 +271,10 @@ class FullyShardedDataParallel(Module):
         if not self._is_root and self._is_root is not None:
             raise RuntimeError("clip_grad_norm_ should only be called on the root FSDP instance")
         norm_type = float(norm_type)
-        units = FullyShardedDataParallel.fsdp_modules(self)
-        grads = [u._flat_param.grad for u in units if u._handle is not None and u._flat_param.grad is not None]
-        extra = [p.grad for p in self.parameters() if p.grad is not None and
-                 all(p is not u.__dict__.get("_parameters", {}).get("_flat_param") for u in units)]
+        units = [u for u in FullyShardedDataParallel.fsdp_modules(self) if u._handle is not None]
+        flat = {id(u._flat_param) for u in units}
+        grads = [u._flat_param.grad for u in units if u._flat_param.grad is not None]
+        extra = [p.grad for p in self.parameters() if id(p) not in flat and p.grad is not None]  # ignored modules'
         sharded = self.sharding_strategy != ShardingStrategy.NO_SHARD
         dev = grads[0].device if grads else ember.device("cpu")
         if norm_type == float("inf"):
@@ -381,13 +381,10 @@ class FullyShardedDataParallel(Module):
                     values.setdefault(id(m), {})[name] = v
         out = OrderedDict()
         skip_plain = not sharded and config.rank0_only and rank != 0
+        order = {id(m): names for u in units for m, names in u._param_order}  # registration order
         for key_prefix, m in _clean_walk(self):
             got = values.get(id(m), {})
-            names = list(m._parameters.keys())
-            for u in units:
-                for mod, order in u._param_order:
-                    if mod is m:
-                        names = order
+            names = order.get(id(m), list(m._parameters.keys()))
             for name in names:
                 if name in got:
                     out[prefix + key_prefix + name] = got[name]
