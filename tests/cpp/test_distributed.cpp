@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,14 +18,15 @@
 #include "ember/ember.h"
 
 #ifdef EMBER_DISTRIBUTED
+#include "ember/distributed/device_mesh.h"
 #include "ember/distributed/errors.h"
 #include "ember/distributed/fsdp.h"
-#include "ember/distributed/pipeline.h"
-#include "ember/distributed/tensor_parallel.h"
 #include "ember/distributed/functional.h"
+#include "ember/distributed/pipeline.h"
 #include "ember/distributed/process_group.h"
 #include "ember/distributed/reducer.h"
 #include "ember/distributed/store.h"
+#include "ember/distributed/tensor_parallel.h"
 #include "ember/nn.h"
 #include "ember/optim.h"
 
@@ -316,6 +318,40 @@ void run_checkpoint(const std::shared_ptr<ProcessGroup>& pg, bool saving) {
   EXPECT_THROW(checkpoint::load(bad, dir), Error);
 }
 
+// A 2 x 2 ("dp", "tp") mesh from C++: column/row-parallel Linears over "tp" inside FSDP over
+// "dp", each dp pair on its half of the batch: every rank's pieces equal its slices of one
+// process's training.
+void run_mesh_2d(const std::shared_ptr<Store>& store, int rank) {
+  namespace tp = ember::distributed::tensor_parallel;
+  DeviceMesh mesh(store, rank, {2, 2}, {"dp", "tp"}, "gloo", {.timeout = Millis(30000), .hostname = "127.0.0.1"});
+  EXPECT_EQ(mesh.coordinate(), (std::vector<int64_t>{rank / 2, rank % 2}));
+  EXPECT_EQ(mesh.group("tp")->size(), 2);
+  const int dp = mesh.local_rank(0), t = mesh.local_rank(1);
+  manual_seed(99);
+  Tensor data = randn({8, 6}), target = randn({8, 3});
+  auto ref = small_net(1);
+  auto& l1 = ref->at<nn::Linear>(0);
+  auto& l2 = ref->at<nn::Linear>(2);
+  auto model = std::make_shared<nn::Sequential>(tp::ColumnParallelLinear::from(l1, mesh.group("tp")),
+                                                nn::make<nn::ReLU>(), tp::RowParallelLinear::from(l2, mesh.group("tp")));
+  FullyShardedDataParallel fsdp(model, mesh.group("dp"), {.wrap_children = true});
+  optim::AdamW opt(fsdp.parameters(), {.lr = 0.01});
+  optim::AdamW ref_opt(ref->parameters(), {.lr = 0.01});
+  for (int step = 0; step < 3; ++step) {
+    opt.zero_grad();
+    nn::functional::mse_loss(fsdp(data.narrow(0, dp * 4, 4)), target.narrow(0, dp * 4, 4)).backward();
+    opt.step();
+    ref_opt.zero_grad();
+    nn::functional::mse_loss(ref->forward(data), target).backward();
+    ref_opt.step();
+  }
+  auto got = fsdp.state_dict();  // whole over "dp", this rank's "tp" pieces
+  std::map<std::string, Tensor> want{{"0.weight", l1.weight.narrow(0, t * 6, 6)}, {"0.bias", l1.bias.narrow(0, t * 6, 6)},
+                                     {"2.weight", l2.weight.narrow(1, t * 6, 6)}, {"2.bias", l2.bias}};
+  ASSERT_EQ(got.size(), want.size());
+  for (auto& [k, v] : got) EXPECT_TRUE(v.allclose(want.at(k), 1e-5, 1e-5)) << k;
+}
+
 // Tensor parallelism from C++: Linear(6, 12) -> ReLU -> Linear(12, 3) as a column-parallel and a
 // row-parallel layer, every rank on the same batch, trains as one process; the gradients are the
 // slices of one process's; gather_output / !input_is_parallel give the whole layers' outputs.
@@ -448,6 +484,7 @@ TEST(DistributedWorker, Run) {
     }
     return;
   }
+  if (mode && std::string(mode) == "mesh2d") return run_mesh_2d(store, rank);
   if (mode && std::string(mode) == "ddp") run_ddp(pg);
   else if (mode && std::string(mode) == "functional") run_functional(pg);
   else if (mode && std::string(mode) == "fsdp") run_fsdp(pg);
@@ -524,6 +561,10 @@ TEST(DistributedGloo, ShardedCheckpointFromCppSavedAt3LoadsAt2And1) {
   for (int code : run_workers(1, "dcp_load")) EXPECT_EQ(code, 0);
   unsetenv("EMBER_TEST_DIR");
   std::filesystem::remove_all(dir);
+}
+
+TEST(DistributedGloo, FsdpAndTensorParallelOnA2dMeshFromCppMatchOneProcess) {
+  for (int code : run_workers(4, "mesh2d")) EXPECT_EQ(code, 0);
 }
 
 TEST(DistributedGloo, TensorParallelLinearsFromCppMatchOneProcess) {
