@@ -10,7 +10,7 @@ import ember.distributed as dist
 import ember.distributed.checkpoint as dcp
 from ember.distributed.checkpoint.state_dict import StateDictOptions, get_state_dict, set_state_dict
 from ember.distributed.device_mesh import init_device_mesh
-from ember.distributed.fsdp import (FullyShardedDataParallel as FSDP, MixedPrecision, ShardingStrategy,
+from ember.distributed.fsdp import (CPUOffload, FullyShardedDataParallel as FSDP, MixedPrecision, ShardingStrategy,
                                     StateDictType)
 from ember.distributed.fsdp.wrap import size_based_auto_wrap_policy, transformer_auto_wrap_policy
 from ember.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
@@ -72,6 +72,7 @@ def check_training(rank, world):
     ref, ref_norms = reference(steps, world, clip=0.5)
     ref_sd = ref.state_dict()
     for strategy, extra in ((ShardingStrategy.FULL_SHARD, {}), (ShardingStrategy.FULL_SHARD, {"forward_prefetch": True}),
+                            (ShardingStrategy.FULL_SHARD, {"cpu_offload": CPUOffload(offload_params=True)}),
                             (ShardingStrategy.SHARD_GRAD_OP, {}), (ShardingStrategy.NO_SHARD, {})):
         model = wrap(make_model(), sharding_strategy=strategy, **extra)
         units = FSDP.fsdp_modules(model)
@@ -330,13 +331,31 @@ def check_pipeline(rank, world):
     assert len(parts) == world and sum(len(p) for p in parts) == 6
 
 
+def check_cuda(rank, world):
+    """FSDP on the GPU (Gloo moves CUDA tensors through host copies; NCCL when the job is one
+    process): FULL_SHARD and CPU-offloaded shards both equal single-process CPU training."""
+    steps = 3
+    ref, _ = reference(steps, world, clip=0.5)
+    ref_sd = ref.state_dict()
+    cuda = ember.device("cuda", 0)
+    for extra in ({}, {"cpu_offload": CPUOffload(offload_params=True)}):
+        model = wrap(make_model(), device_id=cuda, **extra)
+        where = "cpu" if extra else "cuda"
+        assert all(p.device.type == where for p in model.parameters()), (extra, [p.device for p in model.parameters()])
+        opt = ember.optim.AdamW(model.parameters(), lr=1e-2)
+        for s in range(steps):
+            train(model, opt, local_batch(s, rank, world).to(cuda), clip=0.5)
+        sd = {k: v.cpu() for k, v in model.state_dict().items()}
+        assert max_diff(sd, ref_sd) < 1e-4, (extra, max_diff(sd, ref_sd))
+
+
 CASES = {"training": check_training, "mesh": check_mesh_and_dtensor, "save": check_checkpoint_save,
          "load": check_checkpoint_load, "tp": check_tensor_parallel, "fsdp_tp": check_fsdp_with_tp,
-         "pipeline": check_pipeline}
+         "pipeline": check_pipeline, "cuda": check_cuda}
 
 
 def main():
-    dist.init_process_group("gloo")
+    dist.init_process_group(os.environ.get("EMBER_TEST_BACKEND", "gloo"))
     rank, world = dist.get_rank(), dist.get_world_size()
     ember.set_num_threads(1)
     CASES[sys.argv[1]](rank, world)

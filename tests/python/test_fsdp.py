@@ -105,3 +105,13 @@ def test_a_checkpoint_written_from_cpp_loads_in_python(tmp_path):
     rows = ember.cat([pieces[f"0.weight@{r * 4},0"] for r in range(3)])
     assert ember.equal(state["0.weight"], rows)
     assert ember.equal(state["2.bias"], ember.cat([pieces[f"2.bias@{r}"] for r in range(3)]))  # a row each
+
+
+@pytest.mark.parametrize("backend,nproc", [("gloo", 2), ("nccl", 1)])
+def test_fsdp_on_a_gpu(backend, nproc):
+    import ember
+    if not ember.cuda.is_available():
+        pytest.skip("no CUDA GPU: FSDP on CUDA tensors (Gloo host copies, NCCL) did not run")
+    if backend == "nccl" and not dist.is_nccl_available():
+        pytest.skip("ember built without NCCL")
+    ok(launch(nproc, "cuda", {"EMBER_TEST_BACKEND": backend}), nproc)
