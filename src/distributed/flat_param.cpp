@@ -155,10 +155,17 @@ Tensor FlatParamHandle::reduce_gradient(const std::vector<Tensor>& grads) {
   if (options_.strategy == ShardingStrategy::NO_SHARD) {
     group_->all_reduce(flat, ReduceOp::AVG)->wait();
     shard_grad = flat;
+  } else if (group_->backend_name() == "gloo") {
+    // Gloo has no reduce-scatter of its own: its reduce_scatter is an all-reduce of a copy of the
+    // input plus a copy out of this rank's chunk. `flat` is ours to overwrite, so skip both copies.
+    group_->all_reduce(flat, ReduceOp::AVG)->wait();
+    // a copy, not a view: .grad must not keep the whole flat gradient alive
+    shard_grad = flat.narrow(0, shard_offset(), padded_numel_ / group_->size()).clone();
+    reshard();  // the unit's backward is over: the gathered parameters can go
   } else {
     shard_grad = empty({padded_numel_ / group_->size()}, {.dtype = reduce_dtype, .device = compute_device_});
     group_->reduce_scatter_from(shard_grad, flat, ReduceOp::AVG)->wait();
-    reshard();  // the unit's backward is over: the gathered parameters can go
+    reshard();
   }
   if (shard_grad.device() != shard_.device() || shard_grad.dtype() != shard_.dtype())
     shard_grad = shard_grad.to(shard_.device(), shard_.dtype());
