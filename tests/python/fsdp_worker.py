@@ -282,49 +282,53 @@ def check_pipeline(rank, world):
     from ember.models.gpt2 import GPT2PipelineStage
     steps = 2
 
-    def untied():
+    def build(tied):
         ember.manual_seed(0)
         cfg = GPT2Config(vocab_size=67, n_positions=32, n_embd=32, n_layer=4, n_head=4, resid_pdrop=0.0,
-                         embd_pdrop=0.0, attn_pdrop=0.0, tie_word_embeddings=False)
+                         embd_pdrop=0.0, attn_pdrop=0.0, tie_word_embeddings=tied)
         return GPT2LMHeadModel(cfg)
 
     def loss_fn(logits, ids):
         return ember.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, 67), ids[:, 1:].reshape(-1))
 
-    ref = untied()
-    ropt = ember.optim.SGD(ref.parameters(), lr=0.5)
-    ref_losses = []
-    for s in range(steps):
-        ropt.zero_grad()
-        ids = global_batch(s, 2)
-        loss = loss_fn(ref(ids).logits, ids)
-        ref_losses.append(loss.item())
-        loss.backward()
-        ropt.step()
-    for schedule_cls in (ScheduleGPipe, Schedule1F1B):
-        model = untied()
-        part = GPT2PipelineStage(model, rank, world)
-        stage = PipelineStage(part, rank, world)
-        schedule = schedule_cls(stage, 4, loss_fn=loss_fn)
-        opt = ember.optim.SGD(part.parameters(), lr=0.5)
+    for tied in (False, True):
+        ref = build(tied)
+        ropt = ember.optim.SGD(ref.parameters(), lr=0.5)
+        ref_losses = []
         for s in range(steps):
-            opt.zero_grad()
+            ropt.zero_grad()
             ids = global_batch(s, 2)
-            losses = []
-            if rank == 0:
-                schedule.step(ids)
-            elif rank == world - 1:
-                schedule.step(target=ids, losses=losses)
-                # micro-batch losses: the mean of per-micro-batch means = the batch mean (equal sizes)
-                assert abs(sum(l.item() for l in losses) / 4 - ref_losses[s]) < 1e-4
-            else:
-                schedule.step()
-            opt.step()
-        mine = {id(p) for p in part.parameters()}
+            loss = loss_fn(ref(ids).logits, ids)
+            ref_losses.append(loss.item())
+            loss.backward()
+            ropt.step()
         want = dict(ref.named_parameters())
-        for k, p in model.named_parameters():
-            if id(p) in mine:
-                assert (p - want[k]).abs().max().item() < 2e-5, (schedule_cls.__name__, k)
+        for schedule_cls in (ScheduleGPipe, Schedule1F1B):
+            model = build(tied)
+            part = GPT2PipelineStage(model, rank, world)
+            stage = PipelineStage(part, rank, world)
+            schedule = schedule_cls(stage, 4, loss_fn=loss_fn)
+            opt = ember.optim.SGD(part.parameters(), lr=0.5)
+            for s in range(steps):
+                opt.zero_grad()
+                ids = global_batch(s, 2)
+                losses = []
+                if rank == 0:
+                    schedule.step(ids)
+                elif rank == world - 1:
+                    schedule.step(target=ids, losses=losses)
+                    # micro-batch losses: the mean of per-micro-batch means = the batch mean (equal sizes)
+                    assert abs(sum(l.item() for l in losses) / 4 - ref_losses[s]) < 1e-4
+                else:
+                    schedule.step()
+                part.sync_tied_gradients()
+                opt.step()
+            names = {id(q): n for n, q in model.named_parameters()}
+            for k, p in part.named_parameters():
+                name = names[id(p)]
+                if name not in want:  # the last stage's copy of the tied embedding
+                    name = "transformer.wte.weight"
+                assert (p - want[name]).abs().max().item() < 2e-5, (tied, schedule_cls.__name__, k)
     # split_sequential: balanced stages of a Sequential
     seq = ember.nn.Sequential(*[ember.nn.Linear(4, 4) for _ in range(6)])
     parts = split_sequential(seq, world)

@@ -194,16 +194,19 @@ class GPT2PipelineStage(nn.Module):
     """Stage `stage_index` of a GPT2LMHeadModel cut into `num_stages` pipeline stages of
     consecutive blocks (ember.distributed.pipelining): the first also embeds token ids, the last
     also applies ln_f and lm_head (token ids -> hidden -> ... -> logits). It shares the model's
-    modules, so the model's names and state dict stay valid for the parameters it holds."""
+    modules, so the model's names and state dict stay valid for the parameters it holds.
 
-    def __init__(self, model, stage_index, num_stages):
+    Tied embeddings (GPT-2's default) live on two stages: the first stage's wte and the last
+    stage's lm_head start equal (every rank builds the same model) and stay equal because
+    sync_tied_gradients(), called after each schedule step and before the optimizer step, sums
+    their gradients between the two ranks (Megatron's embedding group). Every rank must
+    construct its stage (the group is created collectively)."""
+
+    def __init__(self, model, stage_index, num_stages, group=None):
         super().__init__()
         cfg, n = model.config, model.config.n_layer
         if not 1 <= num_stages <= n:
             raise ValueError(f"GPT2PipelineStage: cannot cut {n} blocks into {num_stages} stages")
-        if num_stages > 1 and cfg.tie_word_embeddings:
-            raise ValueError("GPT2PipelineStage: tied input and output embeddings would live on the first and last "
-                             "stages; build the model with tie_word_embeddings=False to pipeline it")
         t = model.transformer
         lo, hi = n * stage_index // num_stages, n * (stage_index + 1) // num_stages
         self.first, self.last = stage_index == 0, stage_index == num_stages - 1
@@ -212,6 +215,28 @@ class GPT2PipelineStage(nn.Module):
         self.h = nn.ModuleList([t.h[i] for i in range(lo, hi)])
         if self.last:
             self.ln_f, self.lm_head = t.ln_f, model.lm_head
+        self._tied_group = None
+        if cfg.tie_word_embeddings and num_stages > 1:
+            from .. import distributed as dist
+            ranks = dist.get_process_group_ranks(group) if group is not None else list(range(dist.get_world_size()))
+            tied = dist.new_group([ranks[0], ranks[num_stages - 1]])
+            if self.last:  # its own copy of the shared matrix (the first stage keeps wte's)
+                self.lm_head.weight = nn.Parameter(t.wte.weight.detach().clone())
+            if self.first or self.last:
+                self._tied_group = tied
+
+    def tied_weight(self):
+        return self.wte.weight if self.first else self.lm_head.weight
+
+    def sync_tied_gradients(self):
+        """Sums the tied embedding's gradient over its two stages (no-op elsewhere or untied)."""
+        if self._tied_group is None:
+            return
+        from .. import distributed as dist
+        w = self.tied_weight()
+        if w.grad is None:
+            w.grad = ember.zeros_like(w)
+        dist.all_reduce(w.grad, group=self._tied_group)
 
     def forward(self, x):
         if self.first:
