@@ -80,23 +80,30 @@ def _ember_cnn(T):
                          nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.5), nn.Linear(128, 10))
 
 
-def run(framework, task, nproc, quick, python):
+def launch(script, worker_args, nproc, python, env_extra=None, timeout=600):
+    """Starts nproc workers of `script --worker <worker_args>` on loopback (torchrun's variables,
+    one thread each); returns rank 0's RESULT json, or "failed: <last stderr line>"."""
     port = free_port()
     procs = []
     for r in range(nproc):
         env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   OMP_NUM_THREADS="1", LOCAL_RANK=str(r))
-        args = [python, __file__, "--worker", framework, task] + (["--quick"] if quick else [])
-        procs.append(subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+                   OMP_NUM_THREADS="1", LOCAL_RANK=str(r), **(env_extra or {}))
+        procs.append(subprocess.Popen([python, script, "--worker", *worker_args], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
     result = None
     for p in procs:
-        stdout, stderr = p.communicate(timeout=600)
+        stdout, stderr = p.communicate(timeout=timeout)
         if p.returncode != 0:
-            return f"failed: {stderr.strip().splitlines()[-1] if stderr.strip() else p.returncode}"
+            tail = stderr.strip().splitlines()
+            return f"failed: {tail[-1] if tail else p.returncode}"
         for line in stdout.splitlines():
             if line.startswith("RESULT "):
                 result = json.loads(line[7:])
     return result
+
+
+def run(framework, task, nproc, quick, python):
+    return launch(__file__, [framework, task] + (["--quick"] if quick else []), nproc, python)
 
 
 def main():

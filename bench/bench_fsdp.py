@@ -20,7 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_distributed import free_port  # noqa: E402
+from bench_distributed import launch  # noqa: E402
 
 CFG = dict(vocab_size=8192, n_positions=256, n_embd=1024, n_layer=8, n_head=16, resid_pdrop=0.0, embd_pdrop=0.0,
            attn_pdrop=0.0)
@@ -88,25 +88,8 @@ def worker(framework, mode, quick):
 
 
 def run(framework, mode, nproc, quick, python, for_memory):
-    port = free_port()
-    procs = []
-    for r in range(nproc):
-        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   OMP_NUM_THREADS="1", LOCAL_RANK=str(r))
-        if for_memory:
-            env.update(EMBER_CPU_CACHE_MB="0", GLIBC_TUNABLES="glibc.malloc.mmap_threshold=131072")
-        args = [python, __file__, "--worker", framework, mode] + (["--quick"] if quick else [])
-        procs.append(subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    result = None
-    for p in procs:
-        stdout, stderr = p.communicate(timeout=1200)
-        if p.returncode != 0:
-            tail = stderr.strip().splitlines()
-            return f"failed: {tail[-1] if tail else p.returncode}"
-        for line in stdout.splitlines():
-            if line.startswith("RESULT "):
-                result = json.loads(line[7:])
-    return result
+    env = {"EMBER_CPU_CACHE_MB": "0", "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=131072"} if for_memory else None
+    return launch(__file__, [framework, mode] + (["--quick"] if quick else []), nproc, python, env, timeout=1200)
 
 
 def main():

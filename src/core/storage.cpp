@@ -126,6 +126,7 @@ void Storage::allocate_data() {
 void Storage::release_data() {
   if (released_) return;
   if (data_.deleter) data_.deleter(data_.ptr, data_.ctx);
+  // Only frees of allocations the reporter saw, as torch's profiled CPU allocator reports them.
   if (reported_)
     if (MemoryReporter report = memory_reporter()) report(data_.ptr, -int64_t(nbytes_), device_);
   data_ = {};
@@ -136,12 +137,6 @@ void Storage::release_data() {
 Storage::Storage(void* data, size_t nbytes, Device device, void (*deleter)(void*, void*), void* ctx)
     : data_{data, deleter, ctx}, nbytes_(nbytes), device_(device) {}
 
-Storage::~Storage() {
-  if (released_) return;
-  if (data_.deleter) data_.deleter(data_.ptr, data_.ctx);
-  // Only frees of allocations the reporter saw, as torch's profiled CPU allocator reports them.
-  if (reported_)
-    if (MemoryReporter report = memory_reporter()) report(data_.ptr, -int64_t(nbytes_), device_);
-}
+Storage::~Storage() { release_data(); }
 
 }  // namespace ember

@@ -124,16 +124,10 @@ std::vector<Tensor> FlatParamHandle::views() {
   EMBER_CHECK(state_ != State::kSharded, "FSDP: the parameters of this unit (", names_.front(),
               ", ...) are sharded; unshard() before asking for their views");
   wait_unshard();
+  if (!shard_.requires_grad() || !autograd::GradMode::is_enabled()) return split(full_);
   auto self = shared_from_this();
-  auto make_views = [self](const Tensor& full) {
-    std::vector<Tensor> out;
-    for (size_t i = 0; i < self->names_.size(); ++i)
-      out.push_back(full.narrow(0, self->offsets_[i], self->numels_[i]).view(self->shapes_[i]));
-    return out;
-  };
-  if (!shard_.requires_grad() || !autograd::GradMode::is_enabled()) return make_views(full_);
   return autograd::apply_custom(
-      "FsdpPostBackward", [&](autograd::AutogradContext*) { return make_views(full_); },
+      "FsdpPostBackward", [&](autograd::AutogradContext*) { return split(full_); },
       [self](autograd::AutogradContext*, const autograd::variable_list& grads) -> autograd::variable_list {
         return {self->reduce_gradient(grads)};
       },
@@ -155,17 +149,10 @@ Tensor FlatParamHandle::reduce_gradient(const std::vector<Tensor>& grads) {
   if (options_.strategy == ShardingStrategy::NO_SHARD) {
     group_->all_reduce(flat, ReduceOp::AVG)->wait();
     shard_grad = flat;
-  } else if (group_->backend_name() == "gloo") {
-    // Gloo has no reduce-scatter of its own: its reduce_scatter is an all-reduce of a copy of the
-    // input plus a copy out of this rank's chunk. `flat` is ours to overwrite, so skip both copies.
-    group_->all_reduce(flat, ReduceOp::AVG)->wait();
-    // a copy, not a view: .grad must not keep the whole flat gradient alive
-    shard_grad = flat.narrow(0, shard_offset(), padded_numel_ / group_->size()).clone();
-    reshard();  // the unit's backward is over: the gathered parameters can go
   } else {
     shard_grad = empty({padded_numel_ / group_->size()}, {.dtype = reduce_dtype, .device = compute_device_});
-    group_->reduce_scatter_from(shard_grad, flat, ReduceOp::AVG)->wait();
-    reshard();
+    group_->reduce_scatter_consuming(shard_grad, flat, ReduceOp::AVG)->wait();  // flat is ours to overwrite
+    reshard();  // the unit's backward is over: the gathered parameters can go
   }
   if (shard_grad.device() != shard_.device() || shard_grad.dtype() != shard_.dtype())
     shard_grad = shard_grad.to(shard_.device(), shard_.dtype());

@@ -240,10 +240,14 @@ class GlooProcessGroup : public ProcessGroup {
   }
 
   std::shared_ptr<Work> reduce_scatter_from(Tensor out, Tensor in, ReduceOp op) override {
+    return reduce_scatter_consuming(std::move(out), in.clone(), op);
+  }
+
+  // Gloo's allreduce over the input in place, then this rank's chunk.
+  std::shared_ptr<Work> reduce_scatter_consuming(Tensor out, Tensor in, ReduceOp op) override {
     check_sizes("reduce_scatter", in, out, size_);
     check_reduce("reduce_scatter", in, op);
-    // Gloo's allreduce over a copy of the input, then this rank's chunk.
-    return enqueue("reduce_scatter", {out, in.clone()}, [this, op](std::vector<HostBuffer>& b, uint32_t tag) {
+    return enqueue("reduce_scatter", {out, in}, [this, op](std::vector<HostBuffer>& b, uint32_t tag) {
       gloo::AllreduceOptions o(context_);
       set_typed_output(o, b[1]);
       o.setReduceFunction(reduce_function(b[1].host.dtype(), op));

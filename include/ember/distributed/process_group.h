@@ -72,6 +72,11 @@ class ProcessGroup {
   virtual std::shared_ptr<Work> scatter_from(Tensor out, Tensor in, int root) = 0;
   // in: size() * numel elements; out receives the reduction of everyone's chunk `rank()`.
   virtual std::shared_ptr<Work> reduce_scatter_from(Tensor out, Tensor in, ReduceOp op) = 0;
+  // The same when the caller gives up `in` (it may be overwritten): a backend whose reduce-scatter
+  // would copy its input first (Gloo's is an all-reduce plus a chunk) can work in it directly.
+  virtual std::shared_ptr<Work> reduce_scatter_consuming(Tensor out, Tensor in, ReduceOp op) {
+    return reduce_scatter_from(std::move(out), std::move(in), op);
+  }
   // in, out: size() * numel elements; chunk r of in goes to rank r, chunk r of out comes from r.
   virtual std::shared_ptr<Work> all_to_all(Tensor out, Tensor in) = 0;
   // Uneven splits: in_counts[r] elements of in, in order, go to rank r; out_counts[r] elements

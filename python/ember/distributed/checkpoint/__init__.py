@@ -25,7 +25,7 @@ import uuid
 import ember
 
 from ... import safetensors
-from ..tensor import DTensor, local_box
+from ..tensor import DTensor, window
 
 __all__ = ["save", "load", "FileSystemWriter", "FileSystemReader", "save_state_dict", "load_state_dict",
            "CheckpointException"]
@@ -86,14 +86,14 @@ def save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None, p
     path = _path(checkpoint_id, storage_writer)
     group, rank, world = (None, 0, 1) if no_dist else _group_info(process_group)
     flat = _flatten(state_dict, "", {})
-    # each rank's offer of pieces: (key, offsets, sizes)
-    mine = []
+    # this rank's pieces: key -> (local tensor, offsets, sizes); a plain tensor is all of itself
+    pieces = {}
     for key, v in flat.items():
         if isinstance(v, DTensor):
-            offsets, sizes = local_box(list(v.shape), v.device_mesh, v.placements, v.device_mesh.get_coordinate())
-            mine.append((key, offsets, sizes))
+            pieces[key] = (v.to_local(), v.local_offsets(), list(v.to_local().shape))
         elif isinstance(v, ember.Tensor):
-            mine.append((key, [0] * v.dim(), list(v.shape)))
+            pieces[key] = (v, [0] * v.dim(), list(v.shape))
+    mine = [(key, offsets, sizes) for key, (_, offsets, sizes) in pieces.items()]
     if world > 1:
         offers = [None] * world
         dist.all_gather_object(offers, mine, group=group)
@@ -109,17 +109,10 @@ def save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None, p
     for r, offer in enumerate(offers):
         for key, offsets, sizes in offer:
             writer.setdefault((key, tuple(offsets), tuple(sizes)), r)
-    tensors, pieces = {}, {}
-    for key, v in flat.items():
-        if not isinstance(v, (DTensor, ember.Tensor)):
-            continue
-        local = v.to_local() if isinstance(v, DTensor) else v
-        offsets, sizes = (local_box(list(v.shape), v.device_mesh, v.placements, v.device_mesh.get_coordinate())
-                          if isinstance(v, DTensor) else ([0] * v.dim(), list(v.shape)))
-        if writer[(key, tuple(offsets), tuple(sizes))] != rank:
-            continue
-        name = f"{key}@{','.join(map(str, offsets))}"
-        tensors[name] = local.detach().cpu().contiguous()
+    tensors = {}
+    for key, (local, offsets, sizes) in pieces.items():
+        if writer[(key, tuple(offsets), tuple(sizes))] == rank:
+            tensors[f"{key}@{','.join(map(str, offsets))}"] = local.detach().cpu().contiguous()
     filename = f"__{rank}_{save_id}.safetensors"
     if tensors:
         safetensors.save_file(tensors, os.path.join(path, filename))
@@ -201,12 +194,6 @@ def _intersect(a_off, a_size, b_off, b_size):
     return lo, [h - l for l, h in zip(lo, hi)]
 
 
-def _window(t, offsets, sizes):
-    for d, (o, s) in enumerate(zip(offsets, sizes)):
-        t = t.narrow(d, o, s)
-    return t
-
-
 def load(state_dict, *, checkpoint_id=None, storage_reader=None, planner=None, process_group=None, no_dist=False):
     """Fills state_dict in place: tensors and DTensors are copied into (any layout, any world
     size), plain values replaced."""
@@ -246,8 +233,8 @@ def load(state_dict, *, checkpoint_id=None, storage_reader=None, planner=None, p
                 if box is None:
                     continue
                 lo, extent = box
-                src = _window(piece(chunk), [l - o for l, o in zip(lo, chunk["offsets"])], extent)
-                dst = _window(local, [l - o for l, o in zip(lo, offsets)], extent)
+                src = window(piece(chunk), [l - o for l, o in zip(lo, chunk["offsets"])], extent)
+                dst = window(local, [l - o for l, o in zip(lo, offsets)], extent)
                 dst.copy_(src)
                 n = 1
                 for e in extent:

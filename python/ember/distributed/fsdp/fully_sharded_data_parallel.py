@@ -416,10 +416,13 @@ class FullyShardedDataParallel(Module):
                     else:
                         missing.append(key)
                 shapes = u._handle.shapes
+                current = None  # the unit's present values, gathered once if some key is missing
                 flat = []
                 for i, v in enumerate(pieces):
                     if v is None:  # missing: keep the current values
-                        v = u._handle.split(u._handle.gather_full())[i]
+                        if current is None:
+                            current = u._handle.split(u._handle.gather_full())
+                        v = current[i]
                     elif isinstance(v, DTensor):
                         v = v.full_tensor()
                     if list(v.shape) != list(shapes[i]):
@@ -428,25 +431,16 @@ class FullyShardedDataParallel(Module):
                                            f"{tuple(v.shape)}, the shape in current model is {tuple(shapes[i])}.")
                     flat.append(v.reshape(-1).to(u._flat_param.dtype))
                 u._handle.load_full(ember.cat(flat).to(u._flat_param.device))
-            for key_prefix, m in _clean_walk(self):
-                for name, p in m._parameters.items():
-                    if p is None:
+            for key_prefix, m in _clean_walk(self):  # parameters outside units (ignored modules), buffers
+                persistent = [(n, b) for n, b in m._buffers.items() if n not in m._non_persistent_buffers_set]
+                for name, t in list(m._parameters.items()) + persistent:
+                    if t is None:
                         continue
                     key = key_prefix + name
                     if key in state:
                         used.add(key)
                         v = state[key]
-                        p.copy_(v.full_tensor() if isinstance(v, DTensor) else v)
-                    else:
-                        missing.append(key)
-                for name, b in m._buffers.items():
-                    if b is None or name in m._non_persistent_buffers_set:
-                        continue
-                    key = key_prefix + name
-                    if key in state:
-                        used.add(key)
-                        v = state[key]
-                        b.copy_(v.full_tensor() if isinstance(v, DTensor) else v)
+                        t.copy_(v.full_tensor() if isinstance(v, DTensor) else v)
                     else:
                         missing.append(key)
         unexpected = [k for k in state if k not in used]

@@ -16,7 +16,7 @@ import ember
 from ..device_mesh import DeviceMesh, init_device_mesh
 
 __all__ = ["DTensor", "DeviceMesh", "Placement", "Shard", "Replicate", "Partial", "distribute_tensor",
-           "init_device_mesh", "chunk_bounds"]
+           "init_device_mesh", "chunk_bounds", "local_box", "window"]
 
 
 class Placement:
@@ -115,7 +115,8 @@ def local_box(shape, mesh, placements, coordinate):
     return offsets, sizes
 
 
-def _slice(t, offsets, sizes):
+def window(t, offsets, sizes):
+    """t's box at offsets of the given sizes (a view)."""
     for d, (o, s) in enumerate(zip(offsets, sizes)):
         if o != 0 or s != t.shape[d]:
             t = t.narrow(d, o, s)
@@ -158,7 +159,7 @@ class DTensor:
         """This rank's piece of a tensor every rank holds whole (no communication)."""
         placements = _norm_placements(placements, mesh, full.dim())
         offsets, sizes = local_box(list(full.shape), mesh, placements, mesh.get_coordinate())
-        local = _slice(full, offsets, sizes).clone()
+        local = window(full, offsets, sizes).clone()
         for i, p in enumerate(placements):
             if isinstance(p, Partial) and mesh.get_coordinate()[i] != 0:
                 local.zero_()  # the whole value counted once: on local rank 0 of that mesh dimension
@@ -171,7 +172,7 @@ class DTensor:
 
     @property
     def shape(self):
-        return ember.Size(self._shape) if hasattr(ember, "Size") else self._shape
+        return ember.Size(self._shape)
 
     def size(self, dim=None):
         return self.shape if dim is None else self._shape[dim]

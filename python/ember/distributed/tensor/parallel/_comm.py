@@ -22,10 +22,7 @@ def _all_reduce(t, group):
 
 
 def _gather_last(t, group):
-    n = group.size()
-    pieces = ember.empty((n,) + tuple(t.shape), dtype=t.dtype, device=t.device)
-    dist.all_gather_into_tensor(pieces, t.contiguous(), group=group)
-    return ember.cat(list(pieces.unbind(0)), dim=-1)
+    return _gather_dim(t, -1, group)
 
 
 def _chunk_last(t, group):
