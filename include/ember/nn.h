@@ -5,6 +5,7 @@
 #include "ember/nn/containers.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/linear.h"
+#include "ember/nn/lora.h"
 #include "ember/nn/loss.h"
 #include "ember/nn/module.h"
 #include "ember/nn/normalization.h"

@@ -4,13 +4,17 @@
 //   forward, per (head, block of 128 queries): for each block of 512 keys, S = scale Q K^T (one
 //     GEMM), the online softmax row by row (running max m and sum l; the output rows rescaled
 //     by exp(m_old - m_new)), O += P V (one GEMM); O / l and lse = m + log(l) at the end.
-//   backward, two passes without atomics: per (head, block of 128 keys) dV += P^T dO and
-//     dK += scale dS^T Q over the query blocks; per (head, block of 128 queries) dQ += scale dS K
-//     over the key blocks; P = exp(S - lse) and dS = P (dO V^T - rowsum(dO O)) recomputed in
-//     each (the price of not storing P).
-// Causal masks are top-left aligned (query i sees keys j <= i), as torch's is_causal. float32
-// and float64 compute in themselves, float16/bfloat16 in float32; lse is float32 (float64 for
-// float64 input).
+//   backward: P = exp(S - lse) and dS = P (dO V^T - rowsum(dO O)) recomputed per tile (the price
+//     of not storing P). With at least as many heads as threads (heads a multiple of the thread
+//     count, or 4 per thread) one pass per head: each tile adds dV += P^T dO, dK += scale dS^T Q
+//     and dQ += scale dS K (5 GEMMs a tile, torch's CPU scheme). Otherwise two passes without
+//     atomics, split over blocks: per (head, block of 128 keys) dV and dK over the query blocks;
+//     per (head, block of 128 queries) dQ over the key blocks (7 GEMMs a tile).
+// Causal masks are top-left aligned (query i sees keys j <= i), as torch's is_causal. An
+// attn_mask is additive (a bool mask is 0 where it keeps, -inf where it hides), broadcast to
+// (..., Tq, Tk) and read in place; a query row whose every key is masked gives 0 (and lse +inf,
+// so its recomputed P is 0), as torch 2.x's safe softmax. float32 and float64 compute in
+// themselves, float16/bfloat16 in float32; lse is float32 (float64 for float64 input).
 // Full-width vectors for the exp loops where the CPU has them (as the softmax kernels).
 #pragma GCC target("prefer-vector-width=512")
 #include <algorithm>
@@ -41,14 +45,71 @@ template <class T> inline T exp_t(T x) {
   else return std::exp(x);
 }
 
+// An additive mask over the scores of every head, read in place: row i of head h starts at
+// data + head_offset[h] + i * row_stride (0 when the mask is broadcast over queries).
+template <class T> struct MaskView {
+  const T* data = nullptr;  // nullptr: no mask
+  std::vector<int64_t> head_offset;
+  int64_t row_stride = 0;
+  explicit operator bool() const { return data != nullptr; }
+  const T* row(int64_t h, int64_t i) const { return data + head_offset[size_t(h)] + i * row_stride; }
+};
+
+// Row reductions with independent lanes (two 512-bit vectors), so they vectorise without
+// reassociating one chain: the scalar loops they replace made the softmax part of the forward
+// cost as much as its two GEMMs.
+template <class T> constexpr int kLanes = 2 * 64 / sizeof(T);
+template <class T> inline T max_t(T a, T x) { return x > a ? x : a; }  // NaN never wins; it reaches the sum
+
+// x[j] += m[j] (when m is given) and the max of the result, over n elements.
+template <class T> T add_and_max(T* __restrict x, const T* __restrict m, int64_t n) {
+  constexpr int K = kLanes<T>;
+  T mx[K];
+  for (int k = 0; k < K; ++k) mx[k] = -std::numeric_limits<T>::infinity();
+  int64_t j = 0;
+  if (m) {
+    for (; j + K <= n; j += K)
+      for (int k = 0; k < K; ++k) {
+        x[j + k] += m[j + k];
+        mx[k] = max_t(mx[k], x[j + k]);
+      }
+    for (; j < n; ++j) x[j] += m[j], mx[0] = max_t(mx[0], x[j]);
+  } else {
+    for (; j + K <= n; j += K)
+      for (int k = 0; k < K; ++k) mx[k] = max_t(mx[k], x[j + k]);
+    for (; j < n; ++j) mx[0] = max_t(mx[0], x[j]);
+  }
+  for (int w = K / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) mx[k] = max_t(mx[k], mx[k + w]);
+  return mx[0];
+}
+
+// x[j] = exp(x[j] - base) in place, returning their sum.
+template <class T> T exp_and_sum(T* __restrict x, int64_t n, T base) {
+  constexpr int K = kLanes<T>;
+  T s[K];
+  for (int k = 0; k < K; ++k) s[k] = T(0);
+  int64_t j = 0;
+  for (; j + K <= n; j += K)
+    for (int k = 0; k < K; ++k) {
+      const T e = exp_t(x[j + k] - base);
+      x[j + k] = e;
+      s[k] += e;
+    }
+  for (; j < n; ++j) x[j] = exp_t(x[j] - base), s[0] += x[j];
+  for (int w = K / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) s[k] += s[k + w];
+  return s[0];
+}
+
 // The keys query i sees among [k0, k0 + nk): all, or (causal) those up to i.
 inline int64_t visible(int64_t i, int64_t k0, int64_t nk, bool causal) {
   return causal ? std::clamp<int64_t>(i - k0 + 1, 0, nk) : nk;
 }
 
 template <class T>
-void forward_head(const T* q, const T* k, const T* v, T* o, T* lse, const Geometry& g, int64_t q0, T scale,
-                  bool causal, std::vector<T>& s, std::vector<T>& stats) {
+void forward_head(const T* q, const T* k, const T* v, T* o, T* lse, const MaskView<T>& mask, int64_t h,
+                  const Geometry& g, int64_t q0, T scale, bool causal, std::vector<T>& s, std::vector<T>& stats) {
   const int64_t nq = std::min(kQBlock, g.tq - q0), d = g.d;
   T* m = stats.data();
   T* l = m + nq;
@@ -63,14 +124,11 @@ void forward_head(const T* q, const T* k, const T* v, T* o, T* lse, const Geomet
     for (int64_t r = 0; r < nq; ++r) {
       T* sr = s.data() + r * nk;
       const int64_t n = visible(q0 + r, k0, nk, causal);
-      T mx = -std::numeric_limits<T>::infinity();
-      for (int64_t j = 0; j < n; ++j) mx = sr[j] > mx ? sr[j] : mx;  // NaN never wins; it reaches the sum
+      const T mx = add_and_max(sr, mask ? mask.row(h, q0 + r) + k0 : nullptr, n);
       const T mn = std::max(m[r], mx);
       const T base = std::isinf(mn) && mn < 0 ? T(0) : mn;  // nothing visible yet
       const T alpha = exp_t(m[r] - base);
-      for (int64_t j = 0; j < n; ++j) sr[j] = exp_t(sr[j] - base);
-      T sum = 0;
-      for (int64_t j = 0; j < n; ++j) sum += sr[j];
+      const T sum = exp_and_sum(sr, n, base);
       std::fill(sr + n, sr + nk, T(0));
       l[r] = l[r] * alpha + sum;
       m[r] = mn;
@@ -80,9 +138,10 @@ void forward_head(const T* q, const T* k, const T* v, T* o, T* lse, const Geomet
     gemm(false, false, nq, d, nk, T(1), s.data(), nk, v + k0 * d, d, T(1), acc, d);
   }
   for (int64_t r = 0; r < nq; ++r) {
-    const T inv = T(1) / l[r];
+    // l == 0: every key masked; the row is 0 and lse +inf, so the backward's P is 0 too
+    const T inv = l[r] > T(0) ? T(1) / l[r] : T(0);
     for (int64_t c = 0; c < d; ++c) acc[r * d + c] *= inv;
-    lse[q0 + r] = m[r] + std::log(l[r]);
+    lse[q0 + r] = l[r] > T(0) ? m[r] + std::log(l[r]) : std::numeric_limits<T>::infinity();
   }
 }
 
@@ -90,8 +149,8 @@ void forward_head(const T* q, const T* k, const T* v, T* o, T* lse, const Geomet
 // [k0, k0 + nk) of one head, zero where the mask hides a key.
 template <class T>
 void probs_and_dscores(const T* q, const T* k, const T* v, const T* go, const T* lse, const T* rowdot,
-                       const Geometry& g, int64_t q0, int64_t nq, int64_t k0, int64_t nk, T scale, bool causal, T* p,
-                       T* ds) {
+                       const MaskView<T>& mask, int64_t h, const Geometry& g, int64_t q0, int64_t nq, int64_t k0,
+                       int64_t nk, T scale, bool causal, T* p, T* ds) {
   const int64_t d = g.d;
   gemm(false, true, nq, nk, d, scale, q + q0 * d, d, k + k0 * d, d, T(0), p, nk);
   gemm(false, true, nq, nk, d, T(1), go + q0 * d, d, v + k0 * d, d, T(0), ds, nk);
@@ -100,6 +159,10 @@ void probs_and_dscores(const T* q, const T* k, const T* v, const T* go, const T*
     T* pr = p + r * nk;
     T* dr = ds + r * nk;
     const T ls = lse[q0 + r], dd = rowdot[q0 + r];
+    if (mask) {
+      const T* mr = mask.row(h, q0 + r) + k0;
+      for (int64_t j = 0; j < n; ++j) pr[j] += mr[j];
+    }
     for (int64_t j = 0; j < n; ++j) pr[j] = exp_t(pr[j] - ls);
     for (int64_t j = 0; j < n; ++j) dr[j] = pr[j] * (dr[j] - dd);
     std::fill(pr + n, pr + nk, T(0));
@@ -108,8 +171,8 @@ void probs_and_dscores(const T* q, const T* k, const T* v, const T* go, const T*
 }
 
 template <class T>
-std::tuple<Tensor, Tensor> forward_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Geometry& g,
-                                         bool causal, double scale) {
+std::tuple<Tensor, Tensor> forward_typed(const Tensor& q, const Tensor& k, const Tensor& v, const MaskView<T>& mask,
+                                         const Geometry& g, bool causal, double scale) {
   Tensor out = empty(q.sizes(), q.options());
   Tensor lse = empty(Shape(q.sizes().begin(), q.sizes().end() - 1), q.options());
   const T* pq = q.data_ptr<T>();
@@ -123,16 +186,23 @@ std::tuple<Tensor, Tensor> forward_typed(const Tensor& q, const Tensor& k, const
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t h = b / qblocks, q0 = (b % qblocks) * kQBlock;
       forward_head<T>(pq + h * g.tq * g.d, pk + h * g.tk * g.d, pv + h * g.tk * g.d, po + h * g.tq * g.d,
-                      pl + h * g.tq, g, q0, T(scale), causal, s, stats);
+                      pl + h * g.tq, mask, h, g, q0, T(scale), causal, s, stats);
     }
   });
   return {out, lse};
 }
 
+// Whether the backward runs one pass per head: enough heads to give every thread the same
+// share (or so many that the imbalance is small).
+bool backward_by_head(int64_t heads) {
+  const int64_t threads = detail::max_parallel_threads();
+  return heads % threads == 0 || heads >= 4 * threads;
+}
+
 template <class T>
 std::tuple<Tensor, Tensor, Tensor> backward_typed(const Tensor& go, const Tensor& q, const Tensor& k, const Tensor& v,
-                                                  const Tensor& out, const Tensor& lse, const Geometry& g, bool causal,
-                                                  double scale) {
+                                                  const MaskView<T>& mask, const Tensor& out, const Tensor& lse,
+                                                  const Geometry& g, bool causal, double scale) {
   Tensor dq = zeros(q.sizes(), q.options()), dk = zeros(k.sizes(), k.options()), dv = zeros(v.sizes(), v.options());
   Tensor rowdot = (go * out).sum({-1});
   const T* pq = q.data_ptr<T>();
@@ -141,22 +211,50 @@ std::tuple<Tensor, Tensor, Tensor> backward_typed(const Tensor& go, const Tensor
   const T* pg = go.data_ptr<T>();
   const T* pl = lse.data_ptr<T>();
   const T* pd = rowdot.data_ptr<T>();
+  T* pdq = dq.data_ptr<T>();
+  T* pdk = dk.data_ptr<T>();
+  T* pdv = dv.data_ptr<T>();
   const T sc = T(scale);
   const int64_t d = g.d, kblocks = (g.tk + kBwdBlock - 1) / kBwdBlock, qblocks = (g.tq + kBwdBlock - 1) / kBwdBlock;
   auto head = [&](const T* base, int64_t h, int64_t t) { return base + h * t * d; };
+  // P and dS of one tile, for head h, queries [q0, q0 + nq), keys [k0, k0 + nk)
+  auto tile = [&](int64_t h, int64_t q0, int64_t nq, int64_t k0, int64_t nk, T* p, T* ds) {
+    probs_and_dscores<T>(head(pq, h, g.tq), head(pk, h, g.tk), head(pv, h, g.tk), head(pg, h, g.tq), pl + h * g.tq,
+                         pd + h * g.tq, mask, h, g, q0, nq, k0, nk, sc, causal, p, ds);
+  };
+  if (backward_by_head(g.heads)) {
+    parallel_for(0, g.heads, 1, [&](int64_t h0, int64_t h1) {
+      std::vector<T> p(size_t(kBwdBlock * kBwdBlock)), ds(p.size());
+      for (int64_t h = h0; h < h1; ++h)
+        for (int64_t q0 = 0; q0 < g.tq; q0 += kBwdBlock) {
+          const int64_t nq = std::min(kBwdBlock, g.tq - q0);
+          const int64_t k_end = causal ? std::min(g.tk, q0 + nq) : g.tk;
+          for (int64_t k0 = 0; k0 < k_end; k0 += kBwdBlock) {
+            const int64_t nk = std::min(kBwdBlock, k_end - k0);
+            tile(h, q0, nq, k0, nk, p.data(), ds.data());
+            gemm(true, false, nk, d, nq, T(1), p.data(), nk, head(pg, h, g.tq) + q0 * d, d, T(1),
+                 pdv + (h * g.tk + k0) * d, d);
+            gemm(true, false, nk, d, nq, sc, ds.data(), nk, head(pq, h, g.tq) + q0 * d, d, T(1),
+                 pdk + (h * g.tk + k0) * d, d);
+            gemm(false, false, nq, d, nk, sc, ds.data(), nk, head(pk, h, g.tk) + k0 * d, d, T(1),
+                 pdq + (h * g.tq + q0) * d, d);
+          }
+        }
+    });
+    return {dq, dk, dv};
+  }
   // dK, dV: a key block gathers from every query block that sees it
   parallel_for(0, g.heads * kblocks, 1, [&](int64_t b0, int64_t b1) {
     std::vector<T> p(size_t(kBwdBlock * kBwdBlock)), ds(p.size());
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t h = b / kblocks, k0 = (b % kblocks) * kBwdBlock, nk = std::min(kBwdBlock, g.tk - k0);
-      T* dkb = dk.data_ptr<T>() + (h * g.tk + k0) * d;
-      T* dvb = dv.data_ptr<T>() + (h * g.tk + k0) * d;
       for (int64_t q0 = causal ? k0 / kBwdBlock * kBwdBlock : 0; q0 < g.tq; q0 += kBwdBlock) {
         const int64_t nq = std::min(kBwdBlock, g.tq - q0);
-        probs_and_dscores<T>(head(pq, h, g.tq), head(pk, h, g.tk), head(pv, h, g.tk), head(pg, h, g.tq),
-                             pl + h * g.tq, pd + h * g.tq, g, q0, nq, k0, nk, sc, causal, p.data(), ds.data());
-        gemm(true, false, nk, d, nq, T(1), p.data(), nk, head(pg, h, g.tq) + q0 * d, d, T(1), dvb, d);
-        gemm(true, false, nk, d, nq, sc, ds.data(), nk, head(pq, h, g.tq) + q0 * d, d, T(1), dkb, d);
+        tile(h, q0, nq, k0, nk, p.data(), ds.data());
+        gemm(true, false, nk, d, nq, T(1), p.data(), nk, head(pg, h, g.tq) + q0 * d, d, T(1), pdv + (h * g.tk + k0) * d,
+             d);
+        gemm(true, false, nk, d, nq, sc, ds.data(), nk, head(pq, h, g.tq) + q0 * d, d, T(1), pdk + (h * g.tk + k0) * d,
+             d);
       }
     }
   });
@@ -165,13 +263,12 @@ std::tuple<Tensor, Tensor, Tensor> backward_typed(const Tensor& go, const Tensor
     std::vector<T> p(size_t(kBwdBlock * kBwdBlock)), ds(p.size());
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t h = b / qblocks, q0 = (b % qblocks) * kBwdBlock, nq = std::min(kBwdBlock, g.tq - q0);
-      T* dqb = dq.data_ptr<T>() + (h * g.tq + q0) * d;
       const int64_t k_end = causal ? std::min(g.tk, q0 + nq) : g.tk;
       for (int64_t k0 = 0; k0 < k_end; k0 += kBwdBlock) {
         const int64_t nk = std::min(kBwdBlock, k_end - k0);
-        probs_and_dscores<T>(head(pq, h, g.tq), head(pk, h, g.tk), head(pv, h, g.tk), head(pg, h, g.tq),
-                             pl + h * g.tq, pd + h * g.tq, g, q0, nq, k0, nk, sc, causal, p.data(), ds.data());
-        gemm(false, false, nq, d, nk, sc, ds.data(), nk, head(pk, h, g.tk) + k0 * d, d, T(1), dqb, d);
+        tile(h, q0, nq, k0, nk, p.data(), ds.data());
+        gemm(false, false, nq, d, nk, sc, ds.data(), nk, head(pk, h, g.tk) + k0 * d, d, T(1), pdq + (h * g.tq + q0) * d,
+             d);
       }
     }
   });
@@ -184,27 +281,77 @@ void check_floating(const char* op, const Tensor& q) {
 
 Tensor dense(const Tensor& t, DType dt) { return t.to(dt).contiguous(); }
 
-std::tuple<Tensor, Tensor> flash_forward_cpu(const Tensor& query, const Tensor& key, const Tensor& value, bool causal,
-                                             double scale) {
-  const Geometry g = flash_attention_geometry("_flash_attention_forward", query, key, value);
-  check_floating("_flash_attention_forward", query);
+// attn_mask as the kernels read it: additive, of the compute dtype, expanded to the scores'
+// (..., Tq, Tk) with unit stride along the keys (a copy only when the mask is not).
+Tensor additive_scores_mask(const char* op, const std::optional<Tensor>& attn_mask, const Tensor& q, int64_t tk,
+                            DType cdt) {
+  if (!attn_mask || !attn_mask->defined()) return {};
+  const Tensor& m = *attn_mask;
+  EMBER_CHECK_TYPE(m.dtype() == kBool || is_floating(m.dtype()), op,
+                   ": expected attn_mask of dtype bool or a floating dtype, got ", dtype_name(m.dtype()));
+  Shape scores(q.sizes().begin(), q.sizes().end());
+  scores.back() = tk;
+  bool fits = m.dim() <= int64_t(scores.size());
+  for (int64_t i = 1; fits && i <= m.dim(); ++i) {
+    const int64_t ms = m.sizes()[m.dim() - i];
+    fits = ms == 1 || ms == scores[scores.size() - size_t(i)];
+  }
+  EMBER_CHECK(fits, op, ": attn_mask of size ", m.sizes(), " does not broadcast to the attention scores' size ",
+              scores);
+  Tensor a = m.dtype() == kBool
+                 ? zeros(m.sizes(), {.dtype = cdt, .device = m.device()})
+                       .masked_fill(m.logical_not(), -std::numeric_limits<double>::infinity())
+                 : m.to(cdt);
+  a = a.expand(scores);
+  if (tk > 1 && a.strides().back() != 1) a = a.contiguous();
+  return a;
+}
+
+template <class T> MaskView<T> mask_view(const Tensor& a, const Geometry& g) {
+  MaskView<T> view;
+  if (!a.defined()) return view;
+  view.data = a.data_ptr<T>();
+  view.row_stride = a.strides()[a.dim() - 2];
+  view.head_offset.resize(size_t(g.heads));
+  const int64_t lead = a.dim() - 2;
+  for (int64_t h = 0; h < g.heads; ++h) {
+    int64_t rest = h, off = 0;
+    for (int64_t i = lead - 1; i >= 0; --i) {
+      off += (rest % a.sizes()[i]) * a.strides()[i];
+      rest /= a.sizes()[i];
+    }
+    view.head_offset[size_t(h)] = off;
+  }
+  return view;
+}
+
+std::tuple<Tensor, Tensor> flash_forward_cpu(const Tensor& query, const Tensor& key, const Tensor& value,
+                                             const std::optional<Tensor>& attn_mask, bool causal, double scale) {
+  const char* op = "_flash_attention_forward";
+  const Geometry g = flash_attention_geometry(op, query, key, value);
+  check_floating(op, query);
   const DType cdt = reduce::compute_dtype(query.dtype());
   Tensor q = dense(query, cdt), k = dense(key, cdt), v = dense(value, cdt);
-  auto [out, lse] = cdt == kFloat64 ? forward_typed<double>(q, k, v, g, causal, scale)
-                                    : forward_typed<float>(q, k, v, g, causal, scale);
+  Tensor m = additive_scores_mask(op, attn_mask, query, g.tk, cdt);
+  auto [out, lse] = cdt == kFloat64 ? forward_typed<double>(q, k, v, mask_view<double>(m, g), g, causal, scale)
+                                    : forward_typed<float>(q, k, v, mask_view<float>(m, g), g, causal, scale);
   return {out.to(query.dtype()), lse};
 }
 
 std::tuple<Tensor, Tensor, Tensor> flash_backward_cpu(const Tensor& grad_out, const Tensor& query, const Tensor& key,
-                                                      const Tensor& value, const Tensor& out, const Tensor& lse,
-                                                      bool causal, double scale) {
-  const Geometry g = flash_attention_geometry("_flash_attention_backward", query, key, value);
-  check_floating("_flash_attention_backward", query);
+                                                      const Tensor& value, const std::optional<Tensor>& attn_mask,
+                                                      const Tensor& out, const Tensor& lse, bool causal,
+                                                      double scale) {
+  const char* op = "_flash_attention_backward";
+  const Geometry g = flash_attention_geometry(op, query, key, value);
+  check_floating(op, query);
   const DType cdt = reduce::compute_dtype(query.dtype());
   Tensor q = dense(query, cdt), k = dense(key, cdt), v = dense(value, cdt), go = dense(grad_out, cdt);
   Tensor o = dense(out, cdt), l = dense(lse, cdt);
-  auto [dq, dk, dv] = cdt == kFloat64 ? backward_typed<double>(go, q, k, v, o, l, g, causal, scale)
-                                      : backward_typed<float>(go, q, k, v, o, l, g, causal, scale);
+  Tensor m = additive_scores_mask(op, attn_mask, query, g.tk, cdt);
+  auto [dq, dk, dv] = cdt == kFloat64
+                          ? backward_typed<double>(go, q, k, v, mask_view<double>(m, g), o, l, g, causal, scale)
+                          : backward_typed<float>(go, q, k, v, mask_view<float>(m, g), o, l, g, causal, scale);
   const DType dt = query.dtype();
   return {dq.to(dt), dk.to(dt), dv.to(dt)};
 }

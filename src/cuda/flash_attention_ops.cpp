@@ -74,9 +74,16 @@ FlashAttentionLaunch geometry(const char* op, const Tensor& q, const Tensor& k, 
 
 Shape lse_shape(const Tensor& q) { return Shape(q.sizes().begin(), q.sizes().end() - 1); }
 
-std::tuple<Tensor, Tensor> flash_forward_cuda(const Tensor& query, const Tensor& key, const Tensor& value, bool causal,
-                                              double scale) {
+// The CUDA kernels take no attn_mask (F::scaled_dot_product_attention never sends them one).
+void check_no_mask(const char* op, const std::optional<Tensor>& attn_mask) {
+  EMBER_CHECK(!attn_mask || !attn_mask->defined(), op,
+              ": the CUDA kernels take no attn_mask (scaled_dot_product_attention uses the math path for masks)");
+}
+
+std::tuple<Tensor, Tensor> flash_forward_cuda(const Tensor& query, const Tensor& key, const Tensor& value,
+                                              const std::optional<Tensor>& attn_mask, bool causal, double scale) {
   GpuGuard guard(query.device().index);
+  check_no_mask("_flash_attention_forward", attn_mask);
   FlashAttentionLaunch L = geometry("_flash_attention_forward", query, key, value, causal, scale);
   auto [q, q_at] = readable(query);
   auto [k, k_at] = readable(key);
@@ -96,9 +103,10 @@ std::tuple<Tensor, Tensor> flash_forward_cuda(const Tensor& query, const Tensor&
 }
 
 std::tuple<Tensor, Tensor, Tensor> flash_backward_cuda(const Tensor& grad_out, const Tensor& query, const Tensor& key,
-                                                       const Tensor& value, const Tensor& out, const Tensor& lse,
-                                                       bool causal, double scale) {
+                                                       const Tensor& value, const std::optional<Tensor>& attn_mask,
+                                                       const Tensor& out, const Tensor& lse, bool causal, double scale) {
   GpuGuard guard(query.device().index);
+  check_no_mask("_flash_attention_backward", attn_mask);
   FlashAttentionLaunch L = geometry("_flash_attention_backward", query, key, value, causal, scale);
   EMBER_CHECK(grad_out.sizes() == query.sizes() && out.sizes() == query.sizes(),
               "_flash_attention_backward: expected grad_out and out of the query's size ", query.sizes());

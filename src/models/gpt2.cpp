@@ -25,8 +25,8 @@ namespace F = nn::functional;
 
 namespace {
 
-// transformers' Conv1D: y = x W + b with W [in, out].
-class Conv1D : public nn::Module {
+// transformers' Conv1D: y = x W + b with W [in, out]; can carry a LoRA adapter (nn/lora.h).
+class Conv1D : public nn::Module, public nn::LoRALayer {
  public:
   Conv1D(int64_t nf, int64_t nx, double std) : nf_(nf) {
     register_parameter("weight", &weight);
@@ -38,37 +38,22 @@ class Conv1D : public nn::Module {
     Shape shape(x.sizes().begin(), x.sizes().end());
     shape.back() = nf_;
     Tensor y = addmm(bias, x.reshape({-1, x.size(-1)}), weight).view(shape);
-    if (lora_A && !merged) y = y + lora_B->forward(lora_A->forward(x)).mul(Scalar(scaling));
+    if (lora_active()) y = y + lora_output(x, is_training());
     return y;
   }
   std::string name() const override { return "Conv1D"; }
 
-  // LoRA (PEFT's names: <layer>.lora_A.weight [r, in], <layer>.lora_B.weight [out, r]; B = 0)
-  void add_lora(int64_t r, double alpha) {
-    EMBER_CHECK_VALUE(r > 0, "LoRA: rank r must be positive, got ", r);
-    EMBER_CHECK(!lora_A, "LoRA: this layer already has an adapter");
-    lora_A = std::make_shared<nn::Linear>(weight.size(0), r, false);
-    lora_B = std::make_shared<nn::Linear>(r, nf_, false);
+  // LoRA (nn/lora.h): the weight is [in, out], so merging adds the adapter's delta transposed
+  int64_t lora_in_features() const override { return weight.size(0); }
+  int64_t lora_out_features() const override { return nf_; }
+  void merge_lora(bool on) override {
+    if (!has_lora() || lora_merged == on) return;
     autograd::NoGradGuard no_grad;
-    const double bound = 1.0 / std::sqrt(double(weight.size(0)));  // kaiming_uniform(a=sqrt(5)), as PEFT
-    lora_A->weight.uniform_(-bound, bound);
-    lora_B->weight.zero_();
-    register_module("lora_A", lora_A);
-    register_module("lora_B", lora_B);
-    scaling = alpha / double(r);
-  }
-  Tensor delta() const { return lora_B->weight.matmul(lora_A->weight).t().mul(Scalar(scaling)); }  // [in, out]
-  void merge(bool on) {
-    if (!lora_A || merged == on) return;
-    autograd::NoGradGuard no_grad;
-    if (on) weight.add_(delta());
-    else weight.sub_(delta());
-    merged = on;
+    if (on) weight.add_(lora_delta().t());
+    else weight.sub_(lora_delta().t());
+    lora_merged = on;
   }
   Tensor weight, bias;
-  std::shared_ptr<nn::Linear> lora_A, lora_B;
-  double scaling = 1.0;
-  bool merged = false;
 
  private:
   int64_t nf_;
@@ -393,59 +378,16 @@ void GPT2LMHeadModel::save_pretrained(const std::string& folder) {
 
 // ---------------------------------------------------------------- LoRA
 int64_t GPT2LMHeadModel::inject_lora(const std::vector<std::string>& targets, int64_t r, double alpha) {
-  int64_t wrapped = 0;
-  for (auto& [name, module] : named_modules()) {
-    auto* conv = dynamic_cast<Conv1D*>(module);
-    if (!conv) continue;
-    const std::string last = name.substr(name.rfind('.') + 1);
-    if (std::find(targets.begin(), targets.end(), last) == targets.end() &&
-        std::find(targets.begin(), targets.end(), name) == targets.end())
-      continue;
-    conv->add_lora(r, alpha);
-    ++wrapped;
-  }
-  if (wrapped == 0) {
-    std::string names;
-    for (const auto& t : targets) names += (names.empty() ? "" : ", ") + t;
-    throw ValueError("inject_lora: no Conv1D layer is named like " + names);
-  }
-  for (auto& [name, p] : named_parameters()) p.requires_grad_(name.find(".lora_") != std::string::npos);
-  return wrapped;
+  return nn::inject_lora(*this, targets, {.r = r, .alpha = alpha});
 }
 
-void GPT2LMHeadModel::merge_lora(bool merged) {
-  for (auto& [_, module] : named_modules())
-    if (auto* conv = dynamic_cast<Conv1D*>(module)) conv->merge(merged);
-}
+void GPT2LMHeadModel::merge_lora(bool merged) { nn::merge_lora(*this, merged); }
 
-std::vector<std::pair<std::string, Tensor>> GPT2LMHeadModel::lora_state_dict() {
-  std::vector<std::pair<std::string, Tensor>> out;
-  for (auto& [name, p] : named_parameters())
-    if (name.find(".lora_") != std::string::npos) out.emplace_back(name, p);
-  return out;
-}
+std::vector<std::pair<std::string, Tensor>> GPT2LMHeadModel::lora_state_dict() { return nn::lora_state_dict(*this); }
 
-void GPT2LMHeadModel::save_lora(const std::string& path) {
-  std::vector<std::pair<std::string, Tensor>> tensors;
-  for (auto& [k, v] : lora_state_dict()) tensors.emplace_back(k, v.detach().contiguous());
-  EMBER_CHECK_VALUE(!tensors.empty(), "save_lora: the model has no LoRA adapters (inject_lora first)");
-  safetensors::save(tensors, path, {{"format", "pt"}});
-}
+void GPT2LMHeadModel::save_lora(const std::string& path) { nn::save_lora(*this, path); }
 
-void GPT2LMHeadModel::load_lora(const std::string& path) {
-  auto own = lora_state_dict();
-  std::map<std::string, Tensor> mine(own.begin(), own.end());
-  const auto theirs = safetensors::load(path);
-  EMBER_CHECK_VALUE(theirs.size() == mine.size(), "load_lora: ", path, " holds ", theirs.size(),
-                    " adapter tensors, this model has ", mine.size());
-  autograd::NoGradGuard no_grad;
-  for (const auto& [k, v] : theirs) {
-    auto it = mine.find(k);
-    EMBER_CHECK_VALUE(it != mine.end() && it->second.sizes() == v.sizes(), "load_lora: '", k,
-                      "' does not fit this model's adapters");
-    it->second.copy_(v);
-  }
-}
+void GPT2LMHeadModel::load_lora(const std::string& path) { nn::load_lora(*this, path); }
 
 Tensor GPT2LMHeadModel::generate(const Tensor& input_ids, const GenerateOptions& o) {
   autograd::NoGradGuard no_grad;

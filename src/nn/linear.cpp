@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "ember/autograd/grad_mode.h"
 #include "ember/nn/functional.h"
 
 namespace ember::nn {
@@ -29,7 +30,17 @@ void Linear::reset_parameters() {
 }
 
 Tensor Linear::forward(const Tensor& x) {
-  return functional::linear(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt);
+  Tensor y = functional::linear(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt);
+  if (lora_active()) y = y + lora_output(x, is_training());
+  return y;
+}
+
+void Linear::merge_lora(bool on) {
+  if (!has_lora() || lora_merged == on) return;
+  autograd::NoGradGuard no_grad;
+  if (on) weight.add_(lora_delta());
+  else weight.sub_(lora_delta());
+  lora_merged = on;
 }
 
 std::string Linear::extra_repr() const {

@@ -41,10 +41,13 @@ std::tuple<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query, cons
                                                        const std::optional<Tensor>& key_padding_mask,
                                                        bool need_weights, const std::optional<Tensor>& attn_mask,
                                                        bool average_attn_weights, bool is_causal) {
-  // An undefined in_proj_bias / out_proj.bias (bias=false) reads as absent.
+  // An undefined in_proj_bias / out_proj.bias (bias=false) reads as absent. The functional form
+  // reads out_proj's weight, not its forward, so a LoRA adapter on out_proj joins as W + scaling B A
+  // (its input dropout, if any, does not apply there).
+  const Tensor out_weight = out_proj.lora_active() ? out_proj.weight + out_proj.lora_delta() : out_proj.weight;
   return F::multi_head_attention_forward(
       query, key, value, embed_dim, num_heads, in_proj_weight, in_proj_bias, std::nullopt, std::nullopt,
-      /*add_zero_attn=*/false, dropout, out_proj.weight, out_proj.bias, is_training(), key_padding_mask,
+      /*add_zero_attn=*/false, dropout, out_weight, out_proj.bias, is_training(), key_padding_mask,
       need_weights, attn_mask, /*use_separate_proj_weight=*/false, std::nullopt, std::nullopt, std::nullopt,
       std::nullopt, std::nullopt, average_attn_weights, is_causal, batch_first);
 }

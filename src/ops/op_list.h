@@ -246,14 +246,16 @@ EMBER_OP(native_layer_norm_backward, std::tuple<Tensor, Tensor, Tensor>(const Te
                                                                         const Tensor&, const std::optional<Tensor>&, int64_t))
 // Flash attention (F::scaled_dot_product_attention's fused path; nn/functional/flash_attention.cpp
 // picks it, CUDA kernels in cuda/flash_attention_*): q (..., Tq, D), k and v (..., Tk, D) with the
-// same leading dims; (is_causal, scale) -> (out, lse), lse float32 (..., Tq): the natural log of
-// each query row's sum of exp(scaled scores), which the backward needs instead of the T x T
-// probabilities.
-EMBER_OP(_flash_attention_forward, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, bool, double))
-// (grad_out, q, k, v, out, lse, is_causal, scale) -> (dq, dk, dv)
+// same leading dims; (attn_mask, is_causal, scale) -> (out, lse), lse float32 (..., Tq): the
+// natural log of each query row's sum of exp(scaled scores), which the backward needs instead of
+// the T x T probabilities. attn_mask (CPU only): bool (true keeps) or additive float,
+// broadcastable to (..., Tq, Tk), never with is_causal; a row with every key masked gives 0.
+EMBER_OP(_flash_attention_forward, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&,
+                                                              const std::optional<Tensor>&, bool, double))
+// (grad_out, q, k, v, attn_mask, out, lse, is_causal, scale) -> (dq, dk, dv)
 EMBER_OP(_flash_attention_backward, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&,
-                                                                       const Tensor&, const Tensor&, const Tensor&,
-                                                                       bool, double))
+                                                                       const Tensor&, const std::optional<Tensor>&,
+                                                                       const Tensor&, const Tensor&, bool, double))
 // Batch norm with batch statistics (training, or no running stats) over every dim but 1 of
 // (N, C, ...) input, weight and bias applied in the same pass. Returns (out, save_mean,
 // save_invstd), one entry per channel, float32 for float32/float16/bfloat16 input (as PyTorch).

@@ -339,12 +339,14 @@ def test_sdpa_kernel_switches_and_restores():
         assert cuda.math_sdp_enabled() and not cuda.flash_sdp_enabled()
         assert ember.allclose(F.scaled_dot_product_attention(q, q, q), ref)
     assert cuda.flash_sdp_enabled() and cuda.math_sdp_enabled()
-    # only flash: the CPU flash kernel serves it; a mask it cannot take fails naming why
+    # only flash: the CPU flash kernel serves it, masks too; dropout it cannot take fails naming why
     with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
         out = F.scaled_dot_product_attention(q, q, q)
         assert out.grad_fn is None and ember.allclose(out, ref, atol=1e-6)
+        masked = F.scaled_dot_product_attention(q, q, q, attn_mask=ember.ones(5, 5, dtype=ember.bool))
+        assert ember.allclose(masked, ref, atol=1e-6)
         with pytest.raises(RuntimeError, match="No available kernel"):
-            F.scaled_dot_product_attention(q, q, q, attn_mask=ember.ones(5, 5, dtype=ember.bool))
+            F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
     with cuda.sdp_kernel(enable_math=False, enable_flash=True):
         assert not cuda.math_sdp_enabled()
     assert cuda.math_sdp_enabled() and cuda.cudnn_sdp_enabled()

@@ -3,7 +3,7 @@
 // dropout): softmax(q k^T * scale + mask) v over batched (..., L, E) inputs.
 // A bool mask keeps the positions where it is true (the others get -inf); a float mask is
 // added. is_causal keeps the lower triangle (query i attends to keys j <= i). A row with every
-// position masked gives NaN, as in PyTorch's math path.
+// position masked gives 0, as PyTorch 2.x's math path (its _safe_softmax; 1.13 gave NaN).
 #include <cmath>
 #include <limits>
 
@@ -20,6 +20,24 @@ Tensor mask_future_keys(const Tensor& scores) {
   const int64_t l = scores.sizes()[scores.dim() - 2], sl = scores.sizes()[scores.dim() - 1];
   Tensor keep = ones({l, sl}, {.dtype = kBool, .device = scores.device()}).tril();
   return scores.masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
+}
+
+Tensor apply_attention_mask(const Tensor& scores, const Tensor& m) {
+  if (m.dtype() == kBool) return scores.masked_fill(m.logical_not(), -std::numeric_limits<double>::infinity());
+  return scores + m;
+}
+
+Tensor fully_masked_rows(const Tensor& m) {
+  if (m.dim() == 0) return {};
+  Tensor dead = m.dtype() == kBool ? m.logical_not().all(-1, true)
+                                   : m.eq(-std::numeric_limits<double>::infinity()).all(-1, true);
+  return dead.any().item<bool>() ? dead : Tensor();
+}
+
+Tensor safe_softmax(const Tensor& scores, const Tensor& dead) {
+  if (!dead.defined()) return ember::softmax(scores, -1);
+  // the dead rows get finite scores first, so neither direction meets exp(-inf - -inf)
+  return ember::softmax(scores.masked_fill(dead, 0.0), -1).masked_fill(dead, 0.0);
 }
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
@@ -40,19 +58,16 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
               "scaled_dot_product_attention: expected value with the same sequence length as key, but got key of "
               "size", k.sizes(), " and value of size", v.sizes());
   const double s = scale ? *scale : 1.0 / std::sqrt(double(e));
-  if (flash_attention_applies(q, k, v, has_mask, dropout_p, is_causal, s)) return flash_attention(q, k, v, is_causal, s);
+  const std::optional<Tensor> mask = has_mask ? attn_mask : std::nullopt;
+  if (flash_attention_applies(q, k, v, mask, dropout_p, is_causal, s)) return flash_attention(q, k, v, mask, is_causal, s);
   EMBER_CHECK(math_sdp_enabled(), "scaled_dot_product_attention: No available kernel. The math path is disabled "
-              "(torch.backends.cuda.enable_math_sdp(False)) and the flash kernel does not apply (it needs no attn_mask, "
-              "no dropout, one dtype and equal batch dims; on CUDA float16/bfloat16 with head dim 64 or 128)");
+              "(torch.backends.cuda.enable_math_sdp(False)) and the flash kernel does not apply (it needs no dropout, "
+              "one dtype and equal batch dims; on CUDA float16/bfloat16 with head dim 64 or 128 and no attn_mask; on "
+              "the CPU an attn_mask that needs no gradient)");
   Tensor attn = q.matmul(k.transpose(-2, -1)) * s;
-  if (is_causal) {
-    attn = mask_future_keys(attn);
-  } else if (has_mask) {
-    const Tensor& m = *attn_mask;
-    if (m.dtype() == kBool) attn = attn.masked_fill(m.logical_not(), -std::numeric_limits<double>::infinity());
-    else attn = attn + m;
-  }
-  attn = ember::softmax(attn, -1);
+  if (is_causal) attn = mask_future_keys(attn);
+  else if (has_mask) attn = apply_attention_mask(attn, *attn_mask);
+  attn = safe_softmax(attn, has_mask ? fully_masked_rows(*attn_mask) : Tensor());
   if (dropout_p > 0.0) attn = dropout(attn, dropout_p, true, gen);
   return attn.matmul(v);
 }
