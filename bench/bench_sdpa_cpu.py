@@ -12,10 +12,11 @@ these measurements.
     PYTHONPATH=python:build/python /work/torch2/bin/python bench/bench_sdpa_cpu.py [--quick]
 """
 import sys
-import time
 
 import ember
 from ember.nn.attention import SDPBackend, sdpa_kernel
+
+from bench_timing import best_of
 
 try:
     import torch
@@ -35,27 +36,6 @@ def make_step(T, dtype, batch, t, kind, backward):
     return step
 
 
-def best_ms(steps, rounds=5, calls=2):
-    """The best time of each step over interleaved rounds (so drift hits them all alike)."""
-    best = {name: float("inf") for name in steps}
-    for _ in range(rounds):
-        for name, (step, ctx) in steps.items():
-            with ctx():
-                for _ in range(calls):
-                    t = time.perf_counter()
-                    step()
-                    best[name] = min(best[name], (time.perf_counter() - t) * 1e3)
-    return best
-
-
-class _Nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
 def main():
     ember.set_num_threads(2)
     if torch is not None:
@@ -71,12 +51,12 @@ def main():
         steps = {
             "math": (make_step(ember, edt, batch, t, kind, backward), lambda: sdpa_kernel(SDPBackend.MATH)),
             "flash": (make_step(ember, edt, batch, t, kind, backward), lambda: sdpa_kernel(SDPBackend.FLASH_ATTENTION)),
-            "default": (make_step(ember, edt, batch, t, kind, backward), _Nothing),
+            "default": (make_step(ember, edt, batch, t, kind, backward), None),
         }
         if has_torch_sdpa:
             tdt = torch.float32 if dt == "f32" else torch.bfloat16
-            steps["torch"] = (make_step(torch, tdt, batch, t, kind, backward), _Nothing)
-        best = best_ms(steps)
+            steps["torch"] = (make_step(torch, tdt, batch, t, kind, backward), None)
+        best = dict(zip(steps, best_of(list(steps.values()))))
         tt = best.get("torch", float("nan"))
         name = f"{dt} b{batch} T{t} {kind} {'f+b' if backward else 'fwd'}"
         print(f"{name:30s} {best['math']:8.1f} {best['flash']:8.1f} {best['default']:8.1f} {tt:8.1f} "

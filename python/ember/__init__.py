@@ -60,3 +60,5 @@ for _name in _math_composites.__all__:
     if not hasattr(_C, _name):
         globals()[_name] = getattr(_math_composites, _name)
 range = _composite_ops._torch_range  # torch.range (deprecated); the module keeps Python's range
+from ._compile import compile  # noqa: E402  (torch.compile; ember.compiler has explain/reset/...)
+from . import compiler  # noqa: E402,F401

@@ -6,6 +6,7 @@
 #include <nanobind/ndarray.h>
 
 #include "bind.h"
+#include "ember/compile/capture.h"
 
 namespace ember::python {
 
@@ -295,6 +296,7 @@ nb::object tolist_rec(const char* data, DType t, IntArrayRef sizes, size_t dim, 
 }
 
 nb::object tensor_tolist(const Tensor& self) {
+  compiler::detail::note_break("Tensor.tolist() reads values into Python");
   DType t = self.dtype() == kBool ? kBool : is_complex(self.dtype()) ? kComplex128
              : is_floating(self.dtype()) ? kFloat64 : kInt64;
   Tensor c = self.detach().to(Device(DeviceType::CPU), t).contiguous();
@@ -431,6 +433,7 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
   cls.def("item", [](const Tensor& t) { return t.item(); });
   cls.def("tolist", &tensor_tolist);
   cls.def("numpy", [](const Tensor& t, bool force) {
+    compiler::detail::note_break("Tensor.numpy() reads values into Python");
     if (force) return as_ndarray<nb::numpy>(t.detach(), "numpy");
     return as_ndarray<nb::numpy>(t, "numpy");
   }, nb::arg("force") = false);

@@ -13,6 +13,7 @@ void bind_amp(nb::module_& m);  // bind_amp.cpp: ember._C._amp
 void bind_profiler(nb::module_& m);  // bind_profiler.cpp: ember._C._profiler
 void bind_distributed(nb::module_& m);  // bind_distributed.cpp: ember._C._distributed
 void bind_models(nb::module_& m);  // bind_models.cpp: ember._C._models
+void bind_compile(nb::module_& m);  // bind_compile.cpp: ember._C._compile
 }
 
 NB_MODULE(_C, m) {
@@ -43,5 +44,6 @@ NB_MODULE(_C, m) {
   bind_amp(m);
   bind_profiler(m);
   bind_models(m);
+  bind_compile(m);
   bind_distributed(m);  // last: its error classes are translated before the generic ones
 }

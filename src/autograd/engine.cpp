@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "autograd/meta.h"
+#include "ember/compile/capture.h"
 #include "profiler/recorder.h"
 #include "ember/ops.h"
 
@@ -193,6 +194,7 @@ variable_list root_gradients(const variable_list& outputs, const variable_list& 
 
 variable_list grad(const variable_list& outputs, const variable_list& inputs, const variable_list& grad_outputs,
                    std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+  compiler::detail::note_break("autograd.grad() runs a backward pass");
   std::vector<Edge> roots = root_edges(outputs);
   variable_list grads = root_gradients(outputs, grad_outputs);
   std::vector<Edge> captures;
@@ -212,6 +214,7 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs, co
 
 void backward(const variable_list& outputs, const variable_list& grad_outputs, std::optional<bool> retain_graph,
               bool create_graph, const variable_list& inputs) {
+  compiler::detail::note_break("Tensor.backward() runs a backward pass");
   if (!inputs.empty()) {
     // Accumulate only into the given tensors.
     variable_list gs = grad(outputs, inputs, grad_outputs, retain_graph, create_graph, /*allow_unused=*/true);

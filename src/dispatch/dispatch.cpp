@@ -16,6 +16,7 @@ const char* dispatch_key_name(DispatchKey k) {
     case DispatchKey::Autograd: return "Autograd";
     case DispatchKey::Autocast: return "Autocast";
     case DispatchKey::Profiler: return "Profiler";
+    case DispatchKey::Tracer: return "Tracer";
     case DispatchKey::NumKeys: break;
   }
   return "Unknown";

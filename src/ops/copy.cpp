@@ -1,4 +1,5 @@
 // Allocation, dtype/device conversion, copy_ and fill_: the ops every other op builds on.
+#include "ember/compile/capture.h"
 #include "ember/core/backend.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -96,6 +97,7 @@ void Tensor::record_stream(Stream stream) const {
 }
 
 Scalar Tensor::item() const {
+  compiler::detail::note_break("Tensor.item() reads a value into the program");
   EMBER_CHECK(numel() == 1, "a Tensor with ", numel(),
               " elements cannot be converted to Scalar");
   Tensor c = is_cpu() ? *this : cpu();
@@ -118,6 +120,7 @@ Scalar Tensor::item() const {
 }
 
 template <class T> std::vector<T> Tensor::tolist() const {
+  compiler::detail::note_break("Tensor.tolist() reads values into the program");
   Tensor c = ember::contiguous(is_cpu() ? *this : cpu()).to(dtype_of<T>);
   const T* p = static_cast<const T*>(c.data_ptr());
   return std::vector<T>(p, p + c.numel());

@@ -1,5 +1,5 @@
 #pragma once
-// The keys an op call is routed by. Layer keys (Profiler, Autocast, Autograd) wrap every op;
+// The keys an op call is routed by. Layer keys (Profiler, Tracer, Autocast, Autograd) wrap every op;
 // backend keys pick the kernel for a device. A layer that has run excludes itself on this
 // thread and redispatches, so the call falls through to the layers below it.
 #include <cstdint>
@@ -14,6 +14,7 @@ enum class DispatchKey : uint8_t {
   Autograd,
   Autocast,
   Profiler,
+  Tracer,  // ember.compile's capture (src/compile/capture.cpp): records the op, then runs it below
   NumKeys,
 };
 inline constexpr int kNumDispatchKeys = int(DispatchKey::NumKeys);

@@ -1,6 +1,7 @@
 #pragma once
 // Op<Sig>: one dispatched operation. It holds a kernel per dispatch key and routes a call:
-//   Profiler (observers see begin/end) -> Autocast -> Autograd -> backend kernel.
+//   Profiler (observers see begin/end) -> Tracer (ember.compile's capture) -> Autocast -> Autograd
+//   -> backend kernel.
 // Layers are fall-through: an empty slot is skipped. A backend is added by registering kernels
 // for its key (see EMBER_REGISTER_KERNEL); no op code changes.
 #include <array>
@@ -115,6 +116,8 @@ template <class R, class... A> class Op<R(A...)> {
 
  private:
   R call_layers(DispatchKeySet ks, A... args) const {
+    if (ks.has(DispatchKey::Tracer) && table_[size_t(DispatchKey::Tracer)])
+      return table_[size_t(DispatchKey::Tracer)](std::forward<A>(args)...);
     if (ks.has(DispatchKey::Autocast) && table_[size_t(DispatchKey::Autocast)])
       return table_[size_t(DispatchKey::Autocast)](std::forward<A>(args)...);
     if (ks.has(DispatchKey::Autograd) && table_[size_t(DispatchKey::Autograd)])
@@ -136,7 +139,8 @@ template <class R, class... A> class Op<R(A...)> {
 }  // namespace ember
 
 // Registers `fn` as op `name`'s kernel for KEY (CPU, CUDA, PrivateUse1, CompositeBackend,
-// Autograd, Autocast) from a static initialiser.
+// Autograd, Autocast) from a static initialiser. (Tracer kernels are registered for every op at
+// once, in ops/op_handles.cpp.)
 #define EMBER_CONCAT_INNER(a, b) a##b
 #define EMBER_CONCAT(a, b) EMBER_CONCAT_INNER(a, b)
 #define EMBER_REGISTER_KERNEL(name, KEY, fn)                                                   \

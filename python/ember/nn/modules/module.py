@@ -88,6 +88,11 @@ def _forward_unimplemented(self, *input):
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
+# Bumped whenever any module's attributes change (parameters, buffers, children, training):
+# ember.compile re-reads a module's tensors and flags only when it moved.
+_structure_epoch = [0]
+
+
 class Module:
     r"""Base class for all neural network modules (torch.nn.Module)."""
 
@@ -116,6 +121,7 @@ class Module:
     # ---- registration ------------------------------------------------------------------------
 
     def register_buffer(self, name, tensor, persistent=True):
+        _structure_epoch[0] += 1
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         if not isinstance(name, str):
@@ -136,6 +142,7 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name, param):
+        _structure_epoch[0] += 1
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         if not isinstance(name, str):
@@ -160,6 +167,7 @@ class Module:
         self._parameters[name] = param
 
     def add_module(self, name, module):
+        _structure_epoch[0] += 1
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_type_name(module)} is not a Module subclass")
         if not isinstance(name, str):
@@ -225,6 +233,8 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
+        _structure_epoch[0] += 1
+
         def remove_from(*dicts_or_sets):
             for d in dicts_or_sets:
                 if name in d:
@@ -267,6 +277,7 @@ class Module:
                     object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
+        _structure_epoch[0] += 1
         if name in self._parameters:
             del self._parameters[name]
         elif name in self._buffers:

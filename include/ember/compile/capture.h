@@ -1,0 +1,51 @@
+#pragma once
+// Capture (ember.compile's first step): while a CaptureSession is open on a thread, every op
+// dispatched there at the outermost level is recorded into a Graph as it runs eagerly (the
+// Tracer layer of the dispatcher; ops that a kernel calls inside are the op's own business).
+// What capture cannot stand for -- a value read back into the program (Tensor::item, tolist), a
+// backward pass, a print -- is noted as a break: the function then runs eagerly (or, with
+// fullgraph, fails naming the reason).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/compile/graph.h"
+
+namespace ember::compiler {
+
+class CaptureSession {
+ public:
+  // `inputs`: the tensors the function takes, one per input slot (the same tensor twice is one
+  // value). Opens capture on this thread; sessions do not nest.
+  explicit CaptureSession(const std::vector<Tensor>& inputs);
+  ~CaptureSession();
+  CaptureSession(const CaptureSession&) = delete;
+  CaptureSession& operator=(const CaptureSession&) = delete;
+  // Closes capture and returns the graph whose outputs are `outputs` (tensors the function made,
+  // took, or captured as constants).
+  Graph finish(const std::vector<Tensor>& outputs);
+  // Closes capture without a graph (the function raised); the destructor does it too.
+  void close();
+  // The first break (empty if none): what the graph could not capture, and after which op.
+  std::string break_reason() const;
+  int64_t ops_recorded() const;
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+// What a graph depends on besides the values of its inputs (the guards): each tensor's dtype,
+// device, sizes, strides and requires_grad, which inputs are the same tensor, grad mode and the
+// dispatcher layers switched on (autocast). Equal signatures can share a graph.
+std::string guard_signature(const std::vector<Tensor>& inputs);
+
+namespace detail {
+bool capturing();  // on this thread
+// A break in the capture on this thread, if one is open (Tensor::item, the autograd engine,
+// Python's print).
+void note_break(const std::string& what);
+}  // namespace detail
+
+}  // namespace ember::compiler

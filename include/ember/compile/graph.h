@@ -1,0 +1,62 @@
+#pragma once
+// The graph IR of ember.compile (src/compile/): what a captured function did, as values and the
+// nodes that made them, in program order. A node is one dispatched op with its non-tensor
+// arguments frozen; it can re-run on new tensors (its Replay) or, after fusion, be one statement
+// of a generated kernel. Values are SSA-like: an in-place op gives its tensor a new value, so a
+// later reader names the state it read.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ember/tensor.h"
+
+namespace ember::compiler {
+
+using ValueId = int32_t;
+inline constexpr ValueId kNoValue = -1;  // an undefined optional tensor argument
+
+enum class ValueKind : uint8_t { Input, Constant, NodeOutput };
+
+struct ValueInfo {
+  ValueKind kind = ValueKind::NodeOutput;
+  int32_t producer = -1;     // NodeOutput: the node's index
+  int32_t input_index = -1;  // Input: the slot
+  Tensor constant;           // Constant: the tensor itself (held by the graph)
+  // what capture saw (fusion decides on it; the guards keep it true on later calls)
+  Shape sizes;
+  std::vector<int64_t> strides;
+  DType dtype = kFloat32;
+  Device device;
+  bool requires_grad = false;
+  bool wrapped_number = false;  // a Python/C++ scalar turned into a 0-dim tensor
+};
+
+// Re-runs a node's op on new tensors (its tensor arguments in the order the op takes them) and
+// returns the op's tensor results.
+using Replay = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+struct Node {
+  const char* op = "";
+  std::vector<ValueId> inputs;   // every tensor argument, in order (kNoValue: undefined)
+  std::vector<ValueId> outputs;  // every tensor result
+  std::vector<double> scalars;   // the numeric non-tensor arguments, in order (alpha, min, ...)
+  std::string attrs;             // every non-tensor argument, printed (CSE key, listings)
+  bool mutates = false;          // in-place (returns Tensor&) or returns nothing: writes its arguments
+  bool random = false;           // draws from a Generator
+  Replay replay;
+};
+
+struct Graph {
+  std::vector<ValueInfo> values;
+  std::vector<Node> nodes;
+  std::vector<ValueId> inputs;   // one per input slot
+  std::vector<ValueId> outputs;  // what the function returned, flattened
+  // what the passes did (passes.cpp)
+  int64_t ops_captured = 0, dead_removed = 0, common_merged = 0, constants_folded = 0;
+  bool has_mutation() const;
+  // "%3 = mul(%1, %2)" lines, for explain() and logs.
+  std::string str() const;
+};
+
+}  // namespace ember::compiler

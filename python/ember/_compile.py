@@ -1,0 +1,334 @@
+"""ember.compile: torch.compile's API over ember's own compiler (src/compile/).
+
+The first call of each input signature runs the function eagerly while the dispatcher's Tracer
+layer records every op it dispatches (capture); the graph is cleaned up (dead code, common
+subexpressions, constant folding), its elementwise chains become C++ kernels built by the system
+compiler and cached on disk, and later calls with the same signature run that graph from C++:
+no Python in between, fewer passes over memory. Results are the eager results.
+
+A signature (the guards) is everything the graph depends on: each tensor argument's dtype, device,
+shape, strides and requires_grad, which arguments are the same tensor, every non-tensor argument's
+value, grad mode, autocast state, and for modules the identity of their parameters and buffers and
+their training flags. What capture cannot stand for (a value read back into Python: .item(),
+.tolist(), .numpy(), bool(tensor); a backward pass; print) makes that signature run eagerly, or
+with fullgraph=True raises CompileError naming the reason.
+
+Python runs only while capturing: side effects other than tensor ops (appending to a list,
+changing an attribute, Python's random) happen on the capture call only, as torch.jit.trace's;
+Python values read from globals or attributes are constants of the graph.
+"""
+import builtins
+import functools
+import os
+import sys
+import threading
+import warnings
+
+from ember._C import _compile as _cc
+from ember.nn.modules.module import Module, _structure_epoch
+
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_BACKENDS = ("inductor", "ember", "eager", "aot_eager")
+cache_size_limit = 8  # torch._dynamo.config.cache_size_limit: signatures per function
+
+
+class CompileError(RuntimeError):
+    """fullgraph=True and the function cannot be captured whole (torch._dynamo.exc.Unsupported)."""
+
+
+# ---- logging: EMBER_LOGS=graph_code,graph_breaks,guards,recompiles (TORCH_LOGS' names) ----------
+_logs = set(filter(None, os.environ.get("EMBER_LOGS", "").replace("+", "").split(",")))
+
+
+def set_logs(**flags):
+    """ember.compiler.set_logs(graph_code=True, graph_breaks=True, guards=True, recompiles=True)."""
+    for name, on in flags.items():
+        (_logs.add if on else _logs.discard)(name)
+
+
+def _log(kind, text):
+    if kind in _logs:
+        print(f"[ember.compile {kind}] {text}", file=sys.stderr)
+
+
+# ---- arguments as tensors plus a hashable description of everything else -------------------------
+def _is_tensor(x):
+    import ember
+    return isinstance(x, ember.Tensor)
+
+
+def _flatten(obj, tensors):
+    """The structure of obj with each tensor replaced by its index in `tensors`."""
+    if _is_tensor(obj):
+        tensors.append(obj)
+        return ("T", len(tensors) - 1)
+    if isinstance(obj, (list, tuple)):
+        return (type(obj).__name__, tuple(_flatten(o, tensors) for o in obj))
+    if isinstance(obj, dict):
+        return ("dict", tuple((k, _flatten(v, tensors)) for k, v in obj.items()))
+    if obj is None or isinstance(obj, (bool, int, float, str, complex)):
+        return ("V", type(obj).__name__, obj)
+    import ember
+    if isinstance(obj, (ember.dtype, ember.device)):
+        return ("V", type(obj).__name__, str(obj))
+    return ("O", id(obj))  # any other object: by identity
+
+
+def _unflatten(spec, tensors):
+    kind = spec[0]
+    if kind == "T":
+        return tensors[spec[1]]
+    if kind in ("list", "tuple"):
+        items = [_unflatten(s, tensors) for s in spec[1]]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict":
+        return {k: _unflatten(s, tensors) for k, s in spec[1]}
+    if kind == "V":
+        return spec[2]
+    raise CompileError("ember.compile: the function returned an object that is not a tensor, a number, a string, "
+                       "None or a list/tuple/dict of them")
+
+
+def _flatten_output(obj, tensors):
+    if _is_tensor(obj):
+        tensors.append(obj)
+        return ("T", len(tensors) - 1)
+    if isinstance(obj, (list, tuple)):
+        return (type(obj).__name__ if type(obj) in (list, tuple) else "tuple",
+                tuple(_flatten_output(o, tensors) for o in obj))
+    if isinstance(obj, dict):
+        return ("dict", tuple((k, _flatten_output(v, tensors)) for k, v in obj.items()))
+    if obj is None or isinstance(obj, (bool, int, float, str, complex)):
+        return ("V", type(obj).__name__, obj)
+    return None  # not representable: the signature runs eagerly
+
+
+def _autocast_guard():
+    """Autocast's dtypes (whether it is on is in the C++ signature's dispatcher layers)."""
+    import ember
+    state = []
+    for dev in ("cpu", "cuda"):
+        try:
+            state.append(str(ember.get_autocast_dtype(dev)) if ember.is_autocast_enabled(dev) else None)
+        except Exception:  # a build without that device type
+            state.append(None)
+    return tuple(state)
+
+
+class _Entry:
+    __slots__ = ("graph", "out_spec", "reason", "calls")
+
+    def __init__(self, graph, out_spec, reason):
+        self.graph, self.out_spec, self.reason, self.calls = graph, out_spec, reason, 0
+
+
+_capture_lock = threading.local()
+
+
+class _Compiled:
+    """One compiled callable: its cache of signatures -> graphs (or eager)."""
+
+    def __init__(self, fn, fullgraph, module=None):
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.module = module
+        self.cache = {}
+        self.captures = self.graph_runs = self.eager_runs = 0
+        self.breaks = []
+        self._warned_limit = False
+        self._module_epoch = None
+        self._module_cached = ([], ())
+
+    def _module_state(self):
+        """The module's parameters and buffers (graph inputs) and its training flags and tensor
+        identities (guards), re-read only when some module's attributes changed."""
+        if self.module is None:
+            return [], ()
+        if self._module_epoch != _structure_epoch[0]:
+            extra = [p for p in self.module.parameters()] + [b for b in self.module.buffers()]
+            flags = tuple(m.training for m in self.module.modules())
+            self._module_cached = (extra, (flags, tuple(id(t) for t in extra)))
+            self._module_epoch = _structure_epoch[0]
+        return self._module_cached
+
+    def __call__(self, *args, **kwargs):
+        if _cc.capturing():  # inside another compiled function's capture: its ops join that graph
+            return self.fn(*args, **kwargs)
+        tensors = []
+        spec = _flatten((args, kwargs), tensors)
+        extra, module_key = self._module_state()
+        all_tensors = tensors + extra
+        key = (spec, _cc.signature(all_tensors), _autocast_guard(), module_key)
+        entry = self.cache.get(key)
+        if entry is not None:
+            if entry.graph is None:
+                self.eager_runs += 1
+                return self.fn(*args, **kwargs)
+            self.graph_runs += 1
+            entry.calls += 1
+            return _unflatten(entry.out_spec, entry.graph.run(all_tensors))
+        if len(self.cache) >= cache_size_limit:
+            if not self._warned_limit:
+                warnings.warn(f"ember.compile: {getattr(self.fn, '__qualname__', self.fn)} reached cache_size_limit "
+                              f"({cache_size_limit}); new input signatures run eagerly")
+                self._warned_limit = True
+            self.eager_runs += 1
+            return self.fn(*args, **kwargs)
+        if self.cache:
+            _log("recompiles", f"{getattr(self.fn, '__qualname__', self.fn)}: new signature {key}")
+        return self._capture(key, all_tensors, args, kwargs)
+
+    def _capture(self, key, all_tensors, args, kwargs):
+        self.captures += 1
+        session = _cc.CaptureSession(all_tensors)
+        real_print = builtins.print
+
+        def print_breaks(*a, **k):
+            _cc.note_break("print() has a side effect outside the graph")
+            return real_print(*a, **k)
+        builtins.print = print_breaks
+        try:
+            result = self.fn(*args, **kwargs)
+        except BaseException:
+            session.close()
+            raise
+        finally:
+            builtins.print = real_print
+        outputs = []
+        out_spec = _flatten_output(result, outputs)
+        reason = session.break_reason
+        if not reason and out_spec is None:
+            reason = f"the function returned a {type(result).__name__}, which a graph cannot return"
+        if reason:
+            session.close()
+            name = getattr(self.fn, "__qualname__", repr(self.fn))
+            if self.fullgraph:
+                raise CompileError(f"ember.compile(fullgraph=True): {name} cannot be captured whole: {reason}")
+            self.breaks.append(reason)
+            _log("graph_breaks", f"{name}: {reason}; this signature runs eagerly")
+            self.cache[key] = _Entry(None, None, reason)
+            return result
+        graph = session.finish(outputs, os.environ.get("EMBER_COMPILE_FUSE", "1") != "0")
+        self.cache[key] = _Entry(graph, out_spec, None)
+        _log("graph_code", f"{getattr(self.fn, '__qualname__', self.fn)}\n{graph.describe('graph_code_source' in _logs)}")
+        _log("guards", f"{getattr(self.fn, '__qualname__', self.fn)}: {key}")
+        return result
+
+    def explain(self):
+        graphs = [e for e in self.cache.values() if e.graph is not None]
+        return ExplainOutput(
+            graph_count=len(graphs), graph_break_count=len(self.breaks), break_reasons=list(self.breaks),
+            graphs=[e.graph.describe() for e in graphs], ops_per_graph=[e.graph.ops for e in graphs],
+            fused_kernels=sum(e.graph.fused_kernels for e in graphs), guards=[k for k, e in self.cache.items()],
+            compile_seconds=sum(e.graph.codegen_seconds for e in graphs))
+
+
+class ExplainOutput:
+    """What ember.compiler.explain reports (torch._dynamo.explain's ExplainOutput)."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    def __str__(self):
+        lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {sum(len(o) for o in self.ops_per_graph)}", f"Fused Kernels: {self.fused_kernels}"]
+        if self.break_reasons:
+            lines.append("Break Reasons:")
+            lines += [f"  {r}" for r in self.break_reasons]
+        for i, g in enumerate(self.graphs):
+            lines.append(f"Graph {i}:")
+            lines.append(g.rstrip())
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def _check(fullgraph, dynamic, backend, mode, options):
+    if mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(m for m in _MODES if m)}")
+    if not (callable(backend) or backend in _BACKENDS):
+        raise ValueError(f"ember.compile: unknown backend {backend!r} (expected one of {', '.join(_BACKENDS)} or a "
+                         "callable)")
+    if options is not None and mode is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+    if dynamic:
+        warnings.warn("ember.compile: dynamic=True is not supported yet: each new shape is captured on its own "
+                      "(up to cache_size_limit)")
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
+            disable=False):
+    """torch.compile: compile a function or an nn.Module; usable as @ember.compile or
+    @ember.compile(fullgraph=True). backend="eager" runs the function as it is."""
+    _check(fullgraph, dynamic, backend, mode, options)
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                 options=options, disable=disable)
+    if disable or backend in ("eager", "aot_eager") or callable(backend):
+        return model
+    if isinstance(model, Module):
+        return OptimizedModule(model, fullgraph)
+    if not callable(model):
+        raise RuntimeError("ember.compile: expected a callable or an nn.Module, got " + type(model).__name__)
+    compiled = _Compiled(model, fullgraph)
+
+    @functools.wraps(model)
+    def wrapper(*args, **kwargs):
+        return compiled(*args, **kwargs)
+    wrapper._ember_compiled = compiled
+    wrapper._torchdynamo_orig_callable = model
+    return wrapper
+
+
+class OptimizedModule(Module):
+    """What compile(module) returns (torch's OptimizedModule): forward runs compiled; the original
+    module is `_orig_mod`, so parameters, state_dict keys ("_orig_mod.") and optimizers see the
+    same tensors."""
+
+    def __init__(self, mod, fullgraph=False):
+        super().__init__()
+        self._orig_mod = mod
+        self._ember_compiled = _Compiled(mod, fullgraph, module=mod)
+
+    def forward(self, *args, **kwargs):
+        return self._ember_compiled(*args, **kwargs)
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._orig_mod, name)
+
+
+def _compiled_of(fn):
+    c = getattr(fn, "_ember_compiled", None)
+    if c is None:
+        raise TypeError("expected a function or module returned by ember.compile")
+    return c
+
+
+def explain(fn, *args, **kwargs):
+    """torch._dynamo.explain(fn)(*args): compile fn, call it once with these arguments (twice, so
+    the graph also runs), and report graphs, breaks, guards and fused kernels. With only fn,
+    returns a function taking the arguments."""
+    def run(*a, **k):
+        compiled = fn if hasattr(fn, "_ember_compiled") else compile(fn)
+        compiled(*a, **k)
+        return _compiled_of(compiled).explain()
+    if not args and not kwargs:
+        return run
+    return run(*args, **kwargs)
+
+
+def is_compiling():
+    """True while ember.compile is capturing (torch.compiler.is_compiling)."""
+    return _cc.capturing()
+
+
+def reset(fn=None):
+    """Forget compiled graphs (of fn, or nothing else to do: caches live on each compiled
+    function, torch.compiler.reset drops them all). The disk cache of kernels stays."""
+    if fn is not None:
+        c = _compiled_of(fn)
+        c.cache.clear()
+        c.breaks.clear()

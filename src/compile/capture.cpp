@@ -1,0 +1,284 @@
+// Capture (ember/compile/capture.h): the open session of this thread, which the Tracer kernels
+// (capture_kernel.h) feed, and the graph it finishes into.
+#include "ember/compile/capture.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <unordered_map>
+
+#include "compile/capture_kernel.h"
+#include "compile/passes.h"
+#include "ember/core/errors.h"
+
+namespace ember::compiler {
+
+struct CaptureSession::State {
+  Graph graph;
+  std::unordered_map<const TensorImpl*, ValueId> ids;  // the value each live tensor holds now
+  std::vector<Tensor> seen;          // every tensor met, kept alive so no address is reused
+  std::vector<Tensor> captured;      // per value: the tensor capture saw (constant folding)
+  std::vector<char> written;         // per value: its contents came from ops (or outside, for inputs)
+  std::string break_reason;
+  int64_t ops = 0;
+  IncludeDispatchKeyGuard* tracer_on = nullptr;
+};
+
+namespace {
+
+thread_local CaptureSession::State* t_session = nullptr;
+
+ValueId add_value(CaptureSession::State& s, const Tensor& t, ValueKind kind, bool written) {
+  ValueInfo v;
+  v.kind = kind;
+  v.sizes = Shape(t.sizes().begin(), t.sizes().end());
+  v.strides.assign(t.strides().begin(), t.strides().end());
+  v.dtype = t.dtype();
+  v.device = t.device();
+  v.requires_grad = t.requires_grad();
+  v.wrapped_number = t.impl()->is_wrapped_number();
+  if (kind == ValueKind::Constant) v.constant = t;
+  const auto id = ValueId(s.graph.values.size());
+  s.graph.values.push_back(std::move(v));
+  s.captured.push_back(t);
+  s.written.push_back(written);
+  s.ids[t.impl()] = id;
+  s.seen.push_back(t);
+  return id;
+}
+
+// The value `t` holds for a reader: what an op made of it, an input, or (first met) a constant.
+// An `empty` no op has filled yet was filled by the program outside the dispatcher (a scalar
+// turned into a tensor, data copied in): it becomes a constant of the contents it has now.
+ValueId read_value(CaptureSession::State& s, const Tensor& t) {
+  auto it = s.ids.find(t.impl());
+  if (it == s.ids.end()) return add_value(s, t, ValueKind::Constant, true);
+  const ValueId id = it->second;
+  if (s.written[size_t(id)]) return id;
+  Tensor snapshot;
+  if (t.impl()->is_wrapped_number()) {
+    snapshot = t;  // never written again: the tensor itself
+  } else {
+    ExcludeDispatchKeyGuard below(DispatchKey::Tracer);
+    snapshot = t.clone();
+  }
+  const ValueId c = add_value(s, snapshot, ValueKind::Constant, true);
+  s.ids[t.impl()] = c;  // later readers of t read the snapshot too
+  return c;
+}
+
+std::string fmt_double(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+void append_attr(Node& n, const std::string& s) {
+  if (!n.attrs.empty()) n.attrs += ", ";
+  n.attrs += s;
+}
+
+}  // namespace
+
+namespace detail {
+
+bool capturing() { return t_session != nullptr; }
+
+void note_break(const std::string& what) {
+  if (!t_session || !t_session->break_reason.empty()) return;
+  // inside a captured op (the Tracer layer is off below it) a read is the kernel's own business
+  if (local_dispatch_state().excluded.has(DispatchKey::Tracer)) return;
+  t_session->break_reason = what + " (after " + std::to_string(t_session->ops) + " captured ops)";
+}
+
+std::vector<ValueId> values_of_arguments(const char* op, const std::vector<Tensor>& tensors, bool mutates) {
+  auto& s = *t_session;
+  std::vector<ValueId> ids;
+  ids.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    if (!t.defined()) {
+      ids.push_back(kNoValue);
+      continue;
+    }
+    if (i == 0 && mutates && overwrites_first_argument(op)) {
+      auto it = s.ids.find(t.impl());
+      if (it != s.ids.end() && !s.written[size_t(it->second)]) {
+        ids.push_back(it->second);  // filling an empty: not a read of what it held
+        continue;
+      }
+    }
+    ids.push_back(read_value(s, t));
+  }
+  return ids;
+}
+
+void record_node(Node&& node, const std::vector<Tensor>& results) {
+  auto& s = *t_session;
+  const auto index = int32_t(s.graph.nodes.size());
+  const bool uninitialised = allocates_uninitialised(node.op);
+  for (const auto& r : results) {
+    const ValueId id = add_value(s, r, ValueKind::NodeOutput, !uninitialised);
+    s.graph.values[size_t(id)].producer = index;
+    node.outputs.push_back(id);
+  }
+  s.graph.nodes.push_back(std::move(node));
+  ++s.ops;
+}
+
+void describe(Node& n, const Scalar& v) {
+  if (v.is_complex()) {
+    n.scalars.push_back(0.0);
+    append_attr(n, v.str());
+    return;
+  }
+  const double d = v.to<double>();
+  n.scalars.push_back(d);
+  append_attr(n, v.is_floating() ? fmt_double(d) : v.str());
+}
+void describe(Node& n, double v) {
+  n.scalars.push_back(v);
+  append_attr(n, fmt_double(v));
+}
+void describe(Node& n, int64_t v) {
+  n.scalars.push_back(double(v));
+  append_attr(n, std::to_string(v));
+}
+void describe(Node& n, bool v) {
+  n.scalars.push_back(v ? 1.0 : 0.0);
+  append_attr(n, v ? "True" : "False");
+}
+void describe(Node& n, const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  append_attr(n, s + "]");
+}
+void describe(Node& n, const std::vector<double>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt_double(v[i]);
+  append_attr(n, s + "]");
+}
+void describe(Node& n, const std::string& v) { append_attr(n, "'" + v + "'"); }
+void describe(Node& n, DType v) { append_attr(n, dtype_name(v)); }
+void describe(Node& n, const TensorOptions& v) {
+  append_attr(n, std::string("dtype=") + (v.dtype ? dtype_name(*v.dtype) : "default") +
+                     ", device=" + (v.device ? v.device->str() : "default") +
+                     (v.requires_grad ? ", requires_grad=True" : ""));
+}
+void describe(Node& n, Generator* g) {
+  n.random = true;
+  append_attr(n, g ? "generator" : "default_generator");
+}
+void describe_none(Node& n) { append_attr(n, "None"); }
+
+}  // namespace detail
+
+CaptureSession::CaptureSession(const std::vector<Tensor>& inputs) : state_(std::make_unique<State>()) {
+  EMBER_CHECK(!t_session, "ember.compile: a capture is already open on this thread (compiled functions do not nest "
+              "their captures; the inner one runs eagerly)");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    EMBER_CHECK(t.defined(), "ember.compile: input ", i, " is an undefined tensor");
+    auto it = state_->ids.find(t.impl());
+    const ValueId id = it != state_->ids.end() ? it->second : add_value(*state_, t, ValueKind::Input, true);
+    if (it == state_->ids.end()) state_->graph.values[size_t(id)].input_index = int32_t(i);
+    state_->graph.inputs.push_back(id);
+  }
+  t_session = state_.get();
+  state_->tracer_on = new IncludeDispatchKeyGuard(DispatchKey::Tracer);
+}
+
+CaptureSession::~CaptureSession() { close(); }
+
+void CaptureSession::close() {
+  if (t_session != state_.get()) return;
+  delete state_->tracer_on;
+  state_->tracer_on = nullptr;
+  t_session = nullptr;
+}
+
+std::string CaptureSession::break_reason() const { return state_->break_reason; }
+int64_t CaptureSession::ops_recorded() const { return state_->ops; }
+
+Graph CaptureSession::finish(const std::vector<Tensor>& outputs) {
+  EMBER_CHECK(t_session == state_.get(), "ember.compile: finish() on a capture that is not open");
+  auto& s = *state_;
+  for (const auto& t : outputs) {
+    EMBER_CHECK(t.defined(), "ember.compile: the function returned an undefined tensor");
+    s.graph.outputs.push_back(read_value(s, t));
+  }
+  delete s.tracer_on;
+  s.tracer_on = nullptr;
+  t_session = nullptr;
+  Graph g = std::move(s.graph);
+  g.ops_captured = s.ops;
+  run_graph_passes(g, s.captured);  // the captured tensors go with the session
+  return g;
+}
+
+std::string guard_signature(const std::vector<Tensor>& all) {
+  std::string s = "grad=" + std::to_string(local_dispatch_state().grad_enabled) +
+                  " layers=" + std::to_string(local_dispatch_state().included.bits);
+  char buf[32];
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Tensor& t = all[i];
+    s += '|';
+    if (!t.defined()) {
+      s += "undefined";
+      continue;
+    }
+    s += dtype_name(t.dtype());
+    s += '@';
+    s += t.device().str();
+    if (t.requires_grad()) s += "+g";
+    s += '[';
+    for (int64_t d : t.sizes()) s += std::to_string(d) + ',';
+    s += '/';
+    for (int64_t d : t.strides()) s += std::to_string(d) + ',';
+    s += ']';
+    for (size_t j = 0; j < i; ++j)
+      if (all[j].defined() && all[j].impl() == t.impl()) {
+        std::snprintf(buf, sizeof buf, "=%zu", j);
+        s += buf;
+        break;
+      }
+  }
+  return s;
+}
+
+// ---- Graph
+
+bool Graph::has_mutation() const {
+  return std::any_of(nodes.begin(), nodes.end(), [](const Node& n) { return n.mutates; });
+}
+
+std::string Graph::str() const {
+  std::ostringstream os;
+  auto name = [&](ValueId v) { return v == kNoValue ? std::string("None") : "%" + std::to_string(v); };
+  auto shape = [&](ValueId v) {
+    const auto& i = values[size_t(v)];
+    std::string s = std::string(dtype_name(i.dtype)) + "[";
+    for (size_t d = 0; d < i.sizes.size(); ++d) s += (d ? ", " : "") + std::to_string(i.sizes[d]);
+    return s + "]";
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) os << "  input " << i << ": " << name(inputs[i]) << " " << shape(inputs[i]) << "\n";
+  for (size_t v = 0; v < values.size(); ++v)
+    if (values[v].kind == ValueKind::Constant)
+      os << "  constant " << name(ValueId(v)) << " " << shape(ValueId(v)) << "\n";
+  for (const auto& n : nodes) {
+    os << "  ";
+    for (size_t i = 0; i < n.outputs.size(); ++i) os << (i ? ", " : "") << name(n.outputs[i]) << " " << shape(n.outputs[i]);
+    os << (n.outputs.empty() ? "" : " = ") << n.op << "(";
+    for (size_t i = 0; i < n.inputs.size(); ++i) os << (i ? ", " : "") << name(n.inputs[i]);
+    if (!n.attrs.empty()) os << (n.inputs.empty() ? "" : ", ") << n.attrs;
+    os << ")\n";
+  }
+  os << "  return";
+  for (size_t i = 0; i < outputs.size(); ++i) os << (i ? ", " : " ") << name(outputs[i]);
+  os << "\n";
+  return os.str();
+}
+
+}  // namespace ember::compiler

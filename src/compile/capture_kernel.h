@@ -1,0 +1,179 @@
+#pragma once
+// The Tracer layer's kernel, one per op (registered for every op in ops/op_handles.cpp, the one
+// file that instantiates them): record the call into the open CaptureSession, run the op below
+// the Tracer layer, record what it returned. The node keeps an owned copy of the op's non-tensor
+// arguments (lists copied out of their ArrayRefs) so it can re-run the op on other tensors.
+#include <array>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ember/compile/graph.h"
+#include "ember/core/generator.h"
+#include "ember/dispatch/op.h"
+
+namespace ember::compiler::detail {
+
+// The session's side (capture.cpp).
+// Values of the tensor arguments (kNoValue for undefined ones); a value that no op has written
+// yet (an `empty` the program filled outside the dispatcher) becomes a constant snapshot.
+std::vector<ValueId> values_of_arguments(const char* op, const std::vector<Tensor>& tensors, bool mutates);
+void record_node(Node&& node, const std::vector<Tensor>& results);
+
+// ---- an argument as the node keeps it
+template <class T> struct Owning { using type = std::decay_t<T>; };
+template <class T> struct Owning<ArrayRef<T>> { using type = std::vector<T>; };
+template <class T> using owned_t = typename Owning<std::decay_t<T>>::type;
+
+template <class A> owned_t<A> own(const std::decay_t<A>& v) {
+  if constexpr (std::is_same_v<owned_t<A>, std::decay_t<A>>) return v;
+  else return owned_t<A>(v.begin(), v.end());
+}
+
+// Visits every tensor slot of an owned argument in order: Tensor, optional<Tensor>, lists of them.
+template <class O, class F> void for_each_tensor(O& o, F&& f) {
+  if constexpr (std::is_same_v<O, Tensor>) f(o);
+  else if constexpr (std::is_same_v<O, std::optional<Tensor>>) {
+    if (o) f(*o);
+    else {
+      Tensor none;
+      f(none);
+    }
+  } else if constexpr (std::is_same_v<O, std::vector<Tensor>>) {
+    for (auto& t : o) f(t);
+  } else if constexpr (std::is_same_v<O, std::vector<std::optional<Tensor>>>) {
+    for (auto& t : o) {
+      if (t) f(*t);
+      else {
+        Tensor none;
+        f(none);
+      }
+    }
+  }
+}
+// How many tensor slots an owned argument has (the replay hands that many tensors for it).
+template <class O> size_t tensor_slots(const O& o) {
+  if constexpr (std::is_same_v<O, Tensor> || std::is_same_v<O, std::optional<Tensor>>) return 1;
+  else if constexpr (std::is_same_v<O, std::vector<Tensor>> || std::is_same_v<O, std::vector<std::optional<Tensor>>>)
+    return o.size();
+  else return 0;
+}
+
+// The replay's argument for parameter type A: tensors from `in` (starting at `slot`), everything
+// else read from the kept copy. Lists are built as temporaries that live through the op call.
+template <class A, class O> decltype(auto) replay_argument(const O& o, const std::vector<Tensor>& in, size_t slot) {
+  using D = std::decay_t<A>;
+  if constexpr (std::is_same_v<A, Tensor&>) return const_cast<Tensor&>(in[slot]);  // in-place self
+  else if constexpr (std::is_same_v<D, Tensor>) return static_cast<const Tensor&>(in[slot]);
+  else if constexpr (std::is_same_v<D, std::optional<Tensor>>)
+    return in[slot].defined() ? std::optional<Tensor>(in[slot]) : std::optional<Tensor>();
+  else if constexpr (std::is_same_v<O, std::vector<Tensor>>)
+    return std::vector<Tensor>(in.begin() + std::ptrdiff_t(slot), in.begin() + std::ptrdiff_t(slot + o.size()));
+  else if constexpr (std::is_same_v<O, std::vector<std::optional<Tensor>>>) {
+    std::vector<std::optional<Tensor>> v;
+    for (size_t k = 0; k < o.size(); ++k)
+      v.push_back(in[slot + k].defined() ? std::optional<Tensor>(in[slot + k]) : std::nullopt);
+    return v;
+  } else if constexpr (std::is_same_v<O, D>) {
+    return static_cast<const O&>(o);
+  } else {
+    return D(o);  // an ArrayRef over the kept vector
+  }
+}
+
+// Non-tensor arguments into the node's attrs (printed) and scalars (numbers, for codegen).
+void describe(Node& n, const Scalar& s);
+void describe(Node& n, double v);
+void describe(Node& n, int64_t v);
+void describe(Node& n, bool v);
+void describe(Node& n, const std::vector<int64_t>& v);
+void describe(Node& n, const std::vector<double>& v);
+void describe(Node& n, const std::string& v);
+void describe(Node& n, DType v);
+void describe(Node& n, const TensorOptions& v);
+void describe(Node& n, Generator* g);
+void describe_none(Node& n);
+template <class O> void describe_owned(Node& n, const O& o) {
+  if constexpr (std::is_same_v<O, Tensor> || std::is_same_v<O, std::optional<Tensor>> ||
+                std::is_same_v<O, std::vector<Tensor>> || std::is_same_v<O, std::vector<std::optional<Tensor>>>) {
+    // tensors are the node's inputs
+  } else if constexpr (std::is_same_v<O, std::optional<Scalar>> || std::is_same_v<O, std::optional<int64_t>> ||
+                       std::is_same_v<O, std::optional<double>> || std::is_same_v<O, std::optional<DType>> ||
+                       std::is_same_v<O, std::optional<std::string>> || std::is_same_v<O, std::optional<bool>>) {
+    if (o) describe(n, *o);
+    else describe_none(n);
+  } else if constexpr (std::is_integral_v<O> && !std::is_same_v<O, bool>) {
+    describe(n, int64_t(o));
+  } else {
+    describe(n, o);
+  }
+}
+
+template <class R> void collect_results(const R& r, std::vector<Tensor>& out) {
+  if constexpr (std::is_same_v<std::decay_t<R>, Tensor>) out.push_back(r);
+  else std::apply([&](const auto&... t) { (out.push_back(t), ...); }, r);
+}
+
+template <class H> struct HandleSig;
+template <class Sig> struct HandleSig<Op<Sig>& (*)()> { using type = Sig; };
+
+template <auto H, class Sig> struct CaptureKernelImpl;
+template <auto H, class R, class... A> struct CaptureKernelImpl<H, R(A...)> {
+  static constexpr bool kMutates = std::is_same_v<R, Tensor&> || std::is_void_v<R>;
+  using Owned = std::tuple<owned_t<A>...>;
+
+  using Slots = std::array<size_t, sizeof...(A)>;
+
+  template <size_t... I>
+  static R call(const Owned& kept, const Slots& slot, const std::vector<Tensor>& in, std::index_sequence<I...>) {
+    return H()(replay_argument<A>(std::get<I>(kept), in, slot[I])...);
+  }
+
+  static R run(A... args) {
+    Node node;
+    node.op = H().name();
+    node.mutates = kMutates;
+    Owned owned{own<A>(args)...};
+    std::vector<Tensor> tensors;
+    std::apply([&](auto&... o) { (for_each_tensor(o, [&](Tensor& t) { tensors.push_back(t); }), ...); }, owned);
+    std::apply([&](const auto&... o) { (describe_owned(node, o), ...); }, owned);
+    node.inputs = values_of_arguments(node.op, tensors, kMutates);
+    // the node keeps no tensor of its own: the replay is handed them
+    std::apply([](auto&... o) { (for_each_tensor(o, [](Tensor& t) { t = Tensor(); }), ...); }, owned);
+    Slots slot{};
+    {
+      size_t next = 0, i = 0;
+      std::apply([&](const auto&... o) { ((slot[i++] = next, next += tensor_slots(o)), ...); }, owned);
+    }
+    node.replay = [owned = std::move(owned), slot](const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      std::vector<Tensor> out;
+      if constexpr (std::is_void_v<R>) {  // it wrote its arguments: they are its results
+        call(owned, slot, in, std::index_sequence_for<A...>{});
+        for (const auto& t : in)
+          if (t.defined()) out.push_back(t);
+      } else {
+        collect_results(call(owned, slot, in, std::index_sequence_for<A...>{}), out);
+      }
+      return out;
+    };
+    std::vector<Tensor> results;
+    ExcludeDispatchKeyGuard below(DispatchKey::Tracer);
+    if constexpr (std::is_void_v<R>) {
+      H()(std::forward<A>(args)...);
+      for (const auto& t : tensors)
+        if (t.defined()) results.push_back(t);
+      record_node(std::move(node), results);
+    } else {
+      R r = H()(std::forward<A>(args)...);
+      collect_results(r, results);
+      record_node(std::move(node), results);
+      return r;
+    }
+  }
+};
+
+template <auto H> struct CaptureKernel : CaptureKernelImpl<H, typename HandleSig<decltype(H)>::type> {};
+
+}  // namespace ember::compiler::detail

@@ -1,0 +1,138 @@
+// Building generated kernels (fusion.h: build_cpu_kernel): the system C++ compiler, with the
+// flags of ember's own elementwise kernels, into a shared object cached on disk by a hash of
+// everything that decides its contents (source, compiler, flags), so a second process starts
+// without compiling. The object is written under a temporary name and renamed into place, so a
+// reader never sees half of one, and it carries its key, so a file that does not match (a
+// collision, a foreign file) is rebuilt instead of trusted.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "compile/fusion.h"
+#include "ember/core/errors.h"
+
+#ifndef EMBER_SOURCE_DIR
+#error "EMBER_SOURCE_DIR (the ember source tree, whose src/ the generated kernels include) must be defined"
+#endif
+#ifndef EMBER_CXX_COMPILER
+#define EMBER_CXX_COMPILER "c++"
+#endif
+#ifndef EMBER_CODEGEN_NATIVE
+#define EMBER_CODEGEN_NATIVE 1
+#endif
+
+namespace fs = std::filesystem;
+
+namespace ember::compiler {
+namespace {
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string compiler() {
+  const char* cxx = std::getenv("EMBER_CXX");
+  return cxx && *cxx ? cxx : EMBER_CXX_COMPILER;
+}
+
+std::string flags() {
+  std::string f = "-O3 -DNDEBUG -std=c++20 -fPIC -shared -fno-math-errno -ffp-contract=off";
+  if (EMBER_CODEGEN_NATIVE) f += " -march=native";
+  return f + " -I" + std::string(EMBER_SOURCE_DIR) + "/src";
+}
+
+fs::path cache_dir() {
+  if (const char* d = std::getenv("EMBER_CACHE_DIR"); d && *d) return fs::path(d) / "kernels";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "ember" / "kernels";
+  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "ember" / "kernels";
+  return fs::temp_directory_path() / "ember-kernels";
+}
+
+// The key the object must carry, appended to the source as a symbol.
+std::string with_key(const std::string& source, const std::string& key) {
+  return source + "\nextern \"C\" const char ember_fused_key[] = \"" + key + "\";\n";
+}
+
+FusedKernelFn open_object(const fs::path& so, const std::string& key) {
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) return nullptr;
+  const auto* stored = static_cast<const char*>(dlsym(h, "ember_fused_key"));
+  auto fn = reinterpret_cast<FusedKernelFn>(dlsym(h, "ember_fused"));
+  if (!stored || key != stored || !fn) {
+    dlclose(h);
+    return nullptr;
+  }
+  return fn;  // never closed: the kernel lives as long as the process
+}
+
+std::string run_compiler(const fs::path& src, const fs::path& out) {
+  const fs::path log = out.string() + ".log";
+  const std::string cmd = compiler() + " " + flags() + " -o '" + out.string() + "' '" + src.string() + "' > '" +
+                          log.string() + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::error_code ec;
+  fs::remove(log, ec);
+  return rc == 0 ? std::string() : "`" + cmd + "` failed:\n" + text.str();
+}
+
+}  // namespace
+
+BuiltKernel build_cpu_kernel(const std::string& source) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, FusedKernelFn> loaded;
+  const std::string everything = compiler() + "\n" + flags() + "\n" + source;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(everything)));
+  const std::string key = std::string(hex) + "-" + std::to_string(everything.size());
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = loaded.find(key); it != loaded.end()) return {it->second, true, 0};
+  const auto start = std::chrono::steady_clock::now();
+  const fs::path dir = cache_dir();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  EMBER_CHECK(!ec, "ember.compile: cannot create the kernel cache ", dir.string(), ": ", ec.message(),
+              " (EMBER_CACHE_DIR picks another place)");
+  const fs::path so = dir / (key + ".so");
+  BuiltKernel built;
+  if (fs::exists(so)) built.fn = open_object(so, key);
+  built.from_cache = built.fn != nullptr;
+  if (!built.fn) {
+    const std::string tmp = key + ".tmp" + std::to_string(::getpid());
+    const fs::path src = dir / (tmp + ".cpp"), obj = dir / (tmp + ".so");
+    {
+      std::ofstream f(src);
+      f << with_key(source, key);
+      EMBER_CHECK(f.good(), "ember.compile: cannot write ", src.string());
+    }
+    const std::string err = run_compiler(src, obj);
+    fs::remove(src, ec);
+    if (!err.empty()) {
+      fs::remove(obj, ec);
+      throw Error("ember.compile: building a fused kernel failed (set EMBER_CXX to another compiler, or "
+                         "EMBER_COMPILE_FUSE=0 to run without fusion): " + err);
+    }
+    fs::rename(obj, so, ec);  // atomic: a concurrent builder of the same key wrote the same bytes
+    EMBER_CHECK(!ec, "ember.compile: cannot move the kernel into ", so.string(), ": ", ec.message());
+    built.fn = open_object(so, key);
+    EMBER_CHECK(built.fn, "ember.compile: the kernel built into ", so.string(), " does not load: ",
+                dlerror() ? dlerror() : "its key does not match");
+    built.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  loaded[key] = built.fn;
+  return built;
+}
+
+}  // namespace ember::compiler

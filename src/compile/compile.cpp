@@ -1,0 +1,149 @@
+// ember::compile for C++ callers (ember/compile/compile.h): per input signature, capture once,
+// then run the compiled graph; breaks and an overflowing cache run eagerly.
+#include "ember/compile/compile.h"
+
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "ember/compile/capture.h"
+#include "ember/core/errors.h"
+
+namespace ember {
+
+using compiler::CaptureSession;
+using compiler::CompiledGraph;
+
+struct CompiledFunction::Impl {
+  Fn fn;
+  CompileOptions options;
+  std::function<std::vector<Tensor>()> extra_inputs;
+  std::function<std::string()> extra_key;
+  std::mutex mu;
+  // signature -> its graph (null: that signature runs eagerly)
+  std::map<std::string, std::shared_ptr<CompiledGraph>> cache;
+  CompileStats stats;
+  bool warned_limit = false;
+};
+
+CompiledFunction::CompiledFunction(Fn fn, CompileOptions options, std::function<std::vector<Tensor>()> extra_inputs,
+                                   std::function<std::string()> extra_key)
+    : impl_(std::make_shared<Impl>()) {
+  EMBER_CHECK_VALUE(options.mode == "default" || options.mode == "reduce-overhead" || options.mode == "max-autotune" ||
+                        options.mode == "max-autotune-no-cudagraphs",
+                    "compile: unknown mode '", options.mode,
+                    "' (expected 'default', 'reduce-overhead', 'max-autotune' or 'max-autotune-no-cudagraphs')");
+  EMBER_CHECK_VALUE(options.cache_size_limit >= 0, "compile: cache_size_limit must be >= 0, got ",
+                    options.cache_size_limit);
+  if (options.dynamic)
+    std::cerr << "ember.compile: dynamic=True is not supported yet; each new shape is captured on its own\n";
+  impl_->fn = std::move(fn);
+  impl_->options = std::move(options);
+  impl_->extra_inputs = std::move(extra_inputs);
+  impl_->extra_key = std::move(extra_key);
+}
+
+std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inputs) {
+  auto& m = *impl_;
+  std::vector<Tensor> all = inputs;
+  if (m.extra_inputs)
+    for (auto& t : m.extra_inputs()) all.push_back(t);
+  std::string extra = m.extra_key ? m.extra_key() : "";
+  if (m.extra_inputs)  // the module's own tensors are guarded by identity
+    for (size_t i = inputs.size(); i < all.size(); ++i) extra += "#" + std::to_string(reinterpret_cast<uintptr_t>(all[i].impl()));
+  const std::string key = compiler::guard_signature(all) + "|" + extra;
+  std::shared_ptr<CompiledGraph> graph;
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    if (auto it = m.cache.find(key); it != m.cache.end()) {
+      known = true;
+      graph = it->second;
+    } else if (int64_t(m.cache.size()) >= m.options.cache_size_limit) {
+      if (!m.warned_limit)
+        std::cerr << "ember.compile: cache_size_limit (" << m.options.cache_size_limit
+                  << ") reached; new input signatures run eagerly\n";
+      m.warned_limit = true;
+      known = true;  // eager
+    }
+  }
+  if (known) {
+    if (!graph) {
+      ++m.stats.eager_runs;
+      return m.fn(inputs);
+    }
+    ++m.stats.graph_runs;
+    auto out = graph->run(all);
+    return out;
+  }
+  // first call of this signature: run it eagerly under capture
+  std::vector<Tensor> out;
+  compiler::Graph g;
+  std::string reason;
+  {
+    CaptureSession session(all);
+    out = m.fn(inputs);  // (an exception closes the session and propagates)
+    g = session.finish(out);
+    reason = session.break_reason();
+  }
+  std::lock_guard<std::mutex> lock(m.mu);
+  ++m.stats.captures;
+  if (!reason.empty()) {
+    EMBER_CHECK(!m.options.fullgraph, "compile(fullgraph=True): the function cannot be captured whole: ", reason);
+    m.stats.breaks.push_back(reason);
+    m.cache[key] = nullptr;
+    return out;
+  }
+  m.cache[key] = compiler::compile_graph(std::move(g), {.fuse = m.options.fuse});
+  return out;
+}
+
+const CompileStats& CompiledFunction::stats() const { return impl_->stats; }
+
+std::string CompiledFunction::explain() const {
+  auto& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mu);
+  std::ostringstream os;
+  os << m.stats.captures << " captures, " << m.stats.graph_runs << " compiled runs, " << m.stats.eager_runs
+     << " eager runs\n";
+  int i = 0;
+  for (const auto& [key, graph] : m.cache) {
+    os << "signature " << i++ << ": " << key << "\n";
+    if (graph) os << graph->describe();
+    else os << "  (runs eagerly)\n";
+  }
+  for (const auto& b : m.stats.breaks) os << "break: " << b << "\n";
+  return os.str();
+}
+
+CompiledModule::CompiledModule(std::shared_ptr<nn::Module> module, CompileOptions options)
+    : module_(std::move(module)),
+      function_(
+          [m = module_.get()](const std::vector<Tensor>& in) { return std::vector<Tensor>{m->forward(in[0])}; },
+          std::move(options),
+          [m = module_.get()] {
+            std::vector<Tensor> t = m->parameters();
+            for (auto& b : m->buffers()) t.push_back(b);
+            return t;
+          },
+          [m = module_.get()] {
+            std::string flags;
+            for (auto& [name, sub] : m->named_modules()) flags += sub->is_training() ? '1' : '0';
+            return "training=" + flags;
+          }) {
+  EMBER_CHECK(module_ != nullptr, "compile: expected a module, got a null pointer");
+  register_module("_orig_mod", module_);
+}
+
+Tensor CompiledModule::forward(const Tensor& x) { return function_({x})[0]; }
+
+std::shared_ptr<CompiledModule> compile(std::shared_ptr<nn::Module> module, CompileOptions options) {
+  return std::make_shared<CompiledModule>(std::move(module), std::move(options));
+}
+
+CompiledFunction compile(CompiledFunction::Fn fn, CompileOptions options) {
+  return CompiledFunction(std::move(fn), std::move(options));
+}
+
+}  // namespace ember

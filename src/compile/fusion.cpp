@@ -1,0 +1,271 @@
+// Fusion of elementwise chains (fusion.h): which nodes join a group, and the C++ of its kernel.
+#include "compile/fusion.h"
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+
+#include "ember/core/errors.h"
+
+namespace ember::compiler {
+namespace {
+
+// One-operand ops whose float32 CPU kernel is f::<op>_fn<CpuMath> (cpu/unary_kernels.cpp).
+const char* const kUnary[] = {"exp",  "exp2", "log",  "log1p", "expm1",   "log2", "log10", "sqrt", "rsqrt",
+                              "sin",  "cos",  "tan",  "asin",  "acos",    "atan", "sinh",  "cosh", "tanh",
+                              "sigmoid", "silu", "erf", "reciprocal", "neg", "abs", "square", "relu", "sign"};
+// Two-operand ops of the same kind (cpu/binary_kernels.cpp).
+const char* const kBinary[] = {"mul", "maximum", "minimum", "atan2"};
+
+bool in(const char* op, const char* const* list, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (std::strcmp(op, list[i]) == 0) return true;
+  return false;
+}
+template <size_t N> bool in(const char* op, const char* const (&list)[N]) { return in(op, list, N); }
+
+std::string float_literal(double v) {
+  if (std::isnan(v)) return "__builtin_nanf(\"\")";
+  if (std::isinf(v)) return v > 0 ? "__builtin_inff()" : "-__builtin_inff()";
+  std::ostringstream os;
+  os.precision(9);
+  os << std::scientific << float(v) << "f";
+  return os.str();
+}
+
+bool is_contiguous(const ValueInfo& v) {
+  int64_t expect = 1;
+  for (size_t d = v.sizes.size(); d-- > 0;) {
+    if (v.sizes[d] != 1 && v.strides[d] != expect) return false;
+    expect *= v.sizes[d];
+  }
+  return true;
+}
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// A constant number (a 0-dim constant, e.g. pow's exponent from a Python float).
+std::optional<double> constant_number(const Graph& g, ValueId v) {
+  const auto& info = g.values[size_t(v)];
+  if (info.kind != ValueKind::Constant || !info.constant.defined() || info.constant.numel() != 1) return std::nullopt;
+  if (!is_floating(info.dtype) && info.dtype != kInt64 && info.dtype != kInt32) return std::nullopt;
+  return info.constant.item().to<double>();
+}
+
+// The C++ expression of node n over operand expressions a, or nullopt when fusion does not
+// cover this op or these arguments. Each form is the eager float32 kernel's.
+std::optional<std::string> expression(const Graph& g, const Node& n, const std::vector<std::string>& a) {
+  const std::string op = n.op;
+  if (in(n.op, kUnary) && a.size() == 1) return "f::" + op + "_fn<M>{}(" + a[0] + ")";
+  if (in(n.op, kBinary) && a.size() == 2) return "f::" + op + "_fn<M>{}(" + a[0] + ", " + a[1] + ")";
+  if ((op == "add" || op == "sub") && a.size() == 2 && n.scalars.size() == 1) {
+    const double alpha = op == "add" ? n.scalars[0] : -n.scalars[0];
+    return "f::add_fn<float, M>{" + float_literal(alpha) + "}(" + a[0] + ", " + a[1] + ")";
+  }
+  if (op == "div" && a.size() == 2 && n.attrs == "None") return "f::div_true_fn<M>{}(" + a[0] + ", " + a[1] + ")";
+  if (op == "gelu" && a.size() == 1) {
+    if (n.attrs == "'none'") return "f::gelu_fn<M>{}(" + a[0] + ")";
+    if (n.attrs == "'tanh'") return "f::gelu_tanh_fn<M>{}(" + a[0] + ")";
+    return std::nullopt;
+  }
+  if (op == "pow" && a.size() == 2) {
+    const ValueInfo& e = g.values[size_t(n.inputs[1])];
+    if (numel(e.sizes) != 1 || e.sizes.size() != 0) return "f::pow_fn<M>{}(" + a[0] + ", " + a[1] + ")";
+    const auto c = constant_number(g, n.inputs[1]);  // the eager kernel's special exponents
+    if (!c) return std::nullopt;
+    const double x = *c;
+    if (x == 2) return "f::square_fn<M>{}(" + a[0] + ")";
+    if (x == 3) return "f::cube_fn<M>{}(" + a[0] + ")";
+    if (x == 1) return a[0];
+    if (x == 0) return std::string("1.0f");
+    if (x == -1) return "f::reciprocal_fn<M>{}(" + a[0] + ")";
+    if (x == -2) return "f::inverse_square_fn<M>{}(" + a[0] + ")";
+    if (x == 0.5) return "f::sqrt_fn<M>{}(" + a[0] + ")";
+    if (x == -0.5) return "f::rsqrt_fn<M>{}(" + a[0] + ")";
+    return "f::pow_fn<M>{}(" + a[0] + ", " + float_literal(x) + ")";
+  }
+  return std::nullopt;
+}
+
+struct Builder {
+  const Graph& g;
+  FusedGroup grp;
+  std::unordered_map<ValueId, int> produced;  // value -> 1 when made inside the group
+  std::unordered_map<ValueId, size_t> operand_of;
+
+  explicit Builder(const Graph& graph) : g(graph) {}
+  void reset() {
+    grp = FusedGroup();
+    produced.clear();
+    operand_of.clear();
+  }
+
+  // How value v enters a group over `sizes` (nullopt: it cannot).
+  std::optional<FusedOperand> operand_kind(ValueId v, const Shape& sizes, int64_t& inner) const {
+    const ValueInfo& i = g.values[size_t(v)];
+    if (!i.device.is_cpu()) return std::nullopt;
+    const int64_t n = numel(i.sizes);
+    if (n == 1 && i.sizes.size() <= sizes.size() && (i.dtype == kFloat32 || i.dtype == kFloat64))
+      return FusedOperand{v, FusedOperand::kScalar, i.dtype};
+    if (i.dtype != kFloat32 || !is_contiguous(i)) return std::nullopt;
+    if (i.sizes == sizes) return FusedOperand{v, FusedOperand::kFull, i.dtype};
+    // the trailing dims of the output (leading 1s dropped): a bias over the last dims
+    size_t lead = 0;
+    while (lead < i.sizes.size() && i.sizes[lead] == 1) ++lead;
+    const size_t dims = i.sizes.size() - lead;
+    if (dims == 0 || dims > sizes.size() || i.sizes.size() > sizes.size()) return std::nullopt;
+    for (size_t d = 0; d < dims; ++d)
+      if (i.sizes[lead + d] != sizes[sizes.size() - dims + d]) return std::nullopt;
+    if (inner != 0 && inner != n) return std::nullopt;
+    inner = n;
+    return FusedOperand{v, FusedOperand::kInner, i.dtype};
+  }
+
+  // Whether node n can join (or start) the current group.
+  bool fusible(const Node& n, int64_t& inner) const {
+    if (n.mutates || n.random || n.outputs.size() != 1) return false;
+    const ValueInfo& out = g.values[size_t(n.outputs[0])];
+    if (out.dtype != kFloat32 || !out.device.is_cpu() || out.requires_grad || !is_contiguous(out) ||
+        numel(out.sizes) == 0)
+      return false;
+    if (!grp.nodes.empty() && out.sizes != grp.sizes) return false;
+    std::vector<std::string> names;
+    for (ValueId v : n.inputs) {
+      if (v == kNoValue) return false;
+      names.push_back("x");
+      if (produced.count(v)) continue;
+      if (!operand_kind(v, out.sizes, inner)) return false;
+    }
+    return expression(g, n, names).has_value();
+  }
+
+  void add(int32_t index, int64_t inner) {
+    const Node& n = g.nodes[size_t(index)];
+    if (grp.nodes.empty()) grp.sizes = g.values[size_t(n.outputs[0])].sizes;
+    grp.inner = inner;
+    for (ValueId v : n.inputs) {
+      if (produced.count(v) || operand_of.count(v)) continue;
+      int64_t in = grp.inner;
+      operand_of[v] = grp.inputs.size();
+      grp.inputs.push_back(*operand_kind(v, grp.sizes, in));
+    }
+    produced[n.outputs[0]] = 1;
+    grp.nodes.push_back(index);
+  }
+};
+
+// The kernel's source: one loop over rows of `inner` elements, each operand loaded, the nodes'
+// formulas in program order, the group's outputs stored.
+std::string generate_source(const Graph& g, const FusedGroup& grp) {
+  std::ostringstream os;
+  os << "// ember.compile fused kernel:";
+  for (int32_t i : grp.nodes) os << " " << g.nodes[size_t(i)].op;
+  os << "\n#include <cstdint>\n#include \"cpu/elementwise_math.h\"\n\nnamespace {\n"
+        "namespace f = ember::formula;\nusing M = ember::cpu::CpuMath;\n"
+        "struct Args { int64_t numel, inner; const void* const* in; void* const* out; };\n\n"
+        "void body(void* ctx, int64_t r0, int64_t r1) {\n"
+        "  const Args& a = *static_cast<const Args*>(ctx);\n";
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    const auto& o = grp.inputs[k];
+    if (o.kind == FusedOperand::kScalar)
+      os << "  const float in" << k << " = float(*static_cast<const " << (o.dtype == kFloat64 ? "double" : "float")
+         << "*>(a.in[" << k << "]));\n";
+    else
+      os << "  const float* __restrict in" << k << " = static_cast<const float*>(a.in[" << k << "]);\n";
+  }
+  for (size_t k = 0; k < grp.outputs.size(); ++k)
+    os << "  float* __restrict out" << k << " = static_cast<float*>(a.out[" << k << "]);\n";
+  os << "  for (int64_t r = r0; r < r1; ++r) {\n"
+        "    const int64_t base = r * a.inner;\n"
+        "    const int64_t n = a.numel - base < a.inner ? a.numel - base : a.inner;\n";
+  for (size_t k = 0; k < grp.inputs.size(); ++k)
+    if (grp.inputs[k].kind == FusedOperand::kFull)
+      os << "    const float* __restrict row" << k << " = in" << k << " + base;\n";
+  for (size_t k = 0; k < grp.outputs.size(); ++k) os << "    float* __restrict dst" << k << " = out" << k << " + base;\n";
+  os << "    for (int64_t j = 0; j < n; ++j) {\n";
+  std::unordered_map<ValueId, std::string> name;
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    const auto& o = grp.inputs[k];
+    const std::string v = "a" + std::to_string(k);
+    if (o.kind == FusedOperand::kScalar) os << "      const float " << v << " = in" << k << ";\n";
+    else if (o.kind == FusedOperand::kFull) os << "      const float " << v << " = row" << k << "[j];\n";
+    else os << "      const float " << v << " = in" << k << "[j];\n";
+    name[o.value] = v;
+  }
+  for (int32_t i : grp.nodes) {
+    const Node& n = g.nodes[size_t(i)];
+    std::vector<std::string> args;
+    for (ValueId v : n.inputs) args.push_back(name.at(v));
+    const std::string v = "t" + std::to_string(n.outputs[0]);
+    os << "      const float " << v << " = " << *expression(g, n, args) << ";  // " << n.op << "\n";
+    name[n.outputs[0]] = v;
+  }
+  for (size_t k = 0; k < grp.outputs.size(); ++k) os << "      dst" << k << "[j] = " << name.at(grp.outputs[k]) << ";\n";
+  os << "    }\n  }\n}\n\n}  // namespace\n\n"
+        "extern \"C\" void ember_fused(int64_t numel, int64_t inner, const void* const* in, void* const* out,\n"
+        "                            void (*parallel)(int64_t, int64_t, void*, void (*)(void*, int64_t, int64_t))) {\n"
+        "  Args a{numel, inner, in, out};\n"
+        "  const int64_t rows = (numel + inner - 1) / inner;\n"
+        "  const int64_t grain = inner >= 32768 ? 1 : 32768 / inner;\n"
+        "  parallel(rows, grain, &a, body);\n}\n";
+  return os.str();
+}
+
+}  // namespace
+
+std::vector<FusedGroup> find_fusion_groups(const Graph& g) {
+  std::vector<FusedGroup> groups;
+  // which node reads each value, to find a group's outputs
+  std::vector<std::vector<int32_t>> readers(g.values.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (ValueId v : g.nodes[i].inputs)
+      if (v != kNoValue) readers[size_t(v)].push_back(int32_t(i));
+  std::vector<char> returned(g.values.size(), 0);
+  for (ValueId v : g.outputs) returned[size_t(v)] = 1;
+
+  Builder b(g);
+  auto close = [&] {
+    if (b.grp.nodes.size() >= 2) {
+      std::unordered_map<int32_t, int> member;
+      for (int32_t i : b.grp.nodes) member[i] = 1;
+      for (int32_t i : b.grp.nodes) {
+        const ValueId v = g.nodes[size_t(i)].outputs[0];
+        bool outside = returned[size_t(v)];
+        for (int32_t r : readers[size_t(v)]) outside = outside || !member.count(r);
+        if (outside) b.grp.outputs.push_back(v);
+      }
+      b.grp.source = generate_source(g, b.grp);
+      groups.push_back(std::move(b.grp));
+    }
+    b.reset();
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    int64_t inner = b.grp.inner;
+    if (b.fusible(n, inner)) {
+      b.add(int32_t(i), inner);
+      continue;
+    }
+    // a fresh group may start here (another shape)
+    Builder fresh(g);
+    int64_t fresh_inner = 0;
+    const bool starts = fresh.fusible(n, fresh_inner);
+    // a node that reads the group, or writes anything, ends it (the kernel runs at its last node)
+    bool reads_group = n.mutates;
+    for (ValueId v : n.inputs) reads_group = reads_group || (v != kNoValue && b.produced.count(v));
+    if (starts || reads_group) {
+      close();
+      if (starts) b.add(int32_t(i), fresh_inner);
+    }
+  }
+  close();
+  return groups;
+}
+
+}  // namespace ember::compiler

@@ -1,0 +1,47 @@
+#pragma once
+// Fusion (fusion.cpp): chains of elementwise nodes over one shape become one kernel, whose C++
+// source calls the same scalar formulas as the eager CPU kernels (ops/elementwise_formulas.h
+// with cpu::CpuMath), so a fused result has the eager result's bits.
+#include <string>
+#include <vector>
+
+#include "ember/compile/graph.h"
+
+namespace ember::compiler {
+
+struct FusedOperand {
+  enum Kind : uint8_t { kFull, kScalar, kInner };  // the output's shape; one number; the last dims
+  ValueId value;
+  Kind kind;
+  DType dtype;  // kScalar: float32 or float64 (read, then rounded to float)
+};
+
+struct FusedGroup {
+  std::vector<int32_t> nodes;  // in program order
+  std::vector<FusedOperand> inputs;
+  std::vector<ValueId> outputs;  // values read after the group (or returned)
+  Shape sizes;                   // every value of the group has this shape, contiguous float32
+  int64_t inner = 0;             // the kInner operands' length (0: none)
+  std::string source;            // the kernel, `extern "C" void ember_fused(...)`
+};
+
+// Groups of two or more fusible nodes (elementwise float32 on the CPU, no gradient wanted).
+std::vector<FusedGroup> find_fusion_groups(const Graph& g);
+
+// The generated kernel's entry: rows x inner elements (rows of `inner` consecutive elements; the
+// last row may be short when there are no kInner operands), operands in group order. `parallel`
+// runs body(ctx, begin_row, end_row) over [0, rows) on ember's threads.
+using ParallelFn = void (*)(int64_t rows, int64_t grain, void* ctx, void (*body)(void*, int64_t, int64_t));
+using FusedKernelFn = void (*)(int64_t numel, int64_t inner, const void* const* in, void* const* out,
+                               ParallelFn parallel);
+
+// Builds (or finds in the disk cache) the kernel of `source`; throws with the compiler's output
+// if it does not build.
+struct BuiltKernel {
+  FusedKernelFn fn = nullptr;
+  bool from_cache = false;
+  double seconds = 0;
+};
+BuiltKernel build_cpu_kernel(const std::string& source);
+
+}  // namespace ember::compiler

@@ -1,0 +1,22 @@
+#pragma once
+// The graph passes that run when a capture finishes (passes.cpp): constant folding, common
+// subexpressions, dead code. Fusion and code generation come after (fusion.cpp).
+#include <vector>
+
+#include "ember/compile/graph.h"
+
+namespace ember::compiler {
+
+// `captured[v]`: the tensor value v held during capture (what folding turns into a constant).
+void run_graph_passes(Graph& g, const std::vector<Tensor>& captured);
+
+// Every op with no side effect on its arguments, no randomness and defined contents: what the
+// passes may drop, merge or precompute.
+bool is_pure(const Node& n);
+
+// Ops that write every element of their first argument without reading it (fill_, copy_, the
+// random fills): on an `empty` they are how a factory gives it contents.
+bool overwrites_first_argument(const char* op);
+bool allocates_uninitialised(const char* op);  // empty, empty_strided
+
+}  // namespace ember::compiler

@@ -1,0 +1,107 @@
+// ember::compile from C++ (include/ember/compile/): capture through the Tracer layer, the graph
+// passes, fused kernels with the eager bits, replay with autograd, guards and breaks.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "ember/compile/capture.h"
+#include "ember/compile/compile.h"
+#include "ember/ember.h"
+#include "ember/nn.h"
+
+using namespace ember;
+
+namespace {
+
+struct CacheDir {  // the kernels of this test binary in a directory of their own
+  CacheDir() {
+    dir = std::filesystem::temp_directory_path() / ("ember_compile_test_" + std::to_string(::getpid()));
+    setenv("EMBER_CACHE_DIR", dir.c_str(), 1);
+  }
+  ~CacheDir() { std::filesystem::remove_all(dir); }
+  std::filesystem::path dir;
+};
+const CacheDir cache_dir;
+
+std::vector<Tensor> chain(const std::vector<Tensor>& in) {
+  const Tensor& x = in[0];
+  const Tensor& y = in[1];
+  Tensor a = (x * y + 1.0).tanh().sigmoid() * 2.0 - x;
+  return {a.exp() / (y.abs() + 0.5)};
+}
+
+}  // namespace
+
+TEST(Compile, CaptureRecordsOpsAndPassesCleanUp) {
+  Tensor x = randn({4, 5}), y = randn({4, 5});
+  compiler::CaptureSession s({x, y});
+  Tensor unused = x.cos();  // dead
+  Tensor a = x * y, b = x * y;  // a common subexpression
+  Tensor c = ones({4, 5}) * 3.0;  // folded into a constant
+  Tensor out = a + b + c;
+  compiler::Graph g = s.finish({out});
+  EXPECT_EQ(s.break_reason(), "");
+  EXPECT_GE(g.dead_removed, 1);
+  EXPECT_EQ(g.common_merged, 1);
+  EXPECT_GE(g.constants_folded, 1);
+  compiler::CompiledGraph cg(std::move(g));
+  Tensor x2 = randn({4, 5}), y2 = randn({4, 5});
+  EXPECT_TRUE(cg.run({x2, y2})[0].equal(x2 * y2 + x2 * y2 + ones({4, 5}) * 3.0));
+  EXPECT_EQ(cg.fused_kernels(), 1);
+  EXPECT_NE(cg.describe().find("fused kernel 0"), std::string::npos);
+}
+
+TEST(Compile, FunctionFusesWithTheEagerBitsAndRecapturesPerSignature) {
+  auto f = compile(chain);
+  for (Shape s : {Shape{1000}, Shape{37, 3}, Shape{1000}}) {
+    Tensor x = randn(s), y = randn(s);
+    for (int i = 0; i < 2; ++i) EXPECT_TRUE(f({x, y})[0].equal(chain({x, y})[0]));
+  }
+  EXPECT_EQ(f.stats().captures, 2);
+  EXPECT_EQ(f.stats().graph_runs, 4);
+  EXPECT_NE(f.explain().find("fused kernel"), std::string::npos);
+}
+
+TEST(Compile, ModuleTrainsThroughTheReplayedGraph) {
+  manual_seed(0);
+  auto model = std::make_shared<nn::Sequential>();
+  model->push_back(std::make_shared<nn::Linear>(6, 8));
+  model->push_back(std::make_shared<nn::Tanh>());
+  model->push_back(std::make_shared<nn::Linear>(8, 2));
+  auto fast = compile(model);
+  Tensor x = randn({5, 6});
+  for (int step = 0; step < 3; ++step) {
+    model->zero_grad();
+    model->forward(x).pow(2).sum().backward();
+    std::vector<Tensor> want;
+    for (auto& p : model->parameters()) want.push_back(p.grad().clone());
+    model->zero_grad();
+    fast->forward(x).pow(2).sum().backward();
+    auto params = model->parameters();
+    for (size_t i = 0; i < params.size(); ++i) EXPECT_TRUE(params[i].grad().allclose(want[i], 0, 0));
+  }
+  EXPECT_EQ(fast->function().stats().captures, 1);
+  EXPECT_EQ(fast->named_parameters()[0].first, "_orig_mod.0.weight");
+  NoGradGuard no_grad;  // another signature (grad mode): the Tanh chain fuses there
+  EXPECT_TRUE(fast->forward(x).equal(model->forward(x)));
+  EXPECT_TRUE(fast->forward(x).equal(model->forward(x)));
+  EXPECT_EQ(fast->function().stats().captures, 2);
+}
+
+TEST(Compile, BreaksRunEagerlyAndFullgraphRaises) {
+  auto branchy = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0].sum().item<double>() > 0 ? in[0] * 2.0 : in[0] - 1.0};
+  };
+  auto f = compile(branchy);
+  Tensor pos = ones({3}), neg = -ones({3});
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(f({pos})[0].equal(pos * 2.0));
+    EXPECT_TRUE(f({neg})[0].equal(neg - 1.0));
+  }
+  ASSERT_FALSE(f.stats().breaks.empty());
+  EXPECT_NE(f.stats().breaks[0].find("item()"), std::string::npos);
+  auto strict = compile(branchy, {.fullgraph = true});
+  EXPECT_THROW(strict({pos}), Error);
+  EXPECT_THROW(compile(branchy, {.mode = "fastest"}), ValueError);
+}

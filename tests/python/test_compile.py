@@ -1,0 +1,281 @@
+"""ember.compile (python/ember/_compile.py, src/compile/): compiled results equal eager ones (values
+and gradients) over functions and modules from every op family; guards recapture on a new
+signature; breaks run eagerly (fullgraph raises); fused kernels have the eager bits; the disk
+cache survives a restart and never serves a stale kernel."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember.compiler import CompileError, explain
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+@pytest.fixture(autouse=True)
+def _kernel_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "ember-cache"))
+
+
+def stats(fn):
+    c = fn._ember_compiled
+    return c.captures, c.graph_runs, c.eager_runs
+
+
+def chain(x, y):
+    a = x * y + 1.0
+    b = a.tanh().sigmoid() * 2.0 - x
+    return F.gelu(b) / (y.abs() + 0.5), b.exp()
+
+
+def test_elementwise_chain_is_fused_and_bitwise_equal():
+    x, y = ember.randn(64, 33), ember.randn(64, 33)
+    want = chain(x, y)
+    fast = ember.compile(chain)
+    for _ in range(3):
+        got = fast(x, y)
+        assert all(ember.equal(g, w) for g, w in zip(got, want))
+    assert stats(fast) == (1, 2, 0)
+    info = explain(fast, x, y)
+    assert info.graph_count == 1 and info.graph_break_count == 0
+    assert info.fused_kernels == 1
+    assert "fused kernel 0:" in str(info)
+    # new shapes, a broadcast operand, a float64 input (no fusion there: replayed ops)
+    for a, b in [(ember.randn(7), ember.randn(7)), (ember.randn(8, 5), ember.randn(5)),
+                 (ember.randn(4, 4, dtype=ember.float64), ember.randn(4, 4, dtype=ember.float64))]:
+        for _ in range(2):
+            got = fast(a, b)
+            assert all(ember.equal(g, w) for g, w in zip(got, chain(a, b)))
+    assert fast._ember_compiled.captures == 4
+
+
+def test_python_scalars_and_arguments_are_guarded():
+    @ember.compile
+    def scale(x, s, mode):
+        return x * s if mode == "mul" else x + s
+    x = ember.randn(10)
+    for s in (2.0, 3.0, 2.0):
+        for mode in ("mul", "add"):
+            want = x * s if mode == "mul" else x + s
+            assert ember.equal(scale(x, s, mode), want)
+            assert ember.equal(scale(x, s, mode), want)
+    assert scale._ember_compiled.captures == 4
+
+
+def test_module_forward_and_gradients_match_eager():
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.LayerNorm(32), nn.Linear(32, 4))
+    fast = ember.compile(model)
+    assert isinstance(fast, nn.Module) and fast._orig_mod is model
+    assert list(fast.state_dict())[0].startswith("_orig_mod.")
+    x, target = ember.randn(8, 16), ember.randn(8, 4)
+    for step in range(3):
+        for m in (model, fast):
+            model.zero_grad()
+            loss = F.mse_loss(m(x), target)
+            loss.backward()
+            if m is model:
+                want_loss, want = loss.item(), [p.grad.clone() for p in model.parameters()]
+        assert loss.item() == want_loss
+        for p, w in zip(model.parameters(), want):
+            assert ember.allclose(p.grad, w, rtol=0, atol=0)
+    model.eval()
+    with ember.no_grad():
+        assert ember.equal(fast(x), model(x))
+        assert ember.equal(fast(x), model(x))
+
+
+def test_training_flag_and_parameter_identity_are_guarded():
+    ember.manual_seed(1)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    fast = ember.compile(model)
+    x = ember.randn(16, 4)
+    model.eval()
+    with ember.no_grad():
+        assert ember.equal(fast(x), model(x))
+        model.train()
+        y = fast(x)
+        assert (y == 0).any().item()  # dropout is on again: a new capture, not the eval graph
+        model.eval()
+        model[0].weight = nn.Parameter(ember.ones(4, 4))  # a new tensor: recapture
+        assert ember.equal(fast(x), model(x))
+    assert fast._ember_compiled.captures == 3
+
+
+def test_data_dependent_control_flow_runs_eagerly_and_fullgraph_raises():
+    def f(x):
+        if x.sum().item() > 0:
+            return x * 2
+        return x - 1
+    fast = ember.compile(f)
+    pos, neg = ember.ones(3), -ember.ones(3)
+    for _ in range(2):
+        assert ember.equal(fast(pos), pos * 2)
+        assert ember.equal(fast(neg), neg - 1)
+    assert fast._ember_compiled.breaks and "item()" in fast._ember_compiled.breaks[0]
+    with pytest.raises(CompileError, match=r"item\(\)"):
+        ember.compile(f, fullgraph=True)(pos)
+    info = explain(f, pos)
+    assert info.graph_break_count == 1 and info.graph_count == 0
+
+
+def test_print_and_backward_are_breaks(capsys):
+    def noisy(x):
+        print("hello")
+        return x + 1
+    fast = ember.compile(noisy)
+    for _ in range(2):
+        assert ember.equal(fast(ember.zeros(2)), ember.ones(2))
+    assert capsys.readouterr().out.count("hello") == 2  # eager each time: the print happens
+    w = ember.randn(3, requires_grad=True)
+
+    def step(x):
+        loss = (w * x).sum()
+        loss.backward()
+        return loss.detach()
+    with pytest.raises(CompileError, match="backward"):
+        ember.compile(step, fullgraph=True)(ember.ones(3))
+
+
+def test_inplace_updates_tensors_built_inside_and_factories():
+    def f(x, buf):
+        buf.mul_(0.5).add_(x)  # an in-place update of an input, as a running average
+        t = ember.tensor([1.0, 2.0, 3.0])  # data copied in outside the dispatcher
+        z = ember.zeros(3)
+        z += x
+        return buf * t + z + ember.arange(3.0)
+    fast = ember.compile(f)
+    x = ember.randn(3)
+    b1, b2 = ember.randn(3), None
+    b2 = b1.clone()
+    for _ in range(3):
+        got = fast(x, b1)
+        want = f(x, b2)
+        assert ember.equal(got, want) and ember.equal(b1, b2)
+
+
+def test_random_ops_draw_fresh_numbers_like_eager():
+    def f(x):
+        return x + ember.randn(4) + F.dropout(x, 0.5, training=True)
+    fast = ember.compile(f)
+    x = ember.ones(4)
+    fast(x)
+    for seed in (3, 4):
+        ember.manual_seed(seed)
+        got = fast(x)
+        ember.manual_seed(seed)
+        assert ember.equal(got, f(x))
+
+
+def _corpus():
+    conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def views(x):
+        return x.t().reshape(-1)[2:9].unsqueeze(0).expand(3, 7).contiguous() * 2
+    return [
+        ("reductions", lambda x: (x.sum(0), x.mean(1, keepdim=True), x.amax(1), x.softmax(-1), x.log_softmax(0))),
+        ("matmul", lambda x: (x @ x.t()).relu() + ember.addmm(x[:, :1], x, x.t()[:, :1])),
+        ("views", views),
+        ("index_cat_where", lambda x: ember.cat([x[[0, 2]], x[x[:, 0] > 10]], 0).where(x[:2] > 0, x[:2] * 3)),
+        ("norms", lambda x: (F.layer_norm(x, (x.shape[-1],)), F.normalize(x, dim=1))),
+        ("conv_pool", lambda x: F.max_pool2d(conv(x.reshape(1, 3, 4, 4).repeat(2, 1, 1, 1)), 2)),
+        ("losses", lambda x: (F.cross_entropy(x, ember.tensor([1, 0, 3, 2])), F.smooth_l1_loss(x, x.flip(0)))),
+        ("math", lambda x: (x.clamp(-0.5, 0.5), x.pow(2) + x.pow(3) - x.abs().sqrt(), ember.atan2(x, x + 2),
+                            F.silu(x) * F.softplus(x) + ember.maximum(x, x * 0.5))),
+        ("scan_sort", lambda x: (x.cumsum(1), x.sort(1)[0], x.topk(2, dim=1)[1])),
+    ]
+
+
+@pytest.mark.parametrize("name,fn", _corpus(), ids=[c[0] for c in _corpus()])
+def test_corpus_matches_eager_values_and_gradients(name, fn):
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal((4, 12)).astype(np.float32)
+    fast = ember.compile(fn)
+
+    def run(f):
+        x = ember.tensor(data, requires_grad=True)
+        out = f(x)
+        outs = out if isinstance(out, tuple) else (out,)
+        total = sum((o.float() * (i + 1)).sum() for i, o in enumerate(outs) if o.dtype.is_floating_point)
+        if isinstance(total, ember.Tensor) and total.requires_grad:
+            total.backward()
+        return [o.detach() for o in outs], x.grad
+    want, want_grad = run(fn)
+    for _ in range(2):
+        got, grad = run(fast)
+        for g, w in zip(got, want):
+            assert ember.allclose(g, w, rtol=1e-6, atol=1e-6), name
+        if want_grad is not None:
+            assert ember.allclose(grad, want_grad, rtol=1e-6, atol=1e-6), name
+    with ember.no_grad():  # and without autograd, where chains fuse
+        x = ember.tensor(data)
+        for _ in range(2):
+            out = fast(x)
+            outs = out if isinstance(out, tuple) else (out,)
+            ref = fn(x)
+            refs = ref if isinstance(ref, tuple) else (ref,)
+            for g, w in zip(outs, refs):
+                assert ember.allclose(g, w, rtol=1e-6, atol=1e-6), name
+
+
+def test_nested_compiled_functions_and_decorator_forms():
+    @ember.compile(fullgraph=True)
+    def inner(x):
+        return x.exp() + 1
+
+    @ember.compile
+    def outer(x):
+        return inner(x) * inner(x + 1)
+    x = ember.randn(5)
+    want = (x.exp() + 1) * ((x + 1).exp() + 1)
+    for _ in range(2):
+        assert ember.allclose(outer(x), want, rtol=1e-6)
+    assert ember.compile(lambda x: x, backend="eager")(x) is x
+    with pytest.raises(RuntimeError, match="mode"):
+        ember.compile(inner, mode="fastest")
+    assert not ember.compiler.is_compiling()
+
+
+def test_cache_size_limit_runs_new_signatures_eagerly():
+    f = ember.compile(lambda x: x * 2)
+    with pytest.warns(UserWarning, match="cache_size_limit"):
+        for n in range(1, 12):
+            assert ember.equal(f(ember.ones(n)), ember.full((n,), 2.0))
+    assert f._ember_compiled.captures == 8 and f._ember_compiled.eager_runs == 3
+
+
+_CACHE_SCRIPT = textwrap.dedent("""
+    import sys, ember
+    from ember.compiler import explain
+    alpha, act = float(sys.argv[1]), getattr(ember, sys.argv[2])
+    f = lambda x: act(x * alpha + 1.0) * 3.0
+    x = ember.linspace(-2, 2, 50)
+    info = explain(f, x)
+    print("CACHED" if "from the disk cache" in str(info) else "BUILT", info.compile_seconds > 0)
+    assert ember.equal(ember.compile(f)(x), f(x)) and ember.equal(ember.compile(f)(x), f(x))
+""")
+
+
+def test_disk_cache_survives_a_restart_and_is_never_stale(tmp_path):
+    env = dict(os.environ, EMBER_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"), os.path.join(ROOT, "build", "python")]))
+
+    def run(alpha, act="tanh"):
+        out = subprocess.run([sys.executable, "-c", _CACHE_SCRIPT, str(alpha), act], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr  # (the script also checks compiled == eager)
+        return out.stdout.split()
+    assert run(0.5) == ["BUILT", "True"]
+    assert run(0.5) == ["CACHED", "False"]  # a new process: loaded, not compiled
+    assert run(0.25) == ["CACHED", "False"]  # scalars are the kernel's arguments, not its code
+    assert run(0.5, "sigmoid") == ["BUILT", "True"]  # another graph: another kernel, never the cached one
+    # a corrupt file under the right name is rebuilt, not trusted
+    for so in (tmp_path / "cache" / "kernels").glob("*.so"):
+        so.write_bytes(b"not an object")
+    assert run(0.5) == ["BUILT", "True"]
