@@ -85,7 +85,16 @@ def cases(T, quick):
     n = 1 << (20 if quick else 24)
     x, y = T.randn(n), T.randn(n)
     f = chain10(T)
-    yield "chain of 10 ops, 16M" if not quick else "chain of 10 ops, 1M", f, lambda g: (lambda: g(x, y)), True
+    size = "16M" if not quick else "1M"
+    yield f"chain of 10 ops, {size}", f, lambda g: (lambda: g(x, y)), True
+    xg, yg = T.randn(n, requires_grad=True), T.randn(n, requires_grad=True)
+
+    def chain_fwd_bwd(g):
+        def step():
+            xg.grad = yg.grad = None
+            g(xg, yg).sum().backward()
+        return step
+    yield f"chain of 10 ops fwd+bwd, {size}", f, chain_fwd_bwd, False
     for name, make, shape in [("MLP train step (b64)", mlp, (64, 1, 28, 28)), ("CNN train step (b64)", cnn, (64, 1, 28, 28))]:
         model = make(T)
         xb, yb = T.randn(*shape), T.randint(0, 10, (64,))

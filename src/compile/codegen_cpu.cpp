@@ -63,16 +63,18 @@ std::string with_key(const std::string& source, const std::string& key) {
   return source + "\nextern \"C\" const char ember_fused_key[] = \"" + key + "\";\n";
 }
 
-FusedKernelFn open_object(const fs::path& so, const std::string& key) {
+BuiltKernel open_object(const fs::path& so, const std::string& key) {
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) return nullptr;
+  if (!h) return {};
   const auto* stored = static_cast<const char*>(dlsym(h, "ember_fused_key"));
-  auto fn = reinterpret_cast<FusedKernelFn>(dlsym(h, "ember_fused"));
-  if (!stored || key != stored || !fn) {
+  BuiltKernel k;
+  k.fn = reinterpret_cast<FusedKernelFn>(dlsym(h, "ember_fused"));
+  k.backward = reinterpret_cast<FusedBackwardFn>(dlsym(h, "ember_fused_backward"));
+  if (!stored || key != stored || !k.fn) {
     dlclose(h);
-    return nullptr;
+    return {};
   }
-  return fn;  // never closed: the kernel lives as long as the process
+  return k;  // never closed: the kernel lives as long as the process
 }
 
 std::string run_compiler(const fs::path& src, const fs::path& out) {
@@ -92,13 +94,18 @@ std::string run_compiler(const fs::path& src, const fs::path& out) {
 
 BuiltKernel build_cpu_kernel(const std::string& source) {
   static std::mutex mu;
-  static std::unordered_map<std::string, FusedKernelFn> loaded;
+  static std::unordered_map<std::string, BuiltKernel> loaded;
   const std::string everything = compiler() + "\n" + flags() + "\n" + source;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(everything)));
   const std::string key = std::string(hex) + "-" + std::to_string(everything.size());
   std::lock_guard<std::mutex> lock(mu);
-  if (auto it = loaded.find(key); it != loaded.end()) return {it->second, true, 0};
+  if (auto it = loaded.find(key); it != loaded.end()) {
+    BuiltKernel k = it->second;
+    k.from_cache = true;
+    k.seconds = 0;
+    return k;
+  }
   const auto start = std::chrono::steady_clock::now();
   const fs::path dir = cache_dir();
   std::error_code ec;
@@ -107,7 +114,7 @@ BuiltKernel build_cpu_kernel(const std::string& source) {
               " (EMBER_CACHE_DIR picks another place)");
   const fs::path so = dir / (key + ".so");
   BuiltKernel built;
-  if (fs::exists(so)) built.fn = open_object(so, key);
+  if (fs::exists(so)) built = open_object(so, key);
   built.from_cache = built.fn != nullptr;
   if (!built.fn) {
     const std::string tmp = key + ".tmp" + std::to_string(::getpid());
@@ -126,12 +133,12 @@ BuiltKernel build_cpu_kernel(const std::string& source) {
     }
     fs::rename(obj, so, ec);  // atomic: a concurrent builder of the same key wrote the same bytes
     EMBER_CHECK(!ec, "ember.compile: cannot move the kernel into ", so.string(), ": ", ec.message());
-    built.fn = open_object(so, key);
+    built = open_object(so, key);
     EMBER_CHECK(built.fn, "ember.compile: the kernel built into ", so.string(), " does not load: ",
                 dlerror() ? dlerror() : "its key does not match");
     built.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  loaded[key] = built.fn;
+  loaded[key] = built;
   return built;
 }
 

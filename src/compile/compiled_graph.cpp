@@ -7,6 +7,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "autograd/record.h"
 #include "compile/fusion.h"
 #include "core/parallel.h"
 #include "ember/core/errors.h"
@@ -16,6 +17,10 @@ namespace ember::compiler {
 
 namespace {
 
+void run_on_pool(int64_t rows, int64_t grain, void* ctx, void (*body)(void*, int64_t, int64_t)) {
+  parallel_for(0, rows, grain, [&](int64_t r0, int64_t r1) { body(ctx, r0, r1); });
+}
+
 struct Step {
   int32_t node = -1;   // a node replaying its op
   int32_t kernel = -1;  // or a fused kernel
@@ -24,12 +29,56 @@ struct Step {
 struct Kernel {
   FusedGroup group;
   FusedKernelFn fn = nullptr;
+  FusedBackwardFn backward = nullptr;
   bool from_cache = false;
 };
 
-void run_on_pool(int64_t rows, int64_t grain, void* ctx, void (*body)(void*, int64_t, int64_t)) {
-  parallel_for(0, rows, grain, [&](int64_t r0, int64_t r1) { body(ctx, r0, r1); });
+int64_t numel_of(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
 }
+
+// The backward of a fused group under autograd: the generated backward kernel gives full-size
+// gradients of the operands that need one; a broadcast operand's is summed back to its shape.
+autograd::variable_list fused_backward(const Kernel& k, const autograd::variable_list& grads, autograd::LambdaNode& node,
+                             const std::vector<size_t>& differentiable) {
+  EMBER_CHECK(!autograd::GradMode::is_enabled(), "ember.compile: a double backward (create_graph=True) through a fused kernel "
+              "is not supported; compile with fusion off (EMBER_COMPILE_FUSE=0) for it");
+  const FusedGroup& grp = k.group;
+  const int64_t numel = numel_of(grp.sizes);
+  const TensorOptions f32{.dtype = kFloat32, .device = Device(DeviceType::CPU)};
+  std::vector<Tensor> operands(grp.inputs.size());
+  for (size_t i = 0; i < operands.size(); ++i) operands[i] = node.unpack(i);
+  std::vector<Tensor> gout(grp.outputs.size());
+  std::vector<const void*> gout_ptr, in_ptr;
+  for (size_t o = 0; o < gout.size(); ++o) {
+    gout[o] = grads[o].defined() ? grads[o].to(kFloat32).contiguous() : zeros(grp.sizes, f32);
+    gout_ptr.push_back(gout[o].data_ptr());
+  }
+  for (const auto& t : operands) in_ptr.push_back(t.data_ptr());
+  std::vector<Tensor> full(grp.inputs.size());
+  std::vector<void*> gin_ptr(grp.inputs.size(), nullptr);
+  for (size_t d = 0; d < differentiable.size(); ++d) {  // (the kernel writes all of them)
+    const size_t i = differentiable[d];
+    full[i] = empty(grp.sizes, f32);
+    gin_ptr[i] = full[i].data_ptr();
+  }
+  k.backward(numel, grp.inner > 0 ? grp.inner : 4096, in_ptr.data(), gout_ptr.data(), gin_ptr.data(), &run_on_pool);
+  autograd::variable_list out;
+  for (size_t d = 0; d < differentiable.size(); ++d) {
+    const size_t i = differentiable[d];
+    if (!node.needs_input_grad(d)) {
+      out.emplace_back();
+      continue;
+    }
+    const Tensor& operand = operands[i];
+    Tensor g = grp.inputs[i].kind == FusedOperand::kFull ? full[i] : autograd::sum_to(full[i], operand.sizes());
+    out.push_back(g.dtype() == operand.dtype() ? g : g.to(operand.dtype()));
+  }
+  return out;
+}
+
 
 bool fusion_enabled(const CompileConfig& c) {
   const char* env = std::getenv("EMBER_COMPILE_FUSE");
@@ -41,7 +90,7 @@ bool fusion_enabled(const CompileConfig& c) {
 struct CompiledGraph::Impl {
   Graph g;
   std::vector<Step> steps;
-  std::vector<Kernel> kernels;
+  std::vector<std::shared_ptr<const Kernel>> kernels;  // shared: autograd nodes of a run keep theirs
   std::vector<std::vector<ValueId>> release_after;  // per step
   std::vector<char> clone_constant;                 // constants some node writes: a copy per run
   int64_t fused_nodes = 0;
@@ -59,13 +108,15 @@ CompiledGraph::CompiledGraph(Graph g, const CompileConfig& config) : impl_(std::
       Kernel k;
       const BuiltKernel built = build_cpu_kernel(grp.source);
       k.fn = built.fn;
+      k.backward = built.backward;
+      EMBER_CHECK(!grp.needs_grad || k.backward, "ember.compile: the fused kernel has no backward");
       k.from_cache = built.from_cache;
       m.codegen_seconds += built.seconds;
       for (int32_t i : grp.nodes) fused[size_t(i)] = 1;
       m.fused_nodes += int64_t(grp.nodes.size());
       kernel_at[size_t(grp.nodes.back())] = int32_t(m.kernels.size());
       k.group = std::move(grp);
-      m.kernels.push_back(std::move(k));
+      m.kernels.push_back(std::make_shared<const Kernel>(std::move(k)));
     }
   }
   for (size_t i = 0; i < G.nodes.size(); ++i) {
@@ -77,7 +128,7 @@ CompiledGraph::CompiledGraph(Graph g, const CompileConfig& config) : impl_(std::
   auto reads = [&](const Step& s) -> std::vector<ValueId> {
     if (s.node >= 0) return G.nodes[size_t(s.node)].inputs;
     std::vector<ValueId> v;
-    for (const auto& o : m.kernels[size_t(s.kernel)].group.inputs) v.push_back(o.value);
+    for (const auto& o : m.kernels[size_t(s.kernel)]->group.inputs) v.push_back(o.value);
     return v;
   };
   for (size_t s = 0; s < m.steps.size(); ++s)
@@ -141,7 +192,8 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
                   " tensors on replay, ", n.outputs.size(), " when captured");
       for (size_t k = 0; k < out.size(); ++k) env[size_t(n.outputs[k])] = std::move(out[k]);
     } else {
-      const Kernel& k = m.kernels[size_t(step.kernel)];
+      const std::shared_ptr<const Kernel>& kernel = m.kernels[size_t(step.kernel)];
+      const Kernel& k = *kernel;
       const FusedGroup& grp = k.group;
       in_ptrs.clear();
       out_ptrs.clear();
@@ -155,6 +207,25 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
       }
       const int64_t inner = grp.inner > 0 ? grp.inner : 4096;
       k.fn(numel, inner, in_ptrs.data(), out_ptrs.data(), &run_on_pool);
+      if (grp.needs_grad && autograd::GradMode::is_enabled()) {
+        // one autograd node for the group: its inputs are the operands that want a gradient
+        autograd::variable_list differentiable_inputs, outputs;
+        std::vector<size_t> differentiable;
+        std::vector<autograd::Save> saves;
+        for (size_t i = 0; i < grp.inputs.size(); ++i) {
+          const Tensor& t = env[size_t(grp.inputs[i].value)];
+          saves.push_back(autograd::saved_input(t));
+          if (t.requires_grad()) {
+            differentiable.push_back(i);
+            differentiable_inputs.push_back(t);
+          }
+        }
+        for (ValueId v : grp.outputs) outputs.push_back(env[size_t(v)]);
+        autograd::record("FusedElementwiseBackward", differentiable_inputs, outputs, std::move(saves),
+                         [kernel, differentiable](const autograd::variable_list& g, autograd::LambdaNode& n) -> autograd::variable_list {
+                           return fused_backward(*kernel, g, n, differentiable);
+                         });
+      }
     }
     for (ValueId v : m.release_after[s]) env[size_t(v)] = Tensor();
   }
@@ -175,12 +246,13 @@ std::string CompiledGraph::describe(bool with_source) const {
      << " common subexpressions merged, " << m.g.constants_folded << " folded into constants; " << m.kernels.size()
      << " fused kernels replace " << m.fused_nodes << " ops)\n";
   for (size_t k = 0; k < m.kernels.size(); ++k) {
-    const auto& grp = m.kernels[k].group;
+    const auto& grp = m.kernels[k]->group;
     os << "  fused kernel " << k << ":";
     for (int32_t i : grp.nodes) os << " " << m.g.nodes[size_t(i)].op;
     os << " -> ";
     for (size_t o = 0; o < grp.outputs.size(); ++o) os << (o ? ", " : "") << "%" << grp.outputs[o];
-    os << (m.kernels[k].from_cache ? " (from the disk cache)" : "") << "\n";
+    os << (grp.needs_grad ? " (with a fused backward)" : "") << (m.kernels[k]->from_cache ? " (from the disk cache)" : "")
+       << "\n";
     if (with_source) os << grp.source << "\n";
   }
   return os.str();

@@ -93,6 +93,80 @@ std::optional<std::string> expression(const Graph& g, const Node& n, const std::
   return std::nullopt;
 }
 
+// Each input's share of the gradient of node n (expressions over its operands a, its output y
+// and the output's gradient g; "" for none), or nullopt when fusion has no backward for it. The
+// formulas are the eager autograd's (derivatives.yaml's), evaluated in float.
+std::optional<std::vector<std::string>> derivative(const Graph& g, const Node& n, const std::vector<std::string>& a,
+                                                   const std::string& y, const std::string& gr) {
+  const std::string op = n.op;
+  auto one = [](std::string e) { return std::optional<std::vector<std::string>>(std::vector<std::string>{std::move(e)}); };
+  if (a.size() == 1) {
+    const std::string& x = a[0];
+    if (op == "exp") return one(gr + " * " + y);
+    if (op == "exp2") return one(gr + " * " + y + " * 0.693147180559945309f");
+    if (op == "log") return one(gr + " / " + x);
+    if (op == "log1p") return one(gr + " / (" + x + " + 1.0f)");
+    if (op == "expm1") return one(gr + " * (" + y + " + 1.0f)");
+    if (op == "log2") return one(gr + " / (" + x + " * 0.693147180559945309f)");
+    if (op == "log10") return one(gr + " / (" + x + " * 2.30258509299404568f)");
+    if (op == "sqrt") return one(gr + " / (2.0f * " + y + ")");
+    if (op == "rsqrt") return one("-0.5f * " + gr + " * " + y + " * " + y + " * " + y);
+    if (op == "sin") return one(gr + " * M::cos(" + x + ")");
+    if (op == "cos") return one("-" + gr + " * M::sin(" + x + ")");
+    if (op == "tan") return one(gr + " * (1.0f + " + y + " * " + y + ")");
+    if (op == "asin") return one(gr + " / M::sqrt(1.0f - " + x + " * " + x + ")");
+    if (op == "acos") return one("-" + gr + " / M::sqrt(1.0f - " + x + " * " + x + ")");
+    if (op == "atan") return one(gr + " / (1.0f + " + x + " * " + x + ")");
+    if (op == "sinh") return one(gr + " * M::cosh(" + x + ")");
+    if (op == "cosh") return one(gr + " * M::sinh(" + x + ")");
+    if (op == "tanh") return one(gr + " * (1.0f - " + y + " * " + y + ")");
+    if (op == "sigmoid") return one(gr + " * (1.0f - " + y + ") * " + y);
+    if (op == "silu") {
+      const std::string sg = "(1.0f / (1.0f + M::exp(-" + x + ")))";
+      return one(gr + " * " + sg + " * (1.0f + " + x + " * (1.0f - " + sg + "))");
+    }
+    if (op == "erf") return one(gr + " * 1.12837916709551257f * M::exp(-" + x + " * " + x + ")");
+    if (op == "reciprocal") return one("-" + gr + " * " + y + " * " + y);
+    if (op == "neg") return one("-" + gr);
+    if (op == "abs") return one(x + " > 0.0f ? " + gr + " : (" + x + " < 0.0f ? -" + gr + " : 0.0f)");
+    if (op == "square") return one("2.0f * " + x + " * " + gr);
+    if (op == "relu") return one(y + " > 0.0f ? " + gr + " : 0.0f");
+    if (op == "sign") return one("");
+    if (op == "gelu" && n.attrs == "'none'") return one("f::gelu_backward_fn<M>{}(" + gr + ", " + x + ")");
+    if (op == "gelu" && n.attrs == "'tanh'") return one("f::gelu_tanh_backward_fn<M>{}(" + gr + ", " + x + ")");
+    return std::nullopt;
+  }
+  if (a.size() != 2) return std::nullopt;
+  const std::string &x = a[0], &z = a[1];
+  using V = std::vector<std::string>;
+  if (op == "add" || op == "sub") {
+    const double alpha = op == "add" ? n.scalars[0] : -n.scalars[0];
+    return V{gr, alpha == 1 ? gr : float_literal(alpha) + " * " + gr};
+  }
+  if (op == "mul") return V{gr + " * " + z, gr + " * " + x};
+  if (op == "div" && n.attrs == "None") return V{gr + " / " + z, "-" + gr + " * " + x + " / (" + z + " * " + z + ")"};
+  if (op == "maximum" || op == "minimum") {  // ties share the gradient, as torch's
+    const char* cmp = op == "maximum" ? " > " : " < ";
+    return V{"(" + x + cmp + z + " ? " + gr + " : (" + x + " == " + z + " ? 0.5f * " + gr + " : 0.0f))",
+             "(" + z + cmp + x + " ? " + gr + " : (" + x + " == " + z + " ? 0.5f * " + gr + " : 0.0f))"};
+  }
+  if (op == "atan2") {
+    const std::string den = "(" + x + " * " + x + " + " + z + " * " + z + ")";
+    return V{gr + " * " + z + " / " + den, "-" + gr + " * " + x + " / " + den};
+  }
+  if (op == "pow") {  // only a constant exponent (a tensor exponent's gradient has edge cases left to eager)
+    const ValueInfo& e = g.values[size_t(n.inputs[1])];
+    if (e.sizes.size() != 0) return std::nullopt;
+    const auto c = constant_number(g, n.inputs[1]);
+    if (!c) return std::nullopt;
+    if (*c == 0) return V{"0.0f", ""};
+    if (*c == 1) return V{gr, ""};
+    if (*c == 2) return V{"2.0f * " + x + " * " + gr, ""};
+    return V{gr + " * " + float_literal(*c) + " * M::pow(" + x + ", " + float_literal(*c - 1) + ")", ""};
+  }
+  return std::nullopt;
+}
+
 struct Builder {
   const Graph& g;
   FusedGroup grp;
@@ -131,9 +205,7 @@ struct Builder {
   bool fusible(const Node& n, int64_t& inner) const {
     if (n.mutates || n.random || n.outputs.size() != 1) return false;
     const ValueInfo& out = g.values[size_t(n.outputs[0])];
-    if (out.dtype != kFloat32 || !out.device.is_cpu() || out.requires_grad || !is_contiguous(out) ||
-        numel(out.sizes) == 0)
-      return false;
+    if (out.dtype != kFloat32 || !out.device.is_cpu() || !is_contiguous(out) || numel(out.sizes) == 0) return false;
     if (!grp.nodes.empty() && out.sizes != grp.sizes) return false;
     std::vector<std::string> names;
     for (ValueId v : n.inputs) {
@@ -142,6 +214,7 @@ struct Builder {
       if (produced.count(v)) continue;
       if (!operand_kind(v, out.sizes, inner)) return false;
     }
+    if (out.requires_grad && !derivative(g, n, names, "y", "g")) return false;
     return expression(g, n, names).has_value();
   }
 
@@ -156,21 +229,13 @@ struct Builder {
       grp.inputs.push_back(*operand_kind(v, grp.sizes, in));
     }
     produced[n.outputs[0]] = 1;
+    grp.needs_grad = grp.needs_grad || g.values[size_t(n.outputs[0])].requires_grad;
     grp.nodes.push_back(index);
   }
 };
 
-// The kernel's source: one loop over rows of `inner` elements, each operand loaded, the nodes'
-// formulas in program order, the group's outputs stored.
-std::string generate_source(const Graph& g, const FusedGroup& grp) {
-  std::ostringstream os;
-  os << "// ember.compile fused kernel:";
-  for (int32_t i : grp.nodes) os << " " << g.nodes[size_t(i)].op;
-  os << "\n#include <cstdint>\n#include \"cpu/elementwise_math.h\"\n\nnamespace {\n"
-        "namespace f = ember::formula;\nusing M = ember::cpu::CpuMath;\n"
-        "struct Args { int64_t numel, inner; const void* const* in; void* const* out; };\n\n"
-        "void body(void* ctx, int64_t r0, int64_t r1) {\n"
-        "  const Args& a = *static_cast<const Args*>(ctx);\n";
+// The operand pointers of a kernel body (`in<k>`: a number, or a float pointer).
+void emit_operand_pointers(std::ostringstream& os, const FusedGroup& grp) {
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     const auto& o = grp.inputs[k];
     if (o.kind == FusedOperand::kScalar)
@@ -179,22 +244,16 @@ std::string generate_source(const Graph& g, const FusedGroup& grp) {
     else
       os << "  const float* __restrict in" << k << " = static_cast<const float*>(a.in[" << k << "]);\n";
   }
-  for (size_t k = 0; k < grp.outputs.size(); ++k)
-    os << "  float* __restrict out" << k << " = static_cast<float*>(a.out[" << k << "]);\n";
-  os << "  for (int64_t r = r0; r < r1; ++r) {\n"
-        "    const int64_t base = r * a.inner;\n"
-        "    const int64_t n = a.numel - base < a.inner ? a.numel - base : a.inner;\n";
-  for (size_t k = 0; k < grp.inputs.size(); ++k)
-    if (grp.inputs[k].kind == FusedOperand::kFull)
-      os << "    const float* __restrict row" << k << " = in" << k << " + base;\n";
-  for (size_t k = 0; k < grp.outputs.size(); ++k) os << "    float* __restrict dst" << k << " = out" << k << " + base;\n";
-  os << "    for (int64_t j = 0; j < n; ++j) {\n";
-  std::unordered_map<ValueId, std::string> name;
+}
+
+// Inside the element loop: each operand loaded (a<k>), each node's formula in program order (t<v>).
+void emit_forward_values(std::ostringstream& os, const Graph& g, const FusedGroup& grp,
+                         std::unordered_map<ValueId, std::string>& name) {
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     const auto& o = grp.inputs[k];
     const std::string v = "a" + std::to_string(k);
     if (o.kind == FusedOperand::kScalar) os << "      const float " << v << " = in" << k << ";\n";
-    else if (o.kind == FusedOperand::kFull) os << "      const float " << v << " = row" << k << "[j];\n";
+    else if (o.kind == FusedOperand::kFull) os << "      const float " << v << " = in" << k << "[base + j];\n";
     else os << "      const float " << v << " = in" << k << "[j];\n";
     name[o.value] = v;
   }
@@ -206,14 +265,99 @@ std::string generate_source(const Graph& g, const FusedGroup& grp) {
     os << "      const float " << v << " = " << *expression(g, n, args) << ";  // " << n.op << "\n";
     name[n.outputs[0]] = v;
   }
-  for (size_t k = 0; k < grp.outputs.size(); ++k) os << "      dst" << k << "[j] = " << name.at(grp.outputs[k]) << ";\n";
-  os << "    }\n  }\n}\n\n}  // namespace\n\n"
-        "extern \"C\" void ember_fused(int64_t numel, int64_t inner, const void* const* in, void* const* out,\n"
-        "                            void (*parallel)(int64_t, int64_t, void*, void (*)(void*, int64_t, int64_t))) {\n"
-        "  Args a{numel, inner, in, out};\n"
-        "  const int64_t rows = (numel + inner - 1) / inner;\n"
-        "  const int64_t grain = inner >= 32768 ? 1 : 32768 / inner;\n"
-        "  parallel(rows, grain, &a, body);\n}\n";
+}
+
+const char* const kLoopHead =
+    "  for (int64_t r = r0; r < r1; ++r) {\n"
+    "    const int64_t base = r * a.inner;\n"
+    "    const int64_t n = a.numel - base < a.inner ? a.numel - base : a.inner;\n"
+    "    for (int64_t j = 0; j < n; ++j) {\n";
+
+std::string entry(const char* name, const char* params, const char* args_init) {
+  return std::string("extern \"C\" void ") + name + "(" + params +
+         ",\n    void (*parallel)(int64_t, int64_t, void*, void (*)(void*, int64_t, int64_t))) {\n  " + args_init +
+         "\n  const int64_t rows = (numel + inner - 1) / inner;\n"
+         "  const int64_t grain = inner >= 32768 ? 1 : 32768 / inner;\n"
+         "  parallel(rows, grain, &a, " + (std::strcmp(name, "ember_fused") == 0 ? "body" : "backward_body") +
+         ");\n}\n";
+}
+
+// The backward body: the forward values recomputed, then each node's input gradients accumulated
+// in reverse program order (d<v>), and the operands' gradients stored.
+void emit_backward(std::ostringstream& os, const Graph& g, const FusedGroup& grp) {
+  os << "struct BackwardArgs { int64_t numel, inner; const void* const* in; const void* const* gout; "
+        "void* const* gin; };\n\n"
+        "void backward_body(void* ctx, int64_t r0, int64_t r1) {\n"
+        "  const BackwardArgs& a = *static_cast<const BackwardArgs*>(ctx);\n";
+  emit_operand_pointers(os, grp);
+  for (size_t k = 0; k < grp.outputs.size(); ++k)
+    os << "  const float* __restrict gout" << k << " = static_cast<const float*>(a.gout[" << k << "]);\n";
+  // only operands that wanted a gradient at capture get one (the guards keep that true), and
+  // their slots are never null: stores without a branch keep the loop vectorised
+  auto wants_grad = [&](size_t k) { return g.values[size_t(grp.inputs[k].value)].requires_grad; };
+  for (size_t k = 0; k < grp.inputs.size(); ++k)
+    if (wants_grad(k)) os << "  float* __restrict gin" << k << " = static_cast<float*>(a.gin[" << k << "]);\n";
+  os << kLoopHead;
+  std::unordered_map<ValueId, std::string> name;
+  emit_forward_values(os, g, grp, name);
+  std::unordered_map<ValueId, std::string> grad;
+  auto grad_of = [&](ValueId v) -> const std::string& {
+    auto it = grad.find(v);
+    if (it == grad.end()) {
+      it = grad.emplace(v, "d" + std::to_string(v)).first;
+      os << "      float " << it->second << " = 0.0f;\n";
+    }
+    return it->second;
+  };
+  for (size_t k = 0; k < grp.outputs.size(); ++k)
+    os << "      " << grad_of(grp.outputs[k]) << " += gout" << k << "[base + j];\n";
+  for (auto it = grp.nodes.rbegin(); it != grp.nodes.rend(); ++it) {
+    const Node& n = g.nodes[size_t(*it)];
+    const ValueId out = n.outputs[0];
+    if (!grad.count(out)) continue;  // nothing flows back through this node
+    std::vector<std::string> args;
+    for (ValueId v : n.inputs) args.push_back(name.at(v));
+    const auto shares = *derivative(g, n, args, name.at(out), grad.at(out));
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (!shares[i].empty()) os << "      " << grad_of(n.inputs[i]) << " += " << shares[i] << ";  // " << n.op << "\n";
+  }
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    if (!wants_grad(k)) continue;
+    auto it = grad.find(grp.inputs[k].value);
+    os << "      gin" << k << "[base + j] = " << (it == grad.end() ? "0.0f" : it->second) << ";\n";
+  }
+  os << "    }\n  }\n}\n\n";
+}
+
+// The kernel's source: one loop over rows of `inner` elements, each operand loaded, the nodes'
+// formulas in program order, the group's outputs stored; and the backward kernel when the group
+// needs a gradient.
+std::string generate_source(const Graph& g, const FusedGroup& grp) {
+  std::ostringstream os;
+  os << "// ember.compile fused kernel:";
+  for (int32_t i : grp.nodes) os << " " << g.nodes[size_t(i)].op;
+  os << "\n#include <cstdint>\n#include \"cpu/elementwise_math.h\"\n\nnamespace {\n"
+        "namespace f = ember::formula;\nusing M = ember::cpu::CpuMath;\n"
+        "struct Args { int64_t numel, inner; const void* const* in; void* const* out; };\n\n"
+        "void body(void* ctx, int64_t r0, int64_t r1) {\n"
+        "  const Args& a = *static_cast<const Args*>(ctx);\n";
+  emit_operand_pointers(os, grp);
+  for (size_t k = 0; k < grp.outputs.size(); ++k)
+    os << "  float* __restrict out" << k << " = static_cast<float*>(a.out[" << k << "]);\n";
+  os << kLoopHead;
+  std::unordered_map<ValueId, std::string> name;
+  emit_forward_values(os, g, grp, name);
+  for (size_t k = 0; k < grp.outputs.size(); ++k)
+    os << "      out" << k << "[base + j] = " << name.at(grp.outputs[k]) << ";\n";
+  os << "    }\n  }\n}\n\n";
+  if (grp.needs_grad) emit_backward(os, g, grp);
+  os << "}  // namespace\n\n";
+  os << entry("ember_fused", "int64_t numel, int64_t inner, const void* const* in, void* const* out",
+              "Args a{numel, inner, in, out};");
+  if (grp.needs_grad)
+    os << entry("ember_fused_backward",
+                "int64_t numel, int64_t inner, const void* const* in, const void* const* gout, void* const* gin",
+                "BackwardArgs a{numel, inner, in, gout, gin};");
   return os.str();
 }
 

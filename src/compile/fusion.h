@@ -22,7 +22,8 @@ struct FusedGroup {
   std::vector<ValueId> outputs;  // values read after the group (or returned)
   Shape sizes;                   // every value of the group has this shape, contiguous float32
   int64_t inner = 0;             // the kInner operands' length (0: none)
-  std::string source;            // the kernel, `extern "C" void ember_fused(...)`
+  bool needs_grad = false;       // some output wants a gradient: the source has a backward kernel too
+  std::string source;            // the kernel, `extern "C" void ember_fused(...)` (and ember_fused_backward)
 };
 
 // Groups of two or more fusible nodes (elementwise float32 on the CPU, no gradient wanted).
@@ -34,11 +35,20 @@ std::vector<FusedGroup> find_fusion_groups(const Graph& g);
 using ParallelFn = void (*)(int64_t rows, int64_t grain, void* ctx, void (*body)(void*, int64_t, int64_t));
 using FusedKernelFn = void (*)(int64_t numel, int64_t inner, const void* const* in, void* const* out,
                                ParallelFn parallel);
+// The backward of a group (groups that need a gradient): from the forward operands `in` and the
+// gradients of the group's outputs `grad_out` (one full-size float buffer each), the gradient of
+// every operand that required grad at capture, into its grad_in slot (a full-size float buffer;
+// the other slots are not read) (the caller sums a
+// broadcast operand's back to its shape). The group's intermediates are recomputed from the
+// operands, not saved: they cost a few flops per element, saving them a pass over memory each.
+using FusedBackwardFn = void (*)(int64_t numel, int64_t inner, const void* const* in, const void* const* grad_out,
+                                 void* const* grad_in, ParallelFn parallel);
 
 // Builds (or finds in the disk cache) the kernel of `source`; throws with the compiler's output
 // if it does not build.
 struct BuiltKernel {
   FusedKernelFn fn = nullptr;
+  FusedBackwardFn backward = nullptr;  // when the source defines one
   bool from_cache = false;
   double seconds = 0;
 };
