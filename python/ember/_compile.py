@@ -115,11 +115,55 @@ def _autocast_guard():
     return tuple(state)
 
 
-class _Entry:
-    __slots__ = ("graph", "out_spec", "reason", "calls")
+def _fingerprint(obj, tensors, depth=4):
+    """A hashable description of the Python state a function reads through `self` or its closure
+    (an optimizer's state and param_groups, a counter in a closure): values of scalars and
+    strings, lengths and keys of containers. The tensors found there (and their .grad) are
+    collected into `tensors`, which become graph inputs fetched afresh on every call (their
+    metadata joins the C++ signature). Anything deeper or opaque is taken by identity."""
+    if _is_tensor(obj):
+        tensors.append(obj)
+        grad = obj.grad if obj.requires_grad else None
+        if grad is not None:
+            tensors.append(grad)
+        return ("T", grad is not None)
+    if obj is None or isinstance(obj, (bool, int, float, str, complex)):
+        return obj
+    if depth == 0 or isinstance(obj, Module) or callable(obj):
+        return ("id", id(obj))
+    if isinstance(obj, (list, tuple)):
+        return tuple(_fingerprint(o, tensors, depth - 1) for o in obj)
+    if isinstance(obj, dict):
+        return tuple((_fingerprint(k, tensors, 1), _fingerprint(v, tensors, depth - 1)) for k, v in obj.items())
+    if isinstance(obj, (set, frozenset)):
+        return ("set", len(obj))
+    d = getattr(obj, "__dict__", None)
+    if d is not None:
+        return (type(obj).__name__, _fingerprint(d, tensors, depth - 1))
+    return ("id", id(obj))
 
-    def __init__(self, graph, out_spec, reason):
+
+def _module_scalars(mod):
+    """The plain attributes (numbers, strings, None) of a module and its children: a forward that
+    reads self.scale bakes it into the graph, so it is part of the guard."""
+    return tuple(tuple((k, v) for k, v in m.__dict__.items()
+                       if v is None or isinstance(v, (bool, int, float, str))) for m in mod.modules())
+
+
+class _Entry:
+    __slots__ = ("graph", "out_spec", "reason", "calls", "externals")
+
+    def __init__(self, graph, out_spec, reason, externals=None):
         self.graph, self.out_spec, self.reason, self.calls = graph, out_spec, reason, 0
+        self.externals = externals or {}  # impl id -> the Python tensor from outside the function
+
+
+def _as_callers_objects(results, inputs, externals):
+    """Results that are the caller's tensors (an input returned, a global returned) as the very
+    Python objects eager would return."""
+    own = {_cc.impl_id(t): t for t in inputs}
+    own.update(externals)
+    return [own.get(_cc.impl_id(r), r) for r in results]
 
 
 _capture_lock = threading.local()
@@ -138,6 +182,18 @@ class _Compiled:
         self._warned_limit = False
         self._module_epoch = None
         self._module_cached = ([], ())
+        # Python state the function reads besides its arguments: a bound method's object (not a
+        # module: modules are guarded above) and the closure's cells
+        roots = []
+        owner = getattr(fn, "__self__", None)
+        if owner is not None and not isinstance(owner, Module):
+            roots.append(owner)
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                roots.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                pass
+        self.state_roots = tuple(roots)
 
     def _module_state(self):
         """The module's parameters and buffers (graph inputs) and its training flags and tensor
@@ -147,7 +203,7 @@ class _Compiled:
         if self._module_epoch != _structure_epoch[0]:
             extra = [p for p in self.module.parameters()] + [b for b in self.module.buffers()]
             flags = tuple(m.training for m in self.module.modules())
-            self._module_cached = (extra, (flags, tuple(id(t) for t in extra)))
+            self._module_cached = (extra, (flags, tuple(id(t) for t in extra), _module_scalars(self.module)))
             self._module_epoch = _structure_epoch[0]
         return self._module_cached
 
@@ -157,8 +213,10 @@ class _Compiled:
         tensors = []
         spec = _flatten((args, kwargs), tensors)
         extra, module_key = self._module_state()
-        all_tensors = tensors + extra
-        key = (spec, _cc.signature(all_tensors), _autocast_guard(), module_key)
+        state_tensors = []
+        state = _fingerprint(self.state_roots, state_tensors) if self.state_roots else None
+        all_tensors = tensors + extra + state_tensors
+        key = (spec, _cc.signature(all_tensors), _autocast_guard(), module_key, state)
         entry = self.cache.get(key)
         if entry is not None:
             if entry.graph is None:
@@ -166,7 +224,8 @@ class _Compiled:
                 return self.fn(*args, **kwargs)
             self.graph_runs += 1
             entry.calls += 1
-            return _unflatten(entry.out_spec, entry.graph.run(all_tensors))
+            return _unflatten(entry.out_spec, _as_callers_objects(entry.graph.run(all_tensors), all_tensors,
+                                                                  entry.externals))
         if len(self.cache) >= cache_size_limit:
             if not self._warned_limit:
                 warnings.warn(f"ember.compile: {getattr(self.fn, '__qualname__', self.fn)} reached cache_size_limit "
@@ -209,7 +268,9 @@ class _Compiled:
             self.cache[key] = _Entry(None, None, reason)
             return result
         graph = session.finish(outputs, os.environ.get("EMBER_COMPILE_FUSE", "1") != "0")
-        self.cache[key] = _Entry(graph, out_spec, None)
+        outside = set(graph.external_ids)
+        externals = {_cc.impl_id(t): t for t in outputs if _cc.impl_id(t) in outside}
+        self.cache[key] = _Entry(graph, out_spec, None, externals)
         _log("graph_code", f"{getattr(self.fn, '__qualname__', self.fn)}\n{graph.describe('graph_code_source' in _logs)}")
         _log("guards", f"{getattr(self.fn, '__qualname__', self.fn)}: {key}")
         return result

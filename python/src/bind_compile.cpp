@@ -22,6 +22,13 @@ void bind_compile(nb::module_& parent) {
       .def_prop_ro("codegen_seconds", &CompiledGraph::codegen_seconds)
       .def_prop_ro("ops_captured", [](const CompiledGraph& g) { return g.graph().ops_captured; })
       .def_prop_ro("nodes", [](const CompiledGraph& g) { return g.graph().nodes.size(); })
+      .def_prop_ro("external_ids", [](const CompiledGraph& g) {  // the tensors from outside it reads
+        std::vector<uintptr_t> ids;
+        for (const auto& info : g.graph().values)
+          if (info.kind == ValueKind::Constant && info.external && info.constant.defined())
+            ids.push_back(reinterpret_cast<uintptr_t>(info.constant.impl()));
+        return ids;
+      })
       .def_prop_ro("ops", [](const CompiledGraph& g) {
         std::vector<std::string> ops;
         for (const auto& n : g.graph().nodes) ops.emplace_back(n.op);
@@ -38,6 +45,9 @@ void bind_compile(nb::module_& parent) {
   m.def("note_break", &compiler::detail::note_break, nb::arg("what"));
   m.def("capturing", &compiler::detail::capturing);
   m.def("signature", &compiler::guard_signature, nb::arg("tensors"));
+  // which C++ tensor a Python one holds: a replayed result that is an input (or an outside
+  // tensor) is handed back as the caller's own Python object, as eager returns `self`
+  m.def("impl_id", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.impl()); });
 }
 
 }  // namespace ember::python

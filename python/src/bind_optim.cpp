@@ -12,6 +12,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "ember/compile/capture.h"
 #include "ember/optim/adagrad.h"
 #include "ember/optim/adam.h"
 #include "ember/optim/rmsprop.h"
@@ -174,6 +175,9 @@ void bind_optim(nb::module_& m) {
       .def("sync", &sync, nb::arg("param_groups"))
       // The whole update runs without the GIL: data loader threads keep working meanwhile.
       .def("step", [](Optimizer& opt, nb::list groups) {
+        // its state (momentum buffers, step counts) lives in C++ objects a replayed graph would
+        // not update: ember.compile runs a function that steps one eagerly
+        compiler::detail::note_break("Optimizer.step() keeps its state in C++ (ember's optimizers are fused already)");
         sync(opt, groups);
         nb::gil_scoped_release release;
         opt.step();

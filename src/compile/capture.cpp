@@ -22,6 +22,7 @@ struct CaptureSession::State {
   std::vector<char> written;         // per value: its contents came from ops (or outside, for inputs)
   std::string break_reason;
   int64_t ops = 0;
+  DispatchKeySet entry_layers;  // the layers on when capture began (autocast)
   IncludeDispatchKeyGuard* tracer_on = nullptr;
 };
 
@@ -53,7 +54,11 @@ ValueId add_value(CaptureSession::State& s, const Tensor& t, ValueKind kind, boo
 // turned into a tensor, data copied in): it becomes a constant of the contents it has now.
 ValueId read_value(CaptureSession::State& s, const Tensor& t) {
   auto it = s.ids.find(t.impl());
-  if (it == s.ids.end()) return add_value(s, t, ValueKind::Constant, true);
+  if (it == s.ids.end()) {
+    const ValueId id = add_value(s, t, ValueKind::Constant, true);
+    s.graph.values[size_t(id)].external = !t.impl()->is_wrapped_number();
+    return id;
+  }
   const ValueId id = it->second;
   if (s.written[size_t(id)]) return id;
   Tensor snapshot;
@@ -117,6 +122,11 @@ std::vector<ValueId> values_of_arguments(const char* op, const std::vector<Tenso
 
 void record_node(Node&& node, const std::vector<Tensor>& results) {
   auto& s = *t_session;
+  // grad mode is replayed per node; a layer switched on or off inside (autocast, with its
+  // dtype) is not, so the function runs eagerly
+  node.grad_enabled = local_dispatch_state().grad_enabled;
+  if (local_dispatch_state().included.remove(DispatchKey::Tracer).bits != s.entry_layers.bits)
+    note_break("autocast (a dispatcher layer) was switched inside the function");
   const auto index = int32_t(s.graph.nodes.size());
   const bool uninitialised = allocates_uninitialised(node.op);
   for (const auto& r : results) {
@@ -187,6 +197,7 @@ CaptureSession::CaptureSession(const std::vector<Tensor>& inputs) : state_(std::
     state_->graph.inputs.push_back(id);
   }
   t_session = state_.get();
+  state_->entry_layers = local_dispatch_state().included;
   state_->tracer_on = new IncludeDispatchKeyGuard(DispatchKey::Tracer);
 }
 

@@ -24,6 +24,7 @@ void run_on_pool(int64_t rows, int64_t grain, void* ctx, void (*body)(void*, int
 struct Step {
   int32_t node = -1;   // a node replaying its op
   int32_t kernel = -1;  // or a fused kernel
+  bool grad_enabled = true;  // grad mode as capture saw it there
 };
 
 struct Kernel {
@@ -92,7 +93,7 @@ struct CompiledGraph::Impl {
   std::vector<Step> steps;
   std::vector<std::shared_ptr<const Kernel>> kernels;  // shared: autograd nodes of a run keep theirs
   std::vector<std::vector<ValueId>> release_after;  // per step
-  std::vector<char> clone_constant;                 // constants some node writes: a copy per run
+  std::vector<char> clone_constant;  // the graph's own constants some node writes: a copy per run
   int64_t fused_nodes = 0;
   double codegen_seconds = 0;
 };
@@ -120,8 +121,8 @@ CompiledGraph::CompiledGraph(Graph g, const CompileConfig& config) : impl_(std::
     }
   }
   for (size_t i = 0; i < G.nodes.size(); ++i) {
-    if (kernel_at[i] >= 0) m.steps.push_back({-1, kernel_at[i]});
-    else if (!fused[i]) m.steps.push_back({int32_t(i), -1});
+    if (kernel_at[i] >= 0) m.steps.push_back({-1, kernel_at[i], G.nodes[i].grad_enabled});
+    else if (!fused[i]) m.steps.push_back({int32_t(i), -1, G.nodes[i].grad_enabled});
   }
   // last reader of each value, so run() can drop it there
   std::vector<int64_t> last(G.values.size(), -1);
@@ -144,7 +145,8 @@ CompiledGraph::CompiledGraph(Graph g, const CompileConfig& config) : impl_(std::
   for (const auto& n : G.nodes)
     if (n.mutates)
       for (ValueId v : n.inputs)
-        if (v != kNoValue && G.values[size_t(v)].kind == ValueKind::Constant) m.clone_constant[size_t(v)] = 1;
+        if (v != kNoValue && G.values[size_t(v)].kind == ValueKind::Constant && !G.values[size_t(v)].external)
+          m.clone_constant[size_t(v)] = 1;
 }
 
 CompiledGraph::~CompiledGraph() = default;
@@ -183,6 +185,7 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
   std::vector<void*> out_ptrs;
   for (size_t s = 0; s < m.steps.size(); ++s) {
     const Step& step = m.steps[s];
+    autograd::AutoGradMode grad_mode(step.grad_enabled);  // a no_grad() block inside the function
     if (step.node >= 0) {
       const Node& n = G.nodes[size_t(step.node)];
       args.clear();
@@ -232,8 +235,11 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
   std::vector<Tensor> out;
   out.reserve(G.outputs.size());
   for (ValueId v : G.outputs) {
-    const bool constant = G.values[size_t(v)].kind == ValueKind::Constant;
-    out.push_back(constant ? env[size_t(v)].clone() : env[size_t(v)]);  // a fresh tensor per call, as eager
+    // the graph's own constants are fresh tensors per call, as eager makes them; an external
+    // tensor is returned itself, as eager would
+    const auto& info = G.values[size_t(v)];
+    const bool owned = info.kind == ValueKind::Constant && !info.external;
+    out.push_back(owned ? env[size_t(v)].clone() : env[size_t(v)]);
   }
   return out;
 }

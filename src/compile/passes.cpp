@@ -37,15 +37,19 @@ bool writes_shared_tensors(const Graph& g) {
   return false;
 }
 
-// Values computed from constants alone become constants: the capture already computed them.
+// Values computed from the graph's own constants alone become constants: the capture already
+// computed them. (Not from external tensors: they may change between calls.)
 // A factory's fill (deterministic: not the random fills) folds too.
 void fold_constants(Graph& g, const std::vector<Tensor>& captured) {
   for (auto& n : g.nodes) {
     const bool factory = initialises_fresh_buffer(g, n) && !n.random;
     if ((!is_pure(n) && !factory) || n.inputs.empty() || n.outputs.empty()) continue;
     bool all_constant = true;
-    for (size_t i = factory ? 1 : 0; i < n.inputs.size(); ++i)
-      all_constant = all_constant && (n.inputs[i] == kNoValue || g.values[size_t(n.inputs[i])].kind == ValueKind::Constant);
+    for (size_t i = factory ? 1 : 0; i < n.inputs.size(); ++i) {
+      const ValueId v = n.inputs[i];
+      all_constant = all_constant && (v == kNoValue || (g.values[size_t(v)].kind == ValueKind::Constant &&
+                                                        !g.values[size_t(v)].external));
+    }
     if (!all_constant) continue;
     for (ValueId v : n.outputs) {
       auto& info = g.values[size_t(v)];

@@ -363,3 +363,68 @@ def test_module_corpus_matches_eager(name, module, shape):
         for a, b in zip(b1, b2):
             assert ember.allclose(a.double(), b.double()), name
     assert fast._ember_compiled.captures >= 1
+
+
+def test_external_tensors_are_the_real_tensors():
+    """Tensors a function reads from outside (a global, an optimizer's parameters) are used as
+    themselves on every call: writes land on them and later changes are seen, never folded."""
+    state = ember.zeros(3)
+    scale = ember.full((3,), 2.0)
+
+    def bump(x):
+        state.add_(x)  # a write to an outside tensor
+        return state * scale, state
+    fast = ember.compile(bump)
+    x = ember.ones(3)
+    for i in range(1, 4):
+        out, same = fast(x)
+        assert same is state and ember.equal(state, ember.full((3,), float(i)))
+        assert ember.equal(out, state * scale)
+    scale.mul_(10)  # changed outside: the graph reads it again
+    assert ember.equal(fast(x)[0], state * scale)
+
+    ember.manual_seed(3)
+    model = nn.Linear(4, 2)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    twin = nn.Linear(4, 2)
+    twin.load_state_dict(model.state_dict())
+    opt_twin = ember.optim.SGD(twin.parameters(), lr=0.1, momentum=0.9)
+    step = ember.compile(opt_twin.step)
+    data = ember.randn(8, 4)
+    for _ in range(3):
+        for m, o, st in ((model, opt, opt.step), (twin, opt_twin, step)):
+            o.zero_grad()
+            m(data).pow(2).sum().backward()
+            st()
+        for p, q in zip(model.parameters(), twin.parameters()):
+            assert ember.allclose(p, q, rtol=0, atol=0)
+    # ember's optimizers keep their state in C++: a compiled step runs eagerly, and says why
+    assert "Optimizer.step()" in step._ember_compiled.breaks[0]
+
+    # a hand-written update keeps its state in Python: the guards see it change
+    class Momentum:
+        def __init__(self, params):
+            self.params, self.bufs, self.lr = params, {}, 0.1
+
+        def step(self):
+            with ember.no_grad():
+                for p in self.params:
+                    if id(p) not in self.bufs:
+                        self.bufs[id(p)] = p.grad.clone()
+                    else:
+                        self.bufs[id(p)].mul_(0.9).add_(p.grad)
+                    p.sub_(self.bufs[id(p)] * self.lr)
+    a, b = nn.Linear(4, 2), nn.Linear(4, 2)
+    b.load_state_dict(a.state_dict())
+    ma, mb = Momentum(list(a.parameters())), Momentum(list(b.parameters()))
+    fast_step = ember.compile(mb.step)
+    for i in range(4):
+        if i == 2:
+            ma.lr = mb.lr = 0.05  # a Python float the graph read: a new signature
+        for m, st in ((a, ma.step), (b, fast_step)):
+            m.zero_grad()
+            m(data).pow(2).sum().backward()
+            st()
+        for p, q in zip(a.parameters(), b.parameters()):
+            assert ember.allclose(p, q, rtol=0, atol=0)
+    assert fast_step._ember_compiled.captures == 3 and fast_step._ember_compiled.graph_runs == 1

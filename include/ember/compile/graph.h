@@ -23,6 +23,11 @@ struct ValueInfo {
   int32_t producer = -1;     // NodeOutput: the node's index
   int32_t input_index = -1;  // Input: the slot
   Tensor constant;           // Constant: the tensor itself (held by the graph)
+  // Constant: a tensor from outside the function (a global, a closure's, an optimizer's state),
+  // used as that very tensor on every call: others may write it between calls, so it is never
+  // folded into a result, and writes the graph makes land on it as in eager. The other constants
+  // (snapshots of data the program put in, folded results) belong to the graph.
+  bool external = false;
   // what capture saw (fusion decides on it; the guards keep it true on later calls)
   Shape sizes;
   std::vector<int64_t> strides;
@@ -44,6 +49,7 @@ struct Node {
   std::string attrs;             // every non-tensor argument, printed (CSE key, listings)
   bool mutates = false;          // in-place (returns Tensor&) or returns nothing: writes its arguments
   bool random = false;           // draws from a Generator
+  bool grad_enabled = true;      // grad mode when it ran (a `with no_grad()` inside the function)
   Replay replay;
 };
 
