@@ -150,6 +150,18 @@ def _module_scalars(mod):
                        if v is None or isinstance(v, (bool, int, float, str))) for m in mod.modules())
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _where(what):
+    """The user's source line the first break came from (ember's own frames skipped)."""
+    import traceback
+    for frame in reversed(traceback.extract_stack()[:-1]):
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR):
+            return f" at {frame.filename}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}"
+    return ""
+
+
 class _Entry:
     __slots__ = ("graph", "out_spec", "reason", "calls", "externals")
 
@@ -240,6 +252,7 @@ class _Compiled:
     def _capture(self, key, all_tensors, args, kwargs):
         self.captures += 1
         session = _cc.CaptureSession(all_tensors)
+        session.on_break(_where)
         real_print = builtins.print
 
         def print_breaks(*a, **k):

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "bind.h"
+#include "ember/compile/capture.h"
 
 namespace ember::python {
 namespace {
@@ -437,6 +438,7 @@ void bind_autograd(nb::module_& m, nb::class_<Tensor>& cls) {
   nb::object property = nb::module_::import_("builtins").attr("property");
   auto grad_get = nb::cpp_function([](const Tensor& t) { return tensor_or_none(t.grad()); });
   auto grad_set = nb::cpp_function([](Tensor& t, nb::handle g) {
+    compiler::detail::note_break("assigning Tensor.grad changes state outside the graph");
     if (g.is_none()) { t.set_grad(Tensor()); return; }
     if (!is_tensor(g))
       throw nb::type_error((std::string("assigned grad expected to be a Tensor or None but got grad of type ") +
@@ -446,7 +448,10 @@ void bind_autograd(nb::module_& m, nb::class_<Tensor>& cls) {
     EMBER_CHECK(v.device() == t.device(), "assigned grad has data located on a different device");
     t.set_grad(v);
   }, nb::arg("self"), nb::arg("value").none());
-  auto grad_del = nb::cpp_function([](Tensor& t) { t.set_grad(Tensor()); });
+  auto grad_del = nb::cpp_function([](Tensor& t) {
+    compiler::detail::note_break("deleting Tensor.grad changes state outside the graph");
+    t.set_grad(Tensor());
+  });
   cls.attr("grad") = property(grad_get, grad_set, grad_del, "The gradient accumulated by backward(), or None.");
 
   cls.def_prop_rw("requires_grad", [](const Tensor& t) { return t.requires_grad(); },
@@ -459,9 +464,11 @@ void bind_autograd(nb::module_& m, nb::class_<Tensor>& cls) {
                              : "you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "
                                "var_no_grad = var.detach().");
+                    compiler::detail::note_break("setting requires_grad changes state outside the graph");
                     t.requires_grad_(on);
                   });
   cls.def("requires_grad_", [](nb::pointer_and_handle<Tensor> self, bool on) {
+    compiler::detail::note_break("requires_grad_() changes state outside the graph");
     self.p->requires_grad_(on);
     return nb::borrow(self.h);
   }, nb::arg("requires_grad") = true);
@@ -469,7 +476,10 @@ void bind_autograd(nb::module_& m, nb::class_<Tensor>& cls) {
   cls.def_prop_ro("grad_fn", [](const Tensor& t) { return node_object(t.grad_fn()); });
   cls.def_prop_ro("output_nr", &Tensor::output_nr);
   cls.def_prop_ro("_version", &Tensor::_version);
-  cls.def("retain_grad", &Tensor::retain_grad);
+  cls.def("retain_grad", [](Tensor& t) {
+    compiler::detail::note_break("retain_grad() changes state outside the graph");
+    t.retain_grad();
+  });
   cls.def_prop_ro("retains_grad", &Tensor::retains_grad);
   cls.def("detach", &Tensor::detach);
   cls.def("detach_", [](nb::pointer_and_handle<Tensor> self) {
@@ -477,7 +487,10 @@ void bind_autograd(nb::module_& m, nb::class_<Tensor>& cls) {
     return nb::borrow(self.h);
   });
   cls.def_prop_rw("data", [](const Tensor& t) { return data_alias(t); },
-                  [](Tensor& t, const Tensor& v) { t.set_data(v); });
+                  [](Tensor& t, const Tensor& v) {
+                    compiler::detail::note_break("assigning Tensor.data changes state outside the graph");
+                    t.set_data(v);
+                  });
   cls.def("backward", [](const Tensor& self, nb::handle gradient, std::optional<bool> retain_graph,
                          bool create_graph, nb::handle inputs) {
     Tensor g;
@@ -494,6 +507,7 @@ void bind_autograd(nb::module_& m, nb::class_<Tensor>& cls) {
      nb::arg("create_graph") = false, nb::arg("inputs").none() = nb::none());
   cls.def("register_hook", [](const Tensor& t, nb::object fn) {
     if (!PyCallable_Check(fn.ptr())) throw nb::type_error("register_hook(): the hook must be callable");
+    compiler::detail::note_break("register_hook() attaches Python code the graph does not replay");
     return t.register_hook(python_tensor_hook(std::move(fn)));
   }, nb::arg("hook"));
   cls.def("register_post_accumulate_grad_hook", [](const Tensor& t, nb::object fn) {

@@ -40,6 +40,12 @@ void bind_compile(nb::module_& parent) {
              return compile_graph(s.finish(outputs), {.fuse = fuse});
            }, nb::arg("outputs"), nb::arg("fuse") = true)
       .def("close", &CaptureSession::close)
+      .def("on_break", [](CaptureSession& s, nb::callable listener) {
+        s.on_break([listener](const std::string& what) -> std::string {
+          nb::gil_scoped_acquire gil;  // (a break may come from code that let the GIL go)
+          return nb::cast<std::string>(listener(what));
+        });
+      }, nb::arg("listener"))
       .def_prop_ro("break_reason", &CaptureSession::break_reason)
       .def_prop_ro("ops_recorded", &CaptureSession::ops_recorded);
   m.def("note_break", &compiler::detail::note_break, nb::arg("what"));

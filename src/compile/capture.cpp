@@ -23,6 +23,7 @@ struct CaptureSession::State {
   std::string break_reason;
   int64_t ops = 0;
   DispatchKeySet entry_layers;  // the layers on when capture began (autocast)
+  std::function<std::string(const std::string&)> break_listener;
   IncludeDispatchKeyGuard* tracer_on = nullptr;
 };
 
@@ -95,7 +96,12 @@ void note_break(const std::string& what) {
   if (!t_session || !t_session->break_reason.empty()) return;
   // inside a captured op (the Tracer layer is off below it) a read is the kernel's own business
   if (local_dispatch_state().excluded.has(DispatchKey::Tracer)) return;
-  t_session->break_reason = what + " (after " + std::to_string(t_session->ops) + " captured ops)";
+  auto& s = *t_session;
+  s.break_reason = what + " (after " + std::to_string(s.ops) + " captured ops)";
+  if (s.break_listener) {
+    auto listener = std::move(s.break_listener);  // once; and a break inside it is not another
+    s.break_reason += listener(what);
+  }
 }
 
 std::vector<ValueId> values_of_arguments(const char* op, const std::vector<Tensor>& tensors, bool mutates) {
@@ -211,6 +217,9 @@ void CaptureSession::close() {
 }
 
 std::string CaptureSession::break_reason() const { return state_->break_reason; }
+void CaptureSession::on_break(std::function<std::string(const std::string&)> listener) {
+  state_->break_listener = std::move(listener);
+}
 int64_t CaptureSession::ops_recorded() const { return state_->ops; }
 
 Graph CaptureSession::finish(const std::vector<Tensor>& outputs) {

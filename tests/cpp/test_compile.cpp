@@ -105,3 +105,29 @@ TEST(Compile, BreaksRunEagerlyAndFullgraphRaises) {
   EXPECT_THROW(strict({pos}), Error);
   EXPECT_THROW(compile(branchy, {.mode = "fastest"}), ValueError);
 }
+
+TEST(Compile, ChainsThatNeedGradientsFuseWithAGeneratedBackward) {
+  auto f = [](const std::vector<Tensor>& in) {
+    Tensor h = (in[0] * in[1] + in[2]).tanh() * 2.0 - in[0];
+    return std::vector<Tensor>{h.sigmoid() * h};
+  };
+  auto fast = compile(f);
+  manual_seed(9);
+  Tensor x0 = randn({16, 8}), w0 = randn({16, 8}), b0 = randn({8});
+  auto grads = [&](const CompiledFunction::Fn& fn) {
+    Tensor x = x0.clone().requires_grad_(), w = w0.clone().requires_grad_(), b = b0.clone().requires_grad_();
+    Tensor out = fn({x, w, b})[0];
+    (out * out).sum().backward();
+    return std::vector<Tensor>{out.detach(), x.grad(), w.grad(), b.grad()};
+  };
+  const auto want = grads(f);
+  for (int i = 0; i < 2; ++i) {
+    const auto got = grads([&](const std::vector<Tensor>& in) { return fast(in); });
+    EXPECT_TRUE(got[0].equal(want[0]));
+    for (size_t k = 1; k < got.size(); ++k) {
+      EXPECT_EQ(got[k].sizes(), want[k].sizes());
+      EXPECT_TRUE(got[k].allclose(want[k], 1e-5, 1e-6)) << k;
+    }
+  }
+  EXPECT_NE(fast.explain().find("with a fused backward"), std::string::npos);
+}

@@ -5,6 +5,7 @@
 // What capture cannot stand for -- a value read back into the program (Tensor::item, tolist), a
 // backward pass, a print -- is noted as a break: the function then runs eagerly (or, with
 // fullgraph, fails naming the reason).
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ class CaptureSession {
   void close();
   // The first break (empty if none): what the graph could not capture, and after which op.
   std::string break_reason() const;
+  // Called at the first break, while the code that caused it is still on the stack (Python adds
+  // the source line there); returns text to append to the reason.
+  void on_break(std::function<std::string(const std::string&)> listener);
   int64_t ops_recorded() const;
 
   struct State;
