@@ -186,6 +186,8 @@ void describe(Node& n, const TensorOptions& v) {
 void describe(Node& n, Generator* g) {
   n.random = true;
   append_attr(n, g ? "generator" : "default_generator");
+  // a replay would hold a raw pointer to a generator it cannot keep alive
+  if (g) note_break(std::string(n.op) + "() with an explicit Generator");
 }
 void describe_none(Node& n) { append_attr(n, "None"); }
 

@@ -171,6 +171,16 @@ def test_random_ops_draw_fresh_numbers_like_eager():
         got = fast(x)
         ember.manual_seed(seed)
         assert ember.equal(got, f(x))
+    assert fast._ember_compiled.graph_runs == 2
+    # an explicit Generator: the graph could not keep it alive, so that function runs eagerly
+    gen = ember.Generator()
+    seeded = ember.compile(lambda x: x + ember.randn(4, generator=gen))
+    for _ in range(2):
+        gen.manual_seed(5)
+        got = seeded(x)
+        gen.manual_seed(5)
+        assert ember.equal(got, x + ember.randn(4, generator=gen))
+    assert "explicit Generator" in seeded._ember_compiled.breaks[0]
 
 
 def _corpus():
