@@ -2,20 +2,23 @@
 
 The first call of each input signature runs the function eagerly while the dispatcher's Tracer
 layer records every op it dispatches (capture); the graph is cleaned up (dead code, common
-subexpressions, constant folding), its elementwise chains become C++ kernels built by the system
-compiler and cached on disk, and later calls with the same signature run that graph from C++:
-no Python in between, fewer passes over memory. Results are the eager results.
+subexpressions, constant folding), its elementwise chains become C++ kernels (with a generated
+backward where gradients are needed) built by the system compiler and cached on disk, and later
+calls with the same signature run that graph from C++: no Python in between, fewer passes over
+memory. Results are the eager results.
 
 A signature (the guards) is everything the graph depends on: each tensor argument's dtype, device,
 shape, strides and requires_grad, which arguments are the same tensor, every non-tensor argument's
-value, grad mode, autocast state, and for modules the identity of their parameters and buffers and
-their training flags. What capture cannot stand for (a value read back into Python: .item(),
-.tolist(), .numpy(), bool(tensor); a backward pass; print) makes that signature run eagerly, or
-with fullgraph=True raises CompileError naming the reason.
+value, grad mode, autocast state; for modules the identity of their parameters and buffers, their
+training flags and plain attributes; for a bound method's object and a closure, the Python state
+they reach (its tensors and their .grad become graph inputs fetched per call). What capture cannot
+stand for (a value read back into Python: .item(), .tolist(), .numpy(), bool(tensor); a backward
+pass; print; writing .grad or requires_grad; hooks; an explicit Generator) makes that signature run
+eagerly, or with fullgraph=True raises CompileError naming the reason and the source line.
 
-Python runs only while capturing: side effects other than tensor ops (appending to a list,
-changing an attribute, Python's random) happen on the capture call only, as torch.jit.trace's;
-Python values read from globals or attributes are constants of the graph.
+Python runs only while capturing: other side effects (appending to a list, Python's random,
+logging in a hook) happen on the capture call only, as torch.jit.trace's; a module-level global
+rebound to another tensor is not seen (docs/issue23-compile.md).
 """
 import builtins
 import functools
