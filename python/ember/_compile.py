@@ -88,6 +88,11 @@ def _unflatten(spec, tensors):
         return {k: _unflatten(s, tensors) for k, s in spec[1]}
     if kind == "V":
         return spec[2]
+    if kind == "obj":
+        obj = spec[1].__new__(spec[1])
+        for k, s in spec[2]:
+            object.__setattr__(obj, k, _unflatten(s, tensors))
+        return obj
     raise CompileError("ember.compile: the function returned an object that is not a tensor, a number, a string, "
                        "None or a list/tuple/dict of them")
 
@@ -103,6 +108,12 @@ def _flatten_output(obj, tensors):
         return ("dict", tuple((k, _flatten_output(v, tensors)) for k, v in obj.items()))
     if obj is None or isinstance(obj, (bool, int, float, str, complex)):
         return ("V", type(obj).__name__, obj)
+    fields = getattr(obj, "__dict__", None)
+    if fields is not None and not isinstance(obj, Module) and not callable(obj):
+        # a plain result object (a model's output with .logits, .loss, a dataclass): its fields
+        specs = tuple((k, _flatten_output(v, tensors)) for k, v in fields.items())
+        if all(sp is not None for _, sp in specs):
+            return ("obj", type(obj), specs)
     return None  # not representable: the signature runs eagerly
 
 

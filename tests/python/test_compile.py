@@ -438,3 +438,31 @@ def test_external_tensors_are_the_real_tensors():
         for p, q in zip(a.parameters(), b.parameters()):
             assert ember.allclose(p, q, rtol=0, atol=0)
     assert fast_step._ember_compiled.captures == 3 and fast_step._ember_compiled.graph_runs == 1
+
+
+def test_gpt2_model_outputs_and_training_match_eager():
+    """A model returning an output object (.logits, .loss): compiled forward and a train step's
+    gradients equal eager ones; under autocast too."""
+    from ember.models import GPT2Config, GPT2LMHeadModel
+    ember.manual_seed(21)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=50, n_positions=32, n_embd=32, n_layer=2, n_head=2, resid_pdrop=0.0,
+                                       embd_pdrop=0.0, attn_pdrop=0.0))
+    fast = ember.compile(model)
+    ids = ember.randint(0, 50, (2, 16))
+    for _ in range(2):
+        outs = []
+        for m in (model, fast):
+            model.zero_grad()
+            out = m(ids, labels=ids)
+            out.loss.backward()
+            outs.append((out.logits.detach(), out.loss.item(), [p.grad.clone() for p in model.parameters()]))
+        (l1, loss1, g1), (l2, loss2, g2) = outs
+        assert type(out).__name__ == "CausalLMOutput"
+        assert ember.allclose(l1, l2, rtol=1e-5, atol=1e-6) and abs(loss1 - loss2) < 1e-6
+        for a, b in zip(g1, g2):
+            assert ember.allclose(a, b, rtol=1e-4, atol=1e-6)
+    assert fast._ember_compiled.graph_runs >= 1 and not fast._ember_compiled.breaks
+    model.eval()
+    with ember.no_grad(), ember.autocast("cpu", dtype=ember.bfloat16):
+        for _ in range(2):
+            assert ember.equal(fast(ids).logits, model(ids).logits)
