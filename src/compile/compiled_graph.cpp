@@ -11,6 +11,7 @@
 #include "compile/fusion.h"
 #include "core/parallel.h"
 #include "ember/core/errors.h"
+#include "ember/dispatch/op_recording.h"
 #include "ember/ops.h"
 
 namespace ember::compiler {
@@ -65,7 +66,10 @@ autograd::variable_list fused_backward(const Kernel& k, const autograd::variable
     full[i] = empty(grp.sizes, f32);
     gin_ptr[i] = full[i].data_ptr();
   }
-  k.backward(numel, grp.inner > 0 ? grp.inner : 4096, in_ptr.data(), gout_ptr.data(), gin_ptr.data(), &run_on_pool);
+  {
+    profiler::detail::CompositeScope event("ember::fused_elementwise_backward");
+    k.backward(numel, grp.inner > 0 ? grp.inner : 4096, in_ptr.data(), gout_ptr.data(), gin_ptr.data(), &run_on_pool);
+  }
   autograd::variable_list out;
   for (size_t d = 0; d < differentiable.size(); ++d) {
     const size_t i = differentiable[d];
@@ -209,7 +213,11 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
         env[size_t(v)] = std::move(t);
       }
       const int64_t inner = grp.inner > 0 ? grp.inner : 4096;
-      k.fn(numel, inner, in_ptrs.data(), out_ptrs.data(), &run_on_pool);
+      {
+        // one profiler event per fused kernel, in place of the ops it replaced
+        profiler::detail::CompositeScope event("ember::fused_elementwise");
+        k.fn(numel, inner, in_ptrs.data(), out_ptrs.data(), &run_on_pool);
+      }
       if (grp.needs_grad && autograd::GradMode::is_enabled()) {
         // one autograd node for the group: its inputs are the operands that want a gradient
         autograd::variable_list differentiable_inputs, outputs;

@@ -185,7 +185,9 @@ struct Builder {
     const ValueInfo& i = g.values[size_t(v)];
     if (!i.device.is_cpu()) return std::nullopt;
     const int64_t n = numel(i.sizes);
-    if (n == 1 && i.sizes.size() <= sizes.size() && (i.dtype == kFloat32 || i.dtype == kFloat64))
+    // one number (a Python scalar, a 0-dim tensor): float32 computes with it converted, as eager
+    if (n == 1 && i.sizes.size() <= sizes.size() &&
+        (i.dtype == kFloat32 || i.dtype == kFloat64 || i.dtype == kInt64 || i.dtype == kInt32 || i.dtype == kBool))
       return FusedOperand{v, FusedOperand::kScalar, i.dtype};
     if (i.dtype != kFloat32 || !is_contiguous(i)) return std::nullopt;
     if (i.sizes == sizes) return FusedOperand{v, FusedOperand::kFull, i.dtype};
@@ -238,9 +240,11 @@ struct Builder {
 void emit_operand_pointers(std::ostringstream& os, const FusedGroup& grp) {
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     const auto& o = grp.inputs[k];
-    if (o.kind == FusedOperand::kScalar)
-      os << "  const float in" << k << " = float(*static_cast<const " << (o.dtype == kFloat64 ? "double" : "float")
-         << "*>(a.in[" << k << "]));\n";
+    if (o.kind == FusedOperand::kScalar) {
+      const char* type = o.dtype == kFloat64 ? "double" : o.dtype == kInt64 ? "int64_t" : o.dtype == kInt32 ? "int32_t"
+                         : o.dtype == kBool ? "bool" : "float";
+      os << "  const float in" << k << " = float(*static_cast<const " << type << "*>(a.in[" << k << "]));\n";
+    }
     else
       os << "  const float* __restrict in" << k << " = static_cast<const float*>(a.in[" << k << "]);\n";
   }

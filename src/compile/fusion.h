@@ -13,7 +13,7 @@ struct FusedOperand {
   enum Kind : uint8_t { kFull, kScalar, kInner };  // the output's shape; one number; the last dims
   ValueId value;
   Kind kind;
-  DType dtype;  // kScalar: float32 or float64 (read, then rounded to float)
+  DType dtype;  // kScalar: float32/float64/int64/int32/bool (read, then converted to float)
 };
 
 struct FusedGroup {

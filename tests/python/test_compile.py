@@ -466,3 +466,17 @@ def test_gpt2_model_outputs_and_training_match_eager():
     with ember.no_grad(), ember.autocast("cpu", dtype=ember.bfloat16):
         for _ in range(2):
             assert ember.equal(fast(ids).logits, model(ids).logits)
+
+
+def test_profiler_sees_fused_kernels_and_replayed_ops():
+    from ember.profiler import ProfilerActivity, profile
+    x = ember.randn(64, 64, requires_grad=True)
+    fast = ember.compile(lambda x: ((x * 2 + 1).tanh() @ x).sigmoid() * 3)
+    fast(x)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fast(x).sum().backward()
+    names = {e.key for e in prof.key_averages()}
+    assert any(n.endswith("ember::fused_elementwise") for n in names)
+    assert any(n.endswith("ember::fused_elementwise_backward") for n in names)
+    assert "FusedElementwiseBackward" in names
+    assert any("mm" in n for n in names)  # the replayed matmul shows as itself
