@@ -480,3 +480,55 @@ def test_profiler_sees_fused_kernels_and_replayed_ops():
     assert any(n.endswith("ember::fused_elementwise_backward") for n in names)
     assert "FusedElementwiseBackward" in names
     assert any("mm" in n for n in names)  # the replayed matmul shows as itself
+
+
+def test_aliasing_layouts_and_edge_cases_match_eager():
+    cases = [
+        ("view_then_write", lambda x: (x.t(), x.add_(1))[0] * 1),          # a view sees a later write
+        ("write_through_view", lambda x: (x[0].mul_(2), x.sum())[1]),      # select + in-place on it
+        ("same_input_twice", lambda x, y: (x * y + x).tanh()),
+        ("returns_twice", lambda x: (lambda t: (t, t))(x.exp())),
+        ("transposed_input", lambda x: (x * 2 + 1).sigmoid()),
+        ("empty", lambda x: (x * 2).exp()),
+        ("mixed_dtypes", lambda x: (x * x.double() + 1).sqrt()),
+        ("bfloat16", lambda x: (x.bfloat16() * 3).tanh().float()),
+        ("row_and_column_broadcast", lambda x: (x + x[:1]) * x[:, :1] + x.mean(0)),
+        ("kwargs_and_defaults", lambda x, scale=2.0, *, shift=1: x * scale + shift),
+    ]
+    for name, fn in cases:
+        fast = ember.compile(fn)
+        for _ in range(3):
+            base = ember.randn(4, 6)
+            if name == "transposed_input":
+                base = ember.randn(6, 4).t()
+            if name == "empty":
+                base = ember.randn(0, 6)
+            a, b = base.clone(), base.clone()
+            if name == "same_input_twice":
+                want, got = fn(a, a), fast(b, b)
+            elif name == "kwargs_and_defaults":
+                want, got = fn(a, 3.0, shift=2), fast(b, 3.0, shift=2)
+            else:
+                want, got = fn(a), fast(b)
+            want = want if isinstance(want, tuple) else (want,)
+            got = got if isinstance(got, tuple) else (got,)
+            for w, g in zip(want, got):
+                assert g.dtype == w.dtype and g.shape == w.shape, name
+                assert ember.allclose(g.double(), w.double(), rtol=1e-6, atol=1e-6), name
+            assert ember.equal(a, b), name  # the same writes to the inputs
+        if name == "returns_twice":
+            out = fast(ember.ones(2))
+            assert out[0] is not None and ember.equal(out[0], out[1])
+
+
+def test_an_exception_during_capture_leaves_nothing_open():
+    def fails(x):
+        y = x * 2
+        raise ValueError("boom")
+    fast = ember.compile(fails)
+    with pytest.raises(ValueError, match="boom"):
+        fast(ember.ones(2))
+    assert not ember.compiler.is_compiling()
+    ok = ember.compile(lambda x: x + 1)
+    assert ember.equal(ok(ember.ones(2)), ember.full((2,), 2.0))
+    assert ember.equal(ok(ember.ones(2)), ember.full((2,), 2.0))
