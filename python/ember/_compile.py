@@ -33,6 +33,10 @@ from ember.nn.modules.module import Module, _structure_epoch
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 _BACKENDS = ("inductor", "ember", "eager", "aot_eager")
 cache_size_limit = 8  # torch._dynamo.config.cache_size_limit: signatures per function
+# dynamic=True: graphs are still specialised per shape (no symbolic sizes), but a new shape costs
+# one eager call (its kernels are shape-generic and come from the cache), so shapes do not count
+# against cache_size_limit: the most recently used this many signatures are kept.
+dynamic_cache_size = 64
 
 
 class CompileError(RuntimeError):
@@ -198,11 +202,13 @@ _capture_lock = threading.local()
 class _Compiled:
     """One compiled callable: its cache of signatures -> graphs (or eager)."""
 
-    def __init__(self, fn, fullgraph, module=None):
+    def __init__(self, fn, fullgraph, module=None, dynamic=False):
+        import collections
         self.fn = fn
         self.fullgraph = fullgraph
         self.module = module
-        self.cache = {}
+        self.dynamic = bool(dynamic)
+        self.cache = collections.OrderedDict()
         self.captures = self.graph_runs = self.eager_runs = 0
         self.breaks = []
         self._warned_limit = False
@@ -245,6 +251,8 @@ class _Compiled:
         key = (spec, _cc.signature(all_tensors), _autocast_guard(), module_key, state)
         entry = self.cache.get(key)
         if entry is not None:
+            if self.dynamic:
+                self.cache.move_to_end(key)
             if entry.graph is None:
                 self.eager_runs += 1
                 return self.fn(*args, **kwargs)
@@ -252,7 +260,9 @@ class _Compiled:
             entry.calls += 1
             return _unflatten(entry.out_spec, _as_callers_objects(entry.graph.run(all_tensors), all_tensors,
                                                                   entry.externals))
-        if len(self.cache) >= cache_size_limit:
+        if self.dynamic and len(self.cache) >= dynamic_cache_size:
+            self.cache.popitem(last=False)  # the least recently used signature
+        elif not self.dynamic and len(self.cache) >= cache_size_limit:
             if not self._warned_limit:
                 warnings.warn(f"ember.compile: {getattr(self.fn, '__qualname__', self.fn)} reached cache_size_limit "
                               f"({cache_size_limit}); new input signatures run eagerly")
@@ -339,15 +349,15 @@ def _check(fullgraph, dynamic, backend, mode, options):
                          "callable)")
     if options is not None and mode is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
-    if dynamic:
-        warnings.warn("ember.compile: dynamic=True is not supported yet: each new shape is captured on its own "
-                      "(up to cache_size_limit)")
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
             disable=False):
     """torch.compile: compile a function or an nn.Module; usable as @ember.compile or
-    @ember.compile(fullgraph=True). backend="eager" runs the function as it is."""
+    @ember.compile(fullgraph=True). backend="eager" runs the function as it is. dynamic=True keeps
+    graphs specialised per shape (ember has no symbolic sizes yet) but lets shapes vary freely: a
+    new shape is captured in one eager call, reuses the compiled kernels, and the last
+    `dynamic_cache_size` signatures are kept instead of stopping at cache_size_limit."""
     _check(fullgraph, dynamic, backend, mode, options)
     if model is None:
         return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
@@ -355,10 +365,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if disable or backend in ("eager", "aot_eager") or callable(backend):
         return model
     if isinstance(model, Module):
-        return OptimizedModule(model, fullgraph)
+        return OptimizedModule(model, fullgraph, dynamic=bool(dynamic))
     if not callable(model):
         raise RuntimeError("ember.compile: expected a callable or an nn.Module, got " + type(model).__name__)
-    compiled = _Compiled(model, fullgraph)
+    compiled = _Compiled(model, fullgraph, dynamic=bool(dynamic))
 
     @functools.wraps(model)
     def wrapper(*args, **kwargs):
@@ -373,10 +383,10 @@ class OptimizedModule(Module):
     module is `_orig_mod`, so parameters, state_dict keys ("_orig_mod.") and optimizers see the
     same tensors."""
 
-    def __init__(self, mod, fullgraph=False):
+    def __init__(self, mod, fullgraph=False, dynamic=False):
         super().__init__()
         self._orig_mod = mod
-        self._ember_compiled = _Compiled(mod, fullgraph, module=mod)
+        self._ember_compiled = _Compiled(mod, fullgraph, module=mod, dynamic=dynamic)
 
     def forward(self, *args, **kwargs):
         return self._ember_compiled(*args, **kwargs)
@@ -396,9 +406,9 @@ def _compiled_of(fn):
 
 
 def explain(fn, *args, **kwargs):
-    """torch._dynamo.explain(fn)(*args): compile fn, call it once with these arguments (twice, so
-    the graph also runs), and report graphs, breaks, guards and fused kernels. With only fn,
-    returns a function taking the arguments."""
+    """torch._dynamo.explain(fn)(*args): compile fn (unless it is compiled already), call it with
+    these arguments, and report graphs, breaks and their source lines, guards and fused kernels.
+    With only fn, returns a function taking the arguments."""
     def run(*a, **k):
         compiled = fn if hasattr(fn, "_ember_compiled") else compile(fn)
         compiled(*a, **k)

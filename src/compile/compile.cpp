@@ -36,8 +36,6 @@ CompiledFunction::CompiledFunction(Fn fn, CompileOptions options, std::function<
                     "' (expected 'default', 'reduce-overhead', 'max-autotune' or 'max-autotune-no-cudagraphs')");
   EMBER_CHECK_VALUE(options.cache_size_limit >= 0, "compile: cache_size_limit must be >= 0, got ",
                     options.cache_size_limit);
-  if (options.dynamic)
-    std::cerr << "ember.compile: dynamic=True is not supported yet; each new shape is captured on its own\n";
   impl_->fn = std::move(fn);
   impl_->options = std::move(options);
   impl_->extra_inputs = std::move(extra_inputs);
@@ -60,7 +58,9 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
     if (auto it = m.cache.find(key); it != m.cache.end()) {
       known = true;
       graph = it->second;
-    } else if (int64_t(m.cache.size()) >= m.options.cache_size_limit) {
+    } else if (m.options.dynamic && m.cache.size() >= 64) {
+      m.cache.erase(m.cache.begin());  // shapes vary freely: make room (kernels stay in the cache)
+    } else if (!m.options.dynamic && int64_t(m.cache.size()) >= m.options.cache_size_limit) {
       if (!m.warned_limit)
         std::cerr << "ember.compile: cache_size_limit (" << m.options.cache_size_limit
                   << ") reached; new input signatures run eagerly\n";

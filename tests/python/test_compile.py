@@ -532,3 +532,20 @@ def test_an_exception_during_capture_leaves_nothing_open():
     ok = ember.compile(lambda x: x + 1)
     assert ember.equal(ok(ember.ones(2)), ember.full((2,), 2.0))
     assert ember.equal(ok(ember.ones(2)), ember.full((2,), 2.0))
+
+
+def test_dynamic_shapes_recapture_cheaply_without_a_limit():
+    fn = lambda x, b: (x * 2 + b).tanh() * x  # noqa: E731
+    fast = ember.compile(fn, dynamic=True)
+    import warnings as w
+    with w.catch_warnings():
+        w.simplefilter("error")  # no cache_size_limit warning
+        for n in range(1, 21):
+            x, b = ember.randn(n, 16), ember.randn(16)
+            assert ember.equal(fast(x, b), fn(x, b))
+            assert ember.equal(fast(x, b), fn(x, b))
+    c = fast._ember_compiled
+    assert c.captures == 20 and c.graph_runs == 20 and c.eager_runs == 0
+    # one kernel source for every batch size: built once, then found in the process cache
+    built = sum(e.graph.codegen_seconds > 0 for e in c.cache.values())
+    assert built <= 1
