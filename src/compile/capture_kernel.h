@@ -134,12 +134,15 @@ template <auto H, class R, class... A> struct CaptureKernelImpl<H, R(A...)> {
   static R run(A... args) {
     Node node;
     node.op = H().name();
-    node.mutates = kMutates;
+    // in-place by signature (Tensor& or nothing returned) or by name (_amp_update_scale_ writes
+    // its arguments and returns a tensor)
+    const size_t len = std::char_traits<char>::length(node.op);
+    node.mutates = kMutates || (len > 0 && node.op[len - 1] == '_');
     Owned owned{own<A>(args)...};
     std::vector<Tensor> tensors;
     std::apply([&](auto&... o) { (for_each_tensor(o, [&](Tensor& t) { tensors.push_back(t); }), ...); }, owned);
     std::apply([&](const auto&... o) { (describe_owned(node, o), ...); }, owned);
-    node.inputs = values_of_arguments(node.op, tensors, kMutates);
+    node.inputs = values_of_arguments(node.op, tensors, node.mutates);
     // the node keeps no tensor of its own: the replay is handed them
     std::apply([](auto&... o) { (for_each_tensor(o, [](Tensor& t) { t = Tensor(); }), ...); }, owned);
     Slots slot{};
