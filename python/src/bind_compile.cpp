@@ -5,6 +5,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <memory>
+
 #include "bind.h"
 #include "ember/compile/capture.h"
 #include "ember/compile/compiled_graph.h"
@@ -49,7 +51,26 @@ void bind_compile(nb::module_& parent) {
       .def_prop_ro("break_reason", &CaptureSession::break_reason)
       .def_prop_ro("ops_recorded", &CaptureSession::ops_recorded);
   m.def("note_break", &compiler::detail::note_break, nb::arg("what"));
-  m.def("capturing", &compiler::detail::capturing);
+  // Python code the graph records as one opaque node: run it inside `with paused():` (its own ops
+  // stay out of the graph), then record it with a callable that re-runs it on new tensors.
+  m.def("record_opaque", [](const std::string& name, const std::vector<Tensor>& inputs,
+                            const std::vector<Tensor>& outputs, nb::callable replay, bool mutates) {
+    compiler::detail::record_opaque(name, inputs, outputs, [replay](const std::vector<Tensor>& in) {
+      nb::gil_scoped_acquire gil;
+      return nb::cast<std::vector<Tensor>>(replay(in));
+    }, mutates);
+  }, nb::arg("name"), nb::arg("inputs"), nb::arg("outputs"), nb::arg("replay"), nb::arg("mutates"));
+  struct Paused {
+    std::unique_ptr<ExcludeDispatchKeyGuard> guard;
+  };
+  nb::class_<Paused>(m, "paused")
+      .def(nb::init<>())
+      .def("__enter__", [](Paused& p) { p.guard = std::make_unique<ExcludeDispatchKeyGuard>(DispatchKey::Tracer); })
+      .def("__exit__", [](Paused& p, nb::args) { p.guard.reset(); });
+  m.def("capturing", &compiler::detail::capturing);  // a capture is open on this thread
+  m.def("tracing", [] {  // ... and ops dispatched here would be recorded (not paused)
+    return compiler::detail::capturing() && !local_dispatch_state().excluded.has(DispatchKey::Tracer);
+  });
   m.def("signature", &compiler::guard_signature, nb::arg("tensors"));
   // which C++ tensor a Python one holds: a replayed result that is an input (or an outside
   // tensor) is handed back as the caller's own Python object, as eager returns `self`

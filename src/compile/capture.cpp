@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "compile/capture_kernel.h"
@@ -142,6 +144,26 @@ void record_node(Node&& node, const std::vector<Tensor>& results) {
   }
   s.graph.nodes.push_back(std::move(node));
   ++s.ops;
+}
+
+void record_opaque(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                   Replay replay, bool mutates) {
+  if (!t_session) return;
+  // node names are const char*: keep each distinct one for the process
+  static std::mutex mu;
+  static std::set<std::string> names;
+  const char* stable;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stable = names.insert(name).first->c_str();
+  }
+  Node node;
+  node.op = stable;
+  node.mutates = mutates;
+  node.attrs = "opaque";
+  node.inputs = values_of_arguments(node.op, inputs, mutates);
+  node.replay = std::move(replay);
+  record_node(std::move(node), outputs);
 }
 
 void describe(Node& n, const Scalar& v) {

@@ -47,6 +47,11 @@ std::string guard_signature(const std::vector<Tensor>& inputs);
 
 namespace detail {
 bool capturing();  // on this thread
+// An opaque node: code the graph cannot see into (a Python custom op, an autograd.Function) that
+// ran eagerly with the Tracer layer off. `replay` re-runs it on new inputs; `mutates`: it may
+// write its inputs. Ignored when no capture is open.
+void record_opaque(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                   Replay replay, bool mutates);
 // A break in the capture on this thread, if one is open (Tensor::item, the autograd engine,
 // Python's print).
 void note_break(const std::string& what);

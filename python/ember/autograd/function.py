@@ -58,6 +58,11 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         uses_setup_context = cls.setup_context is not Function.setup_context
+        if _C._compile.tracing():  # inside ember.compile: one opaque node, its own backward kept
+            from ember.library import _run_opaque
+            return _run_opaque(f"autograd.Function:{cls.__qualname__}",
+                               lambda *a, **k: _C._function_apply(cls, uses_setup_context, *a, **k),
+                               args, kwargs, mutates=False)
         return _C._function_apply(cls, uses_setup_context, *args, **kwargs)
 
 
