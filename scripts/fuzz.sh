@@ -8,8 +8,8 @@ seconds="${1:-30}"
 scripts/setup.sh --fuzz
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_FUZZ=ON \
   -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_BENCH=OFF -DEMBER_PYTHON=OFF -DEMBER_BUILD_EXAMPLES=OFF >/dev/null
-ninja -C build-fuzz fuzz_load_pt fuzz_load_safetensors
-for target in fuzz_load_pt fuzz_load_safetensors; do
+ninja -C build-fuzz fuzz_load_pt fuzz_load_safetensors fuzz_load_export
+for target in fuzz_load_pt fuzz_load_safetensors fuzz_load_export; do
   corpus="fuzz/corpus/${target#fuzz_}"
   work="$(mktemp -d)"
   cp "$corpus"/* "$work"/ 2>/dev/null || true

@@ -64,3 +64,4 @@ from ._compile import compile  # noqa: E402  (torch.compile; ember.compiler has 
 from . import compiler  # noqa: E402,F401
 from . import library  # noqa: E402,F401  (torch.library: custom ops)
 from .library import ops  # noqa: E402,F401  (ember.ops.<namespace>.<op>)
+from . import export  # noqa: E402,F401  (torch.export: programs that run without Python)

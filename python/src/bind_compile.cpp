@@ -2,6 +2,7 @@
 // ember.compile (python/ember/_compile.py) drives; guards and caching live on the Python side,
 // where the arguments are (glue only).
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -10,6 +11,7 @@
 #include "bind.h"
 #include "ember/compile/capture.h"
 #include "ember/compile/compiled_graph.h"
+#include "ember/export.h"
 
 namespace ember::python {
 
@@ -41,6 +43,10 @@ void bind_compile(nb::module_& parent) {
       .def("finish", [](CaptureSession& s, const std::vector<Tensor>& outputs, bool fuse) {
              return compile_graph(s.finish(outputs), {.fuse = fuse});
            }, nb::arg("outputs"), nb::arg("fuse") = true)
+      .def("finish_program", [](CaptureSession& s, const std::vector<Tensor>& outputs,
+                                 const std::map<std::string, std::string>& metadata) {
+             return exporting::Program(s.finish(outputs), metadata);
+           }, nb::arg("outputs"), nb::arg("metadata"))
       .def("close", &CaptureSession::close)
       .def("on_break", [](CaptureSession& s, nb::callable listener) {
         s.on_break([listener](const std::string& what) -> std::string {
@@ -50,6 +56,19 @@ void bind_compile(nb::module_& parent) {
       }, nb::arg("listener"))
       .def_prop_ro("break_reason", &CaptureSession::break_reason)
       .def_prop_ro("ops_recorded", &CaptureSession::ops_recorded);
+  nb::class_<exporting::Program>(m, "Program")
+      .def("run", &exporting::Program::run, nb::arg("inputs"))
+      .def("save", &exporting::Program::save, nb::arg("path"))
+      .def("save_to_bytes", [](const exporting::Program& p) {
+        const std::string b = p.save_to_bytes();
+        return nb::bytes(b.data(), b.size());
+      })
+      .def_prop_ro("metadata", &exporting::Program::metadata)
+      .def_prop_ro("num_inputs", &exporting::Program::num_inputs)
+      .def("describe", [](const exporting::Program& p) { return p.graph().str(); });
+  m.def("load_program", &exporting::load, nb::arg("path"));
+  m.def("load_program_bytes", [](nb::bytes b) { return exporting::load_from_bytes(std::string(b.c_str(), b.size())); },
+        nb::arg("data"));
   m.def("note_break", &compiler::detail::note_break, nb::arg("what"));
   // Python code the graph records as one opaque node: run it inside `with paused():` (its own ops
   // stay out of the graph), then record it with a callable that re-runs it on new tensors.

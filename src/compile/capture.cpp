@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -164,6 +165,93 @@ void record_opaque(const std::string& name, const std::vector<Tensor>& inputs, c
   node.inputs = values_of_arguments(node.op, inputs, mutates);
   node.replay = std::move(replay);
   record_node(std::move(node), outputs);
+}
+
+Arg to_arg(const Scalar& v) {
+  Arg a;
+  if (v.is_bool()) {
+    a.kind = Arg::Bool;
+    a.i = v.to<bool>();
+  } else if (v.is_integral()) {
+    a.kind = Arg::Int;
+    a.i = v.to<int64_t>();
+  } else if (v.is_floating()) {
+    a.kind = Arg::Double;
+    a.d = v.to<double>();
+  } else {
+    a.kind = Arg::Unsupported;
+    a.s = "a complex scalar";
+  }
+  return a;
+}
+Arg to_arg(const std::string& v) {
+  Arg a;
+  a.kind = Arg::String;
+  a.s = v;
+  return a;
+}
+Arg to_arg(DType v) {
+  Arg a;
+  a.kind = Arg::DType;
+  a.i = int64_t(v);
+  return a;
+}
+Arg to_arg(const TensorOptions& v) {
+  Arg a;
+  a.kind = Arg::Options;
+  a.s = std::string(v.dtype ? dtype_name(*v.dtype) : "-") + "," + (v.device ? v.device->str() : "-") + "," +
+        (v.requires_grad ? "1" : "0");
+  return a;
+}
+
+void bad_arg(const char* op, size_t index, const char* expected) {
+  throw ValueError(std::string(op) + ": argument " + std::to_string(index) + " of a saved call is not " + expected);
+}
+Scalar scalar_from(const Arg& a, const char* op, size_t index) {
+  if (a.kind == Arg::Bool) return Scalar(a.i != 0);
+  if (a.kind == Arg::Int) return Scalar(a.i);
+  if (a.kind == Arg::Double) return Scalar(a.d);
+  bad_arg(op, index, "a number");
+}
+std::string string_from(const Arg& a, const char* op, size_t index) {
+  if (a.kind != Arg::String) bad_arg(op, index, "a string");
+  return a.s;
+}
+DType dtype_from(const Arg& a, const char* op, size_t index) {
+  if (a.kind != Arg::DType || a.i < 0 || a.i >= kNumDTypes) bad_arg(op, index, "a dtype");
+  return DType(a.i);
+}
+TensorOptions options_from(const Arg& a, const char* op, size_t index) {
+  if (a.kind != Arg::Options) bad_arg(op, index, "tensor options");
+  const size_t c1 = a.s.find(','), c2 = c1 == std::string::npos ? c1 : a.s.find(',', c1 + 1);
+  if (c2 == std::string::npos) bad_arg(op, index, "tensor options (dtype,device,requires_grad)");
+  const std::string dt = a.s.substr(0, c1), dev = a.s.substr(c1 + 1, c2 - c1 - 1), rg = a.s.substr(c2 + 1);
+  TensorOptions o;
+  if (dt != "-") {
+    bool found = false;
+    for (int k = 0; k < kNumDTypes && !found; ++k)
+      if (dt == dtype_name(DType(k))) o.dtype = DType(k), found = true;
+    if (!found) bad_arg(op, index, "tensor options with a known dtype");
+  }
+  if (dev != "-") o.device = Device(dev);  // (Device's parser rejects what it does not know)
+  if (rg != "0" && rg != "1") bad_arg(op, index, "tensor options with requires_grad 0 or 1");
+  o.requires_grad = rg == "1";
+  return o;
+}
+
+namespace {
+std::map<std::string, ReplayFactory>& replay_factories() {
+  static std::map<std::string, ReplayFactory> f;
+  return f;
+}
+}  // namespace
+
+void register_replay_factory(const char* op, ReplayFactory make) { replay_factories()[op] = make; }
+
+std::pair<const char*, Replay> replay_for(const std::string& op, const std::vector<Arg>& args) {
+  auto it = replay_factories().find(op);
+  if (it == replay_factories().end()) throw ValueError("a saved graph calls '" + op + "', which is not an ember op");
+  return {it->first.c_str(), it->second(args)};
 }
 
 void describe(Node& n, const Scalar& v) {

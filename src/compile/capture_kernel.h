@@ -111,6 +111,97 @@ template <class O> void describe_owned(Node& n, const O& o) {
   }
 }
 
+// ---- structured arguments (graph.h: Arg), for saved graphs
+Arg to_arg(const Scalar& v);
+Arg to_arg(const std::string& v);
+Arg to_arg(const TensorOptions& v);
+Arg to_arg(DType v);
+template <class O> Arg to_arg_owned(const O& o) {
+  Arg a;
+  if constexpr (std::is_same_v<O, Tensor> || std::is_same_v<O, std::optional<Tensor>> ||
+                std::is_same_v<O, std::vector<Tensor>> || std::is_same_v<O, std::vector<std::optional<Tensor>>>) {
+    a.kind = Arg::Tensors;
+    a.i = int64_t(tensor_slots(o));
+  } else if constexpr (std::is_same_v<O, bool>) {
+    a.kind = Arg::Bool;
+    a.i = o;
+  } else if constexpr (std::is_integral_v<O>) {
+    a.kind = Arg::Int;
+    a.i = int64_t(o);
+  } else if constexpr (std::is_floating_point_v<O>) {
+    a.kind = Arg::Double;
+    a.d = double(o);
+  } else if constexpr (std::is_same_v<O, std::vector<int64_t>>) {
+    a.kind = Arg::Ints;
+    a.ints = o;
+  } else if constexpr (std::is_same_v<O, std::vector<double>>) {
+    a.kind = Arg::Doubles;
+    a.doubles = o;
+  } else if constexpr (std::is_same_v<O, Generator*>) {
+    a.kind = Arg::Generator;
+    a.i = o ? 1 : 0;
+  } else if constexpr (std::is_same_v<O, std::optional<Scalar>> || std::is_same_v<O, std::optional<int64_t>> ||
+                       std::is_same_v<O, std::optional<double>> || std::is_same_v<O, std::optional<DType>> ||
+                       std::is_same_v<O, std::optional<std::string>> || std::is_same_v<O, std::optional<bool>>) {
+    if (o) return to_arg_owned(*o);
+  } else {
+    return to_arg(o);  // Scalar, string, TensorOptions, DType
+  }
+  return a;
+}
+
+// ...and back, checking that the saved argument fits the op's parameter (a tampered file gets an
+// error naming the op and the argument, never a wrong call).
+[[noreturn]] void bad_arg(const char* op, size_t index, const char* expected);
+Scalar scalar_from(const Arg& a, const char* op, size_t index);
+std::string string_from(const Arg& a, const char* op, size_t index);
+TensorOptions options_from(const Arg& a, const char* op, size_t index);
+DType dtype_from(const Arg& a, const char* op, size_t index);
+template <class O> O from_arg(const Arg& a, const char* op, size_t index) {
+  if constexpr (std::is_same_v<O, Tensor> || std::is_same_v<O, std::optional<Tensor>>) {
+    if (a.kind != Arg::Tensors || a.i != 1) bad_arg(op, index, "one tensor");
+    return O();
+  } else if constexpr (std::is_same_v<O, std::vector<Tensor>> || std::is_same_v<O, std::vector<std::optional<Tensor>>>) {
+    if (a.kind != Arg::Tensors || a.i < 0 || a.i > (int64_t(1) << 20)) bad_arg(op, index, "a list of tensors");
+    return O(size_t(a.i));
+  } else if constexpr (std::is_same_v<O, bool>) {
+    if (a.kind != Arg::Bool) bad_arg(op, index, "a bool");
+    return a.i != 0;
+  } else if constexpr (std::is_integral_v<O>) {
+    if (a.kind != Arg::Int) bad_arg(op, index, "an integer");
+    return O(a.i);
+  } else if constexpr (std::is_floating_point_v<O>) {
+    if (a.kind != Arg::Double && a.kind != Arg::Int) bad_arg(op, index, "a number");
+    return a.kind == Arg::Int ? O(a.i) : O(a.d);
+  } else if constexpr (std::is_same_v<O, std::vector<int64_t>>) {
+    if (a.kind != Arg::Ints) bad_arg(op, index, "a list of integers");
+    return a.ints;
+  } else if constexpr (std::is_same_v<O, std::vector<double>>) {
+    if (a.kind != Arg::Doubles) bad_arg(op, index, "a list of numbers");
+    return a.doubles;
+  } else if constexpr (std::is_same_v<O, Generator*>) {
+    if (a.kind != Arg::Generator || a.i != 0) bad_arg(op, index, "the default generator");
+    return nullptr;
+  } else if constexpr (std::is_same_v<O, Scalar>) {
+    return scalar_from(a, op, index);
+  } else if constexpr (std::is_same_v<O, std::string>) {
+    return string_from(a, op, index);
+  } else if constexpr (std::is_same_v<O, TensorOptions>) {
+    return options_from(a, op, index);
+  } else if constexpr (std::is_same_v<O, DType>) {
+    return dtype_from(a, op, index);
+  } else {  // the optionals
+    if (a.kind == Arg::None) return O();
+    return O(from_arg<typename O::value_type>(a, op, index));
+  }
+}
+
+using ReplayFactory = Replay (*)(const std::vector<Arg>&);
+void register_replay_factory(const char* op, ReplayFactory make);
+// The op's stable name and a replay of it with these saved arguments (throws for unknown ops and
+// arguments that do not fit).
+std::pair<const char*, Replay> replay_for(const std::string& op, const std::vector<Arg>& args);
+
 template <class R> void collect_results(const R& r, std::vector<Tensor>& out) {
   if constexpr (std::is_same_v<std::decay_t<R>, Tensor>) out.push_back(r);
   else std::apply([&](const auto&... t) { (out.push_back(t), ...); }, r);
@@ -131,6 +222,34 @@ template <auto H, class R, class... A> struct CaptureKernelImpl<H, R(A...)> {
     return H()(replay_argument<A>(std::get<I>(kept), in, slot[I])...);
   }
 
+  static Replay make_replay(Owned owned) {
+    Slots slot{};
+    size_t next = 0, i = 0;
+    std::apply([&](const auto&... o) { ((slot[i++] = next, next += tensor_slots(o)), ...); }, owned);
+    return [owned = std::move(owned), slot](const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      std::vector<Tensor> out;
+      if constexpr (std::is_void_v<R>) {  // it wrote its arguments: they are its results
+        call(owned, slot, in, std::index_sequence_for<A...>{});
+        for (const auto& t : in)
+          if (t.defined()) out.push_back(t);
+      } else {
+        collect_results(call(owned, slot, in, std::index_sequence_for<A...>{}), out);
+      }
+      return out;
+    };
+  }
+
+  // The replay of a saved node (ember/export.h), its arguments checked against the op's signature.
+  template <size_t... I> static Owned parse(const std::vector<Arg>& args, std::index_sequence<I...>) {
+    return Owned{from_arg<owned_t<A>>(args[I], H().name(), I)...};
+  }
+  static Replay from_args(const std::vector<Arg>& args) {
+    if (args.size() != sizeof...(A))
+      throw ValueError(std::string(H().name()) + ": a saved call has " + std::to_string(args.size()) +
+                       " arguments, the op takes " + std::to_string(sizeof...(A)));
+    return make_replay(parse(args, std::index_sequence_for<A...>{}));
+  }
+
   static R run(A... args) {
     Node node;
     node.op = H().name();
@@ -145,22 +264,8 @@ template <auto H, class R, class... A> struct CaptureKernelImpl<H, R(A...)> {
     node.inputs = values_of_arguments(node.op, tensors, node.mutates);
     // the node keeps no tensor of its own: the replay is handed them
     std::apply([](auto&... o) { (for_each_tensor(o, [](Tensor& t) { t = Tensor(); }), ...); }, owned);
-    Slots slot{};
-    {
-      size_t next = 0, i = 0;
-      std::apply([&](const auto&... o) { ((slot[i++] = next, next += tensor_slots(o)), ...); }, owned);
-    }
-    node.replay = [owned = std::move(owned), slot](const std::vector<Tensor>& in) -> std::vector<Tensor> {
-      std::vector<Tensor> out;
-      if constexpr (std::is_void_v<R>) {  // it wrote its arguments: they are its results
-        call(owned, slot, in, std::index_sequence_for<A...>{});
-        for (const auto& t : in)
-          if (t.defined()) out.push_back(t);
-      } else {
-        collect_results(call(owned, slot, in, std::index_sequence_for<A...>{}), out);
-      }
-      return out;
-    };
+    std::apply([&](const auto&... o) { (node.args.push_back(to_arg_owned(o)), ...); }, owned);
+    node.replay = make_replay(std::move(owned));
     std::vector<Tensor> results;
     ExcludeDispatchKeyGuard below(DispatchKey::Tracer);
     if constexpr (std::is_void_v<R>) {

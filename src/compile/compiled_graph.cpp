@@ -204,9 +204,23 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
       const FusedGroup& grp = k.group;
       in_ptrs.clear();
       out_ptrs.clear();
-      for (const auto& o : grp.inputs) in_ptrs.push_back(env[size_t(o.value)].data_ptr());
       int64_t numel = 1;
       for (int64_t d : grp.sizes) numel *= d;
+      for (const auto& o : grp.inputs) {
+        // the kernel trusts these layouts: check them (a saved graph may lie about its shapes)
+        const Tensor& t = env[size_t(o.value)];
+        const bool fits =
+            t.defined() && t.device().is_cpu() &&
+            (o.kind == FusedOperand::kScalar
+                 ? t.numel() == 1 && t.dtype() == o.dtype
+                 : t.dtype() == kFloat32 && t.is_contiguous() &&
+                       (o.kind == FusedOperand::kFull ? Shape(t.sizes().begin(), t.sizes().end()) == grp.sizes
+                                                      : t.numel() == grp.inner));
+        EMBER_CHECK(fits, "compiled graph: an operand of a fused kernel is not what the graph declared (",
+                    t.defined() ? dtype_name(t.dtype()) : "undefined", " of size ", t.defined() ? t.sizes() : IntArrayRef(),
+                    " for a kernel over ", grp.sizes, ")");
+        in_ptrs.push_back(t.data_ptr());
+      }
       for (ValueId v : grp.outputs) {
         Tensor t = empty(grp.sizes, {.dtype = kFloat32, .device = Device(DeviceType::CPU)});
         out_ptrs.push_back(t.data_ptr());

@@ -12,9 +12,12 @@ namespace ember::ops {
 #undef EMBER_OP
 
 namespace {
-#define EMBER_OP(name, ...)                                                                   \
-  [[maybe_unused]] const bool name##_traced =                                                 \
-      (name().set_kernel(::ember::DispatchKey::Tracer, &::ember::compiler::detail::CaptureKernel<&name>::run), true);
+#define EMBER_OP(name, ...)                                                                     \
+  [[maybe_unused]] const bool name##_traced =                                                   \
+      (name().set_kernel(::ember::DispatchKey::Tracer, &::ember::compiler::detail::CaptureKernel<&name>::run), \
+       ::ember::compiler::detail::register_replay_factory(#name,                                  \
+                                                          &::ember::compiler::detail::CaptureKernel<&name>::from_args), \
+       true);
 #include "ops/op_list.h"
 #undef EMBER_OP
 }  // namespace

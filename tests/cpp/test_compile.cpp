@@ -7,6 +7,7 @@
 
 #include "ember/compile/capture.h"
 #include "ember/compile/compile.h"
+#include "ember/export.h"
 #include "ember/ember.h"
 #include "ember/nn.h"
 
@@ -130,4 +131,33 @@ TEST(Compile, ChainsThatNeedGradientsFuseWithAGeneratedBackward) {
     }
   }
   EXPECT_NE(fast.explain().find("with a fused backward"), std::string::npos);
+}
+
+TEST(Export, ProgramRoundTripsThroughAFileAndRunsWithoutPython) {
+  manual_seed(10);
+  auto model = std::make_shared<nn::Sequential>();
+  model->push_back(std::make_shared<nn::Linear>(6, 8));
+  model->push_back(std::make_shared<nn::Tanh>());
+  model->push_back(std::make_shared<nn::Linear>(8, 3));
+  NoGradGuard no_grad;
+  Tensor example = randn({4, 6});
+  compiler::CaptureSession session({example});
+  Tensor out = model->forward(example);
+  exporting::Program program(session.finish({out}), {{"note", "test"}});
+  const auto path = std::filesystem::temp_directory_path() / ("ember_export_" + std::to_string(::getpid()) + ".ember");
+  program.save(path.string());
+  const exporting::Program loaded = exporting::load(path.string());
+  std::filesystem::remove(path);
+  EXPECT_EQ(loaded.metadata().at("note"), "test");
+  for (int i = 0; i < 3; ++i) {
+    Tensor x = randn({4, 6});
+    EXPECT_TRUE(loaded.run({x})[0].allclose(model->forward(x), 1e-6, 1e-6));
+  }
+  EXPECT_THROW(loaded.run({randn({5, 6})}), ValueError);  // not the exported shape
+  std::string bytes = program.save_to_bytes();
+  EXPECT_THROW(exporting::load_from_bytes(bytes.substr(0, bytes.size() / 2)), Error);
+  const auto at = bytes.find("\"addmm\"");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 7, "\"abort\"");  // an op that does not exist (the zip's CRC catches it first)
+  EXPECT_THROW(exporting::load_from_bytes(bytes), Error);
 }

@@ -37,6 +37,19 @@ struct ValueInfo {
   bool wrapped_number = false;  // a Python/C++ scalar turned into a 0-dim tensor
 };
 
+// One argument of a node's op, structured, so a saved graph can rebuild the call (ember/export.h).
+// Tensor arguments keep only how many tensor slots they fill (their values are the node's inputs).
+struct Arg {
+  enum Kind : uint8_t { None, Tensors, Int, Double, Bool, String, Ints, Doubles, DType, Options, Generator,
+                        Unsupported };
+  Kind kind = None;
+  int64_t i = 0;  // Int, Bool (0/1), DType (its code), Tensors (slots), Generator (0: the default)
+  double d = 0;   // Double
+  std::string s;  // String; Options: "<dtype or ->,<device or ->,<requires_grad 0/1>"; Unsupported: what
+  std::vector<int64_t> ints;
+  std::vector<double> doubles;
+};
+
 // Re-runs a node's op on new tensors (its tensor arguments in the order the op takes them) and
 // returns the op's tensor results.
 using Replay = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
@@ -47,6 +60,7 @@ struct Node {
   std::vector<ValueId> outputs;  // every tensor result
   std::vector<double> scalars;   // the numeric non-tensor arguments, in order (alpha, min, ...)
   std::string attrs;             // every non-tensor argument, printed (CSE key, listings)
+  std::vector<Arg> args;         // every argument, structured (empty for opaque nodes: not exportable)
   bool mutates = false;          // in-place (returns Tensor&) or returns nothing: writes its arguments
   bool random = false;           // draws from a Generator
   bool grad_enabled = true;      // grad mode when it ran (a `with no_grad()` inside the function)

@@ -1,0 +1,43 @@
+#pragma once
+// Exported programs (torch.export's role; issue 24): a captured graph (ember/compile/) with its
+// constants, saved to one file and run later without Python, from C++ or Python.
+//
+//   ember::exporting::Program p = ember::exporting::load("model.ember");
+//   Tensor logits = p.run({images})[0];
+//
+// The file is a zip: program/graph.json (readable: values with dtype/shape, nodes with op names
+// and arguments) and program/constants.safetensors (parameters, buffers, folded constants).
+// Loading never runs code from the file: every op must be one of ember's, every argument must
+// fit the op's signature, every value must be defined before it is read, every constant must have
+// the declared dtype and shape; anything else is an error naming what is wrong.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/compile/compiled_graph.h"
+
+namespace ember::exporting {
+
+class Program {
+ public:
+  Program(compiler::Graph graph, std::map<std::string, std::string> metadata = {});
+  // Inputs must have the dtypes, devices and shapes the program was exported with.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+  const compiler::Graph& graph() const;
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  int64_t num_inputs() const;
+  // Writes the program atomically. Throws for graphs that cannot be saved (opaque Python nodes,
+  // complex scalars, explicit generators), naming the op.
+  void save(const std::string& path) const;
+  std::string save_to_bytes() const;
+
+ private:
+  std::shared_ptr<compiler::CompiledGraph> compiled_;
+  std::map<std::string, std::string> metadata_;
+};
+
+Program load(const std::string& path);
+Program load_from_bytes(const std::string& bytes);
+
+}  // namespace ember::exporting

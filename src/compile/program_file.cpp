@@ -1,0 +1,403 @@
+// Exported programs (ember/export.h): the graph as JSON and its constants as safetensors in one
+// zip, and the checked way back.
+#include "ember/export.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "compile/capture_kernel.h"
+#include "core/json_string.h"
+#include "ember/serialize/serialize.h"
+#include "serialize/json.h"
+#include "serialize/zip.h"
+
+namespace ember::exporting {
+
+using compiler::Arg;
+using compiler::Graph;
+using compiler::Node;
+using compiler::ValueId;
+using compiler::ValueInfo;
+using compiler::ValueKind;
+
+namespace {
+
+constexpr const char* kGraphEntry = "program/graph.json";
+constexpr const char* kConstantsEntry = "program/constants.safetensors";
+constexpr int kVersion = 1;
+
+// ---- writing
+
+void put_ints(std::string& o, const std::vector<int64_t>& v) {
+  o += '[';
+  for (size_t i = 0; i < v.size(); ++i) o += (i ? "," : "") + std::to_string(v[i]);
+  o += ']';
+}
+
+// JSON has no infinities or NaN: those are the strings "inf", "-inf", "nan" (a causal mask's fill).
+std::string number(double d) {
+  if (std::isnan(d)) return "\"nan\"";
+  if (std::isinf(d)) return d > 0 ? "\"inf\"" : "\"-inf\"";
+  std::ostringstream os;
+  os.precision(17);
+  os << d;
+  return os.str();
+}
+
+const char* kind_name(Arg::Kind k) {
+  switch (k) {
+    case Arg::None: return "none";
+    case Arg::Tensors: return "tensors";
+    case Arg::Int: return "int";
+    case Arg::Double: return "double";
+    case Arg::Bool: return "bool";
+    case Arg::String: return "string";
+    case Arg::Ints: return "ints";
+    case Arg::Doubles: return "doubles";
+    case Arg::DType: return "dtype";
+    case Arg::Options: return "options";
+    case Arg::Generator: return "generator";
+    case Arg::Unsupported: return "unsupported";
+  }
+  return "none";
+}
+
+void put_arg(std::string& o, const Node& n, const Arg& a) {
+  EMBER_CHECK_VALUE(a.kind != Arg::Unsupported, "export: ", n.op, " takes ", a.s, ", which a saved program cannot hold");
+  EMBER_CHECK_VALUE(a.kind != Arg::Generator || a.i == 0, "export: ", n.op,
+                    " uses an explicit Generator, which a saved program cannot hold");
+  o += "[\"";
+  o += kind_name(a.kind);
+  o += "\",";
+  switch (a.kind) {
+    case Arg::Tensors: case Arg::Int: case Arg::Bool: case Arg::DType: case Arg::Generator: o += std::to_string(a.i); break;
+    case Arg::Double: o += number(a.d); break;
+    case Arg::String: case Arg::Options: append_json_string(o, a.s); break;
+    case Arg::Ints: put_ints(o, a.ints); break;
+    case Arg::Doubles: {
+      o += '[';
+      for (size_t i = 0; i < a.doubles.size(); ++i) o += (i ? "," : "") + number(a.doubles[i]);
+      o += ']';
+      break;
+    }
+    default: o += "null";
+  }
+  o += ']';
+}
+
+std::string graph_json(const Graph& g, const std::map<std::string, std::string>& metadata) {
+  std::string o = "{\"format\":\"ember.export\",\"version\":" + std::to_string(kVersion) + ",\n\"metadata\":{";
+  size_t k = 0;
+  for (const auto& [key, value] : metadata) {
+    o += k++ ? "," : "";
+    append_json_string(o, key);
+    o += ':';
+    append_json_string(o, value);
+  }
+  o += "},\n\"inputs\":";
+  put_ints(o, std::vector<int64_t>(g.inputs.begin(), g.inputs.end()));
+  o += ",\n\"outputs\":";
+  put_ints(o, std::vector<int64_t>(g.outputs.begin(), g.outputs.end()));
+  o += ",\n\"values\":[";
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    const ValueInfo& i = g.values[v];
+    o += v ? ",\n" : "\n";
+    o += "{\"kind\":\"";
+    o += i.kind == ValueKind::Input ? "input" : i.kind == ValueKind::Constant ? "constant" : "node";
+    o += "\",\"dtype\":\"" + std::string(dtype_name(i.dtype)) + "\",\"device\":";
+    append_json_string(o, i.device.str());
+    o += ",\"sizes\":";
+    put_ints(o, std::vector<int64_t>(i.sizes.begin(), i.sizes.end()));
+    o += ",\"strides\":";
+    put_ints(o, i.strides);
+    o += std::string(",\"requires_grad\":") + (i.requires_grad ? "true" : "false") +
+         ",\"wrapped\":" + (i.wrapped_number ? "true" : "false") + "}";
+  }
+  o += "],\n\"nodes\":[";
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node& node = g.nodes[n];
+    EMBER_CHECK_VALUE(!node.args.empty() || node.inputs.empty(), "export: '", node.op,
+                      "' is opaque Python code (a custom op or an autograd.Function), which a saved program "
+                      "cannot run");
+    o += n ? ",\n" : "\n";
+    o += "{\"op\":";
+    append_json_string(o, node.op);
+    o += ",\"inputs\":";
+    put_ints(o, std::vector<int64_t>(node.inputs.begin(), node.inputs.end()));
+    o += ",\"outputs\":";
+    put_ints(o, std::vector<int64_t>(node.outputs.begin(), node.outputs.end()));
+    o += ",\"args\":[";
+    for (size_t a = 0; a < node.args.size(); ++a) {
+      o += a ? "," : "";
+      put_arg(o, node, node.args[a]);
+    }
+    o += std::string("],\"mutates\":") + (node.mutates ? "true" : "false") +
+         ",\"random\":" + (node.random ? "true" : "false") + ",\"grad\":" + (node.grad_enabled ? "true" : "false") + "}";
+  }
+  o += "\n]}\n";
+  return o;
+}
+
+// ---- reading (every field checked)
+
+using json::Json;
+
+[[noreturn]] void bad(const std::string& what) { throw ValueError("export: not a valid ember program: " + what); }
+
+const Json& member(const Json& o, const char* key) {
+  if (o.kind != Json::Object) bad(std::string("expected an object holding '") + key + "'");
+  for (size_t i = 0; i < o.keys.size(); ++i)
+    if (o.keys[i] == key) return o.values[i];
+  bad(std::string("missing '") + key + "'");
+}
+
+int64_t as_int(const Json& j, const char* what) {
+  if (j.kind != Json::Number) bad(std::string(what) + " is not a number");
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(j.text, &used);
+  } catch (const std::exception&) {
+    bad(std::string(what) + " is not an integer");
+  }
+  if (used != j.text.size()) bad(std::string(what) + " is not an integer");
+  return v;
+}
+
+double as_double(const Json& j, const char* what) {
+  if (j.kind == Json::String) {
+    if (j.text == "inf") return std::numeric_limits<double>::infinity();
+    if (j.text == "-inf") return -std::numeric_limits<double>::infinity();
+    if (j.text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  }
+  if (j.kind != Json::Number) bad(std::string(what) + " is not a number");
+  try {
+    return std::stod(j.text);
+  } catch (const std::exception&) {
+    bad(std::string(what) + " is not a number");
+  }
+}
+
+bool as_bool(const Json& j, const char* what) {
+  if (j.kind != Json::Bool) bad(std::string(what) + " is not true/false");
+  return j.b;
+}
+
+const std::string& as_string(const Json& j, const char* what) {
+  if (j.kind != Json::String) bad(std::string(what) + " is not a string");
+  return j.text;
+}
+
+std::vector<int64_t> as_ints(const Json& j, const char* what) {
+  if (j.kind != Json::Array) bad(std::string(what) + " is not a list");
+  std::vector<int64_t> v;
+  for (const auto& e : j.arr) v.push_back(as_int(e, what));
+  return v;
+}
+
+DType dtype_named(const std::string& s) {
+  for (int k = 0; k < kNumDTypes; ++k)
+    if (s == dtype_name(DType(k))) return DType(k);
+  bad("unknown dtype '" + s + "'");
+}
+
+Arg parse_arg(const Json& j) {
+  if (j.kind != Json::Array || j.arr.size() != 2) bad("an op argument is not a [kind, value] pair");
+  const std::string& kind = as_string(j.arr[0], "an argument's kind");
+  const Json& v = j.arr[1];
+  Arg a;
+  if (kind == "none") a.kind = Arg::None;
+  else if (kind == "tensors") a.kind = Arg::Tensors, a.i = as_int(v, "a tensor slot count");
+  else if (kind == "int") a.kind = Arg::Int, a.i = as_int(v, "an int argument");
+  else if (kind == "bool") a.kind = Arg::Bool, a.i = as_int(v, "a bool argument");
+  else if (kind == "dtype") a.kind = Arg::DType, a.i = as_int(v, "a dtype argument");
+  else if (kind == "generator") a.kind = Arg::Generator, a.i = as_int(v, "a generator argument");
+  else if (kind == "double") a.kind = Arg::Double, a.d = as_double(v, "a number argument");
+  else if (kind == "string") a.kind = Arg::String, a.s = as_string(v, "a string argument");
+  else if (kind == "options") a.kind = Arg::Options, a.s = as_string(v, "an options argument");
+  else if (kind == "ints") a.kind = Arg::Ints, a.ints = as_ints(v, "an int list argument");
+  else if (kind == "doubles") {
+    a.kind = Arg::Doubles;
+    if (v.kind != Json::Array) bad("a number list argument is not a list");
+    for (const auto& e : v.arr) a.doubles.push_back(as_double(e, "a number list argument"));
+  } else {
+    bad("unknown argument kind '" + kind + "'");
+  }
+  return a;
+}
+
+Graph parse_graph(const std::string& text, const std::map<std::string, Tensor>& constants,
+                  std::map<std::string, std::string>& metadata) {
+  const Json doc = json::JsonParser(text, "export: program/graph.json").parse_document();
+  if (as_string(member(doc, "format"), "format") != "ember.export") bad("format is not 'ember.export'");
+  const int64_t version = as_int(member(doc, "version"), "version");
+  if (version != kVersion) bad("version " + std::to_string(version) + " (this ember reads " + std::to_string(kVersion) + ")");
+  const Json& meta = member(doc, "metadata");
+  if (meta.kind != Json::Object) bad("metadata is not an object");
+  for (size_t i = 0; i < meta.keys.size(); ++i) metadata[meta.keys[i]] = as_string(meta.values[i], "a metadata value");
+  Graph g;
+  const Json& values = member(doc, "values");
+  if (values.kind != Json::Array) bad("values is not a list");
+  std::vector<char> defined(values.arr.size(), 0);
+  auto id_in_range = [&](int64_t v, const char* what) {
+    if (v < 0 || v >= int64_t(values.arr.size())) bad(std::string(what) + " names value " + std::to_string(v) + " of " +
+                                                      std::to_string(values.arr.size()));
+    return ValueId(v);
+  };
+  for (size_t v = 0; v < values.arr.size(); ++v) {
+    const Json& j = values.arr[v];
+    ValueInfo info;
+    const std::string& kind = as_string(member(j, "kind"), "a value's kind");
+    info.kind = kind == "input" ? ValueKind::Input : kind == "constant" ? ValueKind::Constant
+              : kind == "node" ? ValueKind::NodeOutput : (bad("unknown value kind '" + kind + "'"), ValueKind::Input);
+    info.dtype = dtype_named(as_string(member(j, "dtype"), "a value's dtype"));
+    info.device = Device(as_string(member(j, "device"), "a value's device"));
+    for (int64_t d : as_ints(member(j, "sizes"), "a value's sizes")) {
+      if (d < 0 || d > (int64_t(1) << 40)) bad("a value has size " + std::to_string(d));
+      info.sizes.push_back(d);
+    }
+    info.strides = as_ints(member(j, "strides"), "a value's strides");
+    if (info.strides.size() != info.sizes.size()) bad("a value's strides and sizes differ in length");
+    info.requires_grad = as_bool(member(j, "requires_grad"), "requires_grad");
+    info.wrapped_number = as_bool(member(j, "wrapped"), "wrapped");
+    if (info.kind == ValueKind::Constant) {
+      auto it = constants.find("v" + std::to_string(v));
+      if (it == constants.end()) bad("constant " + std::to_string(v) + " is missing from the tensors");
+      const Tensor& t = it->second;
+      if (t.dtype() != info.dtype || Shape(t.sizes().begin(), t.sizes().end()) != info.sizes)
+        bad("constant " + std::to_string(v) + " does not have the declared dtype and shape");
+      info.constant = info.device == t.device() ? t : t.to(info.device);
+      if (info.wrapped_number) info.constant.impl()->set_wrapped_number(true);
+      info.external = true;  // the program's own parameters: written in place, never copied per call
+      defined[v] = 1;
+    }
+    g.values.push_back(std::move(info));
+  }
+  const Json& inputs = member(doc, "inputs");
+  if (inputs.kind != Json::Array) bad("inputs is not a list");
+  for (size_t i = 0; i < inputs.arr.size(); ++i) {
+    const ValueId v = id_in_range(as_int(inputs.arr[i], "an input"), "an input");
+    if (g.values[size_t(v)].kind != ValueKind::Input) bad("input " + std::to_string(i) + " is not an input value");
+    g.values[size_t(v)].input_index = int32_t(i);
+    g.inputs.push_back(v);
+    defined[size_t(v)] = 1;
+  }
+  const Json& nodes = member(doc, "nodes");
+  if (nodes.kind != Json::Array) bad("nodes is not a list");
+  for (size_t n = 0; n < nodes.arr.size(); ++n) {
+    const Json& j = nodes.arr[n];
+    Node node;
+    const std::string& op = as_string(member(j, "op"), "an op name");
+    const Json& args = member(j, "args");
+    if (args.kind != Json::Array) bad("an op's args is not a list");
+    for (const auto& a : args.arr) node.args.push_back(parse_arg(a));
+    auto [name, replay] = compiler::detail::replay_for(op, node.args);  // checks the op and its arguments
+    node.op = name;
+    node.replay = std::move(replay);
+    node.attrs = "saved";
+    for (int64_t v : as_ints(member(j, "inputs"), "a node's inputs")) {
+      if (v == compiler::kNoValue) {
+        node.inputs.push_back(compiler::kNoValue);
+        continue;
+      }
+      const ValueId id = id_in_range(v, "a node's input");
+      if (!defined[size_t(id)]) bad(op + " reads value " + std::to_string(id) + " before anything defines it");
+      node.inputs.push_back(id);
+    }
+    size_t slots = 0;
+    for (const auto& a : node.args)
+      if (a.kind == Arg::Tensors) slots += size_t(a.i);
+    if (slots != node.inputs.size()) bad(op + " has " + std::to_string(node.inputs.size()) + " inputs for " +
+                                         std::to_string(slots) + " tensor arguments");
+    for (int64_t v : as_ints(member(j, "outputs"), "a node's outputs")) {
+      const ValueId id = id_in_range(v, "a node's output");
+      if (defined[size_t(id)] || g.values[size_t(id)].kind != ValueKind::NodeOutput)
+        bad(op + " defines value " + std::to_string(id) + " twice or over an input or constant");
+      g.values[size_t(id)].producer = int32_t(n);
+      defined[size_t(id)] = 1;
+      node.outputs.push_back(id);
+    }
+    node.mutates = as_bool(member(j, "mutates"), "mutates");
+    node.random = as_bool(member(j, "random"), "random");
+    node.grad_enabled = as_bool(member(j, "grad"), "grad");
+    g.nodes.push_back(std::move(node));
+  }
+  for (int64_t v : as_ints(member(doc, "outputs"), "outputs")) {
+    const ValueId id = id_in_range(v, "an output");
+    if (!defined[size_t(id)]) bad("output value " + std::to_string(id) + " is never defined");
+    g.outputs.push_back(id);
+  }
+  g.ops_captured = int64_t(g.nodes.size());
+  return g;
+}
+
+}  // namespace
+
+Program::Program(compiler::Graph graph, std::map<std::string, std::string> metadata)
+    : compiled_(compiler::compile_graph(std::move(graph))), metadata_(std::move(metadata)) {}
+
+const compiler::Graph& Program::graph() const { return compiled_->graph(); }
+int64_t Program::num_inputs() const { return int64_t(compiled_->graph().inputs.size()); }
+
+std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
+  const Graph& g = graph();
+  EMBER_CHECK_VALUE(inputs.size() == g.inputs.size(), "exported program: expected ", g.inputs.size(), " inputs, got ",
+                    inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ValueInfo& want = g.values[size_t(g.inputs[i])];
+    const Tensor& t = inputs[i];
+    EMBER_CHECK_VALUE(t.defined(), "exported program: input ", i, " is undefined");
+    EMBER_CHECK_VALUE(t.dtype() == want.dtype && t.device() == want.device &&
+                          Shape(t.sizes().begin(), t.sizes().end()) == want.sizes,
+                      "exported program: input ", i, " must be ", dtype_name(want.dtype), " on ", want.device.str(),
+                      " of size ", want.sizes, " (as exported), got ", dtype_name(t.dtype()), " on ", t.device().str(),
+                      " of size ", t.sizes());
+  }
+  // the graph was captured from contiguous-or-not inputs; give it the layout it saw
+  std::vector<Tensor> in;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ValueInfo& want = g.values[size_t(g.inputs[i])];
+    in.push_back(std::vector<int64_t>(inputs[i].strides().begin(), inputs[i].strides().end()) == want.strides
+                     ? inputs[i] : inputs[i].contiguous());
+  }
+  return compiled_->run(in);
+}
+
+std::string Program::save_to_bytes() const {
+  const Graph& g = graph();
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].kind == ValueKind::Constant && g.values[v].constant.defined())
+      tensors.emplace_back("v" + std::to_string(v), g.values[v].constant.detach().contiguous().cpu());
+  serialize::ZipWriter zip;
+  zip.add(kGraphEntry, graph_json(g, metadata_));
+  zip.add(kConstantsEntry, safetensors::save_to_bytes(tensors, {{"format", "ember.export"}}));
+  return zip.finish();
+}
+
+void Program::save(const std::string& path) const { ember::atomic_write_file(path, save_to_bytes()); }
+
+Program load_from_bytes(const std::string& bytes) {
+  serialize::ZipReader zip(bytes.data(), bytes.size());
+  const auto* graph = zip.find(kGraphEntry);
+  const auto* consts = zip.find(kConstantsEntry);
+  if (!graph || !consts) bad(std::string("it lacks ") + (graph ? kConstantsEntry : kGraphEntry));
+  std::map<std::string, Tensor> constants;
+  for (auto& [name, t] : safetensors::load_from_bytes(std::string(zip.read(*consts)))) constants[name] = t;
+  std::map<std::string, std::string> metadata;
+  Graph g = parse_graph(std::string(zip.read(*graph)), constants, metadata);
+  return Program(std::move(g), std::move(metadata));
+}
+
+Program load(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  EMBER_CHECK_VALUE(f.good(), "export: cannot open ", path);
+  std::stringstream buf;
+  buf << f.rdbuf();
+  return load_from_bytes(buf.str());
+}
+
+}  // namespace ember::exporting
