@@ -180,6 +180,31 @@ def _where(what):
     return ""
 
 
+def _run_captured(session, fn, args, kwargs):
+    """Runs fn under an open capture session (print patched to note a break, the session closed if
+    fn raises): returns (result, its tensors, its spec, the break reason or "")."""
+    session.on_break(_where)
+    real_print = builtins.print
+
+    def print_breaks(*a, **k):
+        _cc.note_break("print() has a side effect outside the graph")
+        return real_print(*a, **k)
+    builtins.print = print_breaks
+    try:
+        result = fn(*args, **kwargs)
+    except BaseException:
+        session.close()
+        raise
+    finally:
+        builtins.print = real_print
+    outputs = []
+    out_spec = _flatten_output(result, outputs)
+    reason = session.break_reason
+    if not reason and out_spec is None:
+        reason = f"it returned a {type(result).__name__}, which a graph cannot return"
+    return result, outputs, out_spec, reason
+
+
 class _Entry:
     __slots__ = ("graph", "out_spec", "reason", "calls", "externals")
 
@@ -276,25 +301,7 @@ class _Compiled:
     def _capture(self, key, all_tensors, args, kwargs):
         self.captures += 1
         session = _cc.CaptureSession(all_tensors)
-        session.on_break(_where)
-        real_print = builtins.print
-
-        def print_breaks(*a, **k):
-            _cc.note_break("print() has a side effect outside the graph")
-            return real_print(*a, **k)
-        builtins.print = print_breaks
-        try:
-            result = self.fn(*args, **kwargs)
-        except BaseException:
-            session.close()
-            raise
-        finally:
-            builtins.print = real_print
-        outputs = []
-        out_spec = _flatten_output(result, outputs)
-        reason = session.break_reason
-        if not reason and out_spec is None:
-            reason = f"the function returned a {type(result).__name__}, which a graph cannot return"
+        result, outputs, out_spec, reason = _run_captured(session, self.fn, args, kwargs)
         if reason:
             session.close()
             name = getattr(self.fn, "__qualname__", repr(self.fn))

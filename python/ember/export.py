@@ -17,7 +17,7 @@ value and constant (docs/issue24-export.md).
 import json
 
 from . import _C
-from ._compile import _flatten, _flatten_output, _unflatten, _where
+from ._compile import _flatten, _run_captured, _unflatten
 from .nn.modules.module import Module
 
 _cc = _C._compile
@@ -79,17 +79,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False):
     if _cc.capturing():
         raise ExportError("ember.export: cannot export inside ember.compile or another export")
     session = _cc.CaptureSession(tensors)
-    session.on_break(_where)
-    try:
-        result = mod(*args, **kwargs)
-    except BaseException:
-        session.close()
-        raise
-    outputs = []
-    out_spec = _flatten_output(result, outputs)
-    reason = session.break_reason
-    if not reason and out_spec is None:
-        reason = f"the forward returned a {type(result).__name__}, which a program cannot return"
+    result, outputs, out_spec, reason = _run_captured(session, mod, args, kwargs)
     if reason:
         session.close()
         raise ExportError(f"ember.export: the forward cannot be exported whole: {reason}")
