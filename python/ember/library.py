@@ -217,15 +217,30 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
     return wrap(fn) if fn is not None else wrap
 
 
+def _cpp_op(name):
+    """A C++ custom op as a Python function: tensors positionally, then numbers (its attrs)."""
+    def call(*args):
+        tensors = [a for a in args if _is_tensor(a)]
+        attrs = [float(a) for a in args if not _is_tensor(a)]
+        out = _C._library.call(name, tensors, attrs)
+        return out[0] if len(out) == 1 else tuple(out)
+    call.__name__ = name.split("::")[1]
+    call.__doc__ = f"{name}{_C._library.schema(name)} (a C++ custom op)"
+    return call
+
+
 class _Namespace:
     def __init__(self, ns):
         self._ns = ns
 
     def __getattr__(self, op):
-        found = _registry.get(f"{self._ns}::{op}")
-        if found is None:
-            raise AttributeError(f"'_OpNamespace' '{self._ns}' object has no attribute '{op}'")
-        return found
+        name = f"{self._ns}::{op}"
+        found = _registry.get(name)
+        if found is not None:
+            return found
+        if name in _C._library.registered():  # a C++ custom op (ember/library.h)
+            return _cpp_op(name)
+        raise AttributeError(f"'_OpNamespace' '{self._ns}' object has no attribute '{op}'")
 
 
 class _Ops:

@@ -87,9 +87,7 @@ void bind_compile(nb::module_& parent) {
       .def("__enter__", [](Paused& p) { p.guard = std::make_unique<ExcludeDispatchKeyGuard>(DispatchKey::Tracer); })
       .def("__exit__", [](Paused& p, nb::args) { p.guard.reset(); });
   m.def("capturing", &compiler::detail::capturing);  // a capture is open on this thread
-  m.def("tracing", [] {  // ... and ops dispatched here would be recorded (not paused)
-    return compiler::detail::capturing() && !local_dispatch_state().excluded.has(DispatchKey::Tracer);
-  });
+  m.def("tracing", &compiler::detail::tracing);  // ... and ops dispatched here would be recorded
   m.def("signature", &compiler::guard_signature, nb::arg("tensors"));
   // which C++ tensor a Python one holds: a replayed result that is an input (or an outside
   // tensor) is handed back as the caller's own Python object, as eager returns `self`

@@ -14,6 +14,7 @@ void bind_profiler(nb::module_& m);  // bind_profiler.cpp: ember._C._profiler
 void bind_distributed(nb::module_& m);  // bind_distributed.cpp: ember._C._distributed
 void bind_models(nb::module_& m);  // bind_models.cpp: ember._C._models
 void bind_compile(nb::module_& m);  // bind_compile.cpp: ember._C._compile
+void bind_library(nb::module_& m);  // bind_library.cpp: ember._C._library
 }
 
 NB_MODULE(_C, m) {
@@ -45,5 +46,6 @@ NB_MODULE(_C, m) {
   bind_profiler(m);
   bind_models(m);
   bind_compile(m);
+  bind_library(m);
   bind_distributed(m);  // last: its error classes are translated before the generic ones
 }

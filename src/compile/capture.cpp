@@ -147,8 +147,10 @@ void record_node(Node&& node, const std::vector<Tensor>& results) {
   ++s.ops;
 }
 
+bool tracing() { return t_session && !local_dispatch_state().excluded.has(DispatchKey::Tracer); }
+
 void record_opaque(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-                   Replay replay, bool mutates) {
+                   Replay replay, bool mutates, std::vector<Arg> args) {
   if (!t_session) return;
   // node names are const char*: keep each distinct one for the process
   static std::mutex mu;
@@ -161,7 +163,8 @@ void record_opaque(const std::string& name, const std::vector<Tensor>& inputs, c
   Node node;
   node.op = stable;
   node.mutates = mutates;
-  node.attrs = "opaque";
+  node.attrs = args.empty() ? "opaque" : "custom";
+  node.args = std::move(args);
   node.inputs = values_of_arguments(node.op, inputs, mutates);
   node.replay = std::move(replay);
   record_node(std::move(node), outputs);
@@ -246,7 +249,7 @@ std::map<std::string, ReplayFactory>& replay_factories() {
 }
 }  // namespace
 
-void register_replay_factory(const char* op, ReplayFactory make) { replay_factories()[op] = make; }
+void register_replay_factory(const char* op, ReplayFactory make) { replay_factories()[op] = std::move(make); }
 
 std::pair<const char*, Replay> replay_for(const std::string& op, const std::vector<Arg>& args) {
   auto it = replay_factories().find(op);

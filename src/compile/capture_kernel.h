@@ -196,7 +196,7 @@ template <class O> O from_arg(const Arg& a, const char* op, size_t index) {
   }
 }
 
-using ReplayFactory = Replay (*)(const std::vector<Arg>&);
+using ReplayFactory = std::function<Replay(const std::vector<Arg>&)>;
 void register_replay_factory(const char* op, ReplayFactory make);
 // The op's stable name and a replay of it with these saved arguments (throws for unknown ops and
 // arguments that do not fit).

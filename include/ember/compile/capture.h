@@ -50,8 +50,12 @@ bool capturing();  // on this thread
 // An opaque node: code the graph cannot see into (a Python custom op, an autograd.Function) that
 // ran eagerly with the Tracer layer off. `replay` re-runs it on new inputs; `mutates`: it may
 // write its inputs. Ignored when no capture is open.
+// `args`: the call's structured arguments when it can be saved (a C++ custom op: its replay
+// factory is registered under `name`); empty for Python code.
 void record_opaque(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-                   Replay replay, bool mutates);
+                   Replay replay, bool mutates, std::vector<Arg> args = {});
+// Ops dispatched here now would be recorded: a capture is open and not paused.
+bool tracing();
 // A break in the capture on this thread, if one is open (Tensor::item, the autograd engine,
 // Python's print).
 void note_break(const std::string& what);
