@@ -29,6 +29,15 @@ if ! "$venv/bin/python" -c "import nanobind, pytest, scikit_build_core" >/dev/nu
   echo "setup: installing nanobind, scikit-build-core and pytest into .venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "nanobind>=2.0" "scikit-build-core>=0.10" "pytest>=7"
 fi
+# onnxruntime in an environment of its own (.venv-ort, over Debian's numpy): tests/python/test_onnx.py
+# runs the files ember.onnx.export writes there; without it (no network) those tests skip.
+ort="$(dirname "$0")/../.venv-ort"
+if [[ ! -x "$ort/bin/python" ]] || ! "$ort/bin/python" -c "import onnxruntime" >/dev/null 2>&1; then
+  [[ -x "$ort/bin/python" ]] || /usr/bin/python3 -m venv --system-site-packages "$ort"
+  echo "setup: installing onnxruntime into .venv-ort"
+  "$ort/bin/python" -m pip install -q --disable-pip-version-check "onnxruntime>=1.17" ||
+    echo "setup: onnxruntime could not be installed; the ONNX tests will skip"
+fi
 # --bench: Hugging Face transformers in its own environment (.venv-hf, over Debian's torch 1.13:
 # transformers 4.44 is the last release that runs on it), for the GPT-2 compatibility tests
 # (tests/python/test_gpt2_hf.py skips without it).

@@ -31,6 +31,8 @@ class Program {
   // complex scalars, explicit generators), naming the op.
   void save(const std::string& path) const;
   std::string save_to_bytes() const;
+  // program/graph.json's text (what ONNX export and tools read).
+  std::string graph_json() const;
 
  private:
   std::shared_ptr<compiler::CompiledGraph> compiled_;

@@ -64,6 +64,14 @@ void bind_compile(nb::module_& parent) {
         return nb::bytes(b.data(), b.size());
       })
       .def_prop_ro("metadata", &exporting::Program::metadata)
+      .def("graph_json", &exporting::Program::graph_json)
+      .def("constants", [](const exporting::Program& p) {  // value id -> tensor
+        std::map<int64_t, Tensor> out;
+        const auto& g = p.graph();
+        for (size_t v = 0; v < g.values.size(); ++v)
+          if (g.values[v].kind == ValueKind::Constant && g.values[v].constant.defined()) out[int64_t(v)] = g.values[v].constant;
+        return out;
+      })
       .def_prop_ro("num_inputs", &exporting::Program::num_inputs)
       .def("describe", [](const exporting::Program& p) { return p.graph().str(); });
   m.def("load_program", &exporting::load, nb::arg("path"));

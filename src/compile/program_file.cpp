@@ -88,7 +88,7 @@ void put_arg(std::string& o, const Node& n, const Arg& a) {
   o += ']';
 }
 
-std::string graph_json(const Graph& g, const std::map<std::string, std::string>& metadata) {
+std::string graph_to_json(const Graph& g, const std::map<std::string, std::string>& metadata) {
   std::string o = "{\"format\":\"ember.export\",\"version\":" + std::to_string(kVersion) + ",\n\"metadata\":{";
   size_t k = 0;
   for (const auto& [key, value] : metadata) {
@@ -366,6 +366,8 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   return compiled_->run(in);
 }
 
+std::string Program::graph_json() const { return graph_to_json(graph(), metadata_); }
+
 std::string Program::save_to_bytes() const {
   const Graph& g = graph();
   std::vector<std::pair<std::string, Tensor>> tensors;
@@ -373,7 +375,7 @@ std::string Program::save_to_bytes() const {
     if (g.values[v].kind == ValueKind::Constant && g.values[v].constant.defined())
       tensors.emplace_back("v" + std::to_string(v), g.values[v].constant.detach().contiguous().cpu());
   serialize::ZipWriter zip;
-  zip.add(kGraphEntry, graph_json(g, metadata_));
+  zip.add(kGraphEntry, graph_to_json(g, metadata_));
   zip.add(kConstantsEntry, safetensors::save_to_bytes(tensors, {{"format", "ember.export"}}));
   return zip.finish();
 }

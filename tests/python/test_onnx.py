@@ -1,0 +1,72 @@
+"""ember.onnx.export (python/ember/onnx/): the seeds' MLP and CNN written as ONNX and run by
+onnxruntime (in .venv-ort, which scripts/setup.sh makes) with the same outputs as ember; clear
+errors for what is not mapped yet."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+ORT = os.path.join(ROOT, ".venv-ort", "bin", "python")
+
+_RUN = """
+import sys, numpy as np, onnxruntime as ort
+sess = ort.InferenceSession(sys.argv[1], providers=["CPUExecutionProvider"])
+x = np.load(sys.argv[2])
+out = sess.run(None, {sess.get_inputs()[0].name: x})[0]
+np.save(sys.argv[3], out)
+print(sess.get_inputs()[0].name, sess.get_outputs()[0].name)
+"""
+
+
+def _onnxruntime(path, x, tmp_path):
+    if not os.path.exists(ORT) or subprocess.run([ORT, "-c", "import onnxruntime"], capture_output=True).returncode:
+        pytest.skip("onnxruntime is not installed in .venv-ort (scripts/setup.sh installs it)")
+    np.save(tmp_path / "x.npy", x)
+    out = subprocess.run([ORT, "-c", _RUN, str(path), str(tmp_path / "x.npy"), str(tmp_path / "y.npy")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return np.load(tmp_path / "y.npy"), out.stdout.split()
+
+
+def _mlp():
+    return nn.Sequential(nn.Flatten(), nn.Linear(784, 128), nn.ReLU(), nn.Dropout(0.2), nn.Linear(128, 64),
+                         nn.Tanh(), nn.Linear(64, 10), nn.Softmax(dim=1))
+
+
+def _cnn():
+    return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.GELU(), nn.Flatten(),
+                         nn.Linear(32 * 7 * 7, 10))
+
+
+@pytest.mark.parametrize("make", [_mlp, _cnn], ids=["mlp", "cnn"])
+def test_onnxruntime_gives_ember_outputs(tmp_path, make):
+    ember.manual_seed(0)
+    model = make()
+    model.train()  # export puts it in eval (torch's default) and back
+    x = ember.randn(4, 1, 28, 28)
+    path = tmp_path / "model.onnx"
+    ember.onnx.export(model, (x,), str(path), input_names=["images"], output_names=["scores"])
+    assert model.training
+    model.eval()
+    with ember.no_grad():
+        want = model(x).numpy()
+    got, names = _onnxruntime(path, x.numpy(), tmp_path)
+    assert names == ["images", "scores"]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_what_is_not_mapped_is_an_error(tmp_path):
+    with pytest.raises(NotImplementedError, match="'cumsum' has no ONNX mapping"):
+        ember.onnx.export(lambda x: x.cumsum(0), (ember.ones(3),), str(tmp_path / "m.onnx"))
+    with pytest.raises(NotImplementedError, match="dynamic_axes"):
+        ember.onnx.export(_mlp(), (ember.ones(1, 1, 28, 28),), str(tmp_path / "m.onnx"),
+                          dynamic_axes={"input": {0: "batch"}})
+    assert not (tmp_path / "m.onnx").exists()
+    assert not ember.onnx.is_in_onnx_export()
