@@ -70,3 +70,25 @@ def test_what_is_not_mapped_is_an_error(tmp_path):
                           dynamic_axes={"input": {0: "batch"}})
     assert not (tmp_path / "m.onnx").exists()
     assert not ember.onnx.is_in_onnx_export()
+
+
+@pytest.mark.parametrize("t", [16, 128], ids=["math_attention", "flash_attention"])
+def test_gpt2_logits_in_onnxruntime(tmp_path, t):
+    from ember.models import GPT2Config, GPT2LMHeadModel
+
+    class Logits(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gpt = GPT2LMHeadModel(GPT2Config(vocab_size=64, n_positions=128, n_embd=32, n_layer=2, n_head=2))
+
+        def forward(self, ids):
+            return self.gpt(ids).logits
+    ember.manual_seed(1)
+    model = Logits().eval()
+    ids = ember.randint(0, 64, (2, t))
+    path = tmp_path / "gpt2.onnx"
+    ember.onnx.export(model, (ids,), str(path))
+    with ember.no_grad():
+        want = model(ids).numpy()
+    got, _ = _onnxruntime(path, ids.numpy(), tmp_path)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

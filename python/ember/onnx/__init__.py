@@ -2,11 +2,12 @@
 
 export() captures the forward with ember.export (the same graph a saved ember program has), maps
 each node to ONNX operators (opset 17) and writes the ModelProto itself (the protobuf encoding is
-in _proto.py: no onnx package needed). Covered so far: the seeds' MLP and CNN layers (Linear,
-Conv2d, BatchNorm in eval, ReLU/Tanh/Sigmoid/GELU, MaxPool2d/AvgPool2d, Flatten, Dropout in eval,
-elementwise arithmetic, softmax); another op is an error naming it (GPT-2's attention, masks and
-layer norm are the next step; docs/issue24-export.md). The graph is specialised to the example's
-shapes (dynamic_axes is not supported yet). The file is checked against onnxruntime in
+in _proto.py: no onnx package needed). Covered: the seeds' MLP, CNN and GPT-2 (Linear, Conv2d,
+BatchNorm in eval, ReLU/Tanh/Sigmoid/GELU both forms, MaxPool2d, Flatten, Dropout in eval,
+elementwise arithmetic, softmax, embeddings (Gather), LayerNormalization, slicing, expand,
+causal masks, scaled-dot-product attention (both ember paths)); another op is an error naming it
+(docs/issue24-export.md). The graph is specialised to the example's shapes (dynamic_axes is not
+supported yet). The file is checked against onnxruntime in
 tests/python/test_onnx.py.
 """
 import json
@@ -124,7 +125,8 @@ class _Converter:
     def convert(self, node):
         op, ins, outs, args = node["op"], node["inputs"], node["outputs"], node["args"]
         def a(i):
-            return args[i][1]
+            kind, value = args[i]
+            return float(value) if kind == "double" and isinstance(value, str) else value  # "inf", "-inf", "nan"
         x = [self.name(v) if v >= 0 else "" for v in ins]
         y = [self.name(v) for v in outs]
         if op in _UNARY:
@@ -153,7 +155,19 @@ class _Converter:
                 self.add("Add", [t2, one], [t3])
                 self.add("Mul", [x[0], t3], [t4])
                 return self.add("Mul", [t4, half], y)
-            raise NotImplementedError("ember.onnx.export: gelu(approximate='tanh') is not mapped yet")
+            # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+            c, k = self.scalar(0.7978845608028654, outs[0]), self.scalar(0.044715, outs[0])
+            half, one = self.scalar(0.5, outs[0]), self.scalar(1.0, outs[0])
+            x2, x3, kx3, inner, scaled, th, plus, hx = (self.fresh("gelu") for _ in range(8))
+            self.add("Mul", [x[0], x[0]], [x2])
+            self.add("Mul", [x2, x[0]], [x3])
+            self.add("Mul", [x3, k], [kx3])
+            self.add("Add", [x[0], kx3], [inner])
+            self.add("Mul", [inner, c], [scaled])
+            self.add("Tanh", [scaled], [th])
+            self.add("Add", [th, one], [plus])
+            self.add("Mul", [x[0], half], [hx])
+            return self.add("Mul", [hx, plus], y)
         if op == "view" or op == "reshape" or op == "_unsafe_view":
             return self.add("Reshape", [x[0], self.const(list(a(1)))], y)
         if op == "transpose":
@@ -185,12 +199,90 @@ class _Converter:
             self.add("Reshape", [x[2], shape], [sh])
             self.add("Mul", [x[0], sc], [t])
             return self.add("Add", [t, sh], y)
+        if op == "arange":  # no inputs: a constant of the values
+            import ember
+            return self.initializer_for(outs[0], ember.arange(a(0), a(1), a(2), dtype=ember.int64))
+        if op == "empty":  # filled by the next node, which gives its value (fill_, copy_)
+            return None
+        if op == "fill_":
+            import ember
+            info = self.g["values"][outs[0]]
+            return self.initializer_for(outs[0], ember.full(info["sizes"], a(1), dtype=getattr(ember, info["dtype"])))
+        if op == "copy_":
+            return self.add("Identity", [x[1]], y) if self._fresh(ins[0]) else self.unsupported(op, outs)
+        if op == "masked_fill_" or op == "masked_fill":
+            value = self.scalar(a(2), outs[0])
+            return self.add("Where", [x[1], value, x[0]], y)
+        if op == "unsqueeze":
+            return self.add("Unsqueeze", [x[0], self.const([a(1)])], y)
+        if op == "squeeze_dim":
+            return self.add("Squeeze", [x[0], self.const([a(1)])], y)
+        if op == "index_select":
+            return self.add("Gather", [x[0], x[1]], y, axis=a(1))
+        if op == "native_layer_norm":
+            shape = list(a(1))
+            if len(shape) != 1 or ins[1] < 0 or ins[2] < 0:
+                return self.unsupported(op, outs)
+            return self.add("LayerNormalization", x[:3], y[:1], axis=-1, epsilon=float(a(4)))
+        if op == "slice":
+            dim, start, end, step = a(1), a(2), a(3), a(4)
+            big = 2 ** 62
+            return self.add("Slice", [x[0], self.const([0 if start is None else start]),
+                                      self.const([big if end is None else end]), self.const([dim]),
+                                      self.const([step])], y)
+        if op == "expand":
+            return self.add("Expand", [x[0], self.const(list(a(1)))], y)
+        if op == "tril" or op == "triu":
+            return self.add("Trilu", [x[0], self.const([a(1)], dims=[])], y, upper=int(op == "triu"))
+        if op == "logical_not":
+            return self.add("Not", x, y)
+        if op == "_flash_attention_forward":  # softmax(q k^T * scale [+ mask | causal]) v
+            if ins[3] >= 0:
+                return self.unsupported(op, outs)
+            causal, scale = a(4), a(5)
+            kt, s, scaled, p = (self.fresh("attn") for _ in range(4))
+            rank = len(self.g["values"][ins[0]]["sizes"])
+            perm = list(range(rank))
+            perm[-1], perm[-2] = perm[-2], perm[-1]
+            self.add("Transpose", [x[1]], [kt], perm=perm)
+            self.add("MatMul", [x[0], kt], [s])
+            self.add("Mul", [s, self.scalar(scale, outs[0])], [scaled])
+            if causal:
+                tq, tk = self.g["values"][ins[0]]["sizes"][-2], self.g["values"][ins[1]]["sizes"][-2]
+                import ember
+                keep = ember.ones(tq, tk, dtype=ember.bool).tril()
+                masked = self.fresh("masked")
+                self.add("Where", [self.initializer(keep), scaled, self.scalar(float("-inf"), outs[0])], [masked])
+                scaled = masked
+            self.add("Softmax", [scaled], [p], axis=-1)
+            return self.add("MatMul", [p, x[2]], y[:1])
         if op == "softmax" or op == "_softmax":
             return self.add("Softmax", x[:1], y, axis=a(1))
         if op == "log_softmax":
             return self.add("LogSoftmax", x[:1], y, axis=a(1))
         raise NotImplementedError(f"ember.onnx.export: the op '{op}' has no ONNX mapping yet (node "
                                   f"{', '.join('%' + str(o) for o in outs)})")
+
+    def unsupported(self, op, outs):
+        raise NotImplementedError(f"ember.onnx.export: the op '{op}' has no ONNX mapping yet in this form (node "
+                                  f"{', '.join('%' + str(o) for o in outs)})")
+
+    def _fresh(self, v):
+        """Whether value v is an `empty` nobody filled yet (copy_ then just names its source)."""
+        info = self.g["values"][v]
+        if info["kind"] != "node":
+            return False
+        producer = next(n for n in self.g["nodes"] if v in n["outputs"])
+        return producer["op"] == "empty"
+
+    def initializer(self, t):
+        n = self.fresh("const")
+        self.initializers.append(_proto.tensor(n, t))
+        return n
+
+    def initializer_for(self, v, t):
+        """Value v is the constant t."""
+        self.names[v] = self.initializer(t)
 
     def scalar(self, value, like):
         dtype = self.value_dtype(like)
