@@ -22,7 +22,8 @@ namespace ember::exporting {
 class Program {
  public:
   Program(compiler::Graph graph, std::map<std::string, std::string> metadata = {});
-  // Inputs must have the dtypes, devices and shapes the program was exported with.
+  // Inputs must have the dtypes, devices and shapes the program was exported with; a program
+  // exported with a dynamic batch (export's dynamic_shapes on dim 0) takes any first dim.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
   const compiler::Graph& graph() const;
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
@@ -35,6 +36,7 @@ class Program {
   std::string graph_json() const;
 
  private:
+  std::vector<Tensor> run_exact(const std::vector<Tensor>& inputs) const;
   std::shared_ptr<compiler::CompiledGraph> compiled_;
   std::map<std::string, std::string> metadata_;
 };

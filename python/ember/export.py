@@ -66,16 +66,69 @@ def _describe(spec):
     return json.dumps(spec, default=str)[:200]
 
 
+class Dim:
+    """torch.export.Dim: names a dynamic dimension (ember supports a dynamic batch: dim 0)."""
+
+    def __init__(self, name, *, min=None, max=None):
+        self.__name__, self.min, self.max = name, min, max
+
+    def __repr__(self):
+        return f"Dim({self.__name__!r})"
+
+
+def _dynamic_batch(dynamic_shapes, tensors):
+    """True when dynamic_shapes marks dim 0 of the inputs dynamic (and nothing else); None: static."""
+    if dynamic_shapes is None:
+        return False
+    specs = list(dynamic_shapes.values()) if isinstance(dynamic_shapes, dict) else list(dynamic_shapes)
+    dims = set()
+    for spec in specs:
+        if spec is None:
+            continue
+        if not isinstance(spec, dict):
+            raise NotImplementedError("ember.export: dynamic_shapes entries must be {dim: Dim(...)} dicts")
+        dims |= set(spec)
+    if dims - {0}:
+        raise NotImplementedError(f"ember.export: only a dynamic batch (dim 0) is supported, not dims {sorted(dims - {0})}")
+    return bool(dims)
+
+
+def _check_rows_independent(mod, args, kwargs, ep, batch):
+    """A dynamic batch runs in chunks of the exported one: check on a larger batch that the
+    forward computes every row on its own (no batch statistics, nothing mixing rows)."""
+    import ember
+    n = 2 * batch + 1
+
+    def grow(t):
+        if not isinstance(t, _C.Tensor):
+            return t
+        if t.dtype.is_floating_point:
+            return ember.randn(n, *t.shape[1:], dtype=t.dtype)
+        hi = int(t.max().item()) + 1 if t.numel() else 1
+        return ember.randint(0, max(hi, 1), (n, *t.shape[1:]), dtype=t.dtype)
+    big = tuple(grow(a) for a in args)
+    with ember.no_grad():
+        want = mod(*big, **kwargs)
+        got = ep(*big, **kwargs)
+    wants, gots = [], []
+    _flatten(want, wants)
+    _flatten(got, gots)
+    return all(g.shape == w.shape and ember.allclose(g, w, rtol=1e-4, atol=1e-5) for g, w in zip(gots, wants))
+
+
 def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False):
-    """torch.export.export: capture mod(*args, **kwargs) into an ExportedProgram."""
-    if dynamic_shapes is not None:
-        raise NotImplementedError("ember.export: dynamic_shapes is not supported yet: a program is specialised to the "
-                                  "example's shapes (export one per shape)")
+    """torch.export.export: capture mod(*args, **kwargs) into an ExportedProgram. dynamic_shapes:
+    only dim 0 (a batch) may be dynamic, e.g. ({0: Dim("batch")},); the program then runs any
+    batch size in chunks of the example's, which export checks is what the forward computes."""
     if not isinstance(args, tuple):
         raise TypeError(f"ember.export: args must be a tuple of example inputs, got {type(args).__name__}")
     kwargs = kwargs or {}
     tensors = []
     in_spec = _flatten((args, kwargs), tensors)
+    dynamic = _dynamic_batch(dynamic_shapes, tensors)
+    batch = tensors[0].shape[0] if dynamic and tensors and tensors[0].dim() > 0 else None
+    if dynamic and (batch is None or any(t.dim() == 0 or t.shape[0] != batch for t in tensors)):
+        raise ExportError("ember.export: a dynamic batch needs every tensor input to share its first dim")
     if _cc.capturing():
         raise ExportError("ember.export: cannot export inside ember.compile or another export")
     session = _cc.CaptureSession(tensors)
@@ -85,7 +138,10 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False):
         raise ExportError(f"ember.export: the forward cannot be exported whole: {reason}")
     name = type(mod).__qualname__ if isinstance(mod, Module) else getattr(mod, "__qualname__", "function")
     meta = {"in_spec": json.dumps(_spec_to_json(in_spec)), "out_spec": json.dumps(_spec_to_json(out_spec)),
-            "exported_from": name}
+            "exported_from": name, "dynamic_batch": "1" if dynamic else "0"}
+    if dynamic and any(t.dim() == 0 or t.shape[0] != batch for t in outputs):
+        session.close()
+        raise ExportError("ember.export: a dynamic batch needs every output to have the batch as its first dim")
     try:
         program = session.finish_program(outputs, meta)
     except ValueError as e:
@@ -95,6 +151,9 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False):
         program.save_to_bytes()  # everything in it must be savable: fail now, not at save()
     except ValueError as e:
         raise ExportError(str(e)) from None
+    if dynamic and not _check_rows_independent(mod, args, kwargs, ep, batch):
+        raise ExportError("ember.export: the forward does not compute each batch row on its own (batch statistics, "
+                          "a reduction over the batch, randomness), so the batch cannot be dynamic")
     return ep
 
 

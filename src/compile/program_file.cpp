@@ -10,6 +10,7 @@
 
 #include "compile/capture_kernel.h"
 #include "core/json_string.h"
+#include "ember/ops.h"
 #include "ember/serialize/serialize.h"
 #include "serialize/json.h"
 #include "serialize/zip.h"
@@ -342,7 +343,46 @@ Program::Program(compiler::Graph graph, std::map<std::string, std::string> metad
 const compiler::Graph& Program::graph() const { return compiled_->graph(); }
 int64_t Program::num_inputs() const { return int64_t(compiled_->graph().inputs.size()); }
 
+// A program exported with a dynamic batch (metadata "dynamic_batch" = "1", checked at export to
+// keep the batch's rows apart) runs any batch size as chunks of the exported one, the last
+// padded by repeating its final row, and joins the outputs' rows.
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
+  const Graph& g = graph();
+  auto it = metadata_.find("dynamic_batch");
+  const bool dynamic = it != metadata_.end() && it->second == "1";
+  if (dynamic && !inputs.empty() && inputs.size() == g.inputs.size() && inputs[0].defined() && inputs[0].dim() > 0) {
+    const int64_t exported = g.values[size_t(g.inputs[0])].sizes.empty() ? -1 : g.values[size_t(g.inputs[0])].sizes[0];
+    const int64_t n = inputs[0].size(0);
+    if (exported > 0 && n != exported) {
+      for (const auto& t : inputs)
+        EMBER_CHECK_VALUE(t.defined() && t.dim() > 0 && t.size(0) == n, "exported program: with a dynamic batch every "
+                          "input must have the same first dim (", n, ")");
+      EMBER_CHECK_VALUE(n > 0, "exported program: an empty batch");
+      std::vector<std::vector<Tensor>> parts(g.outputs.size());
+      for (int64_t start = 0; start < n; start += exported) {
+        const int64_t rows = std::min(exported, n - start);
+        std::vector<Tensor> chunk;
+        for (const auto& t : inputs) {
+          Tensor c = t.narrow(0, start, rows);
+          if (rows < exported) {
+            std::vector<int64_t> reps(size_t(c.dim()), 1);
+            reps[0] = exported - rows;
+            c = ember::cat({c, c.narrow(0, rows - 1, 1).repeat(reps)}, 0);
+          }
+          chunk.push_back(c);
+        }
+        auto out = run_exact(chunk);
+        for (size_t o = 0; o < out.size(); ++o) parts[o].push_back(out[o].narrow(0, 0, rows));
+      }
+      std::vector<Tensor> joined;
+      for (auto& p : parts) joined.push_back(ember::cat(p, 0));
+      return joined;
+    }
+  }
+  return run_exact(inputs);
+}
+
+std::vector<Tensor> Program::run_exact(const std::vector<Tensor>& inputs) const {
   const Graph& g = graph();
   EMBER_CHECK_VALUE(inputs.size() == g.inputs.size(), "exported program: expected ", g.inputs.size(), " inputs, got ",
                     inputs.size());

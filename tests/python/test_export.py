@@ -59,8 +59,8 @@ def test_what_cannot_be_exported_is_an_error():
     m = _mlp().eval()
     with pytest.raises(ExportError, match=r"item\(\)"):
         ember.export.export(lambda x: x * x.sum().item(), (ember.ones(3),))
-    with pytest.raises(NotImplementedError, match="dynamic_shapes"):
-        ember.export.export(m, (ember.randn(2, 1, 28, 28),), dynamic_shapes={"x": {0: "batch"}})
+    with pytest.raises(NotImplementedError, match="dim 0"):
+        ember.export.export(m, (ember.randn(2, 1, 28, 28),), dynamic_shapes={"x": {1: "channels"}})
     from ember.library import custom_op
 
     @custom_op("exporttest::twice", mutates_args=())
@@ -160,3 +160,22 @@ def test_the_cpp_example_classifies_with_a_program_exported_from_python(tmp_path
     assert out.returncode == 0, out.stderr
     accuracy = float(out.stdout.split("test accuracy ")[1].split("%")[0])
     assert accuracy > 60.0, out.stdout
+
+
+def test_dynamic_batch(tmp_path):
+    from ember.export import Dim
+    ember.manual_seed(3)
+    model = _cnn().eval()
+    with ember.no_grad():
+        ep = ember.export.export(model, (ember.randn(4, 1, 28, 28),), dynamic_shapes=({0: Dim("batch")},))
+    ember.export.save(ep, tmp_path / "m.ember")
+    loaded = ember.export.load(tmp_path / "m.ember")
+    for n in (1, 3, 4, 9, 17):  # smaller, equal, larger, not a multiple of the exported 4
+        x = ember.randn(n, 1, 28, 28)
+        with ember.no_grad():
+            assert ember.allclose(loaded(x), model(x), rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="only a dynamic batch"):
+        ember.export.export(model, (ember.randn(4, 1, 28, 28),), dynamic_shapes=({2: Dim("h")},))
+    # rows that see each other (a batch statistic) cannot have a dynamic batch
+    with pytest.raises(ExportError, match="each batch row on its own"):
+        ember.export.export(lambda x: x - x.mean(0), (ember.randn(4, 3),), dynamic_shapes=({0: Dim("b")},))
