@@ -244,7 +244,19 @@ class _Namespace:
 
 
 class _Ops:
-    """ember.ops: custom ops by namespace (ember.ops.mylib.numpy_sin)."""
+    """ember.ops: custom ops by namespace (ember.ops.mylib.numpy_sin); load_library(path) loads a
+    shared library whose EMBER_CUSTOM_OP definitions register C++ ops (torch.ops.load_library)."""
+
+    loaded_libraries = set()
+
+    def load_library(self, path):
+        import ctypes
+        import os
+        path = os.path.abspath(os.fspath(path))
+        if not os.path.exists(path):
+            raise OSError(f"ember.ops.load_library: no such file: {path}")
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)  # its static initialisers register the ops
+        self.loaded_libraries.add(path)
 
     def __getattr__(self, ns):
         if ns.startswith("__"):

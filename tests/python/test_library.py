@@ -134,3 +134,49 @@ def test_compile_records_custom_ops_and_functions_as_opaque_nodes():
     ops = next(e for e in c.cache.values() if e.graph is not None).graph.ops
     assert "testlib::numpy_sin" in ops and "testlib::axpy" in ops
     assert any(o.startswith("autograd.Function:") for o in ops)
+
+
+_CPP_OP = r"""
+#include "ember/ember.h"
+#include "ember/library.h"
+using namespace ember;
+EMBER_CUSTOM_OP(testcpp, shifted_square, "(Tensor x, float shift) -> Tensor") {
+  op.kernel(DeviceType::CPU, [](const std::vector<Tensor>& in, const std::vector<double>& a) {
+      return std::vector<Tensor>{(in[0] + a[0]) * (in[0] + a[0])};
+    })
+      .autograd([](const std::vector<Tensor>& g, const std::vector<Tensor>& in, const std::vector<Tensor>&,
+                   const std::vector<double>& a) { return std::vector<Tensor>{g[0] * 2.0 * (in[0] + a[0])}; });
+}
+"""
+
+
+def test_a_cpp_custom_op_from_a_loaded_library(tmp_path):
+    """A shared library with an EMBER_CUSTOM_OP, built here and loaded with ember.ops.load_library:
+    the op is callable from Python, differentiates through its C++ formula and compiles."""
+    import os
+    import shutil
+    import subprocess
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    lib = os.path.join(root, "build", "libember.so")
+    cxx = shutil.which("c++") or shutil.which("g++")
+    if not cxx or not os.path.exists(lib):
+        pytest.skip("needs a C++ compiler and build/libember.so")
+    src, so = tmp_path / "op.cpp", tmp_path / "libtestcpp.so"
+    src.write_text(_CPP_OP)
+    subprocess.run([cxx, "-std=c++20", "-O1", "-shared", "-fPIC", "-I", os.path.join(root, "include"), str(src),
+                    "-o", str(so), "-L", os.path.dirname(lib), "-lember", "-Wl,-rpath," + os.path.dirname(lib)],
+                   check=True, capture_output=True, timeout=300)
+    ember.ops.load_library(so)
+    op = ember.ops.testcpp.shifted_square
+    assert "shift" in op.__doc__
+    x = ember.randn(5, dtype=ember.float64, requires_grad=True)
+    y = op(x, 1.5)
+    assert ember.allclose(y, (x + 1.5) ** 2)
+    y.sum().backward()
+    assert ember.allclose(x.grad, 2 * (x.detach() + 1.5))
+    fast = ember.compile(lambda t: op(t, 0.5) + 1, fullgraph=True)
+    for _ in range(2):
+        z = ember.randn(4)
+        assert ember.allclose(fast(z), (z + 0.5) ** 2 + 1)
+    with pytest.raises(OSError, match="no such file"):
+        ember.ops.load_library(tmp_path / "missing.so")
