@@ -12,6 +12,7 @@
 // the declared dtype and shape; anything else is an error naming what is wrong.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,9 @@ class Program {
   std::map<std::string, std::string> metadata_;
 };
 
-Program load(const std::string& path);
-Program load_from_bytes(const std::string& bytes);
+// device: run the program there (constants moved, factories' devices rewritten; one device for the
+// whole program), instead of where it was exported.
+Program load(const std::string& path, std::optional<Device> device = std::nullopt);
+Program load_from_bytes(const std::string& bytes, std::optional<Device> device = std::nullopt);
 
 }  // namespace ember::exporting

@@ -197,9 +197,11 @@ def save(ep, f):
     ep._program.save(str(f))
 
 
-def load(f):
-    """Reads a program written by save (or by C++); runs no code from the file."""
-    program = _cc.load_program(str(f))
+def load(f, *, device=None):
+    """Reads a program written by save (or by C++); runs no code from the file. device: run it
+    there (e.g. "cuda") instead of where it was exported."""
+    import ember
+    program = _cc.load_program(str(f), None if device is None else ember.device(device))
     meta = program.metadata
     try:
         in_spec = _spec_from_json(json.loads(meta["in_spec"]))

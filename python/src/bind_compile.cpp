@@ -3,6 +3,7 @@
 // where the arguments are (glue only).
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -74,9 +75,10 @@ void bind_compile(nb::module_& parent) {
       })
       .def_prop_ro("num_inputs", &exporting::Program::num_inputs)
       .def("describe", [](const exporting::Program& p) { return p.graph().str(); });
-  m.def("load_program", &exporting::load, nb::arg("path"));
-  m.def("load_program_bytes", [](nb::bytes b) { return exporting::load_from_bytes(std::string(b.c_str(), b.size())); },
-        nb::arg("data"));
+  m.def("load_program", &exporting::load, nb::arg("path"), nb::arg("device").none() = nb::none());
+  m.def("load_program_bytes", [](nb::bytes b, std::optional<Device> device) {
+    return exporting::load_from_bytes(std::string(b.c_str(), b.size()), device);
+  }, nb::arg("data"), nb::arg("device").none() = nb::none());
   m.def("note_break", &compiler::detail::note_break, nb::arg("what"));
   // Python code the graph records as one opaque node: run it inside `with paused():` (its own ops
   // stay out of the graph), then record it with a callable that re-runs it on new tensors.

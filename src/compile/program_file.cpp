@@ -231,7 +231,7 @@ Arg parse_arg(const Json& j) {
 }
 
 Graph parse_graph(const std::string& text, const std::map<std::string, Tensor>& constants,
-                  std::map<std::string, std::string>& metadata) {
+                  std::map<std::string, std::string>& metadata, std::optional<Device> target) {
   const Json doc = json::JsonParser(text, "export: program/graph.json").parse_document();
   if (as_string(member(doc, "format"), "format") != "ember.export") bad("format is not 'ember.export'");
   const int64_t version = as_int(member(doc, "version"), "version");
@@ -256,6 +256,7 @@ Graph parse_graph(const std::string& text, const std::map<std::string, Tensor>& 
               : kind == "node" ? ValueKind::NodeOutput : (bad("unknown value kind '" + kind + "'"), ValueKind::Input);
     info.dtype = dtype_named(as_string(member(j, "dtype"), "a value's dtype"));
     info.device = Device(as_string(member(j, "device"), "a value's device"));
+    if (target) info.device = *target;
     for (int64_t d : as_ints(member(j, "sizes"), "a value's sizes")) {
       if (d < 0 || d > (int64_t(1) << 40)) bad("a value has size " + std::to_string(d));
       info.sizes.push_back(d);
@@ -295,6 +296,13 @@ Graph parse_graph(const std::string& text, const std::map<std::string, Tensor>& 
     const Json& args = member(j, "args");
     if (args.kind != Json::Array) bad("an op's args is not a list");
     for (const auto& a : args.arr) node.args.push_back(parse_arg(a));
+    if (target)  // factories make their tensors on the program's device
+      for (auto& a : node.args)
+        if (a.kind == Arg::Options) {
+          const size_t c1 = a.s.find(','), c2 = c1 == std::string::npos ? c1 : a.s.find(',', c1 + 1);
+          if (c2 != std::string::npos && a.s.substr(c1 + 1, c2 - c1 - 1) != "-")
+            a.s = a.s.substr(0, c1 + 1) + target->str() + a.s.substr(c2);
+        }
     auto [name, replay] = compiler::detail::replay_for(op, node.args);  // checks the op and its arguments
     node.op = name;
     node.replay = std::move(replay);
@@ -422,7 +430,7 @@ std::string Program::save_to_bytes() const {
 
 void Program::save(const std::string& path) const { ember::atomic_write_file(path, save_to_bytes()); }
 
-Program load_from_bytes(const std::string& bytes) {
+Program load_from_bytes(const std::string& bytes, std::optional<Device> device) {
   serialize::ZipReader zip(bytes.data(), bytes.size());
   const auto* graph = zip.find(kGraphEntry);
   const auto* consts = zip.find(kConstantsEntry);
@@ -430,16 +438,16 @@ Program load_from_bytes(const std::string& bytes) {
   std::map<std::string, Tensor> constants;
   for (auto& [name, t] : safetensors::load_from_bytes(std::string(zip.read(*consts)))) constants[name] = t;
   std::map<std::string, std::string> metadata;
-  Graph g = parse_graph(std::string(zip.read(*graph)), constants, metadata);
+  Graph g = parse_graph(std::string(zip.read(*graph)), constants, metadata, device);
   return Program(std::move(g), std::move(metadata));
 }
 
-Program load(const std::string& path) {
+Program load(const std::string& path, std::optional<Device> device) {
   std::ifstream f(path, std::ios::binary);
   EMBER_CHECK_VALUE(f.good(), "export: cannot open ", path);
   std::stringstream buf;
   buf << f.rdbuf();
-  return load_from_bytes(buf.str());
+  return load_from_bytes(buf.str(), device);
 }
 
 }  // namespace ember::exporting

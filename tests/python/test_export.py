@@ -179,3 +179,19 @@ def test_dynamic_batch(tmp_path):
     # rows that see each other (a batch statistic) cannot have a dynamic batch
     with pytest.raises(ExportError, match="each batch row on its own"):
         ember.export.export(lambda x: x - x.mean(0), (ember.randn(4, 3),), dynamic_shapes=({0: Dim("b")},))
+
+
+def test_load_onto_a_device(tmp_path):
+    ember.manual_seed(4)
+    model = _GPT2Logits().eval()
+    ids = ember.randint(0, 64, (2, 16))
+    with ember.no_grad():
+        ep = ember.export.export(model, (ids,))
+        want = model(ids)
+    ember.export.save(ep, tmp_path / "m.ember")
+    on_cpu = ember.export.load(tmp_path / "m.ember", device="cpu")
+    assert ember.allclose(on_cpu(ids), want, rtol=1e-5, atol=1e-6)
+    if not ember.cuda.is_available():
+        pytest.skip("no GPU here: the CUDA load is written but has not run")
+    on_gpu = ember.export.load(tmp_path / "m.ember", device="cuda")
+    assert ember.allclose(on_gpu(ids.cuda()).cpu(), want, rtol=1e-3, atol=1e-4)
