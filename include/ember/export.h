@@ -47,4 +47,11 @@ class Program {
 Program load(const std::string& path, std::optional<Device> device = std::nullopt);
 Program load_from_bytes(const std::string& bytes, std::optional<Device> device = std::nullopt);
 
+namespace detail {
+// The loader without the zip's CRC check, for the fuzz target (fuzz/fuzz_load_export.cpp): random
+// mutations rarely keep a CRC valid, and the checks behind it (JSON, ops, arguments, values,
+// constants) are what the fuzzer should reach.
+Program load_from_bytes_unchecked_crc(const std::string& bytes);
+}  // namespace detail
+
 }  // namespace ember::exporting

@@ -430,8 +430,9 @@ std::string Program::save_to_bytes() const {
 
 void Program::save(const std::string& path) const { ember::atomic_write_file(path, save_to_bytes()); }
 
-Program load_from_bytes(const std::string& bytes, std::optional<Device> device) {
-  serialize::ZipReader zip(bytes.data(), bytes.size());
+namespace {
+Program load_archive(const std::string& bytes, std::optional<Device> device, bool verify_crc) {
+  serialize::ZipReader zip(bytes.data(), bytes.size(), verify_crc);
   const auto* graph = zip.find(kGraphEntry);
   const auto* consts = zip.find(kConstantsEntry);
   if (!graph || !consts) bad(std::string("it lacks ") + (graph ? kConstantsEntry : kGraphEntry));
@@ -440,6 +441,15 @@ Program load_from_bytes(const std::string& bytes, std::optional<Device> device) 
   std::map<std::string, std::string> metadata;
   Graph g = parse_graph(std::string(zip.read(*graph)), constants, metadata, device);
   return Program(std::move(g), std::move(metadata));
+}
+}  // namespace
+
+Program load_from_bytes(const std::string& bytes, std::optional<Device> device) {
+  return load_archive(bytes, device, /*verify_crc=*/true);
+}
+
+Program detail::load_from_bytes_unchecked_crc(const std::string& bytes) {
+  return load_archive(bytes, std::nullopt, /*verify_crc=*/false);
 }
 
 Program load(const std::string& path, std::optional<Device> device) {
