@@ -51,7 +51,7 @@ def progress(step, steps, loss, start, width=30):
 
 
 def train(steps=1500, block=128, batch=32, n_layer=4, n_embd=128, n_head=4, lr=3e-3, seed=0, log_every=100,
-          out=None, show_progress=True):
+          out=None, show_progress=True, compile=False):
     """Trains and returns (model, tokenizer, losses): the mean training loss of each log_every steps."""
     text = load_corpus()
     tok = CharTokenizer.from_text(text)
@@ -62,6 +62,7 @@ def train(steps=1500, block=128, batch=32, n_layer=4, n_embd=128, n_head=4, lr=3
     config = GPT2Config(vocab_size=tok.vocab_size, n_positions=block, n_embd=n_embd, n_layer=n_layer, n_head=n_head,
                         resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0)
     model = GPT2LMHeadModel(config).train()
+    forward = ember.compile(model) if compile else model  # (compile: the same parameters, fused chains)
     opt = ember.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.1)
     sched = ember.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.1)
     g = ember.Generator().manual_seed(seed)
@@ -71,7 +72,7 @@ def train(steps=1500, block=128, batch=32, n_layer=4, n_embd=128, n_head=4, lr=3
     losses, window, start = [], [], time.perf_counter()
     for step in range(1, steps + 1):
         x = next(stream)
-        loss = model(x, labels=x).loss
+        loss = forward(x, labels=x).loss
         opt.zero_grad(set_to_none=True)
         loss.backward()
         ember.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -123,13 +124,15 @@ def main():
     ap.add_argument("--out", default="runs/char_gpt")
     ap.add_argument("--sample-only", action="store_true", help="load --out and sample")
     ap.add_argument("--prompt", default="This License")
+    ap.add_argument("--compile", action="store_true", help="train through ember.compile(model)")
     args = ap.parse_args()
     if args.sample_only:
         model = GPT2LMHeadModel.from_pretrained(args.out)
         with open(os.path.join(args.out, "alphabet.json"), encoding="utf-8") as f:
             tok = CharTokenizer(json.load(f))
     else:
-        model, tok, _ = train(args.steps, args.block, args.batch, args.layers, args.width, 4, args.lr, out=args.out)
+        model, tok, _ = train(args.steps, args.block, args.batch, args.layers, args.width, 4, args.lr, out=args.out,
+                              compile=args.compile)
         print(f"checkpoint: {args.out}/ (config.json, model.safetensors, alphabet.json)")
     print("sample:\n" + sample(model, tok, args.prompt))
 
