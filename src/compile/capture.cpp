@@ -84,9 +84,30 @@ std::string fmt_double(double v) {
   return os.str();
 }
 
-void append_attr(Node& n, const std::string& s) {
-  if (!n.attrs.empty()) n.attrs += ", ";
-  n.attrs += s;
+std::string printed(const Arg& a) {
+  switch (a.kind) {
+    case Arg::None: return "None";
+    case Arg::Int: return std::to_string(a.i);
+    case Arg::Double: return fmt_double(a.d);
+    case Arg::Bool: return a.i ? "True" : "False";
+    case Arg::String: return "'" + a.s + "'";
+    case Arg::Ints: {
+      std::string s = "[";
+      for (size_t i = 0; i < a.ints.size(); ++i) s += (i ? ", " : "") + std::to_string(a.ints[i]);
+      return s + "]";
+    }
+    case Arg::Doubles: {
+      std::string s = "[";
+      for (size_t i = 0; i < a.doubles.size(); ++i) s += (i ? ", " : "") + fmt_double(a.doubles[i]);
+      return s + "]";
+    }
+    case Arg::DType: return dtype_name(DType(a.i));
+    case Arg::Options: return "options(" + a.s + ")";
+    case Arg::Generator: return a.i ? "generator" : "default_generator";
+    case Arg::Unsupported: return a.s;
+    case Arg::Tensors: break;
+  }
+  return "";
 }
 
 }  // namespace
@@ -129,6 +150,12 @@ std::vector<ValueId> values_of_arguments(const char* op, const std::vector<Tenso
   return ids;
 }
 
+void note_uncapturable_args(const Node& node) {
+  // a replay would hold a raw pointer to a generator it cannot keep alive
+  for (const auto& a : node.args)
+    if (a.kind == Arg::Generator && a.i != 0) note_break(std::string(node.op) + "() with an explicit Generator");
+}
+
 void record_node(Node&& node, const std::vector<Tensor>& results) {
   auto& s = *t_session;
   // grad mode is replayed per node; a layer switched on or off inside (autocast, with its
@@ -163,7 +190,6 @@ void record_opaque(const std::string& name, const std::vector<Tensor>& inputs, c
   Node node;
   node.op = stable;
   node.mutates = mutates;
-  node.attrs = args.empty() ? "opaque" : "custom";
   node.args = std::move(args);
   node.inputs = values_of_arguments(node.op, inputs, mutates);
   node.replay = std::move(replay);
@@ -183,7 +209,7 @@ Arg to_arg(const Scalar& v) {
     a.d = v.to<double>();
   } else {
     a.kind = Arg::Unsupported;
-    a.s = "a complex scalar";
+    a.s = "a complex scalar " + v.str();  // (the value: CSE compares printed arguments)
   }
   return a;
 }
@@ -257,52 +283,6 @@ std::pair<const char*, Replay> replay_for(const std::string& op, const std::vect
   return {it->first.c_str(), it->second(args)};
 }
 
-void describe(Node& n, const Scalar& v) {
-  if (v.is_complex()) {
-    n.scalars.push_back(0.0);
-    append_attr(n, v.str());
-    return;
-  }
-  const double d = v.to<double>();
-  n.scalars.push_back(d);
-  append_attr(n, v.is_floating() ? fmt_double(d) : v.str());
-}
-void describe(Node& n, double v) {
-  n.scalars.push_back(v);
-  append_attr(n, fmt_double(v));
-}
-void describe(Node& n, int64_t v) {
-  n.scalars.push_back(double(v));
-  append_attr(n, std::to_string(v));
-}
-void describe(Node& n, bool v) {
-  n.scalars.push_back(v ? 1.0 : 0.0);
-  append_attr(n, v ? "True" : "False");
-}
-void describe(Node& n, const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  append_attr(n, s + "]");
-}
-void describe(Node& n, const std::vector<double>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt_double(v[i]);
-  append_attr(n, s + "]");
-}
-void describe(Node& n, const std::string& v) { append_attr(n, "'" + v + "'"); }
-void describe(Node& n, DType v) { append_attr(n, dtype_name(v)); }
-void describe(Node& n, const TensorOptions& v) {
-  append_attr(n, std::string("dtype=") + (v.dtype ? dtype_name(*v.dtype) : "default") +
-                     ", device=" + (v.device ? v.device->str() : "default") +
-                     (v.requires_grad ? ", requires_grad=True" : ""));
-}
-void describe(Node& n, Generator* g) {
-  n.random = true;
-  append_attr(n, g ? "generator" : "default_generator");
-  // a replay would hold a raw pointer to a generator it cannot keep alive
-  if (g) note_break(std::string(n.op) + "() with an explicit Generator");
-}
-void describe_none(Node& n) { append_attr(n, "None"); }
 
 }  // namespace detail
 
@@ -385,6 +365,19 @@ std::string guard_signature(const std::vector<Tensor>& all) {
 
 // ---- Graph
 
+bool Node::random() const {
+  for (const auto& a : args)
+    if (a.kind == Arg::Generator) return true;
+  return false;
+}
+
+std::string Node::attrs() const {
+  std::string s;
+  for (const auto& a : args)
+    if (a.kind != Arg::Tensors) s += (s.empty() ? "" : ", ") + printed(a);
+  return s;
+}
+
 bool Graph::has_mutation() const {
   return std::any_of(nodes.begin(), nodes.end(), [](const Node& n) { return n.mutates; });
 }
@@ -407,8 +400,9 @@ std::string Graph::str() const {
     for (size_t i = 0; i < n.outputs.size(); ++i) os << (i ? ", " : "") << name(n.outputs[i]) << " " << shape(n.outputs[i]);
     os << (n.outputs.empty() ? "" : " = ") << n.op << "(";
     for (size_t i = 0; i < n.inputs.size(); ++i) os << (i ? ", " : "") << name(n.inputs[i]);
-    if (!n.attrs.empty()) os << (n.inputs.empty() ? "" : ", ") << n.attrs;
-    os << ")\n";
+    const std::string attrs = n.attrs();
+    if (!attrs.empty()) os << (n.inputs.empty() ? "" : ", ") << attrs;
+    os << (n.opaque() ? ", opaque" : "") << ")\n";
   }
   os << "  return";
   for (size_t i = 0; i < outputs.size(); ++i) os << (i ? ", " : " ") << name(outputs[i]);

@@ -21,6 +21,9 @@ namespace ember::compiler::detail {
 // yet (an `empty` the program filled outside the dispatcher) becomes a constant snapshot.
 std::vector<ValueId> values_of_arguments(const char* op, const std::vector<Tensor>& tensors, bool mutates);
 void record_node(Node&& node, const std::vector<Tensor>& results);
+// Notes a break for arguments a replay cannot hold (an explicit Generator); called before the op
+// runs below the Tracer layer, where breaks are the op's own business.
+void note_uncapturable_args(const Node& node);
 
 // ---- an argument as the node keeps it
 template <class T> struct Owning { using type = std::decay_t<T>; };
@@ -80,34 +83,6 @@ template <class A, class O> decltype(auto) replay_argument(const O& o, const std
     return static_cast<const O&>(o);
   } else {
     return D(o);  // an ArrayRef over the kept vector
-  }
-}
-
-// Non-tensor arguments into the node's attrs (printed) and scalars (numbers, for codegen).
-void describe(Node& n, const Scalar& s);
-void describe(Node& n, double v);
-void describe(Node& n, int64_t v);
-void describe(Node& n, bool v);
-void describe(Node& n, const std::vector<int64_t>& v);
-void describe(Node& n, const std::vector<double>& v);
-void describe(Node& n, const std::string& v);
-void describe(Node& n, DType v);
-void describe(Node& n, const TensorOptions& v);
-void describe(Node& n, Generator* g);
-void describe_none(Node& n);
-template <class O> void describe_owned(Node& n, const O& o) {
-  if constexpr (std::is_same_v<O, Tensor> || std::is_same_v<O, std::optional<Tensor>> ||
-                std::is_same_v<O, std::vector<Tensor>> || std::is_same_v<O, std::vector<std::optional<Tensor>>>) {
-    // tensors are the node's inputs
-  } else if constexpr (std::is_same_v<O, std::optional<Scalar>> || std::is_same_v<O, std::optional<int64_t>> ||
-                       std::is_same_v<O, std::optional<double>> || std::is_same_v<O, std::optional<DType>> ||
-                       std::is_same_v<O, std::optional<std::string>> || std::is_same_v<O, std::optional<bool>>) {
-    if (o) describe(n, *o);
-    else describe_none(n);
-  } else if constexpr (std::is_integral_v<O> && !std::is_same_v<O, bool>) {
-    describe(n, int64_t(o));
-  } else {
-    describe(n, o);
   }
 }
 
@@ -260,11 +235,11 @@ template <auto H, class R, class... A> struct CaptureKernelImpl<H, R(A...)> {
     Owned owned{own<A>(args)...};
     std::vector<Tensor> tensors;
     std::apply([&](auto&... o) { (for_each_tensor(o, [&](Tensor& t) { tensors.push_back(t); }), ...); }, owned);
-    std::apply([&](const auto&... o) { (describe_owned(node, o), ...); }, owned);
     node.inputs = values_of_arguments(node.op, tensors, node.mutates);
     // the node keeps no tensor of its own: the replay is handed them
     std::apply([](auto&... o) { (for_each_tensor(o, [](Tensor& t) { t = Tensor(); }), ...); }, owned);
     std::apply([&](const auto&... o) { (node.args.push_back(to_arg_owned(o)), ...); }, owned);
+    note_uncapturable_args(node);
     node.replay = make_replay(std::move(owned));
     std::vector<Tensor> results;
     ExcludeDispatchKeyGuard below(DispatchKey::Tracer);

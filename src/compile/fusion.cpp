@@ -58,20 +58,27 @@ std::optional<double> constant_number(const Graph& g, ValueId v) {
   return info.constant.item().to<double>();
 }
 
+// add/sub's alpha (their third argument, a Scalar saved as a number).
+double alpha_of(const Node& n) {
+  const Arg& a = n.args.at(2);
+  return a.kind == Arg::Double ? a.d : double(a.i);
+}
+
 // The C++ expression of node n over operand expressions a, or nullopt when fusion does not
 // cover this op or these arguments. Each form is the eager float32 kernel's.
 std::optional<std::string> expression(const Graph& g, const Node& n, const std::vector<std::string>& a) {
   const std::string op = n.op;
   if (in(n.op, kUnary) && a.size() == 1) return "f::" + op + "_fn<M>{}(" + a[0] + ")";
   if (in(n.op, kBinary) && a.size() == 2) return "f::" + op + "_fn<M>{}(" + a[0] + ", " + a[1] + ")";
-  if ((op == "add" || op == "sub") && a.size() == 2 && n.scalars.size() == 1) {
-    const double alpha = op == "add" ? n.scalars[0] : -n.scalars[0];
+  const std::string attrs = n.attrs();
+  if ((op == "add" || op == "sub") && a.size() == 2) {
+    const double alpha = op == "add" ? alpha_of(n) : -alpha_of(n);
     return "f::add_fn<float, M>{" + float_literal(alpha) + "}(" + a[0] + ", " + a[1] + ")";
   }
-  if (op == "div" && a.size() == 2 && n.attrs == "None") return "f::div_true_fn<M>{}(" + a[0] + ", " + a[1] + ")";
+  if (op == "div" && a.size() == 2 && attrs == "None") return "f::div_true_fn<M>{}(" + a[0] + ", " + a[1] + ")";
   if (op == "gelu" && a.size() == 1) {
-    if (n.attrs == "'none'") return "f::gelu_fn<M>{}(" + a[0] + ")";
-    if (n.attrs == "'tanh'") return "f::gelu_tanh_fn<M>{}(" + a[0] + ")";
+    if (attrs == "'none'") return "f::gelu_fn<M>{}(" + a[0] + ")";
+    if (attrs == "'tanh'") return "f::gelu_tanh_fn<M>{}(" + a[0] + ")";
     return std::nullopt;
   }
   if (op == "pow" && a.size() == 2) {
@@ -132,19 +139,19 @@ std::optional<std::vector<std::string>> derivative(const Graph& g, const Node& n
     if (op == "square") return one("2.0f * " + x + " * " + gr);
     if (op == "relu") return one(y + " > 0.0f ? " + gr + " : 0.0f");
     if (op == "sign") return one("");
-    if (op == "gelu" && n.attrs == "'none'") return one("f::gelu_backward_fn<M>{}(" + gr + ", " + x + ")");
-    if (op == "gelu" && n.attrs == "'tanh'") return one("f::gelu_tanh_backward_fn<M>{}(" + gr + ", " + x + ")");
+    if (op == "gelu" && n.attrs() == "'none'") return one("f::gelu_backward_fn<M>{}(" + gr + ", " + x + ")");
+    if (op == "gelu" && n.attrs() == "'tanh'") return one("f::gelu_tanh_backward_fn<M>{}(" + gr + ", " + x + ")");
     return std::nullopt;
   }
   if (a.size() != 2) return std::nullopt;
   const std::string &x = a[0], &z = a[1];
   using V = std::vector<std::string>;
   if (op == "add" || op == "sub") {
-    const double alpha = op == "add" ? n.scalars[0] : -n.scalars[0];
+    const double alpha = op == "add" ? alpha_of(n) : -alpha_of(n);
     return V{gr, alpha == 1 ? gr : float_literal(alpha) + " * " + gr};
   }
   if (op == "mul") return V{gr + " * " + z, gr + " * " + x};
-  if (op == "div" && n.attrs == "None") return V{gr + " / " + z, "-" + gr + " * " + x + " / (" + z + " * " + z + ")"};
+  if (op == "div" && n.attrs() == "None") return V{gr + " / " + z, "-" + gr + " * " + x + " / (" + z + " * " + z + ")"};
   if (op == "maximum" || op == "minimum") {  // ties share the gradient, as torch's
     const char* cmp = op == "maximum" ? " > " : " < ";
     return V{"(" + x + cmp + z + " ? " + gr + " : (" + x + " == " + z + " ? 0.5f * " + gr + " : 0.0f))",
@@ -205,7 +212,7 @@ struct Builder {
 
   // Whether node n can join (or start) the current group.
   bool fusible(const Node& n, int64_t& inner) const {
-    if (n.mutates || n.random || n.outputs.size() != 1) return false;
+    if (n.mutates || n.random() || n.opaque() || n.outputs.size() != 1) return false;
     const ValueInfo& out = g.values[size_t(n.outputs[0])];
     if (out.dtype != kFloat32 || !out.device.is_cpu() || !is_contiguous(out) || numel(out.sizes) == 0) return false;
     if (!grp.nodes.empty() && out.sizes != grp.sizes) return false;

@@ -9,7 +9,10 @@
 
 namespace ember::compiler {
 
-bool is_pure(const Node& n) { return !n.mutates && !n.random && !allocates_uninitialised(n.op); }
+bool is_pure(const Node& n) {
+  // (an opaque node's Python arguments are baked into its replay, invisible to a comparison)
+  return !n.opaque() && !n.mutates && !n.random() && !allocates_uninitialised(n.op);
+}
 
 bool overwrites_first_argument(const char* op) {
   static const char* const kOps[] = {"fill_", "copy_", "uniform_", "normal_", "random_", "bernoulli_",
@@ -42,7 +45,7 @@ bool writes_shared_tensors(const Graph& g) {
 // A factory's fill (deterministic: not the random fills) folds too.
 void fold_constants(Graph& g, const std::vector<Tensor>& captured) {
   for (auto& n : g.nodes) {
-    const bool factory = initialises_fresh_buffer(g, n) && !n.random;
+    const bool factory = initialises_fresh_buffer(g, n) && !n.random();
     if ((!is_pure(n) && !factory) || n.inputs.empty() || n.outputs.empty()) continue;
     bool all_constant = true;
     for (size_t i = factory ? 1 : 0; i < n.inputs.size(); ++i) {
@@ -73,7 +76,7 @@ void merge_common(Graph& g) {
     for (auto& v : n.inputs)
       if (v != kNoValue) v = replace[size_t(v)];
     if (!is_pure(n) || n.outputs.empty()) continue;
-    auto key = std::make_tuple(std::string(n.op), n.inputs, n.attrs);
+    auto key = std::make_tuple(std::string(n.op), n.inputs, n.attrs());
     auto [it, fresh] = seen.emplace(key, int32_t(i));
     if (fresh) continue;
     const auto& first = g.nodes[size_t(it->second)];

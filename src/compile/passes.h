@@ -10,8 +10,8 @@ namespace ember::compiler {
 // `captured[v]`: the tensor value v held during capture (what folding turns into a constant).
 void run_graph_passes(Graph& g, const std::vector<Tensor>& captured);
 
-// Every op with no side effect on its arguments, no randomness and defined contents: what the
-// passes may drop, merge or precompute.
+// Every op with no side effect on its arguments, no randomness, defined contents and arguments the
+// passes can see (not opaque Python): what they may drop, merge or precompute.
 bool is_pure(const Node& n);
 
 // Ops that write every element of their first argument without reading it (fill_, copy_, the

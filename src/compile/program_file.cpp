@@ -120,7 +120,7 @@ std::string graph_to_json(const Graph& g, const std::map<std::string, std::strin
   o += "],\n\"nodes\":[";
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
-    EMBER_CHECK_VALUE(!node.args.empty() || node.inputs.empty(), "export: '", node.op,
+    EMBER_CHECK_VALUE(!node.opaque(), "export: '", node.op,
                       "' is opaque Python code (a custom op or an autograd.Function), which a saved program "
                       "cannot run");
     o += n ? ",\n" : "\n";
@@ -136,7 +136,7 @@ std::string graph_to_json(const Graph& g, const std::map<std::string, std::strin
       put_arg(o, node, node.args[a]);
     }
     o += std::string("],\"mutates\":") + (node.mutates ? "true" : "false") +
-         ",\"random\":" + (node.random ? "true" : "false") + ",\"grad\":" + (node.grad_enabled ? "true" : "false") + "}";
+         ",\"grad\":" + (node.grad_enabled ? "true" : "false") + "}";
   }
   o += "\n]}\n";
   return o;
@@ -306,7 +306,6 @@ Graph parse_graph(const std::string& text, const std::map<std::string, Tensor>& 
     auto [name, replay] = compiler::detail::replay_for(op, node.args);  // checks the op and its arguments
     node.op = name;
     node.replay = std::move(replay);
-    node.attrs = "saved";
     for (int64_t v : as_ints(member(j, "inputs"), "a node's inputs")) {
       if (v == compiler::kNoValue) {
         node.inputs.push_back(compiler::kNoValue);
@@ -330,7 +329,6 @@ Graph parse_graph(const std::string& text, const std::map<std::string, Tensor>& 
       node.outputs.push_back(id);
     }
     node.mutates = as_bool(member(j, "mutates"), "mutates");
-    node.random = as_bool(member(j, "random"), "random");
     node.grad_enabled = as_bool(member(j, "grad"), "grad");
     g.nodes.push_back(std::move(node));
   }

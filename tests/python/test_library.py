@@ -180,3 +180,12 @@ def test_a_cpp_custom_op_from_a_loaded_library(tmp_path):
         assert ember.allclose(fast(z), (z + 0.5) ** 2 + 1)
     with pytest.raises(OSError, match="no such file"):
         ember.ops.load_library(tmp_path / "missing.so")
+
+
+def test_compile_never_merges_two_calls_of_opaque_python():
+    """Two calls of one Python custom op on the same tensor with different Python arguments look
+    alike to the graph (their arguments live in the replayed Python): they must stay two nodes."""
+    fast = ember.compile(lambda x: axpy(x, x, 1.0) * axpy(x, x, 2.0), fullgraph=True)
+    for _ in range(3):
+        x = ember.randn(4)
+        assert ember.allclose(fast(x), (x + x) * (x + 2 * x))

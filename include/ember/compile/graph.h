@@ -58,13 +58,15 @@ struct Node {
   const char* op = "";
   std::vector<ValueId> inputs;   // every tensor argument, in order (kNoValue: undefined)
   std::vector<ValueId> outputs;  // every tensor result
-  std::vector<double> scalars;   // the numeric non-tensor arguments, in order (alpha, min, ...)
-  std::string attrs;             // every non-tensor argument, printed (CSE key, listings)
-  std::vector<Arg> args;         // every argument, structured (empty for opaque nodes: not exportable)
+  // Every argument, structured: what CSE compares, fusion reads (add's alpha), export saves.
+  // Empty for opaque nodes (Python code), which are never merged, folded or saved.
+  std::vector<Arg> args;
   bool mutates = false;          // in-place (returns Tensor&) or returns nothing: writes its arguments
-  bool random = false;           // draws from a Generator
   bool grad_enabled = true;      // grad mode when it ran (a `with no_grad()` inside the function)
   Replay replay;
+  bool opaque() const { return args.empty(); }
+  bool random() const;       // takes a Generator
+  std::string attrs() const;  // the non-tensor arguments, printed ("1, 'tanh', None")
 };
 
 struct Graph {
