@@ -549,3 +549,19 @@ def test_dynamic_shapes_recapture_cheaply_without_a_limit():
     # one kernel source for every batch size: built once, then found in the process cache
     built = sum(e.graph.codegen_seconds > 0 for e in c.cache.values())
     assert built <= 1
+
+
+def test_masked_attention_compiles_whole():
+    """SDPA's math path with a mask reads nothing back (its safe softmax does not test for dead rows
+    on the host), so it captures whole and equals eager, gradients too."""
+    keep = ember.rand(8, 8) > 0.3
+    keep[2] = False  # a fully masked row
+    fast = ember.compile(lambda q: F.scaled_dot_product_attention(q, q, q, attn_mask=keep), fullgraph=True)
+    for _ in range(2):
+        q1 = ember.randn(1, 2, 8, 4, requires_grad=True)
+        q2 = q1.detach().clone().requires_grad_()
+        want, got = F.scaled_dot_product_attention(q1, q1, q1, attn_mask=keep), fast(q2)
+        assert ember.allclose(got, want, atol=1e-6)
+        want.sum().backward()
+        got.sum().backward()
+        assert ember.allclose(q2.grad, q1.grad, atol=1e-6)

@@ -31,7 +31,8 @@ Tensor fully_masked_rows(const Tensor& m) {
   if (m.dim() == 0) return {};
   Tensor dead = m.dtype() == kBool ? m.logical_not().all(-1, true)
                                    : m.eq(-std::numeric_limits<double>::infinity()).all(-1, true);
-  return dead.any().item<bool>() ? dead : Tensor();
+  return dead;  // (not skipped when no row is dead: that test would read a value back, a GPU sync
+                // per call and a break in ember.compile)
 }
 
 Tensor safe_softmax(const Tensor& scores, const Tensor& dead) {

@@ -16,7 +16,7 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
 Tensor mask_future_keys(const Tensor& scores);
 // attn_mask on scores: a bool mask keeps where true (the rest -inf), a float mask is added.
 Tensor apply_attention_mask(const Tensor& scores, const Tensor& attn_mask);
-// (..., L, 1), true where a query row's every key is masked, or undefined when no row is.
+// (..., L, 1), true where a query row's every key is masked (undefined for a 0-dim mask).
 Tensor fully_masked_rows(const Tensor& attn_mask);
 // softmax over the last dim with the fully masked rows 0 (torch 2.x's _safe_softmax) instead of
 // NaN; `dead` from fully_masked_rows (undefined: a plain softmax).
