@@ -284,13 +284,12 @@ const char* const kLoopHead =
     "    const int64_t n = a.numel - base < a.inner ? a.numel - base : a.inner;\n"
     "    for (int64_t j = 0; j < n; ++j) {\n";
 
-std::string entry(const char* name, const char* params, const char* args_init) {
+std::string entry(const char* name, const char* params, const char* args_init, const char* body) {
   return std::string("extern \"C\" void ") + name + "(" + params +
          ",\n    void (*parallel)(int64_t, int64_t, void*, void (*)(void*, int64_t, int64_t))) {\n  " + args_init +
          "\n  const int64_t rows = (numel + inner - 1) / inner;\n"
          "  const int64_t grain = inner >= 32768 ? 1 : 32768 / inner;\n"
-         "  parallel(rows, grain, &a, " + (std::strcmp(name, "ember_fused") == 0 ? "body" : "backward_body") +
-         ");\n}\n";
+         "  parallel(rows, grain, &a, " + body + ");\n}\n";
 }
 
 // The backward body: the forward values recomputed, then each node's input gradients accumulated
@@ -364,11 +363,11 @@ std::string generate_source(const Graph& g, const FusedGroup& grp) {
   if (grp.needs_grad) emit_backward(os, g, grp);
   os << "}  // namespace\n\n";
   os << entry("ember_fused", "int64_t numel, int64_t inner, const void* const* in, void* const* out",
-              "Args a{numel, inner, in, out};");
+              "Args a{numel, inner, in, out};", "body");
   if (grp.needs_grad)
     os << entry("ember_fused_backward",
                 "int64_t numel, int64_t inner, const void* const* in, const void* const* gout, void* const* gin",
-                "BackwardArgs a{numel, inner, in, gout, gin};");
+                "BackwardArgs a{numel, inner, in, gout, gin};", "backward_body");
   return os.str();
 }
 

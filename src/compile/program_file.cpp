@@ -297,11 +297,11 @@ Graph parse_graph(const std::string& text, const std::map<std::string, Tensor>& 
     if (args.kind != Json::Array) bad("an op's args is not a list");
     for (const auto& a : args.arr) node.args.push_back(parse_arg(a));
     if (target)  // factories make their tensors on the program's device
-      for (auto& a : node.args)
-        if (a.kind == Arg::Options) {
-          const size_t c1 = a.s.find(','), c2 = c1 == std::string::npos ? c1 : a.s.find(',', c1 + 1);
-          if (c2 != std::string::npos && a.s.substr(c1 + 1, c2 - c1 - 1) != "-")
-            a.s = a.s.substr(0, c1 + 1) + target->str() + a.s.substr(c2);
+      for (size_t i = 0; i < node.args.size(); ++i)
+        if (node.args[i].kind == Arg::Options) {
+          TensorOptions o = compiler::detail::options_from(node.args[i], op.c_str(), i);
+          if (o.device) o.device = *target;
+          node.args[i] = compiler::detail::to_arg(o);
         }
     auto [name, replay] = compiler::detail::replay_for(op, node.args);  // checks the op and its arguments
     node.op = name;

@@ -109,12 +109,8 @@ class _Converter:
 
     def const(self, values, dtype="int64", dims=None):
         import ember
-        n = self.fresh("const")
         t = ember.tensor(values, dtype=getattr(ember, dtype))
-        if dims is not None:
-            t = t.reshape(dims)
-        self.initializers.append(_proto.tensor(n, t))
-        return n
+        return self.initializer(t if dims is None else t.reshape(dims))
 
     def add(self, op, inputs, outputs, **attrs):
         self.nodes.append(_proto.node(op, inputs, outputs, self.fresh(op), attrs))
