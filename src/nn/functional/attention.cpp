@@ -31,8 +31,8 @@ Tensor fully_masked_rows(const Tensor& m) {
   if (m.dim() == 0) return {};
   Tensor dead = m.dtype() == kBool ? m.logical_not().all(-1, true)
                                    : m.eq(-std::numeric_limits<double>::infinity()).all(-1, true);
-  return dead;  // (not skipped when no row is dead: that test would read a value back, a GPU sync
-                // per call and a break in ember.compile)
+  return dead;  // (never skipped by testing whether any row is dead: a read back, a GPU sync per
+                // call and a break in ember.compile)
 }
 
 Tensor safe_softmax(const Tensor& scores, const Tensor& dead) {
@@ -66,11 +66,22 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
               "one dtype and equal batch dims; on CUDA float16/bfloat16 with head dim 64 or 128 and no attn_mask; on "
               "the CPU an attn_mask that needs no gradient)");
   Tensor attn = q.matmul(k.transpose(-2, -1)) * s;
-  if (is_causal) attn = mask_future_keys(attn);
-  else if (has_mask) attn = apply_attention_mask(attn, *attn_mask);
-  attn = safe_softmax(attn, has_mask ? fully_masked_rows(*attn_mask) : Tensor());
+  // A fully masked row gives 0: its mask row is lifted (mask-sized work, so softmax sees finite
+  // scores) and its output row zeroed (output-sized), instead of two passes over the T x T
+  // probabilities, and nothing is read back to test whether any row is dead.
+  Tensor dead;
+  if (is_causal) {
+    attn = mask_future_keys(attn);
+  } else if (has_mask) {
+    const Tensor& m = *attn_mask;
+    dead = fully_masked_rows(m);
+    const Tensor lifted = !dead.defined() ? m : m.dtype() == kBool ? m.logical_or(dead) : m.masked_fill(dead, 0.0);
+    attn = apply_attention_mask(attn, lifted);
+  }
+  attn = ember::softmax(attn, -1);
   if (dropout_p > 0.0) attn = dropout(attn, dropout_p, true, gen);
-  return attn.matmul(v);
+  Tensor out = attn.matmul(v);
+  return dead.defined() ? out.masked_fill(dead, 0.0) : out;
 }
 
 }  // namespace ember::nn::functional

@@ -19,7 +19,8 @@ Tensor apply_attention_mask(const Tensor& scores, const Tensor& attn_mask);
 // (..., L, 1), true where a query row's every key is masked (undefined for a 0-dim mask).
 Tensor fully_masked_rows(const Tensor& attn_mask);
 // softmax over the last dim with the fully masked rows 0 (torch 2.x's _safe_softmax) instead of
-// NaN; `dead` from fully_masked_rows (undefined: a plain softmax).
+// NaN; `dead` from fully_masked_rows (undefined: a plain softmax). The flash path's differentiable
+// backward uses it; the math path's forward gets the same result more cheaply.
 Tensor safe_softmax(const Tensor& scores, const Tensor& dead);
 
 }  // namespace ember::nn::functional
