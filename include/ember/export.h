@@ -12,21 +12,27 @@
 // the declared dtype and shape; anything else is an error naming what is wrong.
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "ember/compile/compiled_graph.h"
+#include "ember/compile/symbolic.h"
 
 namespace ember::exporting {
 
 class Program {
  public:
-  Program(compiler::Graph graph, std::map<std::string, std::string> metadata = {});
-  // Inputs must have the dtypes, devices and shapes the program was exported with; a program
-  // exported with a dynamic batch (export's dynamic_shapes on dim 0) takes any first dim.
+  // `symbolic`: the program's dynamic dims (export's dynamic_shapes), checked against the graph.
+  Program(compiler::Graph graph, std::map<std::string, std::string> metadata = {},
+          std::shared_ptr<const compiler::SymbolicShapes> symbolic = nullptr);
+  // Inputs must have the dtypes, devices and shapes the program was exported with, where a
+  // dynamic dim takes any size in its range (the graph is specialised to each new set of sizes,
+  // the last 16 kept).
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
   const compiler::Graph& graph() const;
+  const compiler::SymbolicShapes* symbolic() const { return symbolic_.get(); }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   int64_t num_inputs() const;
   // Writes the program atomically. Throws for graphs that cannot be saved (opaque Python nodes,
@@ -37,15 +43,27 @@ class Program {
   std::string graph_json() const;
 
  private:
-  std::vector<Tensor> run_exact(const std::vector<Tensor>& inputs) const;
+  std::vector<Tensor> run_exact(const compiler::CompiledGraph& compiled, const std::vector<Tensor>& inputs) const;
+  std::shared_ptr<compiler::CompiledGraph> specialised(const std::vector<int64_t>& dims) const;
   std::shared_ptr<compiler::CompiledGraph> compiled_;
   std::map<std::string, std::string> metadata_;
+  std::shared_ptr<const compiler::SymbolicShapes> symbolic_;
+  struct Specialisations {
+    std::mutex mu;
+    std::map<std::vector<int64_t>, std::pair<std::shared_ptr<compiler::CompiledGraph>, uint64_t>> graphs;
+    uint64_t clock = 0;
+  };
+  std::shared_ptr<Specialisations> specialisations_ = std::make_shared<Specialisations>();
 };
 
 // device: run the program there (constants moved, factories' devices rewritten; one device for the
 // whole program), instead of where it was exported.
 Program load(const std::string& path, std::optional<Device> device = std::nullopt);
 Program load_from_bytes(const std::string& bytes, std::optional<Device> device = std::nullopt);
+
+// The program with the symbolic sizes in `json` (the "symbols"/"symbolic" members of graph.json,
+// as export() fits them in Python), checked against its graph.
+Program with_symbolic(const Program& p, const std::string& json);
 
 namespace detail {
 // The loader without the zip's CRC check, for the fuzz target (fuzz/fuzz_load_export.cpp): random

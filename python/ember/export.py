@@ -7,8 +7,8 @@
 
 export() captures what the forward runs on the example (ember.compile's capture, src/compile/);
 the parameters and buffers become the program's constants, so the file stands alone. The program
-is specialised to the example's shapes and dtypes: calling it with others is an error saying what
-was exported (dynamic shapes are not built yet). A forward that cannot be captured whole (it reads
+is specialised to the example's shapes and dtypes, except the dims dynamic_shapes names, which take
+any size in their range; other shapes are an error saying what was exported. A forward that cannot be captured whole (it reads
 values back into Python, calls a Python custom op, prints, ...) is an error naming the reason and
 the source line. The file is a zip of a readable graph (program/graph.json) and the constants
 (program/constants.safetensors); loading runs no code from it and checks every op, argument,
@@ -66,8 +66,21 @@ def _describe(spec):
     return json.dumps(spec, default=str)[:200]
 
 
+class _DimHint:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"Dim.{self.name}"
+
+
 class Dim:
-    """torch.export.Dim: names a dynamic dimension (ember supports a dynamic batch: dim 0)."""
+    """torch.export.Dim: names a dynamic dimension, optionally with its range (min, max). The same
+    name in two places is one size. Dim.AUTO / Dim.DYNAMIC: a dynamic dim named for you;
+    Dim.STATIC: static (as None)."""
+    AUTO = _DimHint("AUTO")
+    DYNAMIC = _DimHint("DYNAMIC")
+    STATIC = _DimHint("STATIC")
 
     def __init__(self, name, *, min=None, max=None):
         self.__name__, self.min, self.max = name, min, max
@@ -76,84 +89,73 @@ class Dim:
         return f"Dim({self.__name__!r})"
 
 
-def _dynamic_batch(dynamic_shapes, tensors):
-    """True when dynamic_shapes marks dim 0 of the inputs dynamic (and nothing else); None: static."""
-    if dynamic_shapes is None:
+def dims(*names, min=None, max=None):
+    """torch.export.dims: several Dims with one range."""
+    return tuple(Dim(n, min=min, max=max) for n in names)
+
+
+class _ModuleStateKept:
+    """Export runs the forward several times with dynamic shapes: the module's buffers (BatchNorm's
+    running statistics) and the random state are put back after each, so export changes nothing."""
+
+    def __init__(self, mod):
+        self.mod = mod
+
+    def __call__(self):
+        return self
+
+    def __enter__(self):
+        import ember
+        self.rng = ember.get_rng_state()
+        self.buffers = [(b, b.detach().clone()) for b in self.mod.buffers()] if isinstance(self.mod, Module) else []
+
+    def __exit__(self, *exc):
+        import ember
+        with ember.no_grad():
+            for b, saved in self.buffers:
+                if b.shape == saved.shape:
+                    b.copy_(saved)
+        ember.set_rng_state(self.rng)
         return False
-    specs = list(dynamic_shapes.values()) if isinstance(dynamic_shapes, dict) else list(dynamic_shapes)
-    dims = set()
-    for spec in specs:
-        if spec is None:
-            continue
-        if not isinstance(spec, dict):
-            raise NotImplementedError("ember.export: dynamic_shapes entries must be {dim: Dim(...)} dicts")
-        dims |= set(spec)
-    if dims - {0}:
-        raise NotImplementedError(f"ember.export: only a dynamic batch (dim 0) is supported, not dims {sorted(dims - {0})}")
-    return bool(dims)
-
-
-def _check_rows_independent(mod, args, kwargs, ep, batch):
-    """A dynamic batch runs in chunks of the exported one: check on a larger batch that the
-    forward computes every row on its own (no batch statistics, nothing mixing rows)."""
-    import ember
-    n = 2 * batch + 1
-
-    def grow(t):
-        if not isinstance(t, _C.Tensor):
-            return t
-        if t.dtype.is_floating_point:
-            return ember.randn(n, *t.shape[1:], dtype=t.dtype)
-        hi = int(t.max().item()) + 1 if t.numel() else 1
-        return ember.randint(0, max(hi, 1), (n, *t.shape[1:]), dtype=t.dtype)
-    big = tuple(grow(a) for a in args)
-    with ember.no_grad():
-        want = mod(*big, **kwargs)
-        got = ep(*big, **kwargs)
-    wants, gots = [], []
-    _flatten(want, wants)
-    _flatten(got, gots)
-    return all(g.shape == w.shape and ember.allclose(g, w, rtol=1e-4, atol=1e-5) for g, w in zip(gots, wants))
 
 
 def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False):
-    """torch.export.export: capture mod(*args, **kwargs) into an ExportedProgram. dynamic_shapes:
-    only dim 0 (a batch) may be dynamic, e.g. ({0: Dim("batch")},); the program then runs any
-    batch size in chunks of the example's, which export checks is what the forward computes."""
+    """torch.export.export: capture mod(*args, **kwargs) into an ExportedProgram. dynamic_shapes
+    (torch's forms, e.g. ({0: Dim("batch"), 1: Dim("seq")},) or {"x": {0: Dim("batch")}}) makes
+    those sizes free within their ranges: export learns how the graph depends on them from
+    captures at several sizes (ember/_dynamic_shapes.py)."""
+    from . import _dynamic_shapes
     if not isinstance(args, tuple):
         raise TypeError(f"ember.export: args must be a tuple of example inputs, got {type(args).__name__}")
     kwargs = kwargs or {}
     tensors = []
     in_spec = _flatten((args, kwargs), tensors)
-    dynamic = _dynamic_batch(dynamic_shapes, tensors)
-    batch = tensors[0].shape[0] if dynamic and tensors and tensors[0].dim() > 0 else None
-    if dynamic and (batch is None or any(t.dim() == 0 or t.shape[0] != batch for t in tensors)):
-        raise ExportError("ember.export: a dynamic batch needs every tensor input to share its first dim")
     if _cc.capturing():
         raise ExportError("ember.export: cannot export inside ember.compile or another export")
-    session = _cc.CaptureSession(tensors)
-    result, outputs, out_spec, reason = _run_captured(session, mod, args, kwargs)
-    if reason:
-        session.close()
-        raise ExportError(f"ember.export: the forward cannot be exported whole: {reason}")
+    dims = _dynamic_shapes.parse(dynamic_shapes, mod, args, kwargs, tensors, ExportError)
     name = type(mod).__qualname__ if isinstance(mod, Module) else getattr(mod, "__qualname__", "function")
-    meta = {"in_spec": json.dumps(_spec_to_json(in_spec)), "out_spec": json.dumps(_spec_to_json(out_spec)),
-            "exported_from": name, "dynamic_batch": "1" if dynamic else "0"}
-    if dynamic and any(t.dim() == 0 or t.shape[0] != batch for t in outputs):
-        session.close()
-        raise ExportError("ember.export: a dynamic batch needs every output to have the batch as its first dim")
-    try:
-        program = session.finish_program(outputs, meta)
-    except ValueError as e:
-        raise ExportError(str(e)) from None
+    meta = {"in_spec": json.dumps(_spec_to_json(in_spec)), "exported_from": name}
+
+    def with_out_spec(out_spec):
+        return {**meta, "out_spec": json.dumps(_spec_to_json(out_spec))}
+    if dims:
+        program, out_spec = _dynamic_shapes.export_dynamic(mod, in_spec, tensors, dims, with_out_spec, ExportError,
+                                                           _ModuleStateKept(mod))
+    else:
+        session = _cc.CaptureSession(tensors)
+        result, outputs, out_spec, reason = _run_captured(session, mod, args, kwargs)
+        if reason:
+            session.close()
+            raise ExportError(f"ember.export: the forward cannot be exported whole: {reason}")
+        try:
+            program = session.finish_program(outputs, with_out_spec(out_spec))
+        except ValueError as e:
+            raise ExportError(str(e)) from None
     ep = ExportedProgram(program, in_spec, out_spec)
     try:
         program.save_to_bytes()  # everything in it must be savable: fail now, not at save()
     except ValueError as e:
         raise ExportError(str(e)) from None
-    if dynamic and not _check_rows_independent(mod, args, kwargs, ep, batch):
-        raise ExportError("ember.export: the forward does not compute each batch row on its own (batch statistics, "
-                          "a reduction over the batch, randomness), so the batch cannot be dynamic")
     return ep
 
 

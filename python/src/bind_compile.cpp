@@ -45,9 +45,9 @@ void bind_compile(nb::module_& parent) {
              return compile_graph(s.finish(outputs), {.fuse = fuse});
            }, nb::arg("outputs"), nb::arg("fuse") = true)
       .def("finish_program", [](CaptureSession& s, const std::vector<Tensor>& outputs,
-                                 const std::map<std::string, std::string>& metadata) {
-             return exporting::Program(s.finish(outputs), metadata);
-           }, nb::arg("outputs"), nb::arg("metadata"))
+                                 const std::map<std::string, std::string>& metadata, bool simplify) {
+             return exporting::Program(s.finish(outputs, simplify), metadata);
+           }, nb::arg("outputs"), nb::arg("metadata"), nb::arg("simplify") = true)
       .def("close", &CaptureSession::close)
       .def("on_break", [](CaptureSession& s, nb::callable listener) {
         s.on_break([listener](const std::string& what) -> std::string {
@@ -74,6 +74,8 @@ void bind_compile(nb::module_& parent) {
         return out;
       })
       .def_prop_ro("num_inputs", &exporting::Program::num_inputs)
+      .def("with_symbolic", &exporting::with_symbolic, nb::arg("json"))
+      .def_prop_ro("dynamic", [](const exporting::Program& p) { return p.symbolic() != nullptr; })
       .def("describe", [](const exporting::Program& p) { return p.graph().str(); });
   m.def("load_program", &exporting::load, nb::arg("path"), nb::arg("device").none() = nb::none());
   m.def("load_program_bytes", [](nb::bytes b, std::optional<Device> device) {

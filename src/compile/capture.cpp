@@ -317,7 +317,7 @@ void CaptureSession::on_break(std::function<std::string(const std::string&)> lis
 }
 int64_t CaptureSession::ops_recorded() const { return state_->ops; }
 
-Graph CaptureSession::finish(const std::vector<Tensor>& outputs) {
+Graph CaptureSession::finish(const std::vector<Tensor>& outputs, bool simplify) {
   EMBER_CHECK(t_session == state_.get(), "ember.compile: finish() on a capture that is not open");
   auto& s = *state_;
   for (const auto& t : outputs) {
@@ -329,7 +329,7 @@ Graph CaptureSession::finish(const std::vector<Tensor>& outputs) {
   t_session = nullptr;
   Graph g = std::move(s.graph);
   g.ops_captured = s.ops;
-  run_graph_passes(g, s.captured);  // the captured tensors go with the session
+  run_graph_passes(g, s.captured, simplify);  // the captured tensors go with the session
   return g;
 }
 

@@ -116,8 +116,8 @@ void remove_dead(Graph& g) {
 
 }  // namespace
 
-void run_graph_passes(Graph& g, const std::vector<Tensor>& captured) {
-  if (!writes_shared_tensors(g)) {
+void run_graph_passes(Graph& g, const std::vector<Tensor>& captured, bool simplify) {
+  if (simplify && !writes_shared_tensors(g)) {
     fold_constants(g, captured);
     merge_common(g);
   }

@@ -28,9 +28,16 @@ namespace {
 
 constexpr const char* kGraphEntry = "program/graph.json";
 constexpr const char* kConstantsEntry = "program/constants.safetensors";
-constexpr int kVersion = 1;
+// 2: symbolic sizes (dynamic dims); version 1 files (no dynamic dims) still load
+constexpr int kVersion = 2;
 
 // ---- writing
+
+std::string sizes_str(const Shape& s) {
+  std::string o = "[";
+  for (size_t i = 0; i < s.size(); ++i) o += (i ? ", " : "") + std::to_string(s[i]);
+  return o + "]";
+}
 
 void put_ints(std::string& o, const std::vector<int64_t>& v) {
   o += '[';
@@ -89,7 +96,45 @@ void put_arg(std::string& o, const Node& n, const Arg& a) {
   o += ']';
 }
 
-std::string graph_to_json(const Graph& g, const std::map<std::string, std::string>& metadata) {
+const char* site_name(compiler::SymSite::Where w) {
+  return w == compiler::SymSite::Size ? "size" : w == compiler::SymSite::Stride ? "stride"
+       : w == compiler::SymSite::Arg ? "arg" : "value";
+}
+
+// "symbols": the dynamic dims; "symbolic": every number of the graph that depends on them, as a
+// polynomial ([[coef, power of dim 0, power of dim 1, ...], ...]) with its readable form beside.
+void put_symbolic(std::string& o, const compiler::SymbolicShapes* sym) {
+  o += "\"symbols\":[";
+  if (sym)
+    for (size_t i = 0; i < sym->names.size(); ++i) {
+      o += i ? "," : "";
+      o += "{\"name\":";
+      append_json_string(o, sym->names[i]);
+      o += ",\"min\":" + std::to_string(sym->min[i]) + ",\"max\":" + std::to_string(sym->max[i]) +
+           ",\"example\":" + std::to_string(sym->example[i]) + "}";
+    }
+  o += "],\n\"symbolic\":[";
+  if (sym)
+    for (size_t k = 0; k < sym->sites.size(); ++k) {
+      const auto& site = sym->sites[k];
+      o += k ? ",\n" : "\n";
+      o += std::string("{\"at\":\"") + site_name(site.where) + "\",\"item\":" + std::to_string(site.item) +
+           ",\"index\":" + std::to_string(site.index) + ",\"element\":" + std::to_string(site.element) + ",\"poly\":[";
+      for (size_t t = 0; t < site.poly.terms.size(); ++t) {
+        std::vector<int64_t> term{site.poly.terms[t].coef};
+        for (uint8_t p : site.poly.terms[t].power) term.push_back(p);
+        o += t ? "," : "";
+        put_ints(o, term);
+      }
+      o += "],\"expr\":";
+      append_json_string(o, site.poly.str(sym->names));
+      o += "}";
+    }
+  o += "],\n";
+}
+
+std::string graph_to_json(const Graph& g, const std::map<std::string, std::string>& metadata,
+                          const compiler::SymbolicShapes* sym) {
   std::string o = "{\"format\":\"ember.export\",\"version\":" + std::to_string(kVersion) + ",\n\"metadata\":{";
   size_t k = 0;
   for (const auto& [key, value] : metadata) {
@@ -98,7 +143,9 @@ std::string graph_to_json(const Graph& g, const std::map<std::string, std::strin
     o += ':';
     append_json_string(o, value);
   }
-  o += "},\n\"inputs\":";
+  o += "},\n";
+  put_symbolic(o, sym);
+  o += "\"inputs\":";
   put_ints(o, std::vector<int64_t>(g.inputs.begin(), g.inputs.end()));
   o += ",\n\"outputs\":";
   put_ints(o, std::vector<int64_t>(g.outputs.begin(), g.outputs.end()));
@@ -153,6 +200,12 @@ const Json& member(const Json& o, const char* key) {
   for (size_t i = 0; i < o.keys.size(); ++i)
     if (o.keys[i] == key) return o.values[i];
   bad(std::string("missing '") + key + "'");
+}
+
+const Json* find_member(const Json& o, const char* key) {
+  for (size_t i = 0; i < o.keys.size(); ++i)
+    if (o.keys[i] == key) return &o.values[i];
+  return nullptr;
 }
 
 int64_t as_int(const Json& j, const char* what) {
@@ -230,12 +283,64 @@ Arg parse_arg(const Json& j) {
   return a;
 }
 
+// The "symbols" and "symbolic" members (nullptr: no dynamic dims), checked against g by Program.
+std::shared_ptr<const compiler::SymbolicShapes> parse_symbolic(const Json& doc) {
+  const Json* symbols = find_member(doc, "symbols");
+  const Json* sites = find_member(doc, "symbolic");
+  if (!symbols && !sites) return nullptr;
+  if (!symbols || !sites || symbols->kind != Json::Array || sites->kind != Json::Array)
+    bad("'symbols' and 'symbolic' must both be lists");
+  if (symbols->arr.empty()) {
+    if (!sites->arr.empty()) bad("symbolic sizes without dynamic dims");
+    return nullptr;
+  }
+  auto sym = std::make_shared<compiler::SymbolicShapes>();
+  for (const auto& d : symbols->arr) {
+    sym->names.push_back(as_string(member(d, "name"), "a dynamic dim's name"));
+    sym->min.push_back(as_int(member(d, "min"), "a dynamic dim's min"));
+    sym->max.push_back(as_int(member(d, "max"), "a dynamic dim's max"));
+    sym->example.push_back(as_int(member(d, "example"), "a dynamic dim's example size"));
+  }
+  for (const auto& j : sites->arr) {
+    compiler::SymSite site;
+    const std::string& at = as_string(member(j, "at"), "a symbolic size's place");
+    site.where = at == "size" ? compiler::SymSite::Size : at == "stride" ? compiler::SymSite::Stride
+               : at == "arg" ? compiler::SymSite::Arg : at == "value" ? compiler::SymSite::Value : (bad("a symbolic size at '" + at + "'"), compiler::SymSite::Size);
+    auto small = [](const Json& v, const char* what) {
+      const int64_t x = as_int(v, what);
+      if (x < -1 || x > (int64_t(1) << 30)) bad(std::string(what) + " is out of range");
+      return int32_t(x);
+    };
+    site.item = small(member(j, "item"), "a symbolic size's item");
+    site.index = small(member(j, "index"), "a symbolic size's index");
+    site.element = small(member(j, "element"), "a symbolic size's element");
+    const Json& poly = member(j, "poly");
+    if (poly.kind != Json::Array) bad("a symbolic size's poly is not a list");
+    for (const auto& term : poly.arr) {
+      const auto v = as_ints(term, "a symbolic size's term");
+      if (v.empty() || v.size() > sym->names.size() + 1) bad("a symbolic size's term has the wrong length");
+      compiler::SymTerm t;
+      t.coef = v[0];
+      for (size_t k = 1; k < v.size(); ++k) {
+        if (v[k] < 0 || v[k] > 4) bad("a symbolic size's power is out of range");
+        t.power.push_back(uint8_t(v[k]));
+      }
+      site.poly.terms.push_back(std::move(t));
+    }
+    sym->sites.push_back(std::move(site));
+  }
+  return sym;
+}
+
 Graph parse_graph(const std::string& text, const std::map<std::string, Tensor>& constants,
-                  std::map<std::string, std::string>& metadata, std::optional<Device> target) {
+                  std::map<std::string, std::string>& metadata, std::optional<Device> target,
+                  std::shared_ptr<const compiler::SymbolicShapes>& symbolic) {
   const Json doc = json::JsonParser(text, "export: program/graph.json").parse_document();
   if (as_string(member(doc, "format"), "format") != "ember.export") bad("format is not 'ember.export'");
   const int64_t version = as_int(member(doc, "version"), "version");
-  if (version != kVersion) bad("version " + std::to_string(version) + " (this ember reads " + std::to_string(kVersion) + ")");
+  if (version < 1 || version > kVersion)
+    bad("version " + std::to_string(version) + " (this ember reads 1 to " + std::to_string(kVersion) + ")");
+  if (version >= 2) symbolic = parse_symbolic(doc);
   const Json& meta = member(doc, "metadata");
   if (meta.kind != Json::Object) bad("metadata is not an object");
   for (size_t i = 0; i < meta.keys.size(); ++i) metadata[meta.keys[i]] = as_string(meta.values[i], "a metadata value");
@@ -343,55 +448,51 @@ Graph parse_graph(const std::string& text, const std::map<std::string, Tensor>& 
 
 }  // namespace
 
-Program::Program(compiler::Graph graph, std::map<std::string, std::string> metadata)
-    : compiled_(compiler::compile_graph(std::move(graph))), metadata_(std::move(metadata)) {}
+Program::Program(compiler::Graph graph, std::map<std::string, std::string> metadata,
+                 std::shared_ptr<const compiler::SymbolicShapes> symbolic)
+    : metadata_(std::move(metadata)), symbolic_(std::move(symbolic)) {
+  if (symbolic_) symbolic_->check(graph);
+  compiled_ = compiler::compile_graph(std::move(graph));
+}
 
 const compiler::Graph& Program::graph() const { return compiled_->graph(); }
 int64_t Program::num_inputs() const { return int64_t(compiled_->graph().inputs.size()); }
 
-// A program exported with a dynamic batch (metadata "dynamic_batch" = "1", checked at export to
-// keep the batch's rows apart) runs any batch size as chunks of the exported one, the last
-// padded by repeating its final row, and joins the outputs' rows.
-std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
-  const Graph& g = graph();
-  auto it = metadata_.find("dynamic_batch");
-  const bool dynamic = it != metadata_.end() && it->second == "1";
-  if (dynamic && !inputs.empty() && inputs.size() == g.inputs.size() && inputs[0].defined() && inputs[0].dim() > 0) {
-    const int64_t exported = g.values[size_t(g.inputs[0])].sizes.empty() ? -1 : g.values[size_t(g.inputs[0])].sizes[0];
-    const int64_t n = inputs[0].size(0);
-    if (exported > 0 && n != exported) {
-      for (const auto& t : inputs)
-        EMBER_CHECK_VALUE(t.defined() && t.dim() > 0 && t.size(0) == n, "exported program: with a dynamic batch every "
-                          "input must have the same first dim (", n, ")");
-      EMBER_CHECK_VALUE(n > 0, "exported program: an empty batch");
-      std::vector<std::vector<Tensor>> parts(g.outputs.size());
-      for (int64_t start = 0; start < n; start += exported) {
-        const int64_t rows = std::min(exported, n - start);
-        std::vector<Tensor> chunk;
-        for (const auto& t : inputs) {
-          Tensor c = t.narrow(0, start, rows);
-          if (rows < exported) {
-            std::vector<int64_t> reps(size_t(c.dim()), 1);
-            reps[0] = exported - rows;
-            c = ember::cat({c, c.narrow(0, rows - 1, 1).repeat(reps)}, 0);
-          }
-          chunk.push_back(c);
-        }
-        auto out = run_exact(chunk);
-        for (size_t o = 0; o < out.size(); ++o) parts[o].push_back(out[o].narrow(0, 0, rows));
-      }
-      std::vector<Tensor> joined;
-      for (auto& p : parts) joined.push_back(ember::cat(p, 0));
-      return joined;
+std::shared_ptr<compiler::CompiledGraph> Program::specialised(const std::vector<int64_t>& dims) const {
+  if (dims == symbolic_->example) return compiled_;
+  auto& cache = *specialisations_;
+  {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    auto it = cache.graphs.find(dims);
+    if (it != cache.graphs.end()) {
+      it->second.second = ++cache.clock;
+      return it->second.first;
     }
   }
-  return run_exact(inputs);
+  // built outside the lock (fusion may call the system compiler the first time)
+  auto built = compiler::compile_graph(symbolic_->specialise(graph(), dims));
+  std::lock_guard<std::mutex> lock(cache.mu);
+  if (cache.graphs.size() >= 16) {
+    auto oldest = cache.graphs.begin();
+    for (auto it = cache.graphs.begin(); it != cache.graphs.end(); ++it)
+      if (it->second.second < oldest->second.second) oldest = it;
+    cache.graphs.erase(oldest);
+  }
+  cache.graphs[dims] = {built, ++cache.clock};
+  return built;
 }
 
-std::vector<Tensor> Program::run_exact(const std::vector<Tensor>& inputs) const {
+std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   const Graph& g = graph();
   EMBER_CHECK_VALUE(inputs.size() == g.inputs.size(), "exported program: expected ", g.inputs.size(), " inputs, got ",
                     inputs.size());
+  std::shared_ptr<compiler::CompiledGraph> compiled = compiled_;
+  if (symbolic_) compiled = specialised(symbolic_->bind(g, inputs));
+  return run_exact(*compiled, inputs);
+}
+
+std::vector<Tensor> Program::run_exact(const compiler::CompiledGraph& compiled, const std::vector<Tensor>& inputs) const {
+  const Graph& g = compiled.graph();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ValueInfo& want = g.values[size_t(g.inputs[i])];
     const Tensor& t = inputs[i];
@@ -399,7 +500,8 @@ std::vector<Tensor> Program::run_exact(const std::vector<Tensor>& inputs) const 
     EMBER_CHECK_VALUE(t.dtype() == want.dtype && t.device() == want.device &&
                           Shape(t.sizes().begin(), t.sizes().end()) == want.sizes,
                       "exported program: input ", i, " must be ", dtype_name(want.dtype), " on ", want.device.str(),
-                      " of size ", want.sizes, " (as exported), got ", dtype_name(t.dtype()), " on ", t.device().str(),
+                      " of size ", symbolic_ ? symbolic_->describe_sizes(g, g.inputs[i]) : sizes_str(want.sizes),
+                      " (as exported), got ", dtype_name(t.dtype()), " on ", t.device().str(),
                       " of size ", t.sizes());
   }
   // the graph was captured from contiguous-or-not inputs; give it the layout it saw
@@ -409,10 +511,10 @@ std::vector<Tensor> Program::run_exact(const std::vector<Tensor>& inputs) const 
     in.push_back(std::vector<int64_t>(inputs[i].strides().begin(), inputs[i].strides().end()) == want.strides
                      ? inputs[i] : inputs[i].contiguous());
   }
-  return compiled_->run(in);
+  return compiled.run(in);
 }
 
-std::string Program::graph_json() const { return graph_to_json(graph(), metadata_); }
+std::string Program::graph_json() const { return graph_to_json(graph(), metadata_, symbolic_.get()); }
 
 std::string Program::save_to_bytes() const {
   const Graph& g = graph();
@@ -421,7 +523,7 @@ std::string Program::save_to_bytes() const {
     if (g.values[v].kind == ValueKind::Constant && g.values[v].constant.defined())
       tensors.emplace_back("v" + std::to_string(v), g.values[v].constant.detach().contiguous().cpu());
   serialize::ZipWriter zip;
-  zip.add(kGraphEntry, graph_to_json(g, metadata_));
+  zip.add(kGraphEntry, graph_to_json(g, metadata_, symbolic_.get()));
   zip.add(kConstantsEntry, safetensors::save_to_bytes(tensors, {{"format", "ember.export"}}));
   return zip.finish();
 }
@@ -437,10 +539,16 @@ Program load_archive(const std::string& bytes, std::optional<Device> device, boo
   std::map<std::string, Tensor> constants;
   for (auto& [name, t] : safetensors::load_from_bytes(std::string(zip.read(*consts)))) constants[name] = t;
   std::map<std::string, std::string> metadata;
-  Graph g = parse_graph(std::string(zip.read(*graph)), constants, metadata, device);
-  return Program(std::move(g), std::move(metadata));
+  std::shared_ptr<const compiler::SymbolicShapes> symbolic;
+  Graph g = parse_graph(std::string(zip.read(*graph)), constants, metadata, device, symbolic);
+  return Program(std::move(g), std::move(metadata), std::move(symbolic));
 }
 }  // namespace
+
+Program with_symbolic(const Program& p, const std::string& text) {
+  const Json doc = json::JsonParser(text, "export: symbolic sizes").parse_document();
+  return Program(p.graph(), p.metadata(), parse_symbolic(doc));
+}
 
 Program load_from_bytes(const std::string& bytes, std::optional<Device> device) {
   return load_archive(bytes, device, /*verify_crc=*/true);

@@ -59,8 +59,8 @@ def test_what_cannot_be_exported_is_an_error():
     m = _mlp().eval()
     with pytest.raises(ExportError, match=r"item\(\)"):
         ember.export.export(lambda x: x * x.sum().item(), (ember.ones(3),))
-    with pytest.raises(NotImplementedError, match="dim 0"):
-        ember.export.export(m, (ember.randn(2, 1, 28, 28),), dynamic_shapes={"x": {1: "channels"}})
+    with pytest.raises(ExportError, match="expected Dim"):
+        ember.export.export(m, (ember.randn(2, 1, 28, 28),), dynamic_shapes=({1: "channels"},))
     from ember.library import custom_op
 
     @custom_op("exporttest::twice", mutates_args=())
@@ -170,15 +170,129 @@ def test_dynamic_batch(tmp_path):
         ep = ember.export.export(model, (ember.randn(4, 1, 28, 28),), dynamic_shapes=({0: Dim("batch")},))
     ember.export.save(ep, tmp_path / "m.ember")
     loaded = ember.export.load(tmp_path / "m.ember")
-    for n in (1, 3, 4, 9, 17):  # smaller, equal, larger, not a multiple of the exported 4
+    for n in (1, 3, 4, 9, 17):  # smaller, equal, larger
         x = ember.randn(n, 1, 28, 28)
         with ember.no_grad():
             assert ember.allclose(loaded(x), model(x), rtol=1e-5, atol=1e-6)
-    with pytest.raises(NotImplementedError, match="only a dynamic batch"):
-        ember.export.export(model, (ember.randn(4, 1, 28, 28),), dynamic_shapes=({2: Dim("h")},))
-    # rows that see each other (a batch statistic) cannot have a dynamic batch
-    with pytest.raises(ExportError, match="each batch row on its own"):
-        ember.export.export(lambda x: x - x.mean(0), (ember.randn(4, 3),), dynamic_shapes=({0: Dim("b")},))
+    # a statistic over the batch is computed over the batch given (no longer chunks of the example's)
+    ep = ember.export.export(lambda x: x - x.mean(0), (ember.randn(4, 3),), dynamic_shapes=({0: Dim("b")},))
+    x = ember.randn(11, 3)
+    assert ember.allclose(ep(x), x - x.mean(0))
+
+
+def test_dynamic_batch_and_sequence(tmp_path):
+    """GPT-2 with batch and sequence free: the view shapes, slices and the causal mask's sizes are
+    polynomials in them (batch*seq, seq^2) in the saved graph, and the program equals eager at
+    sizes export never ran."""
+    from ember.export import Dim
+    ember.manual_seed(5)
+    model = _GPT2Logits().eval()
+    with ember.no_grad():
+        ep = ember.export.export(model, (ember.randint(0, 64, (2, 16)),),
+                                 dynamic_shapes={"ids": {0: Dim("batch"), 1: Dim("seq", max=32)}})
+    ember.export.save(ep, tmp_path / "gpt.ember")
+    with zipfile.ZipFile(tmp_path / "gpt.ember") as z:
+        graph = json.loads(z.read("program/graph.json"))
+    assert [d["name"] for d in graph["symbols"]] == ["batch", "seq"]
+    exprs = {s["expr"] for s in graph["symbolic"]}
+    assert {"batch", "seq", "batch*seq"} <= exprs
+    loaded = ember.export.load(tmp_path / "gpt.ember")
+    for b, t in ((1, 1), (2, 16), (3, 5), (1, 32), (4, 23)):
+        ids = ember.randint(0, 64, (b, t))
+        with ember.no_grad():
+            assert ember.allclose(loaded(ids), model(ids), rtol=1e-4, atol=1e-5), (b, t)
+    with pytest.raises(ValueError, match=r"'seq' is 33 .*\[1, 32\]"):
+        loaded(ember.randint(0, 64, (2, 33)))
+    with pytest.raises(ValueError, match="must have 2 dims"):
+        loaded(ember.randint(0, 64, (2, 3, 4)))
+
+
+def test_dynamic_dims_shared_and_checked():
+    from ember.export import Dim
+    n = Dim("n", min=2, max=50)
+
+    def f(x, y):
+        return (x + y).reshape(-1) / x.shape[0]  # a Python number from a size: a symbolic constant
+    ep = ember.export.export(f, (ember.randn(4, 3), ember.randn(4, 3)), dynamic_shapes=({0: n}, {0: n}))
+    x, y = ember.randn(9, 3), ember.randn(9, 3)
+    assert ember.allclose(ep(x, y), f(x, y))
+    with pytest.raises(ValueError, match="'n' is 9 in input 0 dim 0 but 5 in input 1 dim 0"):
+        ep(x, ember.randn(5, 3))
+    with pytest.raises(ValueError, match=r"outside the range it was exported for: \[2, 50\]"):
+        ep(ember.randn(1, 3), ember.randn(1, 3))
+    with pytest.raises(ValueError, match=r"size \[n, 3\]"):
+        ep(ember.randn(9, 4), ember.randn(9, 4))
+
+
+def test_what_dynamic_shapes_cannot_express():
+    from ember.export import Dim
+
+    def branch(x):
+        return x * 2 if x.shape[0] > 3 else x + 1
+    with pytest.raises(ExportError, match="control flow on a size.*mul.*add|control flow on a size.*add.*mul"):
+        ember.export.export(branch, (ember.randn(4, 3),), dynamic_shapes=({0: Dim("b")},))
+
+    def inverse(x):
+        return x * (1.0 / x.shape[0])
+    with pytest.raises(ExportError, match="no integer polynomial fits"):
+        ember.export.export(inverse, (ember.randn(4, 3),), dynamic_shapes=({0: Dim("b")},))
+
+    def from_data(x):
+        return x + ember.tensor([float(x.shape[0])] * 3)
+    with pytest.raises(ExportError, match="made from Python data"):
+        ember.export.export(from_data, (ember.randn(4, 3),), dynamic_shapes=({0: Dim("b")},))
+    with pytest.raises(ExportError, match="example's size 4 lies outside"):
+        ember.export.export(branch, (ember.randn(4, 3),), dynamic_shapes=({0: Dim("b", max=3)},))
+    with pytest.raises(ExportError, match="not an argument"):
+        ember.export.export(branch, (ember.randn(4, 3),), dynamic_shapes={"y": {0: Dim("b")}})
+
+
+def test_dynamic_export_leaves_the_module_as_it_was():
+    """Export runs the forward at several sizes: buffers it updates are put back."""
+    from ember.export import Dim
+
+    class Running(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("total", ember.zeros(3))
+
+        def forward(self, x):
+            self.total.add_(x.sum(0))
+            return x - self.total
+    m = Running()
+    ep = ember.export.export(m, (ember.randn(8, 3),), dynamic_shapes=({0: Dim("b")},))
+    assert ember.equal(m.total, ember.zeros(3))
+    x = ember.randn(5, 3)
+    want = x - x.sum(0)
+    assert ember.allclose(ep(x), want, rtol=1e-5, atol=1e-6)
+
+
+def test_tampered_symbolic_sizes(tmp_path):
+    from ember.export import Dim
+    ep = ember.export.export(lambda x: x.view(-1, 2) * 2, (ember.randn(4, 6),), dynamic_shapes=({0: Dim("b")},))
+    ember.export.save(ep, tmp_path / "m.ember")
+    with zipfile.ZipFile(tmp_path / "m.ember") as z:
+        graph = json.loads(z.read("program/graph.json"))
+        constants = z.read("program/constants.safetensors")
+
+    def rewrite(change, match):
+        g = json.loads(json.dumps(graph))
+        change(g)
+        path = tmp_path / "bad.ember"
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("program/graph.json", json.dumps(g))
+            z.writestr("program/constants.safetensors", constants)
+        with pytest.raises(ValueError, match=match):
+            ember.export.load(path)
+    rewrite(lambda g: g["symbolic"][0].update(item=999), "not a number of the graph")
+    rewrite(lambda g: g["symbolic"][0].update(poly=[[2, 1]]), "at the example sizes")
+    rewrite(lambda g: g["symbolic"][0].update(poly=[[1, 9]]), "power")
+    rewrite(lambda g: g["symbolic"][0].update(at="elsewhere"), "symbolic size at 'elsewhere'")
+    rewrite(lambda g: g["symbols"][0].update(min=7), "range")
+    rewrite(lambda g: g.update(symbolic=[s for s in g["symbolic"] if s["at"] != "size" or s["item"] != g["inputs"][0]]),
+            "not the size of any input")
+    rewrite(lambda g: g["symbolic"].append({"at": "arg", "item": 0, "index": 1, "element": 0,
+                                           "poly": [[1 << 62, 2]]}), "overflow|example")
 
 
 def test_load_onto_a_device(tmp_path):

@@ -23,8 +23,9 @@ class CaptureSession {
   CaptureSession(const CaptureSession&) = delete;
   CaptureSession& operator=(const CaptureSession&) = delete;
   // Closes capture and returns the graph whose outputs are `outputs` (tensors the function made,
-  // took, or captured as constants).
-  Graph finish(const std::vector<Tensor>& outputs);
+  // took, or captured as constants). `simplify` off: no constant folding or merging, only dead
+  // code removal (passes.h; an export with dynamic shapes).
+  Graph finish(const std::vector<Tensor>& outputs, bool simplify = true);
   // Closes capture without a graph (the function raised); the destructor does it too.
   void close();
   // The first break (empty if none): what the graph could not capture, and after which op.

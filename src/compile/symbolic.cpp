@@ -1,0 +1,220 @@
+// Symbolic sizes of exported programs (ember/compile/symbolic.h): checking them against a graph,
+// binding them from a call's inputs, and specialising the graph to them.
+#include "ember/compile/symbolic.h"
+
+#include <set>
+
+#include "compile/capture_kernel.h"
+#include "ember/core/errors.h"
+#include "ember/ops.h"
+
+namespace ember::compiler {
+
+namespace {
+[[noreturn]] void bad(const std::string& what) { throw ValueError("export: not a valid ember program: " + what); }
+
+int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) throw ValueError("export: a symbolic size overflows int64");
+  return r;
+}
+int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) throw ValueError("export: a symbolic size overflows int64");
+  return r;
+}
+
+// The graph's number a site stands on (nullptr: the site is on nothing).
+struct Leaf {
+  int64_t* i = nullptr;
+  double* d = nullptr;
+};
+
+Leaf leaf(Graph& g, const SymSite& s) {
+  Leaf l;
+  if (s.where == SymSite::Value) return l;  // a tensor (wrapped_number below)
+  if (s.where == SymSite::Size || s.where == SymSite::Stride) {
+    if (s.item < 0 || size_t(s.item) >= g.values.size()) return l;
+    ValueInfo& v = g.values[size_t(s.item)];
+    if (s.index < 0 || size_t(s.index) >= v.sizes.size()) return l;
+    l.i = s.where == SymSite::Size ? &v.sizes[size_t(s.index)] : &v.strides[size_t(s.index)];
+    return l;
+  }
+  if (s.item < 0 || size_t(s.item) >= g.nodes.size()) return l;
+  Node& n = g.nodes[size_t(s.item)];
+  if (s.index < 0 || size_t(s.index) >= n.args.size()) return l;
+  Arg& a = n.args[size_t(s.index)];
+  if (s.element < 0) {
+    if (a.kind == Arg::Int) l.i = &a.i;
+    else if (a.kind == Arg::Double) l.d = &a.d;
+  } else if (a.kind == Arg::Ints && size_t(s.element) < a.ints.size()) {
+    l.i = &a.ints[size_t(s.element)];
+  } else if (a.kind == Arg::Doubles && size_t(s.element) < a.doubles.size()) {
+    l.d = &a.doubles[size_t(s.element)];
+  }
+  return l;
+}
+
+// A Value site's tensor: a 0-dim wrapped-number constant (nullptr: the site is on something else).
+const Tensor* wrapped_number(const Graph& g, const SymSite& s) {
+  if (s.where != SymSite::Value || s.item < 0 || size_t(s.item) >= g.values.size()) return nullptr;
+  const ValueInfo& v = g.values[size_t(s.item)];
+  if (v.kind != ValueKind::Constant || !v.wrapped_number || !v.constant.defined() || v.constant.dim() != 0) return nullptr;
+  return &v.constant;
+}
+
+std::string where(const SymSite& s) {
+  if (s.where == SymSite::Arg)
+    return "node " + std::to_string(s.item) + " argument " + std::to_string(s.index) +
+           (s.element >= 0 ? " element " + std::to_string(s.element) : "");
+  if (s.where == SymSite::Value) return "constant " + std::to_string(s.item);
+  return std::string(s.where == SymSite::Size ? "the size" : "the stride") + " of value " + std::to_string(s.item) +
+         " dim " + std::to_string(s.index);
+}
+}  // namespace
+
+int64_t SymPoly::eval(const std::vector<int64_t>& dims) const {
+  int64_t sum = 0;
+  for (const auto& t : terms) {
+    int64_t v = t.coef;
+    for (size_t i = 0; i < t.power.size() && i < dims.size(); ++i)
+      for (uint8_t p = 0; p < t.power[i]; ++p) v = checked_mul(v, dims[i]);
+    sum = checked_add(sum, v);
+  }
+  return sum;
+}
+
+std::string SymPoly::str(const std::vector<std::string>& names) const {
+  std::string s;
+  for (const auto& t : terms) {
+    std::string term;
+    bool any = false;
+    for (size_t i = 0; i < t.power.size() && i < names.size(); ++i) {
+      if (!t.power[i]) continue;
+      term += (any ? "*" : "") + names[i] + (t.power[i] > 1 ? "^" + std::to_string(t.power[i]) : "");
+      any = true;
+    }
+    const int64_t c = t.coef < 0 ? -t.coef : t.coef;
+    if (!any) term = std::to_string(c);
+    else if (c != 1) term = std::to_string(c) + "*" + term;
+    s += s.empty() ? (t.coef < 0 ? "-" + term : term) : (t.coef < 0 ? " - " : " + ") + term;
+  }
+  return s.empty() ? "0" : s;
+}
+
+bool SymPoly::is_dim(size_t i) const {
+  if (terms.size() != 1 || terms[0].coef != 1) return false;
+  const auto& p = terms[0].power;
+  for (size_t k = 0; k < p.size(); ++k)
+    if (p[k] != (k == i ? 1 : 0)) return false;
+  return i < p.size();
+}
+
+void SymbolicShapes::check(const Graph& g) const {
+  const size_t k = names.size();
+  if (k == 0 || k > 8) bad("a program has " + std::to_string(k) + " dynamic dims (1 to 8)");
+  if (min.size() != k || max.size() != k || example.size() != k) bad("the dynamic dims' ranges do not match their names");
+  std::set<std::string> seen;
+  for (size_t i = 0; i < k; ++i) {
+    if (names[i].empty() || !seen.insert(names[i]).second) bad("dynamic dim '" + names[i] + "' is unnamed or repeated");
+    if (min[i] < 0 || (max[i] != -1 && max[i] < min[i]) || example[i] < min[i] || (max[i] != -1 && example[i] > max[i]))
+      bad("dynamic dim '" + names[i] + "' has the range [" + std::to_string(min[i]) + ", " + std::to_string(max[i]) +
+          "] around the example size " + std::to_string(example[i]));
+  }
+  Graph& mutable_graph = const_cast<Graph&>(g);  // leaf() only reads through it here
+  std::vector<char> bound(k, 0);
+  for (const auto& s : sites) {
+    if (s.where > SymSite::Value) bad("a symbolic site of unknown kind");
+    const Leaf l = leaf(mutable_graph, s);
+    const Tensor* number = wrapped_number(g, s);
+    if (!l.i && !l.d && !number) bad("a symbolic size names " + where(s) + ", which is not a number of the graph");
+    if (s.poly.terms.empty() || s.poly.terms.size() > 64) bad("a symbolic size at " + where(s) + " has no or too many terms");
+    for (const auto& t : s.poly.terms) {
+      if (t.power.size() > k) bad("a symbolic size at " + where(s) + " names more dims than the program has");
+      for (uint8_t p : t.power)
+        if (p > 4) bad("a symbolic size at " + where(s) + " has a power above 4");
+    }
+    const int64_t at_example = s.poly.eval(example);
+    if (number ? number->item<double>() != double(at_example) : l.i ? *l.i != at_example : *l.d != double(at_example))
+      bad("the symbolic size " + s.poly.str(names) + " at " + where(s) + " is " + std::to_string(at_example) +
+          " at the example sizes, where the graph holds another number");
+    if (s.where == SymSite::Size && g.values[size_t(s.item)].kind == ValueKind::Input)
+      for (size_t i = 0; i < k; ++i) bound[i] = bound[i] || s.poly.is_dim(i);
+    if ((s.where == SymSite::Size || s.where == SymSite::Stride) && g.values[size_t(s.item)].kind == ValueKind::Constant)
+      bad("a symbolic size names constant " + std::to_string(s.item) + ", whose size is fixed");
+  }
+  for (size_t i = 0; i < k; ++i)
+    if (!bound[i]) bad("dynamic dim '" + names[i] + "' is not the size of any input dim");
+}
+
+std::vector<int64_t> SymbolicShapes::bind(const Graph& g, const std::vector<Tensor>& inputs) const {
+  std::vector<int64_t> dims(names.size(), -1);
+  std::vector<std::string> from(names.size());
+  for (size_t i = 0; i < inputs.size() && i < g.inputs.size(); ++i) {
+    const ValueInfo& want = g.values[size_t(g.inputs[i])];
+    EMBER_CHECK_VALUE(inputs[i].defined(), "exported program: input ", i, " is undefined");
+    EMBER_CHECK_VALUE(size_t(inputs[i].dim()) == want.sizes.size(), "exported program: input ", i, " must have ",
+                      want.sizes.size(), " dims (exported as ", describe_sizes(g, g.inputs[i]), "), got size ",
+                      inputs[i].sizes());
+  }
+  for (const auto& s : sites) {
+    if (s.where != SymSite::Size || g.values[size_t(s.item)].kind != ValueKind::Input) continue;
+    const int32_t slot = g.values[size_t(s.item)].input_index;
+    if (slot < 0 || size_t(slot) >= inputs.size()) continue;
+    for (size_t d = 0; d < names.size(); ++d) {
+      if (!s.poly.is_dim(d)) continue;
+      const int64_t got = inputs[size_t(slot)].size(s.index);
+      const std::string here = "input " + std::to_string(slot) + " dim " + std::to_string(s.index);
+      if (dims[d] < 0) {
+        dims[d] = got;
+        from[d] = here;
+      } else {
+        EMBER_CHECK_VALUE(dims[d] == got, "exported program: dynamic dim '", names[d], "' is ", dims[d], " in ", from[d],
+                          " but ", got, " in ", here);
+      }
+    }
+  }
+  for (size_t d = 0; d < names.size(); ++d)
+    EMBER_CHECK_VALUE(dims[d] >= min[d] && (max[d] == -1 || dims[d] <= max[d]), "exported program: dynamic dim '",
+                      names[d], "' is ", dims[d], " (", from[d], "), outside the range it was exported for: [", min[d],
+                      ", ", max[d] == -1 ? std::string("inf") : std::to_string(max[d]), "]");
+  return dims;
+}
+
+Graph SymbolicShapes::specialise(const Graph& g, const std::vector<int64_t>& dims) const {
+  Graph out = g;
+  std::set<int32_t> changed;
+  for (const auto& s : sites) {
+    const Leaf l = leaf(out, s);
+    const int64_t v = s.poly.eval(dims);
+    if (l.i) *l.i = v;
+    else if (l.d) *l.d = double(v);
+    if (s.where == SymSite::Value) {
+      Tensor& t = out.values[size_t(s.item)].constant;
+      TensorOptions options;
+      options.dtype = t.dtype();
+      options.device = t.device();
+      t = ember::full({}, Scalar(double(v)), options);
+      t.impl()->set_wrapped_number(true);
+    }
+    if (s.where == SymSite::Arg) changed.insert(s.item);
+  }
+  for (int32_t n : changed) {
+    Node& node = out.nodes[size_t(n)];
+    node.replay = detail::replay_for(node.op, node.args).second;
+  }
+  return out;
+}
+
+std::string SymbolicShapes::describe_sizes(const Graph& g, ValueId v) const {
+  const ValueInfo& info = g.values[size_t(v)];
+  std::vector<std::string> dims;
+  for (int64_t d : info.sizes) dims.push_back(std::to_string(d));
+  for (const auto& s : sites)
+    if (s.where == SymSite::Size && s.item == v) dims[size_t(s.index)] = s.poly.str(names);
+  std::string o = "[";
+  for (size_t i = 0; i < dims.size(); ++i) o += (i ? ", " : "") + dims[i];
+  return o + "]";
+}
+
+}  // namespace ember::compiler
