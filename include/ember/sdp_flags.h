@@ -18,4 +18,11 @@ void enable_mem_efficient_sdp(bool enabled);
 bool math_sdp_enabled();
 void enable_math_sdp(bool enabled);
 
+// On this thread, choose between the CPU's flash and math paths without looking at the sizes
+// (flash wherever it applies, except unmasked half precision, which keeps math): while export
+// captures a forward at several sizes of a dynamic dim, the captures must run the same ops.
+// Returns the previous setting.
+bool set_sdp_choice_ignores_sizes(bool on);
+bool sdp_choice_ignores_sizes();
+
 }  // namespace ember

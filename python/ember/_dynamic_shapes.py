@@ -322,7 +322,17 @@ def _poly_str(coefs, dims):
 
 def export_dynamic(fn, in_spec, tensors, dims, meta_for, error, mod_state):
     """The program of fn over tensors with dims dynamic (a Program with symbolic sizes), after
-    the captures and checks described above; returns (program, out_spec)."""
+    the captures and checks described above; returns (program, out_spec). Attention picks its
+    CPU path (flash or math) without looking at the sizes meanwhile, so that every capture runs
+    the same ops (ember/sdp_flags.h)."""
+    was = _C._cuda.set_sdp_choice_ignores_sizes(True)
+    try:
+        return _export_dynamic(fn, in_spec, tensors, dims, meta_for, error, mod_state)
+    finally:
+        _C._cuda.set_sdp_choice_ignores_sizes(was)
+
+
+def _export_dynamic(fn, in_spec, tensors, dims, meta_for, error, mod_state):
     import ember
     grids, checks = _grid_values(dims)
     captures = {}
@@ -333,8 +343,8 @@ def export_dynamic(fn, in_spec, tensors, dims, meta_for, error, mod_state):
     for sizes, c in captures.items():
         if c.skeleton != base.skeleton:
             at = ", ".join(f"{d.name}={n}" for d, n in zip(dims, sizes))
-            raise error(f"ember.export: the graph depends on the dynamic sizes beyond their arithmetic (Python control "
-                        f"flow on a size?): with {at} it differs from the example's: "
+            raise error(f"ember.export: the graph depends on the dynamic sizes beyond their arithmetic (a Python "
+                        f"loop over a size, a branch on one?): with {at} it differs from the example's: "
                         f"{_first_difference(c.graph, base.graph)}")
         if c.out_spec != base.out_spec:
             raise error("ember.export: the forward's output structure depends on the dynamic sizes")

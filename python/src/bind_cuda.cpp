@@ -233,6 +233,7 @@ void bind_cuda(nb::module_& m, nb::class_<Tensor>& cls) {
   c.def("enable_flash_sdp", &enable_flash_sdp);
   c.def("enable_mem_efficient_sdp", &enable_mem_efficient_sdp);
   c.def("enable_math_sdp", &enable_math_sdp);
+  c.def("set_sdp_choice_ignores_sizes", &set_sdp_choice_ignores_sizes);
 }
 
 }  // namespace ember::python

@@ -65,9 +65,9 @@ def test_onnxruntime_gives_ember_outputs(tmp_path, make):
 def test_what_is_not_mapped_is_an_error(tmp_path):
     with pytest.raises(NotImplementedError, match="'cumsum' has no ONNX mapping"):
         ember.onnx.export(lambda x: x.cumsum(0), (ember.ones(3),), str(tmp_path / "m.onnx"))
-    with pytest.raises(NotImplementedError, match="dynamic_axes"):
+    with pytest.raises(ValueError, match="dynamic_axes names 'nope'"):
         ember.onnx.export(_mlp(), (ember.ones(1, 1, 28, 28),), str(tmp_path / "m.onnx"),
-                          dynamic_axes={"input": {0: "batch"}})
+                          dynamic_axes={"nope": {0: "batch"}})
     assert not (tmp_path / "m.onnx").exists()
     assert not ember.onnx.is_in_onnx_export()
 
@@ -92,3 +92,62 @@ def test_gpt2_logits_in_onnxruntime(tmp_path, t):
         want = model(ids).numpy()
     got, _ = _onnxruntime(path, ids.numpy(), tmp_path)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+_RUN_MANY = """
+import sys, numpy as np, onnxruntime as ort
+sess = ort.InferenceSession(sys.argv[1], providers=["CPUExecutionProvider"])
+print([i.shape for i in sess.get_inputs()], [o.shape for o in sess.get_outputs()])
+for k in range(2, len(sys.argv)):
+    np.save(sys.argv[k] + ".out.npy", sess.run(None, {sess.get_inputs()[0].name: np.load(sys.argv[k])})[0])
+"""
+
+
+def _onnxruntime_many(path, xs, tmp_path):
+    if not os.path.exists(ORT) or subprocess.run([ORT, "-c", "import onnxruntime"], capture_output=True).returncode:
+        pytest.skip("onnxruntime is not installed in .venv-ort (scripts/setup.sh installs it)")
+    files = []
+    for i, x in enumerate(xs):
+        files.append(str(tmp_path / f"x{i}.npy"))
+        np.save(files[-1], x)
+    out = subprocess.run([ORT, "-c", _RUN_MANY, str(path), *files], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return [np.load(f + ".out.npy") for f in files], out.stdout
+
+
+def test_dynamic_axes_cnn_batch(tmp_path):
+    ember.manual_seed(2)
+    model = _cnn().eval()
+    path = tmp_path / "cnn.onnx"
+    ember.onnx.export(model, (ember.randn(4, 1, 28, 28),), str(path), input_names=["images"], output_names=["scores"],
+                      dynamic_axes={"images": {0: "batch"}, "scores": {0: "batch"}})
+    xs = [ember.randn(n, 1, 28, 28) for n in (1, 7)]
+    got, shapes = _onnxruntime_many(path, [x.numpy() for x in xs], tmp_path)
+    assert "['batch', 1, 28, 28]" in shapes and "['batch', 10]" in shapes
+    for x, g in zip(xs, got):
+        with ember.no_grad():
+            np.testing.assert_allclose(g, model(x).numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_dynamic_axes_gpt2_batch_and_sequence(tmp_path):
+    """Reshape shapes, position ids, slices and the causal mask computed from the input's shape."""
+    from ember.models import GPT2Config, GPT2LMHeadModel
+
+    class Logits(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gpt = GPT2LMHeadModel(GPT2Config(vocab_size=64, n_positions=160, n_embd=32, n_layer=2, n_head=2))
+
+        def forward(self, ids):
+            return self.gpt(ids).logits
+    ember.manual_seed(1)
+    model = Logits().eval()
+    path = tmp_path / "gpt2.onnx"
+    ember.onnx.export(model, (ember.randint(0, 64, (2, 16)),), str(path), input_names=["ids"], output_names=["logits"],
+                      dynamic_axes={"ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}})
+    xs = [ember.randint(0, 64, (b, t)) for b, t in ((1, 5), (3, 16), (2, 40), (1, 150))]  # math and flash sizes
+    got, shapes = _onnxruntime_many(path, [x.numpy() for x in xs], tmp_path)
+    assert "['batch', 'seq']" in shapes
+    for x, g in zip(xs, got):
+        with ember.no_grad():
+            np.testing.assert_allclose(g, model(x).numpy(), rtol=1e-4, atol=1e-4)

@@ -6,9 +6,11 @@ in _proto.py: no onnx package needed). Covered: the seeds' MLP, CNN and GPT-2 (L
 BatchNorm in eval, ReLU/Tanh/Sigmoid/GELU both forms, MaxPool2d, Flatten, Dropout in eval,
 elementwise arithmetic, softmax, embeddings (Gather), LayerNormalization, slicing, expand,
 causal masks, scaled-dot-product attention (both ember paths)); another op is an error naming it
-(docs/issue24-export.md). The graph is specialised to the example's shapes (dynamic_axes is not
-supported yet). The file is checked against onnxruntime in
-tests/python/test_onnx.py.
+(docs/issue24-export.md). dynamic_axes ({"input": {0: "batch", 1: "seq"}}) exports with those dims
+dynamic (ember.export's dynamic_shapes): every size the graph takes from them (a reshape's shape, a
+slice's end, a causal mask) is computed in the ONNX graph from its inputs' shapes (Shape, Gather,
+Mul, Add, Concat), and the inputs and outputs carry the dims' names. The file is checked against
+onnxruntime in tests/python/test_onnx.py.
 """
 import json
 
@@ -40,9 +42,6 @@ def export(model, args, f, *, export_params=True, verbose=False, training=Traini
            output_names=None, opset_version=17, dynamic_axes=None, do_constant_folding=True, **unused):
     """torch.onnx.export: writes model(*args) as an ONNX graph to the path (or binary file) f."""
     import ember
-    if dynamic_axes:
-        raise NotImplementedError("ember.onnx.export: dynamic_axes is not supported yet (the graph is specialised "
-                                  "to the example's shapes)")
     if opset_version is None:
         opset_version = 17
     if opset_version < 17:
@@ -53,16 +52,17 @@ def export(model, args, f, *, export_params=True, verbose=False, training=Traini
     was_training = getattr(model, "training", None)
     if training == TrainingMode.EVAL and was_training:
         model.eval()
+    dynamic_shapes, output_axes = _dynamic_shapes(dynamic_axes, args, input_names, output_names)
     _exporting[0] = True
     try:
         with ember.no_grad():
-            program = ember.export.export(model, args)._program
+            program = ember.export.export(model, args, dynamic_shapes=dynamic_shapes)._program
     finally:
         _exporting[0] = False
         if training == TrainingMode.EVAL and was_training:
             model.train()
     data = _Converter(json.loads(program.graph_json()), program.constants(), input_names, output_names,
-                      opset_version).model_bytes()
+                      opset_version, output_axes).model_bytes()
     if hasattr(f, "write"):
         f.write(data)
     else:
@@ -70,6 +70,39 @@ def export(model, args, f, *, export_params=True, verbose=False, training=Traini
         _write_atomically(str(f), data)
     if verbose:
         print(f"ember.onnx.export: {len(data)} bytes")
+
+
+def _input_name(i, input_names):
+    return input_names[i] if input_names and i < len(input_names) else f"input_{i}"
+
+
+def _dynamic_shapes(dynamic_axes, args, input_names, output_names):
+    """torch.onnx's dynamic_axes ({name: {axis: dim name}} or {name: [axes]}, by input and output
+    name) as ember.export's dynamic_shapes over the positional arguments, and the outputs' names."""
+    if not dynamic_axes:
+        return None, {}
+    from ..export import Dim
+    inputs = {_input_name(i, input_names): i for i in range(len(args))}
+    outputs = {n: i for i, n in enumerate(output_names or [])}
+    shapes = [None] * len(args)
+    output_axes = {}
+    dims = {}
+    for key, axes in dynamic_axes.items():
+        if isinstance(axes, (list, tuple)):
+            axes = {a: f"{key}_dynamic_axes_{k + 1}" for k, a in enumerate(axes)}
+        if not isinstance(axes, dict):
+            raise TypeError(f"ember.onnx.export: dynamic_axes[{key!r}] must be a dict of axis -> name or a list of axes")
+        if key in inputs:
+            spec = shapes[inputs[key]] = {}
+            for axis, name in axes.items():
+                spec[axis] = dims.setdefault(name, Dim(name))
+        elif key in outputs or key.startswith("output_"):
+            index = outputs[key] if key in outputs else int(key.split("_", 1)[1])
+            output_axes[index] = dict(axes)
+        else:
+            raise ValueError(f"ember.onnx.export: dynamic_axes names {key!r}, which is neither an input name "
+                             f"({list(inputs)}) nor an output name ({list(outputs) or 'output_<i>'})")
+    return (tuple(shapes) if any(s for s in shapes) else None), output_axes
 
 
 def dynamo_export(*args, **kwargs):
@@ -86,22 +119,107 @@ _BINARY = {"mul": "Mul", "div": "Div", "maximum": "Max", "minimum": "Min", "pow"
 
 
 class _Converter:
-    def __init__(self, graph, constants, input_names, output_names, opset):
+    def __init__(self, graph, constants, input_names, output_names, opset, output_axes=None):
         self.g, self.constants, self.opset = graph, constants, opset
         self.nodes, self.initializers = [], []
         self.names = {}
         self.counter = 0
         for i, v in enumerate(graph["inputs"]):
-            self.names[v] = (input_names[i] if input_names and i < len(input_names) else f"input_{i}")
+            self.names[v] = _input_name(i, input_names)
         self.output_names = output_names
+        self.output_axes = output_axes or {}
+        # dynamic dims (ember.export's symbolic sizes): (at, item, index, element) -> polynomial
+        self.symbols = [d["name"] for d in graph.get("symbols", [])]
+        self.sites = {(s["at"], s["item"], s["index"], s["element"]): s for s in graph.get("symbolic", [])}
+        self.shape_cache = {}
+        self.node_index = -1
 
     def name(self, v):
         if v not in self.names:
             self.names[v] = f"v{v}"
             if self.g["values"][v]["kind"] == "constant":
-                t = self.constants[v]
-                self.initializers.append(_proto.tensor(self.names[v], t))
+                site = self.sites.get(("value", v, -1, -1))
+                if site:  # a Python number computed from a dynamic size
+                    n = self.fresh("number")
+                    self.add("Cast", [self.poly(site["poly"])], [n], to=_DTYPES[self.value_dtype(v)])
+                    self.add("Reshape", [n, self.const([], dims=[0])], [self.names[v]])
+                else:
+                    self.initializers.append(_proto.tensor(self.names[v], self.constants[v]))
         return self.names[v]
+
+    # ---- sizes that depend on dynamic dims, computed in the graph from the inputs' shapes
+
+    def dim(self, j):
+        """An int64 [1] tensor holding dynamic dim j, read from an input's shape."""
+        key = ("dim", j)
+        if key not in self.shape_cache:
+            for (at, item, index, _), s in self.sites.items():
+                if at == "size" and item in self.g["inputs"] and s["expr"] == self.symbols[j]:
+                    shape, out = self.fresh("shape"), self.fresh(self.symbols[j])
+                    self.add("Shape", [self.names[item]], [shape])
+                    self.add("Gather", [shape, self.const([index])], [out], axis=0)
+                    self.shape_cache[key] = out
+                    break
+            else:
+                raise ValueError(f"ember.onnx.export: dynamic dim {self.symbols[j]!r} is not an input's size")
+        return self.shape_cache[key]
+
+    def poly(self, poly):
+        """An int64 [1] tensor: sum of coef * prod dims^power."""
+        key = json.dumps(poly)
+        if key not in self.shape_cache:
+            total = None
+            for coef, *powers in poly:
+                term = self.const([coef])
+                for j, p in enumerate(powers):
+                    for _ in range(p):
+                        t = self.fresh("size")
+                        self.add("Mul", [term, self.dim(j)], [t])
+                        term = t
+                if total is None:
+                    total = term
+                else:
+                    t = self.fresh("size")
+                    self.add("Add", [total, term], [t])
+                    total = t
+            self.shape_cache[key] = total
+        return self.shape_cache[key]
+
+    def has_sites(self, at, item):
+        return any(k[0] == at and k[1] == item for k in self.sites)
+
+    def ints(self, arg, values):
+        """An int64 tensor of this node's list argument `arg`, computed where it depends on dims."""
+        values = list(values)
+        if not any(("arg", self.node_index, arg, e) in self.sites for e in range(len(values))):
+            return self.const(values)
+        parts = [self.poly(self.sites[("arg", self.node_index, arg, e)]["poly"])
+                 if ("arg", self.node_index, arg, e) in self.sites else self.const([x]) for e, x in enumerate(values)]
+        out = self.fresh("shape")
+        self.add("Concat", parts, [out], axis=0)
+        return out
+
+    def int1(self, arg, value):
+        """An int64 [1] tensor of this node's int argument `arg`."""
+        site = self.sites.get(("arg", self.node_index, arg, -1))
+        return self.poly(site["poly"]) if site else self.const([value])
+
+    def sizes(self, v):
+        """An int64 tensor of value v's sizes."""
+        info = self.g["values"][v]
+        if not self.has_sites("size", v):
+            return self.const(info["sizes"])
+        parts = [self.poly(self.sites[("size", v, d, -1)]["poly"]) if ("size", v, d, -1) in self.sites
+                 else self.const([x]) for d, x in enumerate(info["sizes"])]
+        out = self.fresh("shape")
+        self.add("Concat", parts, [out], axis=0)
+        return out
+
+    def dims_of(self, v):
+        """Value v's sizes for a ValueInfo: numbers, and the dims' expressions where dynamic."""
+        info = self.g["values"][v]
+        return [self.sites[("size", v, d, -1)]["expr"] if ("size", v, d, -1) in self.sites else x
+                for d, x in enumerate(info["sizes"])]
 
     def fresh(self, hint):
         self.counter += 1
@@ -118,8 +236,13 @@ class _Converter:
     def value_dtype(self, v):
         return self.g["values"][v]["dtype"]
 
+    _DYNAMIC_READY = {"view", "reshape", "_unsafe_view", "empty", "fill_", "arange", "slice", "expand"}
+
     def convert(self, node):
         op, ins, outs, args = node["op"], node["inputs"], node["outputs"], node["args"]
+        if op not in self._DYNAMIC_READY and self.has_sites("arg", self.node_index):
+            raise NotImplementedError(f"ember.onnx.export: '{op}' with an argument that depends on a dynamic dim has "
+                                      f"no ONNX mapping yet (node {', '.join('%' + str(o) for o in outs)})")
         def a(i):
             kind, value = args[i]
             return float(value) if kind == "double" and isinstance(value, str) else value  # "inf", "-inf", "nan"
@@ -165,7 +288,7 @@ class _Converter:
             self.add("Mul", [x[0], half], [hx])
             return self.add("Mul", [hx, plus], y)
         if op == "view" or op == "reshape" or op == "_unsafe_view":
-            return self.add("Reshape", [x[0], self.const(list(a(1)))], y)
+            return self.add("Reshape", [x[0], self.ints(1, a(1))], y)
         if op == "transpose":
             rank = len(self.g["values"][ins[0]]["sizes"])
             perm = list(range(rank))
@@ -195,14 +318,26 @@ class _Converter:
             self.add("Reshape", [x[2], shape], [sh])
             self.add("Mul", [x[0], sc], [t])
             return self.add("Add", [t, sh], y)
-        if op == "arange":  # no inputs: a constant of the values
+        if op == "arange":  # no inputs: a constant of the values, or a Range over dynamic bounds
             import ember
-            return self.initializer_for(outs[0], ember.arange(a(0), a(1), a(2), dtype=ember.int64))
+            dtype = self.value_dtype(outs[0])
+            if not self.has_sites("arg", self.node_index):
+                return self.initializer_for(outs[0], ember.arange(a(0), a(1), a(2), dtype=getattr(ember, dtype)))
+            bounds = []
+            for i in range(3):
+                b = self.fresh("bound")
+                self.add("Squeeze", [self.int1(i, a(i)), self.const([0])], [b])
+                bounds.append(b)
+            r = self.fresh("range")
+            self.add("Range", bounds, [r])
+            return self.add("Cast", [r], y, to=_DTYPES[dtype])
         if op == "empty":  # filled by the next node, which gives its value (fill_, copy_)
             return None
         if op == "fill_":
             import ember
             info = self.g["values"][outs[0]]
+            if self.has_sites("size", outs[0]):  # the scalar expanded to the dynamic shape
+                return self.add("Expand", [self.const([a(1)], info["dtype"], dims=[]), self.sizes(outs[0])], y)
             return self.initializer_for(outs[0], ember.full(info["sizes"], a(1), dtype=getattr(ember, info["dtype"])))
         if op == "copy_":
             return self.add("Identity", [x[1]], y) if self._fresh(ins[0]) else self.unsupported(op, outs)
@@ -223,18 +358,16 @@ class _Converter:
         if op == "slice":
             dim, start, end, step = a(1), a(2), a(3), a(4)
             big = 2 ** 62
-            return self.add("Slice", [x[0], self.const([0 if start is None else start]),
-                                      self.const([big if end is None else end]), self.const([dim]),
-                                      self.const([step])], y)
+            return self.add("Slice", [x[0], self.int1(2, 0 if start is None else start),
+                                      self.int1(3, big if end is None else end), self.const([dim]),
+                                      self.int1(4, step)], y)
         if op == "expand":
-            return self.add("Expand", [x[0], self.const(list(a(1)))], y)
+            return self.add("Expand", [x[0], self.ints(1, a(1))], y)
         if op == "tril" or op == "triu":
             return self.add("Trilu", [x[0], self.const([a(1)], dims=[])], y, upper=int(op == "triu"))
         if op == "logical_not":
             return self.add("Not", x, y)
         if op == "_flash_attention_forward":  # softmax(q k^T * scale [+ mask | causal]) v
-            if ins[3] >= 0:
-                return self.unsupported(op, outs)
             causal, scale = a(4), a(5)
             kt, s, scaled, p = (self.fresh("attn") for _ in range(4))
             rank = len(self.g["values"][ins[0]]["sizes"])
@@ -244,11 +377,16 @@ class _Converter:
             self.add("MatMul", [x[0], kt], [s])
             self.add("Mul", [s, self.scalar(scale, outs[0])], [scaled])
             if causal:
-                tq, tk = self.g["values"][ins[0]]["sizes"][-2], self.g["values"][ins[1]]["sizes"][-2]
-                import ember
-                keep = ember.ones(tq, tk, dtype=ember.bool).tril()
                 masked = self.fresh("masked")
-                self.add("Where", [self.initializer(keep), scaled, self.scalar(float("-inf"), outs[0])], [masked])
+                self.add("Where", [self.causal_mask(ins[0], ins[1], rank), scaled, self.scalar(float("-inf"), outs[0])],
+                         [masked])
+                scaled = masked
+            elif ins[3] >= 0:  # a bool mask keeps where true; a float mask is added
+                masked = self.fresh("masked")
+                if self.value_dtype(ins[3]) == "bool":
+                    self.add("Where", [x[3], scaled, self.scalar(float("-inf"), outs[0])], [masked])
+                else:
+                    self.add("Add", self.same_type([scaled, x[3]], [outs[0], ins[3]], outs[0]), [masked])
                 scaled = masked
             self.add("Softmax", [scaled], [p], axis=-1)
             return self.add("MatMul", [p, x[2]], y[:1])
@@ -258,6 +396,22 @@ class _Converter:
             return self.add("LogSoftmax", x[:1], y, axis=a(1))
         raise NotImplementedError(f"ember.onnx.export: the op '{op}' has no ONNX mapping yet (node "
                                   f"{', '.join('%' + str(o) for o in outs)})")
+
+    def causal_mask(self, q, k, rank):
+        """keep[i, j] = j <= i over (queries, keys), computed from their sizes when those are dynamic."""
+        import ember
+        if not (self.has_sites("size", q) or self.has_sites("size", k)):
+            tq, tk = self.g["values"][q]["sizes"][-2], self.g["values"][k]["sizes"][-2]
+            return self.initializer(ember.ones(tq, tk, dtype=ember.bool).tril())
+        def size_of(v):
+            site = self.sites.get(("size", v, rank - 2, -1))
+            return self.poly(site["poly"]) if site else self.const([self.g["values"][v]["sizes"][-2]])
+        shape, ones, lower, keep = (self.fresh("causal") for _ in range(4))
+        self.add("Concat", [size_of(q), size_of(k)], [shape], axis=0)
+        self.add("Expand", [self.const([1], dims=[]), shape], [ones])
+        self.add("Trilu", [ones], [lower], upper=0)
+        self.add("Cast", [lower], [keep], to=_proto.BOOL)
+        return keep
 
     def unsupported(self, op, outs):
         raise NotImplementedError(f"ember.onnx.export: the op '{op}' has no ONNX mapping yet in this form (node "
@@ -297,16 +451,20 @@ class _Converter:
         return fixed
 
     def model_bytes(self):
-        for node in self.g["nodes"]:
+        for i, node in enumerate(self.g["nodes"]):
+            self.node_index = i
             self.convert(node)
         g = self.g
-        inputs = [_proto.value_info(self.names[v], _DTYPES[g["values"][v]["dtype"]], g["values"][v]["sizes"])
+        inputs = [_proto.value_info(self.names[v], _DTYPES[g["values"][v]["dtype"]], self.dims_of(v))
                   for v in g["inputs"]]
         outputs = []
         for i, v in enumerate(g["outputs"]):
             src = self.name(v)
             want = self.output_names[i] if self.output_names and i < len(self.output_names) else f"output_{i}"
             self.add("Identity", [src], [want])
-            outputs.append(_proto.value_info(want, _DTYPES[g["values"][v]["dtype"]], g["values"][v]["sizes"]))
+            dims = self.dims_of(v)
+            for axis, name in self.output_axes.get(i, {}).items():
+                dims[axis] = name
+            outputs.append(_proto.value_info(want, _DTYPES[g["values"][v]["dtype"]], dims))
         graph = _proto.graph(self.nodes, "ember_graph", self.initializers, inputs, outputs)
         return _proto.model(graph, self.opset)

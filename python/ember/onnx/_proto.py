@@ -83,8 +83,10 @@ def node(op_type, inputs, outputs, name, attrs):
 
 
 def value_info(name, elem_type, sizes):
-    """ValueInfoProto: name (1), type (2: TypeProto.tensor_type (1): elem_type (1), shape (2))."""
-    dims = b"".join(_bytes(1, _int(1, d)) for d in sizes)  # TensorShapeProto.dim: Dimension.dim_value (1)
+    """ValueInfoProto: name (1), type (2: TypeProto.tensor_type (1): elem_type (1), shape (2)). A size
+    that is a string is a named dynamic dim."""
+    # TensorShapeProto.dim: Dimension.dim_value (1) or dim_param (2)
+    dims = b"".join(_bytes(1, _bytes(2, d) if isinstance(d, str) else _int(1, d)) for d in sizes)
     tensor_type = _int(1, elem_type) + _bytes(2, dims)
     return _bytes(1, name) + _bytes(2, _bytes(1, tensor_type))
 

@@ -66,6 +66,7 @@ EMBER_REGISTER_KERNEL(_flash_attention_forward, Autograd, flash_attention_ag);
 // its T x T scores reach 32 MiB a head.
 bool prefer_cpu_flash(int64_t tq, int64_t tk, DType dtype, bool causal, bool masked) {
   const bool half = dtype == kBFloat16 || dtype == kFloat16;
+  if (sdp_choice_ignores_sizes()) return !(half && !causal && !masked);
   if (half && !causal && !masked) return tq * tk >= int64_t(4096) * 4096;
   return tq * tk >= 128 * 128;
 }
