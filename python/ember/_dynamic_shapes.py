@@ -312,14 +312,6 @@ def _eval(coefs, sizes):
     return total
 
 
-def _poly_str(coefs, dims):
-    parts = []
-    for p, c in coefs.items():
-        names = "*".join(d.name + (f"^{e}" if e > 1 else "") for d, e in zip(dims, p) if e)
-        parts.append(names if c == 1 and names else f"{c}*{names}" if names else str(c))
-    return " + ".join(parts) or "0"
-
-
 def export_dynamic(fn, in_spec, tensors, dims, meta_for, error, mod_state):
     """The program of fn over tensors with dims dynamic (a Program with symbolic sizes), after
     the captures and checks described above; returns (program, out_spec). Attention picks its
@@ -367,7 +359,7 @@ def _export_dynamic(fn, in_spec, tensors, dims, meta_for, error, mod_state):
         "symbols": [{"name": d.name, "min": d.min, "max": -1 if d.max is None else d.max, "example": d.example}
                     for d in dims],
         "symbolic": [{"at": place[0], "item": place[1], "index": place[2], "element": place[3],
-                      "poly": [[c, *p] for p, c in coefs.items()], "expr": _poly_str(coefs, dims)}
+                      "poly": [[c, *p] for p, c in coefs.items()]}
                      for place, coefs in sites],
     }
     try:

@@ -161,3 +161,46 @@ TEST(Export, ProgramRoundTripsThroughAFileAndRunsWithoutPython) {
   bytes.replace(at, 7, "\"abort\"");  // an op that does not exist (the zip's CRC catches it first)
   EXPECT_THROW(exporting::load_from_bytes(bytes), Error);
 }
+
+// A dynamic batch written by hand (Python's export fits these from captures at several sizes):
+// the input's dim 0, the views' first sizes and every value's first size are
+// polynomials in `batch`; the loaded program specialises its graph to each call's batch.
+TEST(Export, SymbolicBatchSpecialisesPerCall) {
+  manual_seed(11);
+  NoGradGuard no_grad;
+  Tensor w = randn({6, 2});
+  Tensor example = randn({4, 6});
+  compiler::CaptureSession session({example});
+  Tensor out = (example.reshape({8, 3}).sigmoid() * 2.0).reshape({4, 6}).matmul(w);
+  compiler::Graph g = session.finish({out}, /*simplify=*/false);
+  auto sym = std::make_shared<compiler::SymbolicShapes>();
+  sym->names = {"batch"};
+  sym->min = {1};
+  sym->max = {64};
+  sym->example = {4};
+  auto poly = [](int64_t coef) { return compiler::SymPoly{{compiler::SymTerm{coef, {1}}}}; };
+  for (size_t v = 0; v < g.values.size(); ++v) {  // every value whose first dim is the batch (or twice it)
+    const auto& info = g.values[v];
+    if (info.kind == compiler::ValueKind::Constant || info.sizes.empty()) continue;
+    const int64_t per = info.sizes[0] / 4;
+    sym->sites.push_back({compiler::SymSite::Size, int32_t(v), 0, -1, poly(per)});
+  }  // (the strides here are the row lengths, which the batch does not change)
+  for (size_t n = 0; n < g.nodes.size(); ++n) {  // the reshapes' first sizes
+    auto& node = g.nodes[n];
+    if (std::string(node.op) != "view") continue;  // (reshape of a contiguous tensor is a view)
+    sym->sites.push_back({compiler::SymSite::Arg, int32_t(n), 1, 0, poly(node.args[1].ints[0] / 4)});
+  }
+  exporting::Program program(g, {}, sym);
+  const exporting::Program loaded = exporting::load_from_bytes(program.save_to_bytes());
+  ASSERT_NE(loaded.symbolic(), nullptr);
+  for (int64_t b : {1, 4, 7, 64}) {
+    Tensor x = randn({b, 6});
+    Tensor want = (x.reshape({2 * b, 3}).sigmoid() * 2.0).reshape({b, 6}).matmul(w);
+    EXPECT_TRUE(loaded.run({x})[0].allclose(want, 1e-6, 1e-6)) << b;
+  }
+  EXPECT_THROW(loaded.run({randn({65, 6})}), ValueError);  // outside [1, 64]
+  EXPECT_THROW(loaded.run({randn({5, 4})}), ValueError);   // dim 1 is not dynamic
+  // a site that does not hold at the example is refused at load
+  sym->sites.back().poly = poly(3);
+  EXPECT_THROW(exporting::Program(g, {}, sym), ValueError);
+}
