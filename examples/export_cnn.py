@@ -37,8 +37,9 @@ def main():
         if step % 100 == 0 or step == args.steps - 1:
             print(f"step {step:4d}  loss {loss.item():.3f}  ({time.time() - start:.1f} s)")
     model.eval()
-    with ember.no_grad():  # a batch of 100 normalised images in, 10 logits each out
-        program = ember.export.export(model, (ember.zeros(100, 1, 28, 28),))
+    batch = ember.export.Dim("batch", max=4096)
+    with ember.no_grad():  # a batch of any size of normalised images in, 10 logits each out
+        program = ember.export.export(model, (ember.zeros(100, 1, 28, 28),), dynamic_shapes=({0: batch},))
     ember.export.save(program, args.out)
     print(f"saved {args.out}")
 
