@@ -214,22 +214,23 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
             (o.kind == FusedOperand::kScalar
                  ? t.numel() == 1 && t.dtype() == o.dtype
                  : t.dtype() == kFloat32 && t.is_contiguous() &&
-                       (o.kind == FusedOperand::kFull ? Shape(t.sizes().begin(), t.sizes().end()) == grp.sizes
-                                                      : t.numel() == grp.inner));
+                       (o.kind == FusedOperand::kFull  ? Shape(t.sizes().begin(), t.sizes().end()) == grp.sizes
+                        : o.kind == FusedOperand::kRow ? grp.inner > 0 && t.numel() == numel / grp.inner
+                                                       : t.numel() == grp.inner));
         EMBER_CHECK(fits, "compiled graph: an operand of a fused kernel is not what the graph declared (",
                     t.defined() ? dtype_name(t.dtype()) : "undefined", " of size ", t.defined() ? t.sizes() : IntArrayRef(),
                     " for a kernel over ", grp.sizes, ")");
         in_ptrs.push_back(t.data_ptr());
       }
-      for (ValueId v : grp.outputs) {
-        Tensor t = empty(grp.sizes, {.dtype = kFloat32, .device = Device(DeviceType::CPU)});
+      for (size_t o = 0; o < grp.outputs.size(); ++o) {
+        Tensor t = empty(grp.output_sizes[o], {.dtype = kFloat32, .device = Device(DeviceType::CPU)});
         out_ptrs.push_back(t.data_ptr());
-        env[size_t(v)] = std::move(t);
+        env[size_t(grp.outputs[o])] = std::move(t);
       }
       const int64_t inner = grp.inner > 0 ? grp.inner : 4096;
       {
         // one profiler event per fused kernel, in place of the ops it replaced
-        profiler::detail::CompositeScope event("ember::fused_elementwise");
+        profiler::detail::CompositeScope event(grp.rows ? "ember::fused_rows" : "ember::fused_elementwise");
         k.fn(numel, inner, in_ptrs.data(), out_ptrs.data(), &run_on_pool);
       }
       if (grp.needs_grad && autograd::GradMode::is_enabled()) {
@@ -279,7 +280,7 @@ std::string CompiledGraph::describe(bool with_source) const {
     for (int32_t i : grp.nodes) os << " " << m.g.nodes[size_t(i)].op;
     os << " -> ";
     for (size_t o = 0; o < grp.outputs.size(); ++o) os << (o ? ", " : "") << "%" << grp.outputs[o];
-    os << (grp.needs_grad ? " (with a fused backward)" : "") << (m.kernels[k]->from_cache ? " (from the disk cache)" : "")
+    os << (grp.rows ? " (row reductions)" : "") << (grp.needs_grad ? " (with a fused backward)" : "") << (m.kernels[k]->from_cache ? " (from the disk cache)" : "")
        << "\n";
     if (with_source) os << grp.source << "\n";
   }

@@ -35,6 +35,9 @@ std::string float_literal(double v) {
   return os.str();
 }
 
+}  // namespace
+
+namespace fusion_detail {
 bool is_contiguous(const ValueInfo& v) {
   int64_t expect = 1;
   for (size_t d = v.sizes.size(); d-- > 0;) {
@@ -49,6 +52,11 @@ int64_t numel(const Shape& s) {
   for (int64_t d : s) n *= d;
   return n;
 }
+}  // namespace fusion_detail
+
+namespace {
+using fusion_detail::is_contiguous;
+using fusion_detail::numel;
 
 // A constant number (a 0-dim constant, e.g. pow's exponent from a Python float).
 std::optional<double> constant_number(const Graph& g, ValueId v) {
@@ -64,9 +72,11 @@ double alpha_of(const Node& n) {
   return a.kind == Arg::Double ? a.d : double(a.i);
 }
 
+}  // namespace
+
 // The C++ expression of node n over operand expressions a, or nullopt when fusion does not
 // cover this op or these arguments. Each form is the eager float32 kernel's.
-std::optional<std::string> expression(const Graph& g, const Node& n, const std::vector<std::string>& a) {
+std::optional<std::string> fusion_detail::expression(const Graph& g, const Node& n, const std::vector<std::string>& a) {
   const std::string op = n.op;
   if (in(n.op, kUnary) && a.size() == 1) return "f::" + op + "_fn<M>{}(" + a[0] + ")";
   if (in(n.op, kBinary) && a.size() == 2) return "f::" + op + "_fn<M>{}(" + a[0] + ", " + a[1] + ")";
@@ -99,6 +109,9 @@ std::optional<std::string> expression(const Graph& g, const Node& n, const std::
   }
   return std::nullopt;
 }
+
+namespace {
+using fusion_detail::expression;
 
 // Each input's share of the gradient of node n (expressions over its operands a, its output y
 // and the output's gradient g; "" for none), or nullopt when fusion has no backward for it. The
@@ -243,8 +256,10 @@ struct Builder {
   }
 };
 
+}  // namespace
+
 // The operand pointers of a kernel body (`in<k>`: a number, or a float pointer).
-void emit_operand_pointers(std::ostringstream& os, const FusedGroup& grp) {
+void fusion_detail::emit_operand_pointers(std::ostringstream& os, const FusedGroup& grp) {
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     const auto& o = grp.inputs[k];
     if (o.kind == FusedOperand::kScalar) {
@@ -256,6 +271,9 @@ void emit_operand_pointers(std::ostringstream& os, const FusedGroup& grp) {
       os << "  const float* __restrict in" << k << " = static_cast<const float*>(a.in[" << k << "]);\n";
   }
 }
+
+namespace {
+using fusion_detail::emit_operand_pointers;
 
 // Inside the element loop: each operand loaded (a<k>), each node's formula in program order (t<v>).
 void emit_forward_values(std::ostringstream& os, const Graph& g, const FusedGroup& grp,
@@ -284,13 +302,18 @@ const char* const kLoopHead =
     "    const int64_t n = a.numel - base < a.inner ? a.numel - base : a.inner;\n"
     "    for (int64_t j = 0; j < n; ++j) {\n";
 
-std::string entry(const char* name, const char* params, const char* args_init, const char* body) {
+}  // namespace
+
+std::string fusion_detail::entry(const char* name, const char* params, const char* args_init, const char* body) {
   return std::string("extern \"C\" void ") + name + "(" + params +
          ",\n    void (*parallel)(int64_t, int64_t, void*, void (*)(void*, int64_t, int64_t))) {\n  " + args_init +
          "\n  const int64_t rows = (numel + inner - 1) / inner;\n"
          "  const int64_t grain = inner >= 32768 ? 1 : 32768 / inner;\n"
          "  parallel(rows, grain, &a, " + body + ");\n}\n";
 }
+
+namespace {
+using fusion_detail::entry;
 
 // The backward body: the forward values recomputed, then each node's input gradients accumulated
 // in reverse program order (d<v>), and the operands' gradients stored.
@@ -373,8 +396,26 @@ std::string generate_source(const Graph& g, const FusedGroup& grp) {
 
 }  // namespace
 
+std::vector<ValueId> fusion_detail::outputs_of(const Graph& g, const std::vector<int32_t>& nodes,
+                                               const std::vector<std::vector<int32_t>>& readers,
+                                               const std::vector<char>& returned) {
+  std::unordered_map<int32_t, int> member;
+  for (int32_t i : nodes) member[i] = 1;
+  std::vector<ValueId> out;
+  for (int32_t i : nodes) {
+    const ValueId v = g.nodes[size_t(i)].outputs[0];
+    bool outside = returned[size_t(v)];
+    for (int32_t r : readers[size_t(v)]) outside = outside || !member.count(r);
+    if (outside) out.push_back(v);
+  }
+  return out;
+}
+
 std::vector<FusedGroup> find_fusion_groups(const Graph& g) {
-  std::vector<FusedGroup> groups;
+  std::vector<FusedGroup> groups = find_row_groups(g);
+  std::vector<char> taken(g.nodes.size(), 0);
+  for (const auto& grp : groups)
+    for (int32_t i : grp.nodes) taken[size_t(i)] = 1;
   // which node reads each value, to find a group's outputs
   std::vector<std::vector<int32_t>> readers(g.values.size());
   for (size_t i = 0; i < g.nodes.size(); ++i)
@@ -386,14 +427,8 @@ std::vector<FusedGroup> find_fusion_groups(const Graph& g) {
   Builder b(g);
   auto close = [&] {
     if (b.grp.nodes.size() >= 2) {
-      std::unordered_map<int32_t, int> member;
-      for (int32_t i : b.grp.nodes) member[i] = 1;
-      for (int32_t i : b.grp.nodes) {
-        const ValueId v = g.nodes[size_t(i)].outputs[0];
-        bool outside = returned[size_t(v)];
-        for (int32_t r : readers[size_t(v)]) outside = outside || !member.count(r);
-        if (outside) b.grp.outputs.push_back(v);
-      }
+      b.grp.outputs = fusion_detail::outputs_of(g, b.grp.nodes, readers, returned);
+      b.grp.output_sizes.assign(b.grp.outputs.size(), b.grp.sizes);
       b.grp.source = generate_source(g, b.grp);
       groups.push_back(std::move(b.grp));
     }
@@ -401,6 +436,10 @@ std::vector<FusedGroup> find_fusion_groups(const Graph& g) {
   };
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
+    if (taken[i]) {  // a row group's node: an elementwise group never spans one (its kernel's order)
+      close();
+      continue;
+    }
     int64_t inner = b.grp.inner;
     if (b.fusible(n, inner)) {
       b.add(int32_t(i), inner);

@@ -2,6 +2,8 @@
 // Fusion (fusion.cpp): chains of elementwise nodes over one shape become one kernel, whose C++
 // source calls the same scalar formulas as the eager CPU kernels (ops/elementwise_formulas.h
 // with cpu::CpuMath), so a fused result has the eager result's bits.
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -10,7 +12,8 @@
 namespace ember::compiler {
 
 struct FusedOperand {
-  enum Kind : uint8_t { kFull, kScalar, kInner };  // the output's shape; one number; the last dims
+  // the output's shape; one number; the last dims; (row groups) one number per row
+  enum Kind : uint8_t { kFull, kScalar, kInner, kRow };
   ValueId value;
   Kind kind;
   DType dtype;  // kScalar: float32/float64/int64/int32/bool (read, then converted to float)
@@ -20,14 +23,40 @@ struct FusedGroup {
   std::vector<int32_t> nodes;  // in program order
   std::vector<FusedOperand> inputs;
   std::vector<ValueId> outputs;  // values read after the group (or returned)
+  std::vector<Shape> output_sizes;  // each output's shape (sizes, or a row group's per-row values)
   Shape sizes;                   // every value of the group has this shape, contiguous float32
-  int64_t inner = 0;             // the kInner operands' length (0: none)
+  int64_t inner = 0;             // the kInner operands' length (0: none); a row group's row length
+  // A row group (fusion_rows.cpp): reductions over the last dim (sum, mean, amax, amin with
+  // keepdim) with the elementwise nodes before and after them; its values are full-size or one
+  // number per row (sizes with the last dim 1). No backward: formed only where nothing wants a
+  // gradient.
+  bool rows = false;
   bool needs_grad = false;       // some output wants a gradient: the source has a backward kernel too
   std::string source;            // the kernel, `extern "C" void ember_fused(...)` (and ember_fused_backward)
 };
 
-// Groups of two or more fusible nodes (elementwise float32 on the CPU, no gradient wanted).
+// Groups of two or more fusible nodes (elementwise float32 on the CPU): row groups first, then
+// elementwise chains among the other nodes.
 std::vector<FusedGroup> find_fusion_groups(const Graph& g);
+
+// Row groups alone (fusion_rows.cpp).
+std::vector<FusedGroup> find_row_groups(const Graph& g);
+
+// What both kinds of group share (fusion.cpp).
+namespace fusion_detail {
+// The C++ expression of elementwise node n over operand expressions a (nullopt: not fusible).
+std::optional<std::string> expression(const Graph& g, const Node& n, const std::vector<std::string>& a);
+bool is_contiguous(const ValueInfo& v);
+int64_t numel(const Shape& s);
+// `in<k>` for each operand: a converted number, or a float pointer
+void emit_operand_pointers(std::ostringstream& os, const FusedGroup& grp);
+// The extern "C" entry that runs `body` over the rows on ember's threads.
+std::string entry(const char* name, const char* params, const char* args_init, const char* body);
+// Which nodes read each value, and which values are returned: a group's outputs are its values
+// read outside it.
+std::vector<ValueId> outputs_of(const Graph& g, const std::vector<int32_t>& nodes,
+                                const std::vector<std::vector<int32_t>>& readers, const std::vector<char>& returned);
+}  // namespace fusion_detail
 
 // The generated kernel's entry: rows x inner elements (rows of `inner` consecutive elements; the
 // last row may be short when there are no kInner operands), operands in group order. `parallel`

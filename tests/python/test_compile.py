@@ -565,3 +565,67 @@ def test_masked_attention_compiles_whole():
         want.sum().backward()
         got.sum().backward()
         assert ember.allclose(q2.grad, q1.grad, atol=1e-6)
+
+
+def _softmax_by_hand(x):
+    e = (x - x.amax(-1, keepdim=True)).exp()
+    return e / e.sum(-1, keepdim=True)
+
+
+def _rms_norm_by_hand(x, w):
+    return x * (x.pow(2).mean(-1, keepdim=True) + 1e-6).rsqrt() * w
+
+
+def _layer_norm_by_hand(x, w, b):
+    m = x.mean(-1, keepdim=True)
+    d = x - m
+    return d * (d.pow(2).mean(-1, keepdim=True) + 1e-5).rsqrt() * w + b
+
+
+def test_row_reductions_fuse_with_their_elementwise_nodes():
+    """softmax, RMSNorm and layer norm written by hand: each is one kernel (reductions over the
+    last dim with the elementwise nodes around them), equal to eager to float rounding."""
+    for f, extra in [(_softmax_by_hand, ()), (_rms_norm_by_hand, ("w",)), (_layer_norm_by_hand, ("w", "b"))]:
+        fast = ember.compile(f)
+        for shape in [(4, 8), (3, 5, 37), (64, 1000), (2, 2), (6, 16)]:
+            x = ember.randn(*shape) * 3
+            args = (x,) + tuple(ember.randn(shape[-1]) for _ in extra)
+            with ember.no_grad():
+                got, want = fast(*args), f(*args)
+            assert got.shape == want.shape and ember.allclose(got, want, rtol=1e-5, atol=1e-6), (f.__name__, shape)
+        with ember.no_grad():
+            info = explain(f, ember.randn(4, 8), *(ember.randn(8) for _ in extra))
+        assert info.fused_kernels == 1 and "(row reductions)" in str(info), str(info)
+
+
+def test_row_groups_propagate_nan_and_return_per_row_values():
+    def f(x, m):
+        top, low = x.amax(-1, keepdim=True), x.amin(-1, keepdim=True)
+        total = (x * m).sum(-1, keepdim=True)  # m: one number per row, from outside
+        return top, low, total / (top - low + 1.0)
+    x = ember.randn(5, 40)
+    x[1, 3] = float("nan")
+    x[2, 39] = float("inf")
+    x[3, 0] = float("-inf")
+    m = ember.randn(5, 1)
+    fast = ember.compile(f)
+    with ember.no_grad():
+        got, want = fast(x, m), f(x, m)
+        assert explain(f, x, m).fused_kernels == 1
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and ember.allclose(g, w, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+def test_row_groups_are_not_formed_where_gradients_are_wanted():
+    """No backward is generated for reductions: with gradients the nodes replay (elementwise
+    pieces may still fuse), and values and gradients equal eager."""
+    x = ember.randn(6, 24, requires_grad=True)
+    w = ember.randn(24, requires_grad=True)
+    fast = ember.compile(_rms_norm_by_hand)
+    got = fast(x, w)
+    assert "(row reductions)" not in str(explain(_rms_norm_by_hand, x, w))
+    want = _rms_norm_by_hand(x, w)
+    assert ember.allclose(got, want, rtol=1e-6, atol=1e-6)
+    gx, gw = ember.autograd.grad(got.sum(), (x, w))
+    ex, ew = ember.autograd.grad(want.sum(), (x, w))
+    assert ember.allclose(gx, ex, rtol=1e-5, atol=1e-6) and ember.allclose(gw, ew, rtol=1e-5, atol=1e-6)

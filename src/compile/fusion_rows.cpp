@@ -1,0 +1,333 @@
+// Row groups (fusion.h): reductions over the last dim with the elementwise nodes around them, one
+// kernel per group, one pass over each row per reduction and one to store. What a softmax, an
+// RMSNorm or a layer norm written by hand becomes:
+//   e = (x - x.amax(-1, keepdim=True)).exp(); p = e / e.sum(-1, keepdim=True)
+//   y = x * (x.pow(2).mean(-1, keepdim=True) + eps).rsqrt() * w
+// Values are full-size (the rows) or one number per row; every pass recomputes the full-size
+// values it needs from the operands (a few flops each, where eager writes and rereads a tensor
+// per op). The reductions keep 16 partial results per row and combine them at its end, so the
+// loops vectorise; the sums therefore round differently from eager's (to within float rounding,
+// not bit for bit as the elementwise groups are). Only where nothing wants a gradient (no
+// backward is generated for reductions yet).
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+
+#include "compile/fusion.h"
+
+namespace ember::compiler {
+namespace {
+
+using fusion_detail::is_contiguous;
+using fusion_detail::numel;
+
+enum class Reduce { None, Sum, Mean, Max, Min };
+
+enum class Level : uint8_t { Full, Row };
+
+struct RowBuilder {
+  const Graph& g;
+  FusedGroup grp;
+  Shape row_sizes;  // sizes with the last dim 1
+  std::unordered_map<ValueId, Level> produced;
+  std::unordered_map<ValueId, size_t> operand_of;
+  bool has_reduction = false;
+
+  explicit RowBuilder(const Graph& graph) : g(graph) {}
+
+  // A reduction over the last dim with keepdim: sum/mean (no dtype), amax/amin.
+  Reduce reduction(const Node& n) const {
+    const std::string op = n.op;
+    const bool sum = op == "sum" || op == "mean";
+    if (!sum && op != "amax" && op != "amin") return Reduce::None;
+    if (n.inputs.size() != 1 || n.args.size() != (sum ? 4u : 3u)) return Reduce::None;
+    const ValueInfo& in = g.values[size_t(n.inputs[0])];
+    const int64_t rank = int64_t(in.sizes.size());
+    const Arg& dims = n.args[1];
+    if (rank < 1 || dims.kind != Arg::Ints || dims.ints.size() != 1 || (dims.ints[0] != -1 && dims.ints[0] != rank - 1))
+      return Reduce::None;
+    if (n.args[2].kind != Arg::Bool || n.args[2].i != 1) return Reduce::None;  // keepdim
+    if (sum && n.args[3].kind != Arg::None) return Reduce::None;                // a dtype
+    return op == "sum" ? Reduce::Sum : op == "mean" ? Reduce::Mean : op == "amax" ? Reduce::Max : Reduce::Min;
+  }
+
+  // How value v enters the group at `level` (nullopt: it cannot).
+  std::optional<FusedOperand> operand(ValueId v, Level level) const {
+    const ValueInfo& i = g.values[size_t(v)];
+    if (!i.device.is_cpu()) return std::nullopt;
+    if (numel(i.sizes) == 1 && i.sizes.size() <= grp.sizes.size() &&
+        (i.dtype == kFloat32 || i.dtype == kFloat64 || i.dtype == kInt64 || i.dtype == kInt32 || i.dtype == kBool))
+      return FusedOperand{v, FusedOperand::kScalar, i.dtype};
+    if (i.dtype != kFloat32 || !is_contiguous(i)) return std::nullopt;
+    if (i.sizes == row_sizes) return FusedOperand{v, FusedOperand::kRow, i.dtype};
+    if (level == Level::Row) return std::nullopt;
+    if (i.sizes == grp.sizes) return FusedOperand{v, FusedOperand::kFull, i.dtype};
+    // a vector over the last dim (leading 1s): a norm's weight
+    size_t lead = 0;
+    while (lead < i.sizes.size() && i.sizes[lead] == 1) ++lead;
+    if (i.sizes.size() - lead == 1 && i.sizes.back() == grp.inner) return FusedOperand{v, FusedOperand::kInner, i.dtype};
+    return std::nullopt;
+  }
+
+  // The level of an input already in the group, or of an operand that may join.
+  std::optional<Level> input_level(ValueId v, Level want) const {
+    auto it = produced.find(v);
+    if (it != produced.end()) return it->second;
+    auto o = operand(v, want);
+    if (!o) return std::nullopt;
+    return o->kind == FusedOperand::kRow ? Level::Row : o->kind == FusedOperand::kScalar ? want : Level::Full;
+  }
+
+  // Whether node n can join, with the group's sizes set (nullopt: no; else its output's level).
+  std::optional<Level> joins(const Node& n) const {
+    if (n.mutates || n.random() || n.opaque() || n.outputs.size() != 1 || n.inputs.empty()) return std::nullopt;
+    const ValueInfo& out = g.values[size_t(n.outputs[0])];
+    if (out.dtype != kFloat32 || !out.device.is_cpu() || !is_contiguous(out) || out.requires_grad) return std::nullopt;
+    for (ValueId v : n.inputs)
+      if (v == kNoValue) return std::nullopt;
+    if (reduction(n) != Reduce::None) {
+      if (out.sizes != row_sizes) return std::nullopt;
+      auto l = input_level(n.inputs[0], Level::Full);
+      if (!l || *l != Level::Full) return std::nullopt;
+      return Level::Row;
+    }
+    const Level level = out.sizes == grp.sizes ? Level::Full : out.sizes == row_sizes ? Level::Row
+                        : static_cast<Level>(255);
+    if (level != Level::Full && level != Level::Row) return std::nullopt;
+    std::vector<std::string> names(n.inputs.size(), "x");
+    if (!fusion_detail::expression(g, n, names)) return std::nullopt;
+    for (ValueId v : n.inputs) {
+      auto l = input_level(v, level);
+      if (!l || (level == Level::Row && *l != Level::Row)) return std::nullopt;
+    }
+    return level;
+  }
+
+  // Starts a group over the shape of n's full-size values (n: a reduction, or elementwise over them).
+  bool start(const Node& n) {
+    if (n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] == kNoValue) return false;
+    const Shape full = reduction(n) != Reduce::None ? g.values[size_t(n.inputs[0])].sizes
+                                                    : g.values[size_t(n.outputs[0])].sizes;
+    if (full.empty() || full.back() < 2 || numel(full) == 0) return false;
+    grp = FusedGroup();
+    grp.rows = true;
+    grp.sizes = full;
+    grp.inner = full.back();
+    row_sizes = full;
+    row_sizes.back() = 1;
+    produced.clear();
+    operand_of.clear();
+    has_reduction = false;
+    auto l = joins(n);
+    if (!l || (*l != Level::Full && reduction(n) == Reduce::None)) return false;
+    add(n, *l);
+    return true;
+  }
+
+  void add(const Node& n, Level level) {
+    const Level reads = reduction(n) != Reduce::None ? Level::Full : level;  // a reduction reads full rows
+    for (ValueId v : n.inputs) {
+      if (produced.count(v) || operand_of.count(v)) continue;
+      operand_of[v] = grp.inputs.size();
+      grp.inputs.push_back(*operand(v, reads));
+    }
+    produced[n.outputs[0]] = level;
+    has_reduction = has_reduction || reduction(n) != Reduce::None;
+    grp.nodes.push_back(int32_t(&n - g.nodes.data()));
+  }
+};
+
+// acc with v folded in. max/min keep a NaN once met (v != v), as amax/amin propagate it; written
+// as a compare and a select so the 16 lanes vectorise.
+std::string combine(Reduce r, const std::string& acc, const std::string& v) {
+  if (r == Reduce::Max || r == Reduce::Min) {
+    const std::string x = "(" + v + ")";
+    return "[&] { const float y = " + x + "; return y " + (r == Reduce::Max ? ">" : "<") + " " + acc + " || y != y ? y : " +
+           acc + "; }()";
+  }
+  return acc + " + " + v;
+}
+
+const char* identity(Reduce r) {
+  return r == Reduce::Max ? "-__builtin_inff()" : r == Reduce::Min ? "__builtin_inff()" : "0.0f";
+}
+
+// The full-size values up to (not including) node `upto` in a lambda body over element j, the
+// operands loaded as needed (the compiler drops what the caller does not use). A value already in
+// a row buffer (`filled`) is read from it instead of recomputed.
+void emit_full_values(std::ostringstream& os, const RowBuilder& b, size_t upto, const std::string& indent,
+                      std::unordered_map<ValueId, std::string>& name, const std::unordered_map<ValueId, int>& filled) {
+  const FusedGroup& grp = b.grp;
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    const auto& o = grp.inputs[k];
+    if (o.kind == FusedOperand::kFull) os << indent << "const float a" << k << " = in" << k << "[base + j];\n";
+    else if (o.kind == FusedOperand::kInner) os << indent << "const float a" << k << " = in" << k << "[j];\n";
+    else continue;
+    name[o.value] = "a" + std::to_string(k);
+  }
+  for (size_t p = 0; p < upto; ++p) {
+    const Node& n = b.g.nodes[size_t(grp.nodes[p])];
+    if (b.produced.at(n.outputs[0]) != Level::Full) continue;
+    const std::string v = "t" + std::to_string(n.outputs[0]);
+    name[n.outputs[0]] = v;
+    if (filled.count(n.outputs[0])) {
+      os << indent << "const float " << v << " = buf" << n.outputs[0] << "[j];  // " << n.op << " (kept)\n";
+      continue;
+    }
+    std::vector<std::string> args;
+    for (ValueId x : n.inputs) args.push_back(name.at(x));
+    os << indent << "const float " << v << " = " << *fusion_detail::expression(b.g, n, args) << ";  // " << n.op << "\n";
+  }
+}
+
+// The reductions' inputs that nodes after them (or the group's outputs) read again: the pass
+// that reduces one keeps it in a row buffer, so later passes read it instead of recomputing it
+// (a softmax's exp: computed once, as eager does).
+std::unordered_map<ValueId, int> kept_values(const RowBuilder& b) {
+  std::unordered_map<ValueId, int> kept;
+  const auto& nodes = b.grp.nodes;
+  for (size_t p = 0; p < nodes.size(); ++p) {
+    const Node& n = b.g.nodes[size_t(nodes[p])];
+    if (b.reduction(n) == Reduce::None || !b.produced.count(n.inputs[0])) continue;
+    const ValueId v = n.inputs[0];
+    bool again = std::find(b.grp.outputs.begin(), b.grp.outputs.end(), v) != b.grp.outputs.end();
+    for (size_t q = p + 1; q < nodes.size() && !again; ++q) {
+      const auto& ins = b.g.nodes[size_t(nodes[q])].inputs;
+      again = std::find(ins.begin(), ins.end(), v) != ins.end();
+    }
+    if (again) kept[v] = 1;
+  }
+  return kept;
+}
+
+std::string generate_row_source(const RowBuilder& b) {
+  const Graph& g = b.g;
+  const FusedGroup& grp = b.grp;
+  std::ostringstream os;
+  os << "// ember.compile fused row kernel:";
+  for (int32_t i : grp.nodes) os << " " << g.nodes[size_t(i)].op;
+  os << "\n#include <cstdint>\n#include <memory>\n#include \"cpu/elementwise_math.h\"\n\nnamespace {\n"
+        "namespace f = ember::formula;\nusing M = ember::cpu::CpuMath;\n"
+        "struct Args { int64_t numel, inner; const void* const* in; void* const* out; };\n\n"
+        "void body(void* ctx, int64_t r0, int64_t r1) {\n"
+        "  const Args& a = *static_cast<const Args*>(ctx);\n"
+        "  const int64_t L = a.inner;\n";
+  fusion_detail::emit_operand_pointers(os, grp);
+  for (size_t k = 0; k < grp.outputs.size(); ++k)
+    os << "  float* __restrict out" << k << " = static_cast<float*>(a.out[" << k << "]);\n";
+  const auto kept = kept_values(b);
+  for (const auto& [v, _] : kept)
+    os << "  std::unique_ptr<float[]> keep" << v << "(new float[L]);\n  float* __restrict buf" << v << " = keep" << v
+       << ".get();\n";
+  std::unordered_map<ValueId, int> filled;
+  os << "  for (int64_t r = r0; r < r1; ++r) {\n    const int64_t base = r * L;\n";
+  // names at row scope: numbers, per-row operands, then per-row values as they are computed
+  std::unordered_map<ValueId, std::string> row_name;
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    const auto& o = grp.inputs[k];
+    if (o.kind == FusedOperand::kScalar) row_name[o.value] = "in" + std::to_string(k);
+    if (o.kind == FusedOperand::kRow) {
+      os << "    const float a" << k << " = in" << k << "[r];\n";
+      row_name[o.value] = "a" + std::to_string(k);
+    }
+  }
+  for (size_t p = 0; p < grp.nodes.size(); ++p) {
+    const Node& n = g.nodes[size_t(grp.nodes[p])];
+    const ValueId out = n.outputs[0];
+    if (b.produced.at(out) != Level::Row) continue;
+    const std::string v = "t" + std::to_string(out);
+    const Reduce r = b.reduction(n);
+    if (r == Reduce::None) {
+      std::vector<std::string> args;
+      for (ValueId x : n.inputs) args.push_back(row_name.at(x));
+      os << "    const float " << v << " = " << *fusion_detail::expression(g, n, args) << ";  // " << n.op << "\n";
+      row_name[out] = v;
+      continue;
+    }
+    // a pass over the row: the full-size values before this node, the reduced one accumulated
+    os << "    float " << v << "_acc[16];\n    for (int l = 0; l < 16; ++l) " << v << "_acc[l] = " << identity(r) << ";\n";
+    os << "    auto " << v << "_at = [&](int64_t j) -> float {\n";
+    std::unordered_map<ValueId, std::string> name = row_name;
+    emit_full_values(os, b, p, "      ", name, filled);
+    const bool keep = kept.count(n.inputs[0]) && !filled.count(n.inputs[0]);
+    if (keep) os << "      buf" << n.inputs[0] << "[j] = " << name.at(n.inputs[0]) << ";\n";
+    os << "      return " << name.at(n.inputs[0]) << ";\n    };\n";
+    os << "    int64_t " << v << "_j = 0;\n"
+       << "    for (; " << v << "_j + 16 <= L; " << v << "_j += 16)\n"
+       << "      for (int l = 0; l < 16; ++l) " << v << "_acc[l] = "
+       << combine(r, v + "_acc[l]", v + "_at(" + v + "_j + l)") << ";\n"
+       << "    for (; " << v << "_j < L; ++" << v << "_j) " << v << "_acc[0] = "
+       << combine(r, v + "_acc[0]", v + "_at(" + v + "_j)") << ";\n"
+       << "    for (int w = 8; w > 0; w /= 2)\n      for (int l = 0; l < w; ++l) " << v << "_acc[l] = "
+       << combine(r, v + "_acc[l]", v + "_acc[l + w]") << ";\n"
+       << "    const float " << v << " = " << v << "_acc[0]" << (r == Reduce::Mean ? " / float(L)" : "") << ";  // "
+       << n.op << "\n";
+    row_name[out] = v;
+    if (keep) filled[n.inputs[0]] = 1;
+  }
+  // the last pass stores the full-size outputs; then the per-row ones
+  bool full_outputs = false;
+  for (ValueId v : grp.outputs) full_outputs = full_outputs || b.produced.at(v) == Level::Full;
+  if (full_outputs) {
+    os << "    for (int64_t j = 0; j < L; ++j) {\n";
+    std::unordered_map<ValueId, std::string> name = row_name;
+    emit_full_values(os, b, grp.nodes.size(), "      ", name, filled);
+    for (size_t k = 0; k < grp.outputs.size(); ++k)
+      if (b.produced.at(grp.outputs[k]) == Level::Full)
+        os << "      out" << k << "[base + j] = " << name.at(grp.outputs[k]) << ";\n";
+    os << "    }\n";
+  }
+  for (size_t k = 0; k < grp.outputs.size(); ++k)
+    if (b.produced.at(grp.outputs[k]) == Level::Row) os << "    out" << k << "[r] = " << row_name.at(grp.outputs[k]) << ";\n";
+  os << "  }\n}\n\n}  // namespace\n\n";
+  os << fusion_detail::entry("ember_fused", "int64_t numel, int64_t inner, const void* const* in, void* const* out",
+                             "Args a{numel, inner, in, out};", "body");
+  return os.str();
+}
+
+}  // namespace
+
+std::vector<FusedGroup> find_row_groups(const Graph& g) {
+  std::vector<FusedGroup> groups;
+  std::vector<std::vector<int32_t>> readers(g.values.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (ValueId v : g.nodes[i].inputs)
+      if (v != kNoValue) readers[size_t(v)].push_back(int32_t(i));
+  std::vector<char> returned(g.values.size(), 0);
+  for (ValueId v : g.outputs) returned[size_t(v)] = 1;
+
+  std::optional<RowBuilder> b;  // the open group
+  auto close = [&] {
+    if (b && b->has_reduction && b->grp.nodes.size() >= 2) {
+      b->grp.outputs = fusion_detail::outputs_of(g, b->grp.nodes, readers, returned);
+      for (ValueId v : b->grp.outputs)
+        b->grp.output_sizes.push_back(b->produced.at(v) == Level::Full ? b->grp.sizes : b->row_sizes);
+      b->grp.source = generate_row_source(*b);
+      groups.push_back(std::move(b->grp));
+    }
+    b.reset();
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (b) {
+      if (auto level = b->joins(n)) {
+        b->add(n, *level);
+        continue;
+      }
+    }
+    // a node that reads the group, or writes anything, ends it (the kernel runs at its last node)
+    bool reads_group = n.mutates;
+    for (ValueId v : n.inputs) reads_group = reads_group || (b && v != kNoValue && b->produced.count(v));
+    RowBuilder fresh(g);
+    const bool starts = fresh.start(n);
+    if (starts || reads_group) {
+      close();
+      if (starts) b.emplace(std::move(fresh));
+    }
+  }
+  close();
+  return groups;
+}
+
+}  // namespace ember::compiler
