@@ -1,6 +1,7 @@
 """ember.compile against ember eager, and torch.compile against torch eager, on this CPU (2 threads,
-float32), in one run: a chain of 10 elementwise ops over 16M elements, the seeds' MLP and CNN
-train steps, a GPT block's forward (inference) and train step. First-call times (capture and
+float32), in one run: a chain of 10 elementwise ops over 16M elements, an RMSNorm, a layer norm
+and a softmax written by hand (inference), the seeds' MLP and CNN train steps, a GPT block's
+forward (inference) and train step. First-call times (capture and
 code generation) too; the kernel caches are cleared first for both (ember's EMBER_CACHE_DIR and
 inductor's TORCHINDUCTOR_CACHE_DIR point at fresh directories), so first calls really build.
 
@@ -71,6 +72,21 @@ def gpt_block(T, d=256, heads=4):
     return Block()
 
 
+def rms_norm_by_hand(x, w):  # LLaMA's RMSNorm, as model code writes it
+    return x * (x.pow(2).mean(-1, keepdim=True) + 1e-6).rsqrt() * w
+
+
+def softmax_by_hand(x):
+    e = (x - x.amax(-1, keepdim=True)).exp()
+    return e / e.sum(-1, keepdim=True)
+
+
+def layer_norm_by_hand(x, w, b):
+    m = x.mean(-1, keepdim=True)
+    d = x - m
+    return d * (d.pow(2).mean(-1, keepdim=True) + 1e-5).rsqrt() * w + b
+
+
 def train_step(T, model, x, y, opt):
     def step():
         opt.zero_grad()
@@ -95,6 +111,11 @@ def cases(T, quick):
             g(xg, yg).sum().backward()
         return step
     yield f"chain of 10 ops fwd+bwd, {size}", f, chain_fwd_bwd, False
+    h, w, b = T.randn(4096, 768), T.randn(768), T.randn(768)
+    yield "RMSNorm by hand (4096x768)", rms_norm_by_hand, (lambda g: (lambda: g(h, w))), True
+    yield "layer norm by hand (4096x768)", layer_norm_by_hand, (lambda g: (lambda: g(h, w, b))), True
+    scores = T.randn(8 * 12 * 128, 128)
+    yield "softmax by hand (12288x128)", softmax_by_hand, (lambda g: (lambda: g(scores))), True
     for name, make, shape in [("MLP train step (b64)", mlp, (64, 1, 28, 28)), ("CNN train step (b64)", cnn, (64, 1, 28, 28))]:
         model = make(T)
         xb, yb = T.randn(*shape), T.randint(0, 10, (64,))
