@@ -114,6 +114,15 @@ def cases(T, quick):
     h, w, b = T.randn(4096, 768), T.randn(768), T.randn(768)
     yield "RMSNorm by hand (4096x768)", rms_norm_by_hand, (lambda g: (lambda: g(h, w))), True
     yield "layer norm by hand (4096x768)", layer_norm_by_hand, (lambda g: (lambda: g(h, w, b))), True
+    hg, wg = T.randn(4096, 768, requires_grad=True), T.randn(768, requires_grad=True)
+    up = T.randn(4096, 768)
+
+    def rms_fwd_bwd(g):
+        def step():
+            hg.grad = wg.grad = None
+            (g(hg, wg) * up).sum().backward()
+        return step
+    yield "RMSNorm by hand fwd+bwd", rms_norm_by_hand, rms_fwd_bwd, False
     scores = T.randn(8 * 12 * 128, 128)
     yield "softmax by hand (12288x128)", softmax_by_hand, (lambda g: (lambda: g(scores))), True
     for name, make, shape in [("MLP train step (b64)", mlp, (64, 1, 28, 28)), ("CNN train step (b64)", cnn, (64, 1, 28, 28))]:

@@ -55,7 +55,7 @@ autograd::variable_list fused_backward(const Kernel& k, const autograd::variable
   std::vector<Tensor> gout(grp.outputs.size());
   std::vector<const void*> gout_ptr, in_ptr;
   for (size_t o = 0; o < gout.size(); ++o) {
-    gout[o] = grads[o].defined() ? grads[o].to(kFloat32).contiguous() : zeros(grp.sizes, f32);
+    gout[o] = grads[o].defined() ? grads[o].to(kFloat32).contiguous() : zeros(grp.output_sizes[o], f32);
     gout_ptr.push_back(gout[o].data_ptr());
   }
   for (const auto& t : operands) in_ptr.push_back(t.data_ptr());
@@ -63,11 +63,13 @@ autograd::variable_list fused_backward(const Kernel& k, const autograd::variable
   std::vector<void*> gin_ptr(grp.inputs.size(), nullptr);
   for (size_t d = 0; d < differentiable.size(); ++d) {  // (the kernel writes all of them)
     const size_t i = differentiable[d];
-    full[i] = empty(grp.sizes, f32);
+    // (a row group's per-row operand gets one number per row)
+    full[i] = empty(grp.inputs[i].kind == FusedOperand::kRow ? Shape(operands[i].sizes().begin(), operands[i].sizes().end())
+                                                             : grp.sizes, f32);
     gin_ptr[i] = full[i].data_ptr();
   }
   {
-    profiler::detail::CompositeScope event("ember::fused_elementwise_backward");
+    profiler::detail::CompositeScope event(grp.rows ? "ember::fused_rows_backward" : "ember::fused_elementwise_backward");
     k.backward(numel, grp.inner > 0 ? grp.inner : 4096, in_ptr.data(), gout_ptr.data(), gin_ptr.data(), &run_on_pool);
   }
   autograd::variable_list out;
@@ -247,7 +249,7 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
           }
         }
         for (ValueId v : grp.outputs) outputs.push_back(env[size_t(v)]);
-        autograd::record("FusedElementwiseBackward", differentiable_inputs, outputs, std::move(saves),
+        autograd::record(grp.rows ? "FusedRowsBackward" : "FusedElementwiseBackward", differentiable_inputs, outputs, std::move(saves),
                          [kernel, differentiable](const autograd::variable_list& g, autograd::LambdaNode& n) -> autograd::variable_list {
                            return fused_backward(*kernel, g, n, differentiable);
                          });

@@ -116,8 +116,11 @@ using fusion_detail::expression;
 // Each input's share of the gradient of node n (expressions over its operands a, its output y
 // and the output's gradient g; "" for none), or nullopt when fusion has no backward for it. The
 // formulas are the eager autograd's (derivatives.yaml's), evaluated in float.
-std::optional<std::vector<std::string>> derivative(const Graph& g, const Node& n, const std::vector<std::string>& a,
-                                                   const std::string& y, const std::string& gr) {
+}  // namespace
+
+std::optional<std::vector<std::string>> fusion_detail::derivative(const Graph& g, const Node& n,
+                                                                  const std::vector<std::string>& a,
+                                                                  const std::string& y, const std::string& gr) {
   const std::string op = n.op;
   auto one = [](std::string e) { return std::optional<std::vector<std::string>>(std::vector<std::string>{std::move(e)}); };
   if (a.size() == 1) {
@@ -186,6 +189,9 @@ std::optional<std::vector<std::string>> derivative(const Graph& g, const Node& n
   }
   return std::nullopt;
 }
+
+namespace {
+using fusion_detail::derivative;
 
 struct Builder {
   const Graph& g;

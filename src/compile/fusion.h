@@ -46,6 +46,10 @@ std::vector<FusedGroup> find_row_groups(const Graph& g);
 namespace fusion_detail {
 // The C++ expression of elementwise node n over operand expressions a (nullopt: not fusible).
 std::optional<std::string> expression(const Graph& g, const Node& n, const std::vector<std::string>& a);
+// Each input's share of the gradient of elementwise node n (its operands a, output y, output's
+// gradient gr; "" for none), nullopt when there is no fused backward for it.
+std::optional<std::vector<std::string>> derivative(const Graph& g, const Node& n, const std::vector<std::string>& a,
+                                                   const std::string& y, const std::string& gr);
 bool is_contiguous(const ValueInfo& v);
 int64_t numel(const Shape& s);
 // `in<k>` for each operand: a converted number, or a float pointer

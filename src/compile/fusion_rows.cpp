@@ -7,8 +7,8 @@
 // values it needs from the operands (a few flops each, where eager writes and rereads a tensor
 // per op). The reductions keep 16 partial results per row and combine them at its end, so the
 // loops vectorise; the sums therefore round differently from eager's (to within float rounding,
-// not bit for bit as the elementwise groups are). Only where nothing wants a gradient (no
-// backward is generated for reductions yet).
+// not bit for bit as the elementwise groups are). Where gradients are wanted, the kernel's source
+// holds a generated backward too (emit_backward_body).
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -56,6 +56,7 @@ struct RowBuilder {
   std::optional<FusedOperand> operand(ValueId v, Level level) const {
     const ValueInfo& i = g.values[size_t(v)];
     if (!i.device.is_cpu()) return std::nullopt;
+    if (numel(i.sizes) == 1 && i.requires_grad && i.sizes != row_sizes) return std::nullopt;  // (no gradient for a number)
     if (numel(i.sizes) == 1 && i.sizes.size() <= grp.sizes.size() &&
         (i.dtype == kFloat32 || i.dtype == kFloat64 || i.dtype == kInt64 || i.dtype == kInt32 || i.dtype == kBool))
       return FusedOperand{v, FusedOperand::kScalar, i.dtype};
@@ -83,7 +84,7 @@ struct RowBuilder {
   std::optional<Level> joins(const Node& n) const {
     if (n.mutates || n.random() || n.opaque() || n.outputs.size() != 1 || n.inputs.empty()) return std::nullopt;
     const ValueInfo& out = g.values[size_t(n.outputs[0])];
-    if (out.dtype != kFloat32 || !out.device.is_cpu() || !is_contiguous(out) || out.requires_grad) return std::nullopt;
+    if (out.dtype != kFloat32 || !out.device.is_cpu() || !is_contiguous(out)) return std::nullopt;
     for (ValueId v : n.inputs)
       if (v == kNoValue) return std::nullopt;
     if (reduction(n) != Reduce::None) {
@@ -97,6 +98,7 @@ struct RowBuilder {
     if (level != Level::Full && level != Level::Row) return std::nullopt;
     std::vector<std::string> names(n.inputs.size(), "x");
     if (!fusion_detail::expression(g, n, names)) return std::nullopt;
+    if (out.requires_grad && !fusion_detail::derivative(g, n, names, "y", "g")) return std::nullopt;
     for (ValueId v : n.inputs) {
       auto l = input_level(v, level);
       if (!l || (level == Level::Row && *l != Level::Row)) return std::nullopt;
@@ -134,6 +136,7 @@ struct RowBuilder {
     }
     produced[n.outputs[0]] = level;
     has_reduction = has_reduction || reduction(n) != Reduce::None;
+    grp.needs_grad = grp.needs_grad || g.values[size_t(n.outputs[0])].requires_grad;
     grp.nodes.push_back(int32_t(&n - g.nodes.data()));
   }
 };
@@ -201,29 +204,14 @@ std::unordered_map<ValueId, int> kept_values(const RowBuilder& b) {
   return kept;
 }
 
-std::string generate_row_source(const RowBuilder& b) {
+// Per row, at row scope: the per-row operands, then in program order each reduction's pass over
+// the row and the per-row nodes (row_name: their names; filled: the row buffers written). With
+// `counts`, each amax/amin also counts its ties (the backward shares the gradient among them).
+void emit_row_forward(std::ostringstream& os, const RowBuilder& b, const std::unordered_map<ValueId, int>& kept,
+                      std::unordered_map<ValueId, std::string>& row_name, std::unordered_map<ValueId, int>& filled,
+                      bool counts) {
   const Graph& g = b.g;
   const FusedGroup& grp = b.grp;
-  std::ostringstream os;
-  os << "// ember.compile fused row kernel:";
-  for (int32_t i : grp.nodes) os << " " << g.nodes[size_t(i)].op;
-  os << "\n#include <cstdint>\n#include <memory>\n#include \"cpu/elementwise_math.h\"\n\nnamespace {\n"
-        "namespace f = ember::formula;\nusing M = ember::cpu::CpuMath;\n"
-        "struct Args { int64_t numel, inner; const void* const* in; void* const* out; };\n\n"
-        "void body(void* ctx, int64_t r0, int64_t r1) {\n"
-        "  const Args& a = *static_cast<const Args*>(ctx);\n"
-        "  const int64_t L = a.inner;\n";
-  fusion_detail::emit_operand_pointers(os, grp);
-  for (size_t k = 0; k < grp.outputs.size(); ++k)
-    os << "  float* __restrict out" << k << " = static_cast<float*>(a.out[" << k << "]);\n";
-  const auto kept = kept_values(b);
-  for (const auto& [v, _] : kept)
-    os << "  std::unique_ptr<float[]> keep" << v << "(new float[L]);\n  float* __restrict buf" << v << " = keep" << v
-       << ".get();\n";
-  std::unordered_map<ValueId, int> filled;
-  os << "  for (int64_t r = r0; r < r1; ++r) {\n    const int64_t base = r * L;\n";
-  // names at row scope: numbers, per-row operands, then per-row values as they are computed
-  std::unordered_map<ValueId, std::string> row_name;
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     const auto& o = grp.inputs[k];
     if (o.kind == FusedOperand::kScalar) row_name[o.value] = "in" + std::to_string(k);
@@ -263,9 +251,40 @@ std::string generate_row_source(const RowBuilder& b) {
        << combine(r, v + "_acc[l]", v + "_acc[l + w]") << ";\n"
        << "    const float " << v << " = " << v << "_acc[0]" << (r == Reduce::Mean ? " / float(L)" : "") << ";  // "
        << n.op << "\n";
+    if (counts && (r == Reduce::Max || r == Reduce::Min))
+      os << "    float " << v << "_ties = 0.0f;\n    for (int64_t j = 0; j < L; ++j) " << v << "_ties += " << v
+         << "_at(j) == " << v << " ? 1.0f : 0.0f;\n";
     row_name[out] = v;
     if (keep) filled[n.inputs[0]] = 1;
   }
+}
+
+const char* const kPrelude =
+    "\n#include <cstdint>\n#include <memory>\n#include \"cpu/elementwise_math.h\"\n\nnamespace {\n"
+    "namespace f = ember::formula;\nusing M = ember::cpu::CpuMath;\n"
+    "struct Args { int64_t numel, inner; const void* const* in; void* const* out; };\n"
+    "struct BackwardArgs { int64_t numel, inner; const void* const* in; const void* const* gout; void* const* gin; };\n\n";
+
+void emit_kept_buffers(std::ostringstream& os, const std::unordered_map<ValueId, int>& kept, const char* prefix = "buf") {
+  for (const auto& [v, _] : kept)
+    os << "  std::unique_ptr<float[]> " << prefix << "_" << v << "(new float[L]);\n  float* __restrict " << prefix << v
+       << " = " << prefix << "_" << v << ".get();\n";
+}
+
+void emit_forward_body(std::ostringstream& os, const RowBuilder& b) {
+  const FusedGroup& grp = b.grp;
+  os << "void body(void* ctx, int64_t r0, int64_t r1) {\n"
+        "  const Args& a = *static_cast<const Args*>(ctx);\n"
+        "  const int64_t L = a.inner;\n";
+  fusion_detail::emit_operand_pointers(os, grp);
+  for (size_t k = 0; k < grp.outputs.size(); ++k)
+    os << "  float* __restrict out" << k << " = static_cast<float*>(a.out[" << k << "]);\n";
+  const auto kept = kept_values(b);
+  emit_kept_buffers(os, kept);
+  os << "  for (int64_t r = r0; r < r1; ++r) {\n    const int64_t base = r * L;\n";
+  std::unordered_map<ValueId, std::string> row_name;
+  std::unordered_map<ValueId, int> filled;
+  emit_row_forward(os, b, kept, row_name, filled, /*counts=*/false);
   // the last pass stores the full-size outputs; then the per-row ones
   bool full_outputs = false;
   for (ValueId v : grp.outputs) full_outputs = full_outputs || b.produced.at(v) == Level::Full;
@@ -280,9 +299,167 @@ std::string generate_row_source(const RowBuilder& b) {
   }
   for (size_t k = 0; k < grp.outputs.size(); ++k)
     if (b.produced.at(grp.outputs[k]) == Level::Row) os << "    out" << k << "[r] = " << row_name.at(grp.outputs[k]) << ";\n";
-  os << "  }\n}\n\n}  // namespace\n\n";
+  os << "  }\n}\n\n";
+}
+
+// The backward, per row: the forward's per-row values recomputed (and its row buffers filled),
+// then the segments of full-size nodes between the reductions in reverse, one pass each: every
+// value's gradient from the nodes after it in the segment, from the reduction that ends the
+// segment (sum: its gradient; mean: / L; amax/amin: shared among the ties), from the outputs'
+// gradients, and from later segments (through a row buffer); per-row values' gradients summed
+// over the pass; then the per-row nodes of that stretch in reverse. Operands' gradients are
+// full-size buffers (summed to their shapes by the caller) or, for per-row operands, one number
+// per row.
+void emit_backward_body(std::ostringstream& os, const RowBuilder& b) {
+  const Graph& g = b.g;
+  const FusedGroup& grp = b.grp;
+  const auto& nodes = grp.nodes;
+  auto wants = [&](ValueId v) { return g.values[size_t(v)].requires_grad; };
+  // segments: reductions at positions red[0..m-1]; segment s holds the full-size nodes between red[s-1] and red[s]
+  std::vector<size_t> red;
+  for (size_t p = 0; p < nodes.size(); ++p)
+    if (b.reduction(g.nodes[size_t(nodes[p])]) != Reduce::None) red.push_back(p);
+  const size_t m = red.size();
+  auto segment_of_position = [&](size_t p) {
+    size_t s = 0;
+    while (s < m && red[s] < p) ++s;
+    return s;
+  };
+  std::unordered_map<ValueId, size_t> seg;  // full-size values made in the group
+  for (size_t p = 0; p < nodes.size(); ++p) {
+    const ValueId v = g.nodes[size_t(nodes[p])].outputs[0];
+    if (b.produced.at(v) == Level::Full) seg[v] = segment_of_position(p);
+  }
+  // values whose gradient arrives from a later segment's pass: kept in a row buffer
+  std::unordered_map<ValueId, int> carried;
+  for (size_t p = 0; p < nodes.size(); ++p) {
+    const Node& n = g.nodes[size_t(nodes[p])];
+    const bool reduction = b.reduction(n) != Reduce::None;
+    const size_t at = reduction ? segment_of_position(p) : (b.produced.at(n.outputs[0]) == Level::Full ? seg.at(n.outputs[0]) : m + 1);
+    for (ValueId x : n.inputs)
+      if (seg.count(x) && wants(x) && seg.at(x) < at && at <= m) carried[x] = 1;
+  }
+  os << "void backward_body(void* ctx, int64_t r0, int64_t r1) {\n"
+        "  const BackwardArgs& a = *static_cast<const BackwardArgs*>(ctx);\n"
+        "  const int64_t L = a.inner;\n";
+  fusion_detail::emit_operand_pointers(os, grp);
+  for (size_t k = 0; k < grp.outputs.size(); ++k)
+    os << "  const float* __restrict gout" << k << " = static_cast<const float*>(a.gout[" << k << "]);\n";
+  for (size_t k = 0; k < grp.inputs.size(); ++k)
+    if (wants(grp.inputs[k].value)) os << "  float* __restrict gin" << k << " = static_cast<float*>(a.gin[" << k << "]);\n";
+  const auto kept = kept_values(b);
+  emit_kept_buffers(os, kept);
+  emit_kept_buffers(os, carried, "gbuf");
+  os << "  for (int64_t r = r0; r < r1; ++r) {\n    const int64_t base = r * L;\n";
+  std::unordered_map<ValueId, std::string> row_name;
+  std::unordered_map<ValueId, int> filled;
+  emit_row_forward(os, b, kept, row_name, filled, /*counts=*/true);
+  filled = kept;  // every kept value is in its buffer now
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    const auto& o = grp.inputs[k];
+    if (!wants(o.value)) continue;
+    if (o.kind == FusedOperand::kRow) os << "    float dgin" << k << " = 0.0f;\n";
+    else os << "    for (int64_t j = 0; j < L; ++j) gin" << k << "[base + j] = 0.0f;\n";
+  }
+  for (const auto& [v, _] : carried) os << "    for (int64_t j = 0; j < L; ++j) gbuf" << v << "[j] = 0.0f;\n";
+  for (size_t p = 0; p < nodes.size(); ++p) {  // per-row values' gradients, at row scope
+    const ValueId v = g.nodes[size_t(nodes[p])].outputs[0];
+    if (b.produced.at(v) == Level::Row && wants(v)) os << "    float d" << v << " = 0.0f;\n";
+  }
+  for (size_t k = 0; k < grp.outputs.size(); ++k)
+    if (b.produced.at(grp.outputs[k]) == Level::Row && wants(grp.outputs[k]))
+      os << "    d" << grp.outputs[k] << " += gout" << k << "[r];\n";
+  // where a share of the gradient of x goes, inside a pass over segment s (or at row scope: s = npos)
+  const size_t kRowScope = size_t(-1);
+  auto add_to = [&](ValueId x, const std::string& share, size_t s) -> std::string {
+    if (share.empty() || !wants(x)) return "";
+    auto lv = b.produced.find(x);
+    if (lv != b.produced.end()) {
+      if (lv->second == Level::Row) return "d" + std::to_string(x) + " += " + share + ";";
+      if (s == kRowScope) return "";
+      return (seg.at(x) == s ? "d" + std::to_string(x) : "gbuf" + std::to_string(x) + "[j]") + " += " + share + ";";
+    }
+    const size_t k = b.operand_of.at(x);
+    const auto kind = grp.inputs[k].kind;
+    if (kind == FusedOperand::kRow) return "dgin" + std::to_string(k) + " += " + share + ";";
+    if (kind == FusedOperand::kScalar || s == kRowScope) return "";
+    return "gin" + std::to_string(k) + "[base + j] += " + share + ";";
+  };
+  for (size_t s = m + 1; s-- > 0;) {
+    const size_t first = s == 0 ? 0 : red[s - 1] + 1, last = s == m ? nodes.size() : red[s];  // positions [first, last)
+    os << "    for (int64_t j = 0; j < L; ++j) {  // segment " << s << "\n";
+    std::unordered_map<ValueId, std::string> name = row_name;
+    emit_full_values(os, b, last, "      ", name, filled);
+    for (size_t p = first; p < last; ++p) {
+      const ValueId v = g.nodes[size_t(nodes[p])].outputs[0];
+      if (b.produced.at(v) == Level::Full && wants(v))
+        os << "      float d" << v << " = " << (carried.count(v) ? "gbuf" + std::to_string(v) + "[j]" : "0.0f") << ";\n";
+    }
+    for (size_t k = 0; k < grp.outputs.size(); ++k) {
+      const ValueId v = grp.outputs[k];
+      if (b.produced.at(v) == Level::Full && seg.at(v) == s && wants(v)) os << "      d" << v << " += gout" << k << "[base + j];\n";
+    }
+    if (s < m) {  // the reduction that ends this segment
+      const Node& n = g.nodes[size_t(nodes[red[s]])];
+      const ValueId u = n.outputs[0], x = n.inputs[0];
+      if (wants(u)) {
+        const Reduce r = b.reduction(n);
+        const std::string du = "d" + std::to_string(u), xv = name.at(x), uv = row_name.at(u);
+        const std::string share = r == Reduce::Sum ? du : r == Reduce::Mean ? du + " / float(L)"
+                                : "(" + xv + " == " + uv + " ? " + du + " / " + uv + "_ties : 0.0f)";
+        os << "      " << add_to(x, share, s) << "  // " << n.op << "\n";
+      }
+    }
+    for (size_t p = last; p-- > first;) {
+      const Node& n = g.nodes[size_t(nodes[p])];
+      const ValueId y = n.outputs[0];
+      if (b.produced.at(y) != Level::Full || !wants(y)) continue;
+      std::vector<std::string> args;
+      for (ValueId x : n.inputs) args.push_back(name.at(x));
+      const auto shares = *fusion_detail::derivative(g, n, args, name.at(y), "d" + std::to_string(y));
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const std::string line = add_to(n.inputs[i], shares[i], s);
+        if (!line.empty()) os << "      " << line << "  // " << n.op << "\n";
+      }
+    }
+    os << "    }\n";
+    // the per-row nodes of this stretch, in reverse
+    const size_t row_first = s == 0 ? 0 : red[s - 1], row_last = s == m ? nodes.size() : red[s];
+    for (size_t p = row_last; p-- > row_first;) {
+      const Node& n = g.nodes[size_t(nodes[p])];
+      const ValueId y = n.outputs[0];
+      if (b.produced.at(y) != Level::Row || b.reduction(n) != Reduce::None || !wants(y)) continue;
+      std::vector<std::string> args;
+      for (ValueId x : n.inputs) args.push_back(row_name.at(x));
+      const auto shares = *fusion_detail::derivative(g, n, args, row_name.at(y), "d" + std::to_string(y));
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const std::string line = add_to(n.inputs[i], shares[i], kRowScope);
+        if (!line.empty()) os << "    " << line << "  // " << n.op << "\n";
+      }
+    }
+  }
+  for (size_t k = 0; k < grp.inputs.size(); ++k)
+    if (wants(grp.inputs[k].value) && grp.inputs[k].kind == FusedOperand::kRow)
+      os << "    gin" << k << "[r] = dgin" << k << ";\n";
+  os << "  }\n}\n\n";
+}
+
+std::string generate_row_source(const RowBuilder& b) {
+  const FusedGroup& grp = b.grp;
+  std::ostringstream os;
+  os << "// ember.compile fused row kernel:";
+  for (int32_t i : grp.nodes) os << " " << b.g.nodes[size_t(i)].op;
+  os << kPrelude;
+  emit_forward_body(os, b);
+  if (grp.needs_grad) emit_backward_body(os, b);
+  os << "}  // namespace\n\n";
   os << fusion_detail::entry("ember_fused", "int64_t numel, int64_t inner, const void* const* in, void* const* out",
                              "Args a{numel, inner, in, out};", "body");
+  if (grp.needs_grad)
+    os << fusion_detail::entry(
+        "ember_fused_backward",
+        "int64_t numel, int64_t inner, const void* const* in, const void* const* gout, void* const* gin",
+        "BackwardArgs a{numel, inner, in, gout, gin};", "backward_body");
   return os.str();
 }
 

@@ -591,6 +591,7 @@ def test_row_reductions_fuse_with_their_elementwise_nodes():
             x = ember.randn(*shape) * 3
             args = (x,) + tuple(ember.randn(shape[-1]) for _ in extra)
             with ember.no_grad():
+                fast(*args)  # (the capture call runs eagerly)
                 got, want = fast(*args), f(*args)
             assert got.shape == want.shape and ember.allclose(got, want, rtol=1e-5, atol=1e-6), (f.__name__, shape)
         with ember.no_grad():
@@ -610,22 +611,35 @@ def test_row_groups_propagate_nan_and_return_per_row_values():
     m = ember.randn(5, 1)
     fast = ember.compile(f)
     with ember.no_grad():
+        fast(x, m)
         got, want = fast(x, m), f(x, m)
         assert explain(f, x, m).fused_kernels == 1
     for g, w in zip(got, want):
         assert g.shape == w.shape and ember.allclose(g, w, rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
-def test_row_groups_are_not_formed_where_gradients_are_wanted():
-    """No backward is generated for reductions: with gradients the nodes replay (elementwise
-    pieces may still fuse), and values and gradients equal eager."""
-    x = ember.randn(6, 24, requires_grad=True)
-    w = ember.randn(24, requires_grad=True)
-    fast = ember.compile(_rms_norm_by_hand)
-    got = fast(x, w)
-    assert "(row reductions)" not in str(explain(_rms_norm_by_hand, x, w))
-    want = _rms_norm_by_hand(x, w)
-    assert ember.allclose(got, want, rtol=1e-6, atol=1e-6)
-    gx, gw = ember.autograd.grad(got.sum(), (x, w))
-    ex, ew = ember.autograd.grad(want.sum(), (x, w))
-    assert ember.allclose(gx, ex, rtol=1e-5, atol=1e-6) and ember.allclose(gw, ew, rtol=1e-5, atol=1e-6)
+def test_row_groups_differentiate():
+    """With gradients a row group has a generated backward (reductions' gradients: sum's, mean's / L,
+    amax/amin's shared among ties): values and gradients equal eager's to float rounding."""
+    def rows(x, m):
+        top, low = x.amax(-1, keepdim=True), x.amin(-1, keepdim=True)
+        return (x * m).sum(-1, keepdim=True) / (top - low + 1.0), top
+
+    cases = [(_softmax_by_hand, lambda s: (ember.randn(*s),)),
+             (_rms_norm_by_hand, lambda s: (ember.randn(*s), ember.randn(s[-1]))),
+             (_layer_norm_by_hand, lambda s: (ember.randn(*s), ember.randn(s[-1]), ember.randn(s[-1]))),
+             (rows, lambda s: (ember.randint(0, 3, s).float(), ember.randn(*s[:-1], 1)))]  # ties in amax/amin
+    for f, make in cases:
+        fast = ember.compile(f)
+        for shape in [(4, 8), (3, 5, 37), (2, 2)]:
+            args = [a.requires_grad_() for a in make(shape)]
+            fast(*args)  # the capture call
+            got, want = fast(*args), f(*args)
+            got, want = (got if isinstance(got, tuple) else (got,)), (want if isinstance(want, tuple) else (want,))
+            weights = [ember.randn(*w.shape) for w in want]
+            g_got = ember.autograd.grad(sum((o * w).sum() for o, w in zip(got, weights)), args)
+            g_want = ember.autograd.grad(sum((o * w).sum() for o, w in zip(want, weights)), args)
+            for a, b in list(zip(got, want)) + list(zip(g_got, g_want)):
+                assert a.shape == b.shape and ember.allclose(a, b, rtol=1e-4, atol=1e-5), (f.__name__, shape)
+        info = str(explain(f, *args))
+        assert "(row reductions) (with a fused backward)" in info, info
