@@ -133,6 +133,32 @@ TEST(Compile, ChainsThatNeedGradientsFuseWithAGeneratedBackward) {
   EXPECT_NE(fast.explain().find("with a fused backward"), std::string::npos);
 }
 
+// An RMSNorm written out (pow, mean over the last dim, add, rsqrt, two muls) is one row kernel,
+// forward and backward, equal to eager to float rounding.
+TEST(Compile, RowReductionsFuseWithTheirElementwiseNodes) {
+  auto f = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0] * (in[0].pow(2).mean({-1}, true) + 1e-6).rsqrt() * in[1]};
+  };
+  auto fast = compile(f);
+  manual_seed(12);
+  Tensor x0 = randn({6, 5, 40}), w0 = randn({40});
+  auto run = [&](const CompiledFunction::Fn& fn) {
+    Tensor x = x0.clone().requires_grad_(), w = w0.clone().requires_grad_();
+    Tensor out = fn({x, w})[0];
+    (out * out).sum().backward();
+    return std::vector<Tensor>{out.detach(), x.grad(), w.grad()};
+  };
+  const auto want = run(f);
+  for (int i = 0; i < 2; ++i) {
+    const auto got = run([&](const std::vector<Tensor>& in) { return fast(in); });
+    for (size_t k = 0; k < got.size(); ++k) {
+      EXPECT_EQ(got[k].sizes(), want[k].sizes());
+      EXPECT_TRUE(got[k].allclose(want[k], 1e-4, 1e-5)) << k;
+    }
+  }
+  EXPECT_NE(fast.explain().find("(row reductions) (with a fused backward)"), std::string::npos) << fast.explain();
+}
+
 TEST(Export, ProgramRoundTripsThroughAFileAndRunsWithoutPython) {
   manual_seed(10);
   auto model = std::make_shared<nn::Sequential>();
