@@ -16,11 +16,15 @@
 An op dispatches by the device of its tensor arguments (a kernel registered for that device type,
 else the default one), differentiates through its registered backward (without one, a backward
 through it is an error naming the op), shows in the profiler under its name, and inside
-ember.compile becomes one opaque node of the graph (its body runs as written, neither traced into
-nor lost), so compiled functions replay it and its gradient.
+ember.compile becomes one node of the graph that is not traced into (its body runs as written,
+neither traced into nor lost), so compiled functions replay it and its gradient. An op that writes
+nothing, called with plain arguments (tensors, numbers, strings, dtypes, lists of them), is saved
+in exported programs by name and arguments; loading such a program needs the op defined in the
+loading process (import the module that defines it), and a C++ program without Python cannot.
 """
 import functools
 import inspect
+import json
 
 from . import _C
 from .autograd.function import Function
@@ -58,10 +62,65 @@ def _rebuild(spec, tensors, pos):
     return spec[1]
 
 
-def _run_opaque(name, run, args, kwargs, mutates):
-    """Runs `run(*args, **kwargs)` inside an ember.compile capture as one opaque node: its own ops
-    stay out of the graph (the Tracer layer is paused), and the graph gets a callable that re-runs
-    it on the new tensors of a later call."""
+def _call_to_json(spec):
+    """A call's structure (_tensors_of's spec) with its other arguments as JSON, for a saved
+    program; None when an argument is not plain data (numbers, strings, None, dtypes, lists,
+    tuples, dicts with string keys)."""
+    import ember
+
+    def enc(s):
+        if s[0] == "T":
+            return ["T"]
+        if s[0] in (list, tuple):
+            return ["list" if s[0] is list else "tuple", [enc(x) for x in s[1]]]
+        if s[0] is dict:
+            if not all(isinstance(k, str) for k, _ in s[1]):
+                raise TypeError
+            return ["dict", [[k, enc(v)] for k, v in s[1]]]
+        v = s[1]
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return ["V", v]
+        if isinstance(v, ember.dtype):
+            return ["dtype", str(v).replace("ember.", "")]
+        raise TypeError
+    try:
+        return json.dumps(enc(spec))
+    except TypeError:
+        return None
+
+
+def _call_from_json(text):
+    import ember
+
+    def dec(j):
+        kind = j[0]
+        if kind == "T":
+            return ("T",)
+        if kind in ("list", "tuple"):
+            return (list if kind == "list" else tuple, [dec(x) for x in j[1]])
+        if kind == "dict":
+            return (dict, [(k, dec(v)) for k, v in j[1]])
+        if kind == "dtype":
+            return ("V", getattr(ember, j[1]))
+        return ("V", j[1])
+    return dec(json.loads(text))
+
+
+def _saved_runner(name):
+    """How a loaded program re-runs a call of custom op `name` (registered with the op)."""
+    def run(call, tensors):
+        args, kwargs = _rebuild(_call_from_json(call), tensors, [0])
+        out = []
+        _tensors_of(_registry[name]._call_eager(*args, **kwargs), out)
+        return out
+    return run
+
+
+def _run_opaque(name, run, args, kwargs, mutates, savable=False):
+    """Runs `run(*args, **kwargs)` inside an ember.compile capture as one node the graph cannot
+    see into: its own ops stay out of the graph (the Tracer layer is paused), and the graph gets a
+    callable that re-runs it on the new tensors of a later call. `savable` (a custom op that writes
+    nothing): the call's other arguments go into the node too, so exported programs can hold it."""
     in_tensors = []
     spec = _tensors_of((args, kwargs), in_tensors)
     with _C._compile.paused():
@@ -74,7 +133,8 @@ def _run_opaque(name, run, args, kwargs, mutates):
         out = []
         _tensors_of(run(*a, **k), out)
         return out
-    _C._compile.record_opaque(name, in_tensors, out_tensors, replay, mutates)
+    call = _call_to_json(spec) if savable and not mutates else None
+    _C._compile.record_opaque(name, in_tensors, out_tensors, replay, mutates, call)
     return _rebuild(out_spec, out_tensors, [0])
 
 
@@ -85,7 +145,7 @@ class CustomOpDef:
         ns, sep, op = name.partition("::")
         if not sep or not ns.isidentifier() or not op.isidentifier():
             raise ValueError(f"custom_op: expected a name 'namespace::op' of identifiers, got {name!r}")
-        if name in _registry:
+        if name in _registry or name in _C._library.registered():
             raise RuntimeError(f"custom_op: an op named {name!r} is already registered")
         if isinstance(mutates_args, str) and mutates_args != "unknown":
             raise ValueError("custom_op: mutates_args must be 'unknown' or an iterable of argument names")
@@ -110,6 +170,7 @@ class CustomOpDef:
         self._setup_context = None
         functools.update_wrapper(self, fn)
         _registry[name] = self
+        _C._compile.register_saved_op(name, _saved_runner(name))
 
     def __repr__(self):
         return f"<CustomOpDef({self._name})>"
@@ -167,7 +228,7 @@ class CustomOpDef:
     def __call__(self, *args, **kwargs):
         with record_function(self._name):
             if _C._compile.tracing():
-                return _run_opaque(self._name, self._call_eager, args, kwargs, self._mutates)
+                return _run_opaque(self._name, self._call_eager, args, kwargs, self._mutates, savable=True)
             return self._call_eager(*args, **kwargs)
 
 

@@ -84,13 +84,35 @@ void bind_compile(nb::module_& parent) {
   m.def("note_break", &compiler::detail::note_break, nb::arg("what"));
   // Python code the graph records as one opaque node: run it inside `with paused():` (its own ops
   // stay out of the graph), then record it with a callable that re-runs it on new tensors.
+  // `saved_call`: the call's non-tensor arguments encoded (a Python custom op's), so that a saved
+  // program can hold the node (register_saved_op re-runs it on load); None: opaque, not savable.
   m.def("record_opaque", [](const std::string& name, const std::vector<Tensor>& inputs,
-                            const std::vector<Tensor>& outputs, nb::callable replay, bool mutates) {
+                            const std::vector<Tensor>& outputs, nb::callable replay, bool mutates,
+                            std::optional<std::string> saved_call) {
+    std::vector<compiler::Arg> args;
+    if (saved_call) {
+      compiler::Arg tensors, call;
+      tensors.kind = compiler::Arg::Tensors;
+      tensors.i = int64_t(inputs.size());
+      call.kind = compiler::Arg::String;
+      call.s = *saved_call;
+      args = {tensors, call};
+    }
     compiler::detail::record_opaque(name, inputs, outputs, [replay](const std::vector<Tensor>& in) {
       nb::gil_scoped_acquire gil;
       return nb::cast<std::vector<Tensor>>(replay(in));
-    }, mutates);
-  }, nb::arg("name"), nb::arg("inputs"), nb::arg("outputs"), nb::arg("replay"), nb::arg("mutates"));
+    }, mutates, std::move(args));
+  }, nb::arg("name"), nb::arg("inputs"), nb::arg("outputs"), nb::arg("replay"), nb::arg("mutates"),
+     nb::arg("saved_call").none() = nb::none());
+  m.def("register_saved_op", [](const std::string& name, nb::callable run) {
+    // held for the process (a loaded program may run it at any time), never released: the
+    // interpreter may be gone by the time static objects are destroyed
+    auto* keep = new nb::callable(run);
+    compiler::detail::register_saved_op(name, [keep](const std::string& spec, const std::vector<Tensor>& in) {
+      nb::gil_scoped_acquire gil;
+      return nb::cast<std::vector<Tensor>>((*keep)(spec, in));
+    });
+  }, nb::arg("name"), nb::arg("run"));
   struct Paused {
     std::unique_ptr<ExcludeDispatchKeyGuard> guard;
   };

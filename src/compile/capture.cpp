@@ -279,8 +279,23 @@ void register_replay_factory(const char* op, ReplayFactory make) { replay_factor
 
 std::pair<const char*, Replay> replay_for(const std::string& op, const std::vector<Arg>& args) {
   auto it = replay_factories().find(op);
-  if (it == replay_factories().end()) throw ValueError("a saved graph calls '" + op + "', which is not an ember op");
+  if (it == replay_factories().end())
+    throw ValueError("a saved graph calls '" + op + "', which is neither an ember op nor a custom op registered in this "
+                     "process (import the module that defines it, or load its library, before loading the program)");
   return {it->first.c_str(), it->second(args)};
+}
+
+void register_saved_op(const std::string& name, SavedOpRun run) {
+  register_replay_factory(name.c_str(), [name, run](const std::vector<Arg>& args) -> Replay {
+    if (args.size() != 2 || args[0].kind != Arg::Tensors || args[1].kind != Arg::String)
+      throw ValueError(name + ": a saved call does not have the form (tensors, call)");
+    const int64_t n = args[0].i;
+    const std::string spec = args[1].s;
+    return [name, n, spec, run](const std::vector<Tensor>& in) {
+      EMBER_CHECK_VALUE(int64_t(in.size()) == n, name, ": a saved call has ", n, " inputs, got ", in.size());
+      return run(spec, in);
+    };
+  });
 }
 
 

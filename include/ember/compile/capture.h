@@ -55,6 +55,11 @@ bool capturing();  // on this thread
 // factory is registered under `name`); empty for Python code.
 void record_opaque(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                    Replay replay, bool mutates, std::vector<Arg> args = {});
+// An op defined outside C++ (a Python custom op) whose calls a saved program can hold: the node's
+// arguments are [tensors n, a string] (the call's other arguments, encoded by the caller), and a
+// loaded node re-runs `run(string, tensors)`. Registered under `name` for the process.
+using SavedOpRun = std::function<std::vector<Tensor>(const std::string& spec, const std::vector<Tensor>& inputs)>;
+void register_saved_op(const std::string& name, SavedOpRun run);
 // Ops dispatched here now would be recorded: a capture is open and not paused.
 bool tracing();
 // A break in the capture on this thread, if one is open (Tensor::item, the autograd engine,
