@@ -151,3 +151,57 @@ def test_dynamic_axes_gpt2_batch_and_sequence(tmp_path):
     for x, g in zip(xs, got):
         with ember.no_grad():
             np.testing.assert_allclose(g, model(x).numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_resnet_and_lstm_text_models_in_onnxruntime(tmp_path):
+    """More of what models are made of: residual blocks with BatchNorm, average and adaptive
+    pooling, nearest and bilinear upsampling; an embedding and an LSTM (unrolled over its steps),
+    select, cat, mean/amax over a dim, clamp, leaky_relu, silu. Dynamic batch for both."""
+    import ember.nn.functional as F
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.c1, self.b1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+            self.c2, self.b2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            return F.relu(self.b2(self.c2(F.relu(self.b1(self.c1(x))))) + x)
+
+    class ResNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem, self.block = nn.Conv2d(3, 8, 3, padding=1), Block(8)
+            self.pool, self.fc = nn.AdaptiveAvgPool2d(1), nn.Linear(16, 10)
+
+        def forward(self, x):
+            x = F.avg_pool2d(self.block(F.relu(self.stem(x))), 2)
+            near = F.interpolate(x, scale_factor=2, mode="nearest")
+            smooth = F.interpolate(x, size=(16, 16), mode="bilinear", align_corners=False)
+            both = ember.cat([near, smooth], 1)
+            return self.fc(self.pool(both).flatten(1)) + F.adaptive_avg_pool2d(both, 4).mean((2, 3)).sum(1, keepdim=True)
+
+    class Text(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed, self.lstm, self.fc = nn.Embedding(50, 16), nn.LSTM(16, 32, batch_first=True), nn.Linear(32, 4)
+
+        def forward(self, ids):
+            out, (h, c) = self.lstm(self.embed(ids))
+            return (self.fc(out.mean(1)) + self.fc(h[-1]).clamp(-1, 1) + F.leaky_relu(self.fc(out[:, -1]), 0.1)
+                    + F.silu(self.fc(out.amax(1))))
+
+    ember.manual_seed(4)
+    for model, make in [(ResNet(), lambda n: ember.randn(n, 3, 16, 16)), (Text(), lambda n: ember.randint(0, 50, (n, 7)))]:
+        for m in model.modules():  # BatchNorm with statistics of its own
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 2.0)
+        model.eval()
+        path = tmp_path / f"{type(model).__name__}.onnx"
+        ember.onnx.export(model, (make(2),), str(path), input_names=["x"], dynamic_axes={"x": {0: "batch"}})
+        xs = [make(1), make(5)]
+        got, _ = _onnxruntime_many(path, [x.numpy() for x in xs], tmp_path)
+        for x, g in zip(xs, got):
+            with ember.no_grad():
+                np.testing.assert_allclose(g, model(x).numpy(), rtol=1e-4, atol=1e-4)

@@ -5,7 +5,9 @@ each node to ONNX operators (opset 17) and writes the ModelProto itself (the pro
 in _proto.py: no onnx package needed). Covered: the seeds' MLP, CNN and GPT-2 (Linear, Conv2d,
 BatchNorm in eval, ReLU/Tanh/Sigmoid/GELU both forms, MaxPool2d, Flatten, Dropout in eval,
 elementwise arithmetic, softmax, embeddings (Gather), LayerNormalization, slicing, expand,
-causal masks, scaled-dot-product attention (both ember paths)); another op is an error naming it
+causal masks, scaled-dot-product attention (both ember paths); average/adaptive pooling, nearest and
+bilinear interpolation, cat, select, reductions over dims, clamp, leaky_relu, silu, so ResNet-style
+and embedding + LSTM models too); another op is an error naming it
 (docs/issue24-export.md). dynamic_axes ({"input": {0: "batch", 1: "seq"}}) exports with those dims
 dynamic (ember.export's dynamic_shapes): every size the graph takes from them (a reshape's shape, a
 slice's end, a causal mask) is computed in the ONNX graph from its inputs' shapes (Shape, Gather,
@@ -236,7 +238,7 @@ class _Converter:
     def value_dtype(self, v):
         return self.g["values"][v]["dtype"]
 
-    _DYNAMIC_READY = {"view", "reshape", "_unsafe_view", "empty", "fill_", "arange", "slice", "expand"}
+    _DYNAMIC_READY = {"view", "reshape", "_unsafe_view", "empty", "fill_", "arange", "slice", "expand", "select"}
 
     def convert(self, node):
         op, ins, outs, args = node["op"], node["inputs"], node["outputs"], node["args"]
@@ -390,6 +392,61 @@ class _Converter:
                 scaled = masked
             self.add("Softmax", [scaled], [p], axis=-1)
             return self.add("MatMul", [p, x[2]], y[:1])
+        if op == "silu":  # x * sigmoid(x)
+            sig = self.fresh("sigmoid")
+            self.add("Sigmoid", x[:1], [sig])
+            return self.add("Mul", [x[0], sig], y)
+        if op == "leaky_relu":
+            return self.add("LeakyRelu", x[:1], y, alpha=float(a(1)))
+        if op in ("clamp", "hardtanh"):
+            bounds = [self.scalar_of_type(a(i), outs[0]) if a(i) is not None else "" for i in (1, 2)]
+            return self.add("Clip", [x[0]] + bounds, y)
+        if op in ("mean", "sum", "amax", "amin"):
+            if op in ("mean", "sum") and a(3) is not None:
+                return self.unsupported(op, outs)
+            rank = len(self.g["values"][ins[0]]["sizes"])
+            dims = sorted(d % rank for d in a(1)) if a(1) else list(range(rank))
+            keep = int(bool(a(2)))
+            onnx_op = {"mean": "ReduceMean", "sum": "ReduceSum", "amax": "ReduceMax", "amin": "ReduceMin"}[op]
+            if op == "sum":  # (ReduceSum takes its axes as an input from opset 13)
+                return self.add(onnx_op, [x[0], self.const(dims)], y, keepdims=keep)
+            return self.add(onnx_op, x[:1], y, axes=dims, keepdims=keep)
+        if op == "select":
+            index = self.const(a(2), dims=[])
+            if ("arg", self.node_index, 2, -1) in self.sites:  # an index from a dynamic size: a 0-d tensor of it
+                index = self.fresh("index")
+                self.add("Squeeze", [self.int1(2, a(2)), self.const([0])], [index])
+            return self.add("Gather", [x[0], index], y, axis=a(1))
+        if op == "cat":
+            return self.add("Concat", x, y, axis=a(1))
+        if op == "avg_pool2d":
+            kernel, stride, padding, ceil, include_pad = list(a(1)), list(a(2)), list(a(3)), a(4), a(5)
+            if len(args) > 6 and args[6][0] != "none":
+                return self.unsupported(op, outs)  # a divisor_override
+            return self.add("AveragePool", x[:1], y, kernel_shape=kernel, strides=stride or kernel,
+                            pads=padding + padding, ceil_mode=int(bool(ceil)), count_include_pad=int(bool(include_pad)))
+        if op == "adaptive_avg_pool2d":
+            insize, outsize = self.g["values"][ins[0]]["sizes"][-2:], list(a(1))
+            if outsize == [1, 1]:
+                return self.add("GlobalAveragePool", x[:1], y)
+            rank = len(self.g["values"][ins[0]]["sizes"])
+            spatial_dynamic = any(("size", ins[0], d, -1) in self.sites for d in (rank - 2, rank - 1))
+            if spatial_dynamic or any(i % o for i, o in zip(insize, outsize)):
+                return self.unsupported(op, outs)  # windows of different sizes
+            kernel = [i // o for i, o in zip(insize, outsize)]
+            return self.add("AveragePool", x[:1], y, kernel_shape=kernel, strides=kernel)
+        if op == "upsample":
+            scales, mode, align = list(a(2)), a(3), a(4)
+            if mode not in (0, 2):
+                return self.unsupported(op, outs)  # nearest-exact, bicubic, antialiased: not mapped yet
+            attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"} \
+                if mode == 0 else {"mode": "linear", "coordinate_transformation_mode":
+                                   "align_corners" if align else "pytorch_half_pixel"}
+            if scales and all(v > 0 for v in scales) and not align:  # torch computes with the given scales
+                import ember
+                s = self.initializer(ember.tensor([1.0, 1.0] + [float(v) for v in scales], dtype=ember.float32))
+                return self.add("Resize", [x[0], "", s], y, **attrs)
+            return self.add("Resize", [x[0], "", "", self.sizes(outs[0])], y, **attrs)
         if op == "softmax" or op == "_softmax":
             return self.add("Softmax", x[:1], y, axis=a(1))
         if op == "log_softmax":
@@ -433,6 +490,10 @@ class _Converter:
     def initializer_for(self, v, t):
         """Value v is the constant t."""
         self.names[v] = self.initializer(t)
+
+    def scalar_of_type(self, value, like):
+        """A 0-d constant of value v's element type (Clip's bounds)."""
+        return self.const([value], self.value_dtype(like), dims=[])
 
     def scalar(self, value, like):
         dtype = self.value_dtype(like)
