@@ -34,6 +34,7 @@ class Program {
   const compiler::Graph& graph() const;
   const compiler::SymbolicShapes* symbolic() const { return symbolic_.get(); }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  void set_metadata(const std::string& key, const std::string& value) { metadata_[key] = value; }
   int64_t num_inputs() const;
   // Writes the program atomically. Throws for graphs that cannot be saved (opaque Python nodes,
   // complex scalars, explicit generators), naming the op.

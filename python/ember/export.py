@@ -49,6 +49,19 @@ class ExportedProgram:
     def graph(self):
         return self._program.describe()
 
+    @property
+    def state_dict(self):
+        """The module's parameters and buffers the program holds, by their names in the module."""
+        names = json.loads(self._program.metadata.get("constant_names", "{}"))
+        constants = self._program.constants()
+        return {name: constants[int(v)] for v, name in names.items() if int(v) in constants}
+
+    @property
+    def range_constraints(self):
+        """Each dynamic dim's name -> (min, max); max is inf where unbounded."""
+        symbols = json.loads(self._program.graph_json()).get("symbols", [])
+        return {d["name"]: (d["min"], float("inf") if d["max"] == -1 else d["max"]) for d in symbols}
+
     def __str__(self):
         return "ExportedProgram:\n" + self.graph
 
@@ -151,6 +164,12 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False):
             program = session.finish_program(outputs, with_out_spec(out_spec))
         except ValueError as e:
             raise ExportError(str(e)) from None
+    if isinstance(mod, Module):  # the constants that are the module's own tensors, by name (ep.state_dict)
+        by_impl = {}
+        for name, t in list(mod.named_parameters()) + list(mod.named_buffers()):
+            by_impl.setdefault(_cc.impl_id(t), name)
+        names = {str(v): by_impl[_cc.impl_id(t)] for v, t in program.constants().items() if _cc.impl_id(t) in by_impl}
+        program.set_metadata("constant_names", json.dumps(names))
     ep = ExportedProgram(program, in_spec, out_spec)
     try:
         program.save_to_bytes()  # everything in it must be savable: fail now, not at save()

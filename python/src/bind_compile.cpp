@@ -65,6 +65,7 @@ void bind_compile(nb::module_& parent) {
         return nb::bytes(b.data(), b.size());
       })
       .def_prop_ro("metadata", &exporting::Program::metadata)
+      .def("set_metadata", &exporting::Program::set_metadata, nb::arg("key"), nb::arg("value"))
       .def("graph_json", &exporting::Program::graph_json)
       .def("constants", [](const exporting::Program& p) {  // value id -> tensor
         std::map<int64_t, Tensor> out;

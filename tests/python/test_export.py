@@ -203,6 +203,11 @@ def test_dynamic_batch_and_sequence(tmp_path):
         ids = ember.randint(0, 64, (b, t))
         with ember.no_grad():
             assert ember.allclose(loaded(ids), model(ids), rtol=1e-4, atol=1e-5), (b, t)
+    assert loaded.range_constraints == {"batch": (1, float("inf")), "seq": (1, 32)}
+    names = loaded.state_dict
+    assert "gpt.lm_head.weight" in names or "gpt.transformer.wte.weight" in names
+    own = dict(model.named_parameters())
+    assert all(ember.equal(t, own[n]) for n, t in names.items() if n in own)
     with pytest.raises(ValueError, match=r"'seq' is 33 .*\[1, 32\]"):
         loaded(ember.randint(0, 64, (2, 33)))
     with pytest.raises(ValueError, match="must have 2 dims"):
