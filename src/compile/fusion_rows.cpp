@@ -369,35 +369,44 @@ void emit_backward_body(std::ostringstream& os, const RowBuilder& b) {
   for (size_t k = 0; k < grp.outputs.size(); ++k)
     if (b.produced.at(grp.outputs[k]) == Level::Row && wants(grp.outputs[k]))
       os << "    d" << grp.outputs[k] << " += gout" << k << "[r];\n";
-  // where a share of the gradient of x goes, inside a pass over segment s (or at row scope: s = npos)
+  // where a share of the gradient of x goes, inside a pass over segment s (or at row scope: s = npos);
+  // a per-row target inside a pass gets one partial sum per lane (`lanes` collects them), so the
+  // pass vectorises as the forward's reductions do
   const size_t kRowScope = size_t(-1);
+  std::vector<std::string> lanes;
   auto add_to = [&](ValueId x, const std::string& share, size_t s) -> std::string {
     if (share.empty() || !wants(x)) return "";
+    auto lane = [&](const std::string& target) {
+      if (s == kRowScope) return target + " += " + share + ";";
+      if (std::find(lanes.begin(), lanes.end(), target) == lanes.end()) lanes.push_back(target);
+      return target + "_lane[l] += " + share + ";";
+    };
     auto lv = b.produced.find(x);
     if (lv != b.produced.end()) {
-      if (lv->second == Level::Row) return "d" + std::to_string(x) + " += " + share + ";";
+      if (lv->second == Level::Row) return lane("d" + std::to_string(x));
       if (s == kRowScope) return "";
       return (seg.at(x) == s ? "d" + std::to_string(x) : "gbuf" + std::to_string(x) + "[j]") + " += " + share + ";";
     }
     const size_t k = b.operand_of.at(x);
     const auto kind = grp.inputs[k].kind;
-    if (kind == FusedOperand::kRow) return "dgin" + std::to_string(k) + " += " + share + ";";
+    if (kind == FusedOperand::kRow) return lane("dgin" + std::to_string(k));
     if (kind == FusedOperand::kScalar || s == kRowScope) return "";
     return "gin" + std::to_string(k) + "[base + j] += " + share + ";";
   };
   for (size_t s = m + 1; s-- > 0;) {
     const size_t first = s == 0 ? 0 : red[s - 1] + 1, last = s == m ? nodes.size() : red[s];  // positions [first, last)
-    os << "    for (int64_t j = 0; j < L; ++j) {  // segment " << s << "\n";
+    std::ostringstream pass;  // the body over element j (lane l), written first to learn its lanes
+    lanes.clear();
     std::unordered_map<ValueId, std::string> name = row_name;
-    emit_full_values(os, b, last, "      ", name, filled);
+    emit_full_values(pass, b, last, "      ", name, filled);
     for (size_t p = first; p < last; ++p) {
       const ValueId v = g.nodes[size_t(nodes[p])].outputs[0];
       if (b.produced.at(v) == Level::Full && wants(v))
-        os << "      float d" << v << " = " << (carried.count(v) ? "gbuf" + std::to_string(v) + "[j]" : "0.0f") << ";\n";
+        pass << "      float d" << v << " = " << (carried.count(v) ? "gbuf" + std::to_string(v) + "[j]" : "0.0f") << ";\n";
     }
     for (size_t k = 0; k < grp.outputs.size(); ++k) {
       const ValueId v = grp.outputs[k];
-      if (b.produced.at(v) == Level::Full && seg.at(v) == s && wants(v)) os << "      d" << v << " += gout" << k << "[base + j];\n";
+      if (b.produced.at(v) == Level::Full && seg.at(v) == s && wants(v)) pass << "      d" << v << " += gout" << k << "[base + j];\n";
     }
     if (s < m) {  // the reduction that ends this segment
       const Node& n = g.nodes[size_t(nodes[red[s]])];
@@ -407,7 +416,7 @@ void emit_backward_body(std::ostringstream& os, const RowBuilder& b) {
         const std::string du = "d" + std::to_string(u), xv = name.at(x), uv = row_name.at(u);
         const std::string share = r == Reduce::Sum ? du : r == Reduce::Mean ? du + " / float(L)"
                                 : "(" + xv + " == " + uv + " ? " + du + " / " + uv + "_ties : 0.0f)";
-        os << "      " << add_to(x, share, s) << "  // " << n.op << "\n";
+        pass << "      " << add_to(x, share, s) << "  // " << n.op << "\n";
       }
     }
     for (size_t p = last; p-- > first;) {
@@ -419,10 +428,18 @@ void emit_backward_body(std::ostringstream& os, const RowBuilder& b) {
       const auto shares = *fusion_detail::derivative(g, n, args, name.at(y), "d" + std::to_string(y));
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         const std::string line = add_to(n.inputs[i], shares[i], s);
-        if (!line.empty()) os << "      " << line << "  // " << n.op << "\n";
+        if (!line.empty()) pass << "      " << line << "  // " << n.op << "\n";
       }
     }
-    os << "    }\n";
+    const std::string fn = "segment" + std::to_string(s);
+    for (const auto& t : lanes) os << "    float " << t << "_lane[16];\n    for (int l = 0; l < 16; ++l) " << t << "_lane[l] = 0.0f;\n";
+    os << "    auto " << fn << " = [&](int64_t j, int l) {\n" << pass.str() << "      (void)l;\n    };\n"
+       << "    int64_t " << fn << "_j = 0;\n"
+       << "    for (; " << fn << "_j + 16 <= L; " << fn << "_j += 16)\n      for (int l = 0; l < 16; ++l) " << fn << "(" << fn
+       << "_j + l, l);\n    for (; " << fn << "_j < L; ++" << fn << "_j) " << fn << "(" << fn << "_j, 0);\n";
+    for (const auto& t : lanes)
+      os << "    for (int w = 8; w > 0; w /= 2)\n      for (int l = 0; l < w; ++l) " << t << "_lane[l] += " << t
+         << "_lane[l + w];\n    " << t << " += " << t << "_lane[0];\n";
     // the per-row nodes of this stretch, in reverse
     const size_t row_first = s == 0 ? 0 : red[s - 1], row_last = s == m ? nodes.size() : red[s];
     for (size_t p = row_last; p-- > row_first;) {
