@@ -176,23 +176,18 @@ def _resized(t, dim, n):
 
 
 def _inputs_at(dims, sizes, tensors):
+    """The inputs with each dynamic dim at its size in `sizes` (one tensor passed twice stays one)."""
     by_tensor = {}
     for d, n in zip(dims, sizes):
         for i, axis in d.places:
             by_tensor.setdefault(i, []).append((axis, n))
     replaced = {}
-    out = []
-    for i, t in enumerate(tensors):
-        if i not in by_tensor:
-            out.append(t)
-            continue
-        if id(t) not in replaced:
-            r = t
-            for axis, n in by_tensor[i]:
-                r = _resized(r, axis, n)
-            replaced[id(t)] = r
-        out.append(replaced[id(t)])
-    return out
+    for i, changes in by_tensor.items():
+        r = tensors[i]
+        for axis, n in changes:
+            r = _resized(r, axis, n)
+        replaced[id(tensors[i])] = r
+    return [replaced.get(id(t), t) for t in tensors]
 
 
 def _leaves(graph):

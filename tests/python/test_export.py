@@ -344,3 +344,38 @@ def test_python_custom_ops_are_saved_by_name(tmp_path):
     out = subprocess.run([sys.executable, "-c", f"import ember; ember.export.load({str(path)!r})"], env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and "exporttest::scaled" in out.stderr and "import the module" in out.stderr
+
+
+def _dynamic_corpus():
+    from ember.export import Dim
+    b, t = Dim("batch"), Dim("seq", min=2, max=40)
+    ember.manual_seed(21)
+    return [  # (name, module (eval), example, dynamic_shapes, other sizes to run)
+        ("lstm_batch", nn.LSTM(6, 8, num_layers=2, batch_first=True), ember.randn(3, 5, 6), ({0: b},), [(1, 5, 6), (6, 5, 6)]),
+        ("gru_batch", nn.GRU(6, 8, batch_first=True), ember.randn(3, 5, 6), ({0: b},), [(2, 5, 6), (7, 5, 6)]),
+        ("mha", nn.MultiheadAttention(8, 2, batch_first=True), ember.randn(2, 7, 8), ({0: b, 1: t},) * 3,
+         [(1, 3, 8), (4, 20, 8)]),
+        ("transformer", nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True), ember.randn(2, 9, 8),
+         ({0: b, 1: t},), [(1, 2, 8), (3, 33, 8)]),
+        ("conv_pool_upsample", nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                                             nn.Upsample(scale_factor=2, mode="bilinear"), nn.AvgPool2d(2)),
+         ember.randn(2, 2, 6, 6), ({0: b},), [(1, 2, 6, 6), (5, 2, 6, 6)]),
+        ("conv1d_seq", nn.Sequential(nn.Conv1d(3, 5, 3, padding=1), nn.GELU(), nn.Conv1d(5, 2, 1)),
+         ember.randn(2, 3, 12), ({0: b, 2: t},), [(1, 3, 4), (3, 3, 31)]),
+        ("embedding_mean", nn.Sequential(nn.Embedding(20, 6), nn.LayerNorm(6)), ember.randint(0, 20, (2, 8)),
+         ({0: b, 1: t},), [(1, 3), (4, 17)]),
+    ]
+
+
+@pytest.mark.parametrize("name,module,example,dynamic,sizes", _dynamic_corpus(), ids=[c[0] for c in _dynamic_corpus()])
+def test_dynamic_shapes_over_library_modules(name, module, example, dynamic, sizes):
+    """Library modules exported with dynamic dims run at other sizes with eager's outputs."""
+    module.eval()
+    args = (example,) * len(dynamic)
+    with ember.no_grad():
+        ep = ember.export.export(module, args, dynamic_shapes=dynamic)
+        for shape in sizes:
+            x = ember.randint(0, 20, shape) if example.dtype == ember.int64 else ember.randn(*shape)
+            got, want = ep(*(x,) * len(dynamic)), module(*(x,) * len(dynamic))
+            got, want = (got[0], want[0]) if isinstance(want, tuple) else (got, want)
+            assert got.shape == want.shape and ember.allclose(got, want, rtol=1e-4, atol=1e-5), (name, shape)
