@@ -348,7 +348,8 @@ def _export_dynamic(fn, in_spec, tensors, dims, meta_for, error, mod_state):
             samples = ", ".join(f"{v} at {s}" for s, v in list(values.items())[:4])
             raise error(f"ember.export: {_where(base.graph, place)} changes with the dynamic sizes in a way no integer "
                         f"polynomial fits ({samples}, sizes as ({', '.join(d.name for d in dims)})); a float made from "
-                        f"a size (1/seq) or a size from data cannot be dynamic")
+                        f"a size (1/seq), a floor division (a strided convolution or pooling over the dim) or a size "
+                        f"from data cannot be dynamic")
         sites.append((place, coefs))
     symbolic = {
         "symbols": [{"name": d.name, "min": d.min, "max": -1 if d.max is None else d.max, "example": d.example}
