@@ -2,6 +2,7 @@
 // chains, the recorded ops elsewhere, intermediates released after their last reader.
 #include "ember/compile/compiled_graph.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <cstring>
@@ -99,6 +100,9 @@ struct CompiledGraph::Impl {
   std::vector<Step> steps;
   std::vector<std::shared_ptr<const Kernel>> kernels;  // shared: autograd nodes of a run keep theirs
   std::vector<std::vector<ValueId>> release_after;  // per step
+  // per kernel step, per output: the operand whose buffer it may take (-1: none), an intermediate
+  // read for the last time there, of the output's shape (run() checks nothing else holds it)
+  std::vector<std::vector<int32_t>> reuse;
   std::vector<char> clone_constant;  // the graph's own constants some node writes: a copy per run
   int64_t fused_nodes = 0;
   double codegen_seconds = 0;
@@ -147,6 +151,28 @@ CompiledGraph::CompiledGraph(Graph g, const CompileConfig& config) : impl_(std::
   for (size_t v = 0; v < G.values.size(); ++v)
     if (last[v] >= 0 && !keep[v] && G.values[v].kind == ValueKind::NodeOutput)
       m.release_after[size_t(last[v])].push_back(ValueId(v));
+  // memory planning: a fused kernel writes an output into an operand that dies there
+  // (EMBER_COMPILE_REUSE=0 turns it off, to compare)
+  m.reuse.resize(m.steps.size());
+  const char* reuse_env = std::getenv("EMBER_COMPILE_REUSE");
+  const bool reuse_on = !(reuse_env && std::strcmp(reuse_env, "0") == 0);
+  for (size_t s = 0; s < m.steps.size(); ++s) {
+    if (m.steps[s].kernel < 0) continue;
+    const FusedGroup& grp = m.kernels[size_t(m.steps[s].kernel)]->group;
+    std::vector<char> taken(grp.inputs.size(), 0);
+    for (size_t o = 0; o < grp.outputs.size(); ++o) {
+      int32_t pick = -1;
+      for (size_t i = 0; i < grp.inputs.size() && reuse_on && pick < 0 && grp.output_sizes[o] == grp.sizes; ++i) {
+        const ValueId v = grp.inputs[i].value;
+        const auto& dies = m.release_after[s];
+        if (!taken[i] && grp.inputs[i].kind == FusedOperand::kFull && G.values[size_t(v)].kind == ValueKind::NodeOutput &&
+            std::find(dies.begin(), dies.end(), v) != dies.end())
+          pick = int32_t(i);
+      }
+      if (pick >= 0) taken[size_t(pick)] = 1;
+      m.reuse[s].push_back(pick);
+    }
+  }
   m.clone_constant.assign(G.values.size(), 0);
   for (const auto& n : G.nodes)
     if (n.mutates)
@@ -224,8 +250,18 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
                     " for a kernel over ", grp.sizes, ")");
         in_ptrs.push_back(t.data_ptr());
       }
+      // (an operand the group's autograd node will save must keep its values: no reuse then)
+      const bool records = grp.needs_grad && autograd::GradMode::is_enabled();
       for (size_t o = 0; o < grp.outputs.size(); ++o) {
-        Tensor t = empty(grp.output_sizes[o], {.dtype = kFloat32, .device = Device(DeviceType::CPU)});
+        Tensor t;
+        const int32_t from = records ? -1 : m.reuse[s][o];
+        if (from >= 0) {
+          // only the graph holds it (no Python object, view, or saved copy): the output takes its buffer
+          const Tensor& dying = env[size_t(grp.inputs[size_t(from)].value)];
+          if (dying.impl_ptr().use_count() == 1 && dying.impl()->storage().use_count() == 1 && dying.is_contiguous())
+            t = dying.detach();
+        }
+        if (!t.defined()) t = empty(grp.output_sizes[o], {.dtype = kFloat32, .device = Device(DeviceType::CPU)});
         out_ptrs.push_back(t.data_ptr());
         env[size_t(grp.outputs[o])] = std::move(t);
       }

@@ -643,3 +643,32 @@ def test_row_groups_differentiate():
                 assert a.shape == b.shape and ember.allclose(a, b, rtol=1e-4, atol=1e-5), (f.__name__, shape)
         info = str(explain(f, *args))
         assert "(row reductions) (with a fused backward)" in info, info
+
+
+def test_fused_kernels_write_into_dying_intermediates_only_when_nothing_else_holds_them():
+    """Memory planning: a fused kernel's output takes the buffer of an operand read for the last
+    time there, when only the graph holds it; an intermediate a view of which is returned (or
+    that autograd saved) keeps its values."""
+    w = ember.randn(16, 16)
+
+    def f(x):
+        h = x.matmul(w)  # dies in the chain below: its buffer becomes the output's
+        return ((h * 1.1 + 0.3).relu() * 0.5).tanh() - h.sigmoid()
+
+    def g(x):
+        h = x.matmul(w)
+        flat = h.view(-1)  # returned: h's storage must survive the chain
+        return (h * 2.0 + 1.0).relu(), flat
+
+    def rows(x):
+        h = x.matmul(w)
+        e = (h - h.amax(-1, keepdim=True)).exp()
+        return e / e.sum(-1, keepdim=True)
+    for fn in (f, g, rows):
+        fast = ember.compile(fn)
+        for _ in range(3):
+            x = ember.randn(8, 16)
+            with ember.no_grad():
+                got, want = fast(x), fn(x)
+            got, want = (got if isinstance(got, tuple) else (got,)), (want if isinstance(want, tuple) else (want,))
+            assert all(ember.allclose(a, b, rtol=1e-6, atol=1e-6) for a, b in zip(got, want)), fn.__name__
