@@ -135,8 +135,10 @@ def parse(dynamic_shapes, fn, args, kwargs, tensors, error):
 
 
 def _grid_values(dims):
-    """Three sizes per dim (the example first) and one more for the check, all in range and >= 2
-    where the range allows, kept apart from other dims' sizes so no two coincide by chance."""
+    """Three sizes per dim (the example first, unless it is 0 or 1, which broadcasting and
+    squeezing treat specially) and one more for the check, all in range and >= 2 where the range
+    allows, kept apart from other dims' sizes so no two coincide by chance. The first of each is
+    where the program's graph is captured."""
     used = {d.example for d in dims}
     grids, checks = [], []
     for d in dims:
@@ -148,7 +150,7 @@ def _grid_values(dims):
         for step in range(1, 64):
             order += [d.example - step, d.example + step]
         candidates = [v for v in order if ok(v)]
-        grid = [d.example] + candidates[:2]
+        grid = [d.example] + candidates[:2] if d.example >= 2 else candidates[:3]
         used.update(grid)
         rest = [v for v in candidates[2:] if v not in used]
         check = rest[0] if rest else None
@@ -326,7 +328,8 @@ def _export_dynamic(fn, in_spec, tensors, dims, meta_for, error, mod_state):
     with mod_state():
         for sizes in itertools.product(*grids):
             captures[sizes], _ = _capture(fn, in_spec, dims, sizes, tensors, meta_for, error)
-    base = captures[tuple(d.example for d in dims)]
+    base_sizes = tuple(g[0] for g in grids)
+    base = captures[base_sizes]
     for sizes, c in captures.items():
         if c.skeleton != base.skeleton:
             at = ", ".join(f"{d.name}={n}" for d, n in zip(dims, sizes))
@@ -352,8 +355,8 @@ def _export_dynamic(fn, in_spec, tensors, dims, meta_for, error, mod_state):
                         f"from data cannot be dynamic")
         sites.append((place, coefs))
     symbolic = {
-        "symbols": [{"name": d.name, "min": d.min, "max": -1 if d.max is None else d.max, "example": d.example}
-                    for d in dims],
+        "symbols": [{"name": d.name, "min": d.min, "max": -1 if d.max is None else d.max, "example": n}
+                    for d, n in zip(dims, base_sizes)],
         "symbolic": [{"at": place[0], "item": place[1], "index": place[2], "element": place[3],
                       "poly": [[c, *p] for p, c in coefs.items()]}
                      for place, coefs in sites],
@@ -364,8 +367,8 @@ def _export_dynamic(fn, in_spec, tensors, dims, meta_for, error, mod_state):
         raise error(f"ember.export: the fitted sizes do not hold: {e}") from None
     fitted = dict(sites)
     # the check: sizes outside the grid must give the graph the fit predicts, and the eager results
-    check_sizes = [tuple(c if c is not None else d.example for c, d in zip(checks, dims))]
-    ones = tuple(1 if d.min <= 1 else d.example for d in dims)
+    check_sizes = [tuple(c if c is not None else n for c, n in zip(checks, base_sizes))]
+    ones = tuple(1 if d.min <= 1 else n for d, n in zip(dims, base_sizes))
     for sizes in check_sizes:
         if sizes in captures:
             continue
@@ -382,7 +385,7 @@ def _export_dynamic(fn, in_spec, tensors, dims, meta_for, error, mod_state):
                             f"from the other sizes; export cannot make it dynamic")
         with mod_state():
             _check_results(program, inputs, c.outputs, at, error)
-    if ones != tuple(d.example for d in dims):
+    if ones != base_sizes:
         inputs = _inputs_at(dims, ones, tensors)
         args, kwargs = _unflatten(in_spec, inputs)
         with mod_state(), ember.no_grad():
