@@ -156,6 +156,14 @@ const char* identity(Reduce r) {
   return r == Reduce::Max ? "-__builtin_inff()" : r == Reduce::Min ? "__builtin_inff()" : "0.0f";
 }
 
+// Whether value v is one number per row in this group (made at row level, or a per-row operand).
+bool per_row(const RowBuilder& b, ValueId v) {
+  auto it = b.produced.find(v);
+  if (it != b.produced.end()) return it->second == Level::Row;
+  auto op = b.operand_of.find(v);
+  return op != b.operand_of.end() && b.grp.inputs[op->second].kind == FusedOperand::kRow;
+}
+
 // The full-size values up to (not including) node `upto` in a lambda body over element j, the
 // operands loaded as needed (the compiler drops what the caller does not use). A value already in
 // a row buffer (`filled`) is read from it instead of recomputed.
@@ -180,6 +188,13 @@ void emit_full_values(std::ostringstream& os, const RowBuilder& b, size_t upto, 
     }
     std::vector<std::string> args;
     for (ValueId x : n.inputs) args.push_back(name.at(x));
+    if (std::strcmp(n.op, "div") == 0 && n.attrs() == "None" && per_row(b, n.inputs[1])) {
+      // a division by a row's value (a softmax's sum): one reciprocal per row, hoisted out of the
+      // loop, and a multiply per element (a division costs several; the result may differ from
+      // eager's in the last bit, as the row's sums do)
+      os << indent << "const float " << v << " = " << args[0] << " * (1.0f / " << args[1] << ");  // div\n";
+      continue;
+    }
     os << indent << "const float " << v << " = " << *fusion_detail::expression(b.g, n, args) << ";  // " << n.op << "\n";
   }
 }
