@@ -65,3 +65,5 @@ from . import compiler  # noqa: E402,F401
 from . import library  # noqa: E402,F401  (torch.library: custom ops)
 from .library import ops  # noqa: E402,F401  (ember.ops.<namespace>.<op>)
 from . import export  # noqa: E402,F401  (torch.export: programs that run without Python)
+from . import _out  # noqa: E402  (torch's out= keyword for the functions that have one; Tensor.resize_)
+_out.install(globals())

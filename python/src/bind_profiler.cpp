@@ -18,7 +18,9 @@ namespace P = ember::profiler;
 
 bool is_profiler_frame(const char* file) {
   std::string_view f(file);
-  for (std::string_view tail : {"ember/autograd/profiler.py", "ember/profiler/profiler.py", "ember/_profiler_region.py"})
+  // (and the out= wrapper ember puts around namespace functions: the user's line is the caller's)
+  for (std::string_view tail : {"ember/autograd/profiler.py", "ember/profiler/profiler.py", "ember/_profiler_region.py",
+                                "ember/_out.py"})
     if (f.size() >= tail.size() && f.substr(f.size() - tail.size()) == tail) return true;
   return false;
 }
