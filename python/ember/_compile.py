@@ -224,6 +224,11 @@ def _as_callers_objects(results, inputs, externals):
 _capture_lock = threading.local()
 
 
+import weakref as _weakref  # noqa: E402
+
+_all_compiled = _weakref.WeakSet()  # every compiled function, for reset()
+
+
 class _Compiled:
     """One compiled callable: its cache of signatures -> graphs (or eager)."""
 
@@ -234,6 +239,7 @@ class _Compiled:
         self.module = module
         self.dynamic = bool(dynamic)
         self.cache = collections.OrderedDict()
+        _all_compiled.add(self)
         self.captures = self.graph_runs = self.eager_runs = 0
         self.breaks = []
         self._warned_limit = False
@@ -269,6 +275,8 @@ class _Compiled:
             return self.fn(*args, **kwargs)
         tensors = []
         spec = _flatten((args, kwargs), tensors)
+        if not self.dynamic and any(getattr(t, "_ember_dynamic_dims", None) for t in tensors):
+            self.dynamic = True  # torch._dynamo.mark_dynamic on an input: sizes vary, keep the recent ones
         extra, module_key = self._module_state()
         state_tensors = []
         state = _fingerprint(self.state_roots, state_tensors) if self.state_roots else None
@@ -431,9 +439,8 @@ def is_compiling():
 
 
 def reset(fn=None):
-    """Forget compiled graphs (of fn, or nothing else to do: caches live on each compiled
-    function, torch.compiler.reset drops them all). The disk cache of kernels stays."""
-    if fn is not None:
-        c = _compiled_of(fn)
+    """Forget compiled graphs: fn's, or every compiled function's (torch.compiler.reset). The disk
+    cache of kernels stays."""
+    for c in ([_compiled_of(fn)] if fn is not None else list(_all_compiled)):
         c.cache.clear()
         c.breaks.clear()

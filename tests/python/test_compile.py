@@ -672,3 +672,36 @@ def test_fused_kernels_write_into_dying_intermediates_only_when_nothing_else_hol
                 got, want = fast(x), fn(x)
             got, want = (got if isinstance(got, tuple) else (got,)), (want if isinstance(want, tuple) else (want,))
             assert all(ember.allclose(a, b, rtol=1e-6, atol=1e-6) for a, b in zip(got, want)), fn.__name__
+
+
+def test_dynamo_namespace():
+    """ember._dynamo (torch._dynamo): reset drops every compiled function's graphs, mark_dynamic
+    makes a function keep many shapes, graph_break is a break (an error with fullgraph), config's
+    cache_size_limit is ember's."""
+    import ember._dynamo as dynamo
+    fast = ember.compile(lambda x: x * 2 + 1)
+    fast(ember.randn(3))
+    assert explain(fast, ember.randn(3)).graph_count == 1
+    dynamo.reset()
+    assert fast._ember_compiled.cache == {} or len(fast._ember_compiled.cache) == 0
+    old = dynamo.config.cache_size_limit
+    try:
+        dynamo.config.cache_size_limit = 2
+        assert ember._compile.cache_size_limit == 2
+        grow = ember.compile(lambda x: x.sin() * 2)
+        for n in range(2, 8):
+            x = ember.randn(n)
+            dynamo.mark_dynamic(x, 0)
+            assert ember.allclose(grow(x), x.sin() * 2)
+        assert grow._ember_compiled.dynamic and len(grow._ember_compiled.cache) == 6  # past the limit of 2
+    finally:
+        dynamo.config.cache_size_limit = old
+
+    def breaks(x):
+        y = x + 1
+        dynamo.graph_break()
+        return y * 2
+    assert ember.equal(ember.compile(breaks)(ember.ones(2)), ember.full((2,), 4.0))
+    with pytest.raises(ember.compiler.CompileError, match="graph_break"):
+        ember.compile(breaks, fullgraph=True)(ember.ones(2))
+    assert dynamo.optimize("inductor")(lambda x: x + 1)(ember.ones(1)).item() == 2.0
