@@ -49,6 +49,11 @@ class ExportedProgram:
     def graph(self):
         return self._program.describe()
 
+    def run_decompositions(self, decomp_table=None):
+        """torch's ExportedProgram.run_decompositions: ember's programs are already made of ember's
+        own ops (what its C++ loader runs), so the program is returned as it is."""
+        return self
+
     @property
     def state_dict(self):
         """The module's parameters and buffers the program holds, by their names in the module."""
