@@ -88,9 +88,14 @@ struct RowBuilder {
     for (ValueId v : n.inputs)
       if (v == kNoValue) return std::nullopt;
     if (reduction(n) != Reduce::None) {
+      // it reduces full rows: the group's own full-size value, or a full-size operand (not one
+      // number that only broadcasts to a row, whose reduction is itself)
       if (out.sizes != row_sizes) return std::nullopt;
-      auto l = input_level(n.inputs[0], Level::Full);
-      if (!l || *l != Level::Full) return std::nullopt;
+      const ValueId x = n.inputs[0];
+      auto made = produced.find(x);
+      if (made != produced.end()) return made->second == Level::Full ? std::optional<Level>(Level::Row) : std::nullopt;
+      auto o = operand(x, Level::Full);
+      if (!o || o->kind != FusedOperand::kFull) return std::nullopt;
       return Level::Row;
     }
     const Level level = out.sizes == grp.sizes ? Level::Full : out.sizes == row_sizes ? Level::Row

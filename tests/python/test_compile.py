@@ -618,6 +618,18 @@ def test_row_groups_propagate_nan_and_return_per_row_values():
         assert g.shape == w.shape and ember.allclose(g, w, rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
+def test_row_groups_reduce_a_one_number_operand_as_itself():
+    """A [1, 1] operand in a group over [1, L] rows is one number that broadcasts; reducing it over
+    its last dim gives it back (it was once summed L times)."""
+    def f(x, s):
+        return (x * 2).sum(-1, keepdim=True) + s.sum(-1, keepdim=True) * (x + 1)
+    fast = ember.compile(f)
+    x, s = ember.randn(1, 8), ember.randn(1, 1)
+    with ember.no_grad():
+        fast(x, s)
+        assert ember.allclose(fast(x, s), f(x, s))
+
+
 def test_row_groups_differentiate():
     """With gradients a row group has a generated backward (reductions' gradients: sum's, mean's / L,
     amax/amin's shared among ties): values and gradients equal eager's to float rounding."""
