@@ -408,7 +408,7 @@ class _Converter:
             dims = sorted(d % rank for d in a(1)) if a(1) else list(range(rank))
             keep = int(bool(a(2)))
             onnx_op = {"mean": "ReduceMean", "sum": "ReduceSum", "amax": "ReduceMax", "amin": "ReduceMin"}[op]
-            if op == "sum":  # (ReduceSum takes its axes as an input from opset 13)
+            if op == "sum" or self.opset >= 18:  # (axes became an input: ReduceSum at 13, the others at 18)
                 return self.add(onnx_op, [x[0], self.const(dims)], y, keepdims=keep)
             return self.add(onnx_op, x[:1], y, axes=dims, keepdims=keep)
         if op == "select":
