@@ -62,6 +62,7 @@ for _name in _math_composites.__all__:
 range = _composite_ops._torch_range  # torch.range (deprecated); the module keeps Python's range
 from ._compile import compile  # noqa: E402  (torch.compile; ember.compiler has explain/reset/...)
 from . import compiler  # noqa: E402,F401
+from ._cond import cond  # noqa: E402,F401  (torch.cond: control flow ember.compile holds without a break)
 from . import _dynamo  # noqa: E402,F401  (torch._dynamo: reset, explain, mark_dynamic, graph_break, config)
 from . import library  # noqa: E402,F401  (torch.library: custom ops)
 from .library import ops  # noqa: E402,F401  (ember.ops.<namespace>.<op>)

@@ -717,3 +717,26 @@ def test_dynamo_namespace():
     with pytest.raises(ember.compiler.CompileError, match="graph_break"):
         ember.compile(breaks, fullgraph=True)(ember.ones(2))
     assert dynamo.optimize("inductor")(lambda x: x + 1)(ember.ones(1)).item() == 2.0
+
+
+def test_cond_holds_data_dependent_control_flow_without_a_break():
+    """ember.cond (torch.cond): one node that reads pred and runs the branch it picks on each call,
+    so fullgraph=True holds; gradients flow through the branch taken; mismatched branches are an
+    error at capture; export refuses it by name."""
+    def f(x):
+        y = x * 2
+        return ember.cond(y.sum() > 0, lambda a: a.sin(), lambda a: a.cos() * 3, (y,)) + 1
+    fast = ember.compile(f, fullgraph=True)
+    for sign in (1.0, -1.0, 1.0, -1.0):
+        x = (ember.rand(4) + 0.1) * sign
+        assert ember.allclose(fast(x), f(x))
+    assert explain(f, ember.ones(4)).graph_break_count == 0
+    x = ember.full((4,), -1.0, requires_grad=True)
+    fast(x)
+    fast(x).sum().backward()
+    assert ember.allclose(x.grad, -(ember.full((4,), -2.0).sin()) * 3 * 2)
+    assert ember.equal(ember.cond(False, lambda: ember.ones(1), lambda: ember.zeros(1)), ember.zeros(1))  # eager
+    with pytest.raises(RuntimeError, match="same structure, shapes and dtypes"):
+        ember.compile(lambda x: ember.cond(x.sum() > 0, lambda a: a, lambda a: a[:2], (x,)))(ember.ones(3))
+    with pytest.raises(ember.export.ExportError, match="cond"):
+        ember.export.export(f, (ember.ones(4),))
