@@ -267,10 +267,8 @@ void emit_row_forward(std::ostringstream& os, const RowBuilder& b, const std::un
        << combine(r, v + "_acc[l]", v + "_at(" + v + "_j + l)") << ";\n"
        << "    for (; " << v << "_j < L; ++" << v << "_j) " << v << "_acc[0] = "
        << combine(r, v + "_acc[0]", v + "_at(" + v + "_j)") << ";\n"
-       << "    for (int w = 8; w > 0; w /= 2)\n      for (int l = 0; l < w; ++l) " << v << "_acc[l] = "
-       << combine(r, v + "_acc[l]", v + "_acc[l + w]") << ";\n"
-       << "    const float " << v << " = " << v << "_acc[0]" << (r == Reduce::Mean ? " / float(L)" : "") << ";  // "
-       << n.op << "\n";
+       << "    const float " << v << " = lanes_" << (r == Reduce::Max ? "max" : r == Reduce::Min ? "min" : "sum") << "("
+       << v << "_acc)" << (r == Reduce::Mean ? " / float(L)" : "") << ";  // " << n.op << "\n";
     if (counts && (r == Reduce::Max || r == Reduce::Min))
       os << "    float " << v << "_ties = 0.0f;\n    for (int64_t j = 0; j < L; ++j) " << v << "_ties += " << v
          << "_at(j) == " << v << " ? 1.0f : 0.0f;\n";
@@ -283,7 +281,23 @@ const char* const kPrelude =
     "\n#include <cstdint>\n#include <memory>\n#include \"cpu/elementwise_math.h\"\n\nnamespace {\n"
     "namespace f = ember::formula;\nusing M = ember::cpu::CpuMath;\n"
     "struct Args { int64_t numel, inner; const void* const* in; void* const* out; };\n"
-    "struct BackwardArgs { int64_t numel, inner; const void* const* in; const void* const* gout; void* const* gin; };\n\n";
+    "struct BackwardArgs { int64_t numel, inner; const void* const* in; const void* const* gout; void* const* gin; };\n\n"
+    // 16 partial results combined in a vector (l with l+8, then +4, +2, +1: the pairs a loop over
+    // the array would take), four shuffles instead of a scalar tree that mispredicts
+    "typedef float LanesF __attribute__((vector_size(64)));\n"
+    "typedef int LanesI __attribute__((vector_size(64)));\n"
+    "template <class F> inline float lanes_fold(const float* acc, F f) {\n"
+    "  LanesF a;\n  __builtin_memcpy(&a, acc, sizeof a);\n"
+    "  a = f(a, __builtin_shuffle(a, LanesI{8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}));\n"
+    "  a = f(a, __builtin_shuffle(a, LanesI{4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11}));\n"
+    "  a = f(a, __builtin_shuffle(a, LanesI{2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}));\n"
+    "  a = f(a, __builtin_shuffle(a, LanesI{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}));\n"
+    "  return a[0];\n}\n"
+    "inline float lanes_sum(const float* acc) { return lanes_fold(acc, [](LanesF a, LanesF b) { return a + b; }); }\n"
+    "inline float lanes_max(const float* acc) {\n"
+    "  return lanes_fold(acc, [](LanesF a, LanesF b) { return (b > a) | (b != b) ? b : a; });\n}\n"
+    "inline float lanes_min(const float* acc) {\n"
+    "  return lanes_fold(acc, [](LanesF a, LanesF b) { return (b < a) | (b != b) ? b : a; });\n}\n\n";
 
 void emit_kept_buffers(std::ostringstream& os, const std::unordered_map<ValueId, int>& kept, const char* prefix = "buf") {
   for (const auto& [v, _] : kept)
@@ -457,9 +471,7 @@ void emit_backward_body(std::ostringstream& os, const RowBuilder& b) {
        << "    int64_t " << fn << "_j = 0;\n"
        << "    for (; " << fn << "_j + 16 <= L; " << fn << "_j += 16)\n      for (int l = 0; l < 16; ++l) " << fn << "(" << fn
        << "_j + l, l);\n    for (; " << fn << "_j < L; ++" << fn << "_j) " << fn << "(" << fn << "_j, 0);\n";
-    for (const auto& t : lanes)
-      os << "    for (int w = 8; w > 0; w /= 2)\n      for (int l = 0; l < w; ++l) " << t << "_lane[l] += " << t
-         << "_lane[l + w];\n    " << t << " += " << t << "_lane[0];\n";
+    for (const auto& t : lanes) os << "    " << t << " += lanes_sum(" << t << "_lane);\n";
     // the per-row nodes of this stretch, in reverse
     const size_t row_first = s == 0 ? 0 : red[s - 1], row_last = s == m ? nodes.size() : red[s];
     for (size_t p = row_last; p-- > row_first;) {
