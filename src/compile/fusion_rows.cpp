@@ -285,13 +285,12 @@ const char* const kPrelude =
     // 16 partial results combined in a vector (l with l+8, then +4, +2, +1: the pairs a loop over
     // the array would take), four shuffles instead of a scalar tree that mispredicts
     "typedef float LanesF __attribute__((vector_size(64)));\n"
-    "typedef int LanesI __attribute__((vector_size(64)));\n"
     "template <class F> inline float lanes_fold(const float* acc, F f) {\n"
     "  LanesF a;\n  __builtin_memcpy(&a, acc, sizeof a);\n"
-    "  a = f(a, __builtin_shuffle(a, LanesI{8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}));\n"
-    "  a = f(a, __builtin_shuffle(a, LanesI{4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11}));\n"
-    "  a = f(a, __builtin_shuffle(a, LanesI{2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}));\n"
-    "  a = f(a, __builtin_shuffle(a, LanesI{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}));\n"
+    "  a = f(a, __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));\n"
+    "  a = f(a, __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));\n"
+    "  a = f(a, __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));\n"
+    "  a = f(a, __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));\n"
     "  return a[0];\n}\n"
     "inline float lanes_sum(const float* acc) { return lanes_fold(acc, [](LanesF a, LanesF b) { return a + b; }); }\n"
     "inline float lanes_max(const float* acc) {\n"

@@ -156,10 +156,10 @@ template <bool kMax> inline float dense_extreme(const float* p, int64_t n) {
     std::memcpy(&x, tail, sizeof x);
     fold(x);
   }
-  acc = pick_v(acc, __builtin_shuffle(acc, M{8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}));
-  acc = pick_v(acc, __builtin_shuffle(acc, M{4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11}));
-  acc = pick_v(acc, __builtin_shuffle(acc, M{2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}));
-  acc = pick_v(acc, __builtin_shuffle(acc, M{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}));
+  acc = pick_v(acc, __builtin_shufflevector(acc, acc, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  acc = pick_v(acc, __builtin_shufflevector(acc, acc, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+  acc = pick_v(acc, __builtin_shufflevector(acc, acc, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+  acc = pick_v(acc, __builtin_shufflevector(acc, acc, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
   for (int k = 0; k < 16; ++k)  // a NaN anywhere in the row is the answer, as torch's
     if (nan[k]) return std::numeric_limits<float>::quiet_NaN();
   return acc[0];
@@ -204,10 +204,10 @@ inline double dense_sum(const float* p, int64_t n) {
       std::memcpy(&x, tail, sizeof x);
       acc += x;
     }
-    acc += __builtin_shuffle(acc, M{8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7});
-    acc += __builtin_shuffle(acc, M{4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11});
-    acc += __builtin_shuffle(acc, M{2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13});
-    acc += __builtin_shuffle(acc, M{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14});
+    acc += __builtin_shufflevector(acc, acc, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    acc += __builtin_shufflevector(acc, acc, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+    acc += __builtin_shufflevector(acc, acc, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    acc += __builtin_shufflevector(acc, acc, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
     total += double(acc[0]);
   }
   return total;
