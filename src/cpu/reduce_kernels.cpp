@@ -230,7 +230,8 @@ inline typename Op::acc_t run(const Op& op, const typename Op::in_t* p, int64_t 
     if (s == 1 && n >= 2 * K) return A(row_sum(p, n, [](typename Op::in_t v) { return v; }));
   }
   if constexpr (requires { Op::kArg; }) {
-    if (s == 1 && n >= 64) return op.dense_run(p, n, idx0);
+    // (float rows from 16 on: the vector max, then a short search for its first position)
+    if (s == 1 && n >= (std::is_same_v<typename Op::in_t, float> ? 16 : 64)) return op.dense_run(p, n, idx0);
   }
   if (s == 1 && n >= 2 * K) {
     A a[K];
@@ -504,6 +505,7 @@ template <class T, bool kMax> struct ArgOp {
   // NaN-propagating max (min) of p[0, len). Floats use GCC vector extensions: the compare-
   // and-select form the auto-vectoriser refuses for floats (under -ftrapping-math).
   static T chunk_extreme(const T* p, int64_t len) {
+    if constexpr (std::is_same_v<T, float>) return dense_extreme<kMax>(p, len);  // (shuffles, not a scalar tree)
     constexpr int L = 64 / sizeof(T) >= 8 ? 64 / sizeof(T) : 8;
     int64_t i = 0;
     T m = extreme_identity<T, kMax>();
