@@ -278,25 +278,18 @@ void emit_row_forward(std::ostringstream& os, const RowBuilder& b, const std::un
 }
 
 const char* const kPrelude =
-    "\n#include <cstdint>\n#include <memory>\n#include \"cpu/elementwise_math.h\"\n\nnamespace {\n"
-    "namespace f = ember::formula;\nusing M = ember::cpu::CpuMath;\n"
+    "\n#include <cstdint>\n#include <memory>\n#include \"cpu/elementwise_math.h\"\n#include \"cpu/vec16.h\"\n\n"
+    "namespace {\n"
+    "namespace f = ember::formula;\nusing M = ember::cpu::CpuMath;\nnamespace v16 = ember::cpu::vec16;\n"
     "struct Args { int64_t numel, inner; const void* const* in; void* const* out; };\n"
-    "struct BackwardArgs { int64_t numel, inner; const void* const* in; const void* const* gout; void* const* gin; };\n\n"
-    // 16 partial results combined in a vector (l with l+8, then +4, +2, +1: the pairs a loop over
-    // the array would take), four shuffles instead of a scalar tree that mispredicts
-    "typedef float LanesF __attribute__((vector_size(64)));\n"
-    "template <class F> inline float lanes_fold(const float* acc, F f) {\n"
-    "  LanesF a;\n  __builtin_memcpy(&a, acc, sizeof a);\n"
-    "  a = f(a, __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));\n"
-    "  a = f(a, __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));\n"
-    "  a = f(a, __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));\n"
-    "  a = f(a, __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));\n"
-    "  return a[0];\n}\n"
-    "inline float lanes_sum(const float* acc) { return lanes_fold(acc, [](LanesF a, LanesF b) { return a + b; }); }\n"
+    "struct BackwardArgs { int64_t numel, inner; const void* const* in; const void* const* gout; void* const* gin; };\n"
+    // 16 partial results combined by vector shuffles (cpu/vec16.h), not a scalar tree that
+    // mispredicts; max/min keep a NaN once met, as amax/amin
+    "inline float lanes_sum(const float* acc) { return v16::sum(v16::load(acc)); }\n"
     "inline float lanes_max(const float* acc) {\n"
-    "  return lanes_fold(acc, [](LanesF a, LanesF b) { return (b > a) | (b != b) ? b : a; });\n}\n"
+    "  return v16::fold(v16::load(acc), [](v16::F a, v16::F b) { return (b > a) | (b != b) ? b : a; });\n}\n"
     "inline float lanes_min(const float* acc) {\n"
-    "  return lanes_fold(acc, [](LanesF a, LanesF b) { return (b < a) | (b != b) ? b : a; });\n}\n\n";
+    "  return v16::fold(v16::load(acc), [](v16::F a, v16::F b) { return (b < a) | (b != b) ? b : a; });\n}\n\n";
 
 void emit_kept_buffers(std::ostringstream& os, const std::unordered_map<ValueId, int>& kept, const char* prefix = "buf") {
   for (const auto& [v, _] : kept)

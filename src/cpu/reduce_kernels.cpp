@@ -24,6 +24,7 @@
 #include "core/dtype_dispatch.h"
 #include "ops/reduce_utils.h"
 #include "cpu/row_sum.h"
+#include "cpu/vec16.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 
@@ -112,28 +113,21 @@ template <class Op> constexpr bool lane_summed() {
 // shorter than two of its vectors, and its combining tree, to scalar code whose NaN-propagating
 // compare mispredicts on random data (amax over 32-long rows was 8x behind torch).
 template <bool kMax> inline float dense_extreme(const float* p, int64_t n) {
-  typedef float V __attribute__((vector_size(64)));
-  typedef int32_t M __attribute__((vector_size(64)));
+  using vec16::F;
+  using M = vec16::I;
   const float id = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
   // a plain max/min select (one vmaxps/vminps per vector) and, beside it, whether a NaN was met:
   // two short chains instead of one long compare-or-select chain
-  auto pick_v = [](V acc, V x) { return kMax ? (x > acc ? x : acc) : (x < acc ? x : acc); };
-  V acc = V{} + id;
+  auto pick_v = [](F acc, F x) { return kMax ? (x > acc ? x : acc) : (x < acc ? x : acc); };
+  F acc = F{} + id;
   M nan = M{};
-  auto fold = [&](V x) {
-    acc = pick_v(acc, x);
-    nan |= (x != x);
-  };
   int64_t i = 0;
   if (n >= 128) {  // four independent chains (a select's latency, not its throughput, bounds one)
-    V a0 = acc, a1 = acc, a2 = acc, a3 = acc;
+    F a0 = acc, a1 = acc, a2 = acc, a3 = acc;
     M n0 = nan, n1 = nan;
     for (; i + 64 <= n; i += 64) {
-      V x0, x1, x2, x3;
-      std::memcpy(&x0, p + i, sizeof x0);
-      std::memcpy(&x1, p + i + 16, sizeof x1);
-      std::memcpy(&x2, p + i + 32, sizeof x2);
-      std::memcpy(&x3, p + i + 48, sizeof x3);
+      const F x0 = vec16::load(p + i), x1 = vec16::load(p + i + 16), x2 = vec16::load(p + i + 32),
+              x3 = vec16::load(p + i + 48);
       a0 = pick_v(a0, x0);
       a1 = pick_v(a1, x1);
       a2 = pick_v(a2, x2);
@@ -144,25 +138,14 @@ template <bool kMax> inline float dense_extreme(const float* p, int64_t n) {
     acc = pick_v(pick_v(a0, a1), pick_v(a2, a3));
     nan = n0 | n1;
   }
-  for (; i + 16 <= n; i += 16) {
-    V x;
-    std::memcpy(&x, p + i, sizeof x);
-    fold(x);
+  for (; i < n; i += 16) {
+    const F x = i + 16 <= n ? vec16::load(p + i) : vec16::load_tail(p + i, n - i, id);
+    acc = pick_v(acc, x);
+    nan |= (x != x);
   }
-  if (i < n) {
-    float tail[16];
-    for (int k = 0; k < 16; ++k) tail[k] = i + k < n ? p[i + k] : id;
-    V x;
-    std::memcpy(&x, tail, sizeof x);
-    fold(x);
-  }
-  acc = pick_v(acc, __builtin_shufflevector(acc, acc, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
-  acc = pick_v(acc, __builtin_shufflevector(acc, acc, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
-  acc = pick_v(acc, __builtin_shufflevector(acc, acc, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
-  acc = pick_v(acc, __builtin_shufflevector(acc, acc, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
   for (int k = 0; k < 16; ++k)  // a NaN anywhere in the row is the answer, as torch's
     if (nan[k]) return std::numeric_limits<float>::quiet_NaN();
-  return acc[0];
+  return kMax ? vec16::max(acc) : vec16::min(acc);
 }
 
 // Sum of a dense float row: float vectors (four chains on long rows, a padded vector for the
@@ -170,45 +153,24 @@ template <bool kMax> inline float dense_extreme(const float* p, int64_t n) {
 // generic lane loop's 32-lane combining tree cost as much as a short row itself (a sum over
 // 32-long rows was 2.5x behind torch).
 inline double dense_sum(const float* p, int64_t n) {
-  typedef float V __attribute__((vector_size(64)));
-  typedef int32_t M __attribute__((vector_size(64)));
+  using vec16::F;
   double total = 0;
   for (int64_t b0 = 0; b0 < n; b0 += kRowSumFlush) {
     const int64_t b1 = std::min(n, b0 + kRowSumFlush);
-    V acc = V{};
+    F acc = F{};
     int64_t i = b0;
     if (b1 - b0 >= 128) {
-      V a0 = acc, a1 = acc, a2 = acc, a3 = acc;
+      F a0 = acc, a1 = acc, a2 = acc, a3 = acc;
       for (; i + 64 <= b1; i += 64) {
-        V x0, x1, x2, x3;
-        std::memcpy(&x0, p + i, sizeof x0);
-        std::memcpy(&x1, p + i + 16, sizeof x1);
-        std::memcpy(&x2, p + i + 32, sizeof x2);
-        std::memcpy(&x3, p + i + 48, sizeof x3);
-        a0 += x0;
-        a1 += x1;
-        a2 += x2;
-        a3 += x3;
+        a0 += vec16::load(p + i);
+        a1 += vec16::load(p + i + 16);
+        a2 += vec16::load(p + i + 32);
+        a3 += vec16::load(p + i + 48);
       }
       acc = (a0 + a1) + (a2 + a3);
     }
-    for (; i + 16 <= b1; i += 16) {
-      V x;
-      std::memcpy(&x, p + i, sizeof x);
-      acc += x;
-    }
-    if (i < b1) {
-      float tail[16] = {};
-      for (int k = 0; i + k < b1; ++k) tail[k] = p[i + k];
-      V x;
-      std::memcpy(&x, tail, sizeof x);
-      acc += x;
-    }
-    acc += __builtin_shufflevector(acc, acc, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    acc += __builtin_shufflevector(acc, acc, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
-    acc += __builtin_shufflevector(acc, acc, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-    acc += __builtin_shufflevector(acc, acc, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
-    total += double(acc[0]);
+    for (; i < b1; i += 16) acc += i + 16 <= b1 ? vec16::load(p + i) : vec16::load_tail(p + i, b1 - i, 0.0f);
+    total += double(vec16::sum(acc));
   }
   return total;
 }

@@ -1,0 +1,42 @@
+#pragma once
+// Sixteen floats as one vector (GCC's and clang's vector extensions) for row reductions: loads,
+// a tail padded with the reduction's identity, and the horizontal combine in four shuffles (lane
+// l with l+8, then +4, +2, +1: the pairs a scalar tree over an array takes, without its
+// branches, which mispredict on random data for max/min). Used by the reduction and softmax
+// kernels and by ember.compile's generated row kernels.
+#include <cstdint>
+#include <cstring>
+
+namespace ember::cpu::vec16 {
+
+typedef float F __attribute__((vector_size(64)));
+typedef int32_t I __attribute__((vector_size(64)));
+
+inline F load(const float* p) {
+  F v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// p[0, n) (n < 16) and `fill` after it
+inline F load_tail(const float* p, int64_t n, float fill) {
+  float t[16];
+  for (int k = 0; k < 16; ++k) t[k] = k < n ? p[k] : fill;
+  return load(t);
+}
+
+// op folded across the lanes; op(a, b) combines two vectors lane by lane
+template <class Op> inline float fold(F a, Op op) {
+  a = op(a, __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  a = op(a, __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+  a = op(a, __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+  a = op(a, __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
+  return a[0];
+}
+
+inline float sum(F a) { return fold(a, [](F x, F y) { return x + y; }); }
+// (x > y ? x : y per lane: NaN lanes lose; callers that propagate NaN track it beside)
+inline float max(F a) { return fold(a, [](F x, F y) { return y > x ? y : x; }); }
+inline float min(F a) { return fold(a, [](F x, F y) { return y < x ? y : x; }); }
+
+}  // namespace ember::cpu::vec16
