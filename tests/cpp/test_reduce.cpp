@@ -635,3 +635,47 @@ EMBER_DEVICE_TEST(Cumsum, DtypesLayoutsDims) {
   EXPECT_EQ(cumprod(i.to(kInt8), 0).dtype(), kInt64);
   EXPECT_THROW_MSG(cumsum(i, 1), IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
 }
+
+// The vector paths for dense float rows (cpu/vec16.h): every row length around the 16-float
+// vector, the four-chain threshold (128) and the double flush (4096), with a NaN or a tie at
+// every kind of place (first lane, a tail lane, past the chains), against a scalar reference.
+TEST(Reduce, DenseFloatRowsAtEveryLength) {
+  manual_seed(31);
+  std::vector<int64_t> lengths;
+  for (int64_t n = 1; n <= 70; ++n) lengths.push_back(n);
+  for (int64_t n : {127, 128, 129, 191, 192, 255, 4095, 4096, 4097, 9000}) lengths.push_back(n);
+  for (int64_t n : lengths) {
+    for (int nan_at : {-1, 0, int(n) - 1, int(n) / 2}) {
+      Tensor x = randint(0, 7, {3, n}).to(kFloat32) - 3.0;  // small integers: ties, exact sums
+      if (nan_at >= 0) x.select(0, 1).narrow(0, nan_at, 1).fill_(std::numeric_limits<double>::quiet_NaN());
+      const Tensor xd = x.to(kFloat64);
+      for (int64_t r = 0; r < 3; ++r) {
+        double mx = -kInf, mn = kInf, sum = 0;
+        int64_t first_max = -1, first_min = -1, first_nan = -1;
+        for (int64_t j = 0; j < n; ++j) {
+          const double v = xd[r][j].item<double>();
+          if (v != v) {
+            if (first_nan < 0) first_nan = j;
+            continue;
+          }
+          sum += v;
+          if (v > mx) mx = v, first_max = j;
+          if (v < mn) mn = v, first_min = j;
+        }
+        const bool has_nan = first_nan >= 0;
+        const Tensor row = x[r];
+        const double got_max = row.amax({-1}).item<double>(), got_min = row.amin({-1}).item<double>();
+        EXPECT_TRUE(has_nan ? std::isnan(got_max) : got_max == mx) << n << " " << nan_at;
+        EXPECT_TRUE(has_nan ? std::isnan(got_min) : got_min == mn) << n << " " << nan_at;
+        const double got_sum = row.sum().item<double>();
+        EXPECT_TRUE(has_nan ? std::isnan(got_sum) : got_sum == sum) << n << " " << nan_at;
+        EXPECT_EQ(row.argmax().item<int64_t>(), has_nan ? first_nan : first_max) << n << " " << nan_at;
+        EXPECT_EQ(row.argmin().item<int64_t>(), has_nan ? first_nan : first_min) << n << " " << nan_at;
+      }
+      // the same rows reduced together (the engine's rows path) agree with each one alone
+      EXPECT_TRUE(x.amax({-1}).allclose(stack({x[0].amax({-1}), x[1].amax({-1}), x[2].amax({-1})}), 0, 0, true)) << n;
+      const Tensor softmax_rows = x.softmax(-1);
+      EXPECT_TRUE(softmax_rows[0].allclose(x[0].softmax(-1), 1e-6, 1e-7, true)) << n;
+    }
+  }
+}
