@@ -1,12 +1,14 @@
 // Building generated kernels (fusion.h: build_cpu_kernel): the system C++ compiler, with the
 // flags of ember's own elementwise kernels, into a shared object cached on disk by a hash of
-// everything that decides its contents (source, compiler, flags), so a second process starts
+// everything that decides its contents (source, compiler, flags, the ember headers it includes),
+// so a second process starts
 // without compiling. The object is written under a temporary name and renamed into place, so a
 // reader never sees half of one, and it carries its key, so a file that does not match (a
 // collision, a foreign file) is rebuilt instead of trusted.
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +17,7 @@
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
+#include <vector>
 
 #include "compile/fusion.h"
 #include "ember/core/errors.h"
@@ -49,6 +52,34 @@ std::string flags() {
   std::string f = "-O3 -DNDEBUG -std=c++20 -fPIC -shared -fno-math-errno -ffp-contract=off";
   if (EMBER_CODEGEN_NATIVE) f += " -march=native";
   return f + " -I" + std::string(EMBER_SOURCE_DIR) + "/src";
+}
+
+// The ember headers a kernel includes (cpu/elementwise_math.h, cpu/vec16.h and, transitively,
+// their local includes), read once per process: part of the cache key, so an ember whose
+// formulas changed builds new kernels instead of loading ones compiled against the old headers.
+const std::string& header_fingerprint() {
+  static const std::string all = [] {
+    std::string text_of_all;
+    std::vector<std::string> todo = {"cpu/elementwise_math.h", "cpu/vec16.h"};
+    std::vector<std::string> seen;
+    while (!todo.empty()) {
+      const std::string rel = todo.back();
+      todo.pop_back();
+      if (std::find(seen.begin(), seen.end(), rel) != seen.end()) continue;
+      seen.push_back(rel);
+      std::ifstream f(fs::path(EMBER_SOURCE_DIR) / "src" / rel);
+      std::stringstream text;
+      text << f.rdbuf();
+      const std::string body = text.str();
+      text_of_all += rel + "\n" + body;
+      for (size_t at = body.find("#include \""); at != std::string::npos; at = body.find("#include \"", at + 1)) {
+        const size_t end = body.find('"', at + 10);
+        if (end != std::string::npos) todo.push_back(body.substr(at + 10, end - at - 10));
+      }
+    }
+    return std::to_string(fnv1a(text_of_all)) + "-" + std::to_string(text_of_all.size());  // (hashed once)
+  }();
+  return all;
 }
 
 fs::path cache_dir() {
@@ -95,7 +126,7 @@ std::string run_compiler(const fs::path& src, const fs::path& out) {
 BuiltKernel build_cpu_kernel(const std::string& source) {
   static std::mutex mu;
   static std::unordered_map<std::string, BuiltKernel> loaded;
-  const std::string everything = compiler() + "\n" + flags() + "\n" + source;
+  const std::string everything = compiler() + "\n" + flags() + "\n" + header_fingerprint() + "\n" + source;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(everything)));
   const std::string key = std::string(hex) + "-" + std::to_string(everything.size());
