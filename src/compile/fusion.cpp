@@ -11,6 +11,8 @@
 
 namespace ember::compiler {
 namespace {
+// (the helpers shared with fusion_rows.cpp are fusion_detail's, defined below at file scope)
+using namespace fusion_detail;
 
 // One-operand ops whose float32 CPU kernel is f::<op>_fn<CpuMath> (cpu/unary_kernels.cpp).
 const char* const kUnary[] = {"exp",  "exp2", "log",  "log1p", "expm1",   "log2", "log10", "sqrt", "rsqrt",
@@ -55,8 +57,6 @@ int64_t numel(const Shape& s) {
 }  // namespace fusion_detail
 
 namespace {
-using fusion_detail::is_contiguous;
-using fusion_detail::numel;
 
 // A constant number (a 0-dim constant, e.g. pow's exponent from a Python float).
 std::optional<double> constant_number(const Graph& g, ValueId v) {
@@ -110,14 +110,9 @@ std::optional<std::string> fusion_detail::expression(const Graph& g, const Node&
   return std::nullopt;
 }
 
-namespace {
-using fusion_detail::expression;
-
 // Each input's share of the gradient of node n (expressions over its operands a, its output y
 // and the output's gradient g; "" for none), or nullopt when fusion has no backward for it. The
 // formulas are the eager autograd's (derivatives.yaml's), evaluated in float.
-}  // namespace
-
 std::optional<std::vector<std::string>> fusion_detail::derivative(const Graph& g, const Node& n,
                                                                   const std::vector<std::string>& a,
                                                                   const std::string& y, const std::string& gr) {
@@ -191,7 +186,6 @@ std::optional<std::vector<std::string>> fusion_detail::derivative(const Graph& g
 }
 
 namespace {
-using fusion_detail::derivative;
 
 struct Builder {
   const Graph& g;
@@ -279,7 +273,6 @@ void fusion_detail::emit_operand_pointers(std::ostringstream& os, const FusedGro
 }
 
 namespace {
-using fusion_detail::emit_operand_pointers;
 
 // Inside the element loop: each operand loaded (a<k>), each node's formula in program order (t<v>).
 void emit_forward_values(std::ostringstream& os, const Graph& g, const FusedGroup& grp,
@@ -319,7 +312,6 @@ std::string fusion_detail::entry(const char* name, const char* params, const cha
 }
 
 namespace {
-using fusion_detail::entry;
 
 // The backward body: the forward values recomputed, then each node's input gradients accumulated
 // in reverse program order (d<v>), and the operands' gradients stored.
@@ -402,9 +394,14 @@ std::string generate_source(const Graph& g, const FusedGroup& grp) {
 
 }  // namespace
 
-std::vector<ValueId> fusion_detail::outputs_of(const Graph& g, const std::vector<int32_t>& nodes,
-                                               const std::vector<std::vector<int32_t>>& readers,
-                                               const std::vector<char>& returned) {
+fusion_detail::ValueUses::ValueUses(const Graph& g) : readers(g.values.size()), returned(g.values.size(), 0) {
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (ValueId v : g.nodes[i].inputs)
+      if (v != kNoValue) readers[size_t(v)].push_back(int32_t(i));
+  for (ValueId v : g.outputs) returned[size_t(v)] = 1;
+}
+
+std::vector<ValueId> fusion_detail::ValueUses::outputs_of(const Graph& g, const std::vector<int32_t>& nodes) const {
   std::unordered_map<int32_t, int> member;
   for (int32_t i : nodes) member[i] = 1;
   std::vector<ValueId> out;
@@ -418,22 +415,16 @@ std::vector<ValueId> fusion_detail::outputs_of(const Graph& g, const std::vector
 }
 
 std::vector<FusedGroup> find_fusion_groups(const Graph& g) {
-  std::vector<FusedGroup> groups = find_row_groups(g);
+  const ValueUses uses(g);
+  std::vector<FusedGroup> groups = find_row_groups(g, uses);
   std::vector<char> taken(g.nodes.size(), 0);
   for (const auto& grp : groups)
     for (int32_t i : grp.nodes) taken[size_t(i)] = 1;
-  // which node reads each value, to find a group's outputs
-  std::vector<std::vector<int32_t>> readers(g.values.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (ValueId v : g.nodes[i].inputs)
-      if (v != kNoValue) readers[size_t(v)].push_back(int32_t(i));
-  std::vector<char> returned(g.values.size(), 0);
-  for (ValueId v : g.outputs) returned[size_t(v)] = 1;
 
   Builder b(g);
   auto close = [&] {
     if (b.grp.nodes.size() >= 2) {
-      b.grp.outputs = fusion_detail::outputs_of(g, b.grp.nodes, readers, returned);
+      b.grp.outputs = uses.outputs_of(g, b.grp.nodes);
       b.grp.output_sizes.assign(b.grp.outputs.size(), b.grp.sizes);
       b.grp.source = generate_source(g, b.grp);
       groups.push_back(std::move(b.grp));

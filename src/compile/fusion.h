@@ -39,8 +39,11 @@ struct FusedGroup {
 // elementwise chains among the other nodes.
 std::vector<FusedGroup> find_fusion_groups(const Graph& g);
 
+namespace fusion_detail {
+struct ValueUses;
+}
 // Row groups alone (fusion_rows.cpp).
-std::vector<FusedGroup> find_row_groups(const Graph& g);
+std::vector<FusedGroup> find_row_groups(const Graph& g, const fusion_detail::ValueUses& uses);
 
 // What both kinds of group share (fusion.cpp).
 namespace fusion_detail {
@@ -56,10 +59,14 @@ int64_t numel(const Shape& s);
 void emit_operand_pointers(std::ostringstream& os, const FusedGroup& grp);
 // The extern "C" entry that runs `body` over the rows on ember's threads.
 std::string entry(const char* name, const char* params, const char* args_init, const char* body);
-// Which nodes read each value, and which values are returned: a group's outputs are its values
-// read outside it.
-std::vector<ValueId> outputs_of(const Graph& g, const std::vector<int32_t>& nodes,
-                                const std::vector<std::vector<int32_t>>& readers, const std::vector<char>& returned);
+// Which nodes read each value and which values the graph returns, built once per graph: a
+// group's outputs are its values read outside it (or returned).
+struct ValueUses {
+  explicit ValueUses(const Graph& g);
+  std::vector<ValueId> outputs_of(const Graph& g, const std::vector<int32_t>& nodes) const;
+  std::vector<std::vector<int32_t>> readers;
+  std::vector<char> returned;
+};
 }  // namespace fusion_detail
 
 // The generated kernel's entry: rows x inner elements (rows of `inner` consecutive elements; the

@@ -297,12 +297,16 @@ void emit_kept_buffers(std::ostringstream& os, const std::unordered_map<ValueId,
        << " = " << prefix << "_" << v << ".get();\n";
 }
 
+// A body's opening: its arguments (struct `args`), the row length, the operand pointers.
+void emit_body_head(std::ostringstream& os, const FusedGroup& grp, const char* name, const char* args) {
+  os << "void " << name << "(void* ctx, int64_t r0, int64_t r1) {\n  const " << args << "& a = *static_cast<const "
+     << args << "*>(ctx);\n  const int64_t L = a.inner;\n";
+  fusion_detail::emit_operand_pointers(os, grp);
+}
+
 void emit_forward_body(std::ostringstream& os, const RowBuilder& b) {
   const FusedGroup& grp = b.grp;
-  os << "void body(void* ctx, int64_t r0, int64_t r1) {\n"
-        "  const Args& a = *static_cast<const Args*>(ctx);\n"
-        "  const int64_t L = a.inner;\n";
-  fusion_detail::emit_operand_pointers(os, grp);
+  emit_body_head(os, grp, "body", "Args");
   for (size_t k = 0; k < grp.outputs.size(); ++k)
     os << "  float* __restrict out" << k << " = static_cast<float*>(a.out[" << k << "]);\n";
   const auto kept = kept_values(b);
@@ -365,10 +369,7 @@ void emit_backward_body(std::ostringstream& os, const RowBuilder& b) {
     for (ValueId x : n.inputs)
       if (seg.count(x) && wants(x) && seg.at(x) < at && at <= m) carried[x] = 1;
   }
-  os << "void backward_body(void* ctx, int64_t r0, int64_t r1) {\n"
-        "  const BackwardArgs& a = *static_cast<const BackwardArgs*>(ctx);\n"
-        "  const int64_t L = a.inner;\n";
-  fusion_detail::emit_operand_pointers(os, grp);
+  emit_body_head(os, grp, "backward_body", "BackwardArgs");
   for (size_t k = 0; k < grp.outputs.size(); ++k)
     os << "  const float* __restrict gout" << k << " = static_cast<const float*>(a.gout[" << k << "]);\n";
   for (size_t k = 0; k < grp.inputs.size(); ++k)
@@ -506,19 +507,12 @@ std::string generate_row_source(const RowBuilder& b) {
 
 }  // namespace
 
-std::vector<FusedGroup> find_row_groups(const Graph& g) {
+std::vector<FusedGroup> find_row_groups(const Graph& g, const fusion_detail::ValueUses& uses) {
   std::vector<FusedGroup> groups;
-  std::vector<std::vector<int32_t>> readers(g.values.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (ValueId v : g.nodes[i].inputs)
-      if (v != kNoValue) readers[size_t(v)].push_back(int32_t(i));
-  std::vector<char> returned(g.values.size(), 0);
-  for (ValueId v : g.outputs) returned[size_t(v)] = 1;
-
   std::optional<RowBuilder> b;  // the open group
   auto close = [&] {
     if (b && b->has_reduction && b->grp.nodes.size() >= 2) {
-      b->grp.outputs = fusion_detail::outputs_of(g, b->grp.nodes, readers, returned);
+      b->grp.outputs = uses.outputs_of(g, b->grp.nodes);
       for (ValueId v : b->grp.outputs)
         b->grp.output_sizes.push_back(b->produced.at(v) == Level::Full ? b->grp.sizes : b->row_sizes);
       b->grp.source = generate_row_source(*b);

@@ -139,7 +139,7 @@ template <bool kMax> inline float dense_extreme(const float* p, int64_t n) {
     nan = n0 | n1;
   }
   for (; i < n; i += 16) {
-    const F x = i + 16 <= n ? vec16::load(p + i) : vec16::load_tail(p + i, n - i, id);
+    const F x = vec16::load_upto(p + i, n - i, id);
     acc = pick_v(acc, x);
     nan |= (x != x);
   }
@@ -169,26 +169,22 @@ inline double dense_sum(const float* p, int64_t n) {
       }
       acc = (a0 + a1) + (a2 + a3);
     }
-    for (; i < b1; i += 16) acc += i + 16 <= b1 ? vec16::load(p + i) : vec16::load_tail(p + i, b1 - i, 0.0f);
+    for (; i < b1; i += 16) acc += vec16::load_upto(p + i, b1 - i, 0.0f);
     total += double(vec16::sum(acc));
   }
   return total;
 }
-
-template <class T, bool kMax> struct ExtremeOp;
 
 // One run of n elements at stride s, positions idx0, idx0+1, ...
 template <class Op>
 inline typename Op::acc_t run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t s, int64_t idx0) {
   using A = typename Op::acc_t;
   constexpr int K = Op::kLanes;
-  if constexpr (std::is_same_v<Op, ExtremeOp<float, true>> || std::is_same_v<Op, ExtremeOp<float, false>>) {
-    if (s == 1 && n > 0) return dense_extreme<std::is_same_v<Op, ExtremeOp<float, true>>>(p, n);
+  // an op with a vector routine for a whole dense row (float sums and extremes) uses it
+  if constexpr (requires { Op::dense_row(p, n); }) {
+    if (s == 1 && n > 0) return A(Op::dense_row(p, n));
   }
   if constexpr (lane_summed<Op>()) {
-    if constexpr (std::is_same_v<typename Op::in_t, float>) {
-      if (s == 1 && n > 0) return A(dense_sum(p, n));
-    }
     if (s == 1 && n >= 2 * K) return A(row_sum(p, n, [](typename Op::in_t v) { return v; }));
   }
   if constexpr (requires { Op::kArg; }) {
@@ -382,6 +378,7 @@ template <class T, class O> struct SumOp {
   acc_t identity() const { return acc_t(0); }
   acc_t step(acc_t a, T x, int64_t) const { return a + acc_t(x); }
   acc_t combine(acc_t a, acc_t b) const { return a + b; }
+  static double dense_row(const float* p, int64_t n) requires std::is_same_v<T, float> { return dense_sum(p, n); }
   void store(int64_t off, acc_t a) const { out[off] = O(a); }
 };
 
@@ -395,6 +392,7 @@ template <class T> struct MeanOp {
   acc_t identity() const { return 0.0; }
   acc_t step(acc_t a, T x, int64_t) const { return a + acc_t(x); }
   acc_t combine(acc_t a, acc_t b) const { return a + b; }
+  static double dense_row(const float* p, int64_t n) requires std::is_same_v<T, float> { return dense_sum(p, n); }
   void store(int64_t off, acc_t a) const { out[off] = T(a * inv_n); }
 };
 
@@ -436,6 +434,7 @@ template <class T, bool kMax> struct ExtremeOp {
   acc_t identity() const { return extreme_identity<T, kMax>(); }
   acc_t step(acc_t a, T x, int64_t) const { return pick<T, kMax>(a, x); }
   acc_t combine(acc_t a, acc_t b) const { return pick<T, kMax>(a, b); }
+  static float dense_row(const float* p, int64_t n) requires std::is_same_v<T, float> { return dense_extreme<kMax>(p, n); }
   void store(int64_t off, acc_t a) const { out[off] = a; }
 };
 

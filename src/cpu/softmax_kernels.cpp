@@ -43,7 +43,7 @@ template <class T> inline T max_t(T a, T x) { return x > a ? x : a; }  // NaN ro
 inline float row_max_f32(const float* x, int64_t n) {
   vec16::F a = vec16::F{} - std::numeric_limits<float>::infinity();
   for (int64_t i = 0; i < n; i += 16) {
-    const vec16::F v = i + 16 <= n ? vec16::load(x + i) : vec16::load_tail(x + i, n - i, -std::numeric_limits<float>::infinity());
+    const vec16::F v = vec16::load_upto(x + i, n - i, -std::numeric_limits<float>::infinity());
     a = v > a ? v : a;
   }
   return vec16::max(a);
@@ -55,7 +55,7 @@ inline float row_sum_f32(const float* y, int64_t n) {
     a += vec16::load(y + i);
     b += vec16::load(y + i + 16);
   }
-  for (; i < n; i += 16) a += i + 16 <= n ? vec16::load(y + i) : vec16::load_tail(y + i, n - i, 0.0f);
+  for (; i < n; i += 16) a += vec16::load_upto(y + i, n - i, 0.0f);
   return vec16::sum(a + b);
 }
 

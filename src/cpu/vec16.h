@@ -25,6 +25,9 @@ inline F load_tail(const float* p, int64_t n, float fill) {
   return load(t);
 }
 
+// the next 16 of the n (> 0) left at p: a whole vector, or the tail padded with `fill`
+inline F load_upto(const float* p, int64_t n, float fill) { return n >= 16 ? load(p) : load_tail(p, n, fill); }
+
 // op folded across the lanes; op(a, b) combines two vectors lane by lane
 template <class Op> inline float fold(F a, Op op) {
   a = op(a, __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
