@@ -49,6 +49,7 @@ class Program {
   std::shared_ptr<compiler::CompiledGraph> compiled_;
   std::map<std::string, std::string> metadata_;
   std::shared_ptr<const compiler::SymbolicShapes> symbolic_;
+  std::vector<compiler::DimBinder> binders_;  // where the inputs give the dynamic dims (symbolic_->check's)
   struct Specialisations {
     std::mutex mu;
     std::map<std::vector<int64_t>, std::pair<std::shared_ptr<compiler::CompiledGraph>, uint64_t>> graphs;

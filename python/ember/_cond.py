@@ -20,10 +20,10 @@ def _flat(obj):
     return out
 
 
-def _as_bool(pred, where):
+def _as_bool(pred):
     if isinstance(pred, _C.Tensor):
         if pred.numel() != 1:
-            raise RuntimeError(f"cond: {where} expected pred to be a bool or a tensor with a single item, "
+            raise RuntimeError("cond: expected pred to be a bool or a tensor with a single item, "
                                f"got a tensor of shape {tuple(pred.shape)}")
         return bool(pred.item())
     if isinstance(pred, (bool, int)):
@@ -39,12 +39,12 @@ def cond(pred, true_fn, false_fn, operands=()):
     if not isinstance(operands, tuple):
         raise RuntimeError(f"cond: operands must be a tuple of tensors, got {type(operands).__name__}")
     if not _C._compile.tracing():
-        return true_fn(*operands) if _as_bool(pred, "") else false_fn(*operands)
+        return true_fn(*operands) if _as_bool(pred) else false_fn(*operands)
     pred_tensors = [pred] if isinstance(pred, _C.Tensor) else []
     spec = _tensors_of(operands, [])
     in_tensors = pred_tensors + _flat(operands)
     with _C._compile.paused():
-        taken = _as_bool(pred, "")
+        taken = _as_bool(pred)
         result = (true_fn if taken else false_fn)(*operands)
         other = (false_fn if taken else true_fn)(*operands)
     mine, theirs = _flat(result), _flat(other)
@@ -58,6 +58,6 @@ def cond(pred, true_fn, false_fn, operands=()):
     def replay(tensors):
         p = tensors[0] if constant_pred is None else constant_pred
         args = _rebuild(spec, tensors[len(pred_tensors):], [0])
-        return _flat((true_fn if _as_bool(p, "") else false_fn)(*args))
+        return _flat((true_fn if _as_bool(p) else false_fn)(*args))
     _C._compile.record_opaque("cond", in_tensors, mine, replay, False)
     return _rebuild(out_spec, mine, [0])

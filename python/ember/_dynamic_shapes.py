@@ -10,6 +10,7 @@ program at size 1 when the range includes it. What does not fit (a branch on a s
 from a size such as 1/seq, a constant built from Python data that depends on a size) is an
 ExportError naming the node or value.
 """
+import copy
 import itertools
 import json
 from fractions import Fraction
@@ -195,7 +196,7 @@ def _inputs_at(dims, sizes, tensors):
 def _leaves(graph):
     """{place: number} for every number that may depend on a size, and the graph with them blanked."""
     leaves = {}
-    skeleton = json.loads(json.dumps({k: graph[k] for k in ("inputs", "outputs", "values", "nodes")}))
+    skeleton = copy.deepcopy({k: graph[k] for k in ("inputs", "outputs", "values", "nodes")})
     for v, info in enumerate(skeleton["values"]):
         for key in ("sizes", "strides"):
             for d, x in enumerate(info[key]):

@@ -35,10 +35,6 @@ _FACTORIES = {"zeros", "ones", "full", "empty", "rand", "randn", "randint", "ran
               "logspace", "eye"}
 
 
-def _cast_ok(src, dst):
-    return _C.can_cast(src, dst)
-
-
 def _write(name, result, out):
     """Writes one result tensor into out (torch's out= rules)."""
     import ember
@@ -51,9 +47,9 @@ def _write(name, result, out):
                            "but one of the arguments requires grad.")
     if out.device != result.device:
         raise RuntimeError(f"{name}(): Expected out tensor to have device {result.device}, but got {out.device} instead")
-    if result.dtype != out.dtype and not _cast_ok(result.dtype, out.dtype):
-        raise RuntimeError(f"{name}(): result type {_type_name(result.dtype)} can't be cast to the desired output type "
-                           f"{_type_name(out.dtype)}")
+    if result.dtype != out.dtype and not _C.can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"{name}(): result type {result.dtype._scalar_type_name} can't be cast to the desired output "
+                           f"type {out.dtype._scalar_type_name}")
     if tuple(out.shape) != tuple(result.shape):
         if out.numel() != 0:
             warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
@@ -65,14 +61,6 @@ def _write(name, result, out):
     with ember.no_grad():
         out.copy_(result)
     return out
-
-
-def _type_name(dtype):
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-    key = str(dtype).replace("ember.", "")
-    return names.get(key, key)
 
 
 def with_out(fn, name):

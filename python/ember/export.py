@@ -14,6 +14,7 @@ the source line. The file is a zip of a readable graph (program/graph.json) and 
 (program/constants.safetensors); loading runs no code from it and checks every op, argument,
 value and constant (docs/issue24-export.md).
 """
+import contextlib
 import json
 
 from . import _C
@@ -112,29 +113,21 @@ def dims(*names, min=None, max=None):
     return tuple(Dim(n, min=min, max=max) for n in names)
 
 
-class _ModuleStateKept:
+@contextlib.contextmanager
+def _module_state_kept(mod):
     """Export runs the forward several times with dynamic shapes: the module's buffers (BatchNorm's
     running statistics) and the random state are put back after each, so export changes nothing."""
-
-    def __init__(self, mod):
-        self.mod = mod
-
-    def __call__(self):
-        return self
-
-    def __enter__(self):
-        import ember
-        self.rng = ember.get_rng_state()
-        self.buffers = [(b, b.detach().clone()) for b in self.mod.buffers()] if isinstance(self.mod, Module) else []
-
-    def __exit__(self, *exc):
-        import ember
+    import ember
+    rng = ember.get_rng_state()
+    buffers = [(b, b.detach().clone()) for b in mod.buffers()] if isinstance(mod, Module) else []
+    try:
+        yield
+    finally:
         with ember.no_grad():
-            for b, saved in self.buffers:
+            for b, saved in buffers:
                 if b.shape == saved.shape:
                     b.copy_(saved)
-        ember.set_rng_state(self.rng)
-        return False
+        ember.set_rng_state(rng)
 
 
 def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False):
@@ -158,7 +151,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False):
         return {**meta, "out_spec": json.dumps(_spec_to_json(out_spec))}
     if dims:
         program, out_spec = _dynamic_shapes.export_dynamic(mod, in_spec, tensors, dims, with_out_spec, ExportError,
-                                                           _ModuleStateKept(mod))
+                                                           lambda: _module_state_kept(mod))
     else:
         session = _cc.CaptureSession(tensors)
         result, outputs, out_spec, reason = _run_captured(session, mod, args, kwargs)

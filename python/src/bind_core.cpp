@@ -124,6 +124,8 @@ void bind_core(nb::module_& m) {
       })
       .def_prop_ro("is_complex", [](const PyDType& d) { return is_complex(d.value); })
       .def_prop_ro("itemsize", [](const PyDType& d) { return element_size(d.value); })
+      // torch's names in messages ("Float", "Long": ember/core/dtype.h's scalar_type_name)
+      .def_prop_ro("_scalar_type_name", [](const PyDType& d) { return scalar_type_name(d.value); })
       .def("__repr__", [](const PyDType& d) { return std::string("ember.") + dtype_name(d.value); })
       // Pickles by name, so a pickled dtype comes back as the same singleton.
       .def("__reduce__", [](const PyDType& d) { return std::string(dtype_name(d.value)); })

@@ -451,7 +451,7 @@ Graph parse_graph(const std::string& text, const std::map<std::string, Tensor>& 
 Program::Program(compiler::Graph graph, std::map<std::string, std::string> metadata,
                  std::shared_ptr<const compiler::SymbolicShapes> symbolic)
     : metadata_(std::move(metadata)), symbolic_(std::move(symbolic)) {
-  if (symbolic_) symbolic_->check(graph);
+  if (symbolic_) binders_ = symbolic_->check(graph);
   compiled_ = compiler::compile_graph(std::move(graph));
 }
 
@@ -487,7 +487,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   EMBER_CHECK_VALUE(inputs.size() == g.inputs.size(), "exported program: expected ", g.inputs.size(), " inputs, got ",
                     inputs.size());
   std::shared_ptr<compiler::CompiledGraph> compiled = compiled_;
-  if (symbolic_) compiled = specialised(symbolic_->bind(g, inputs));
+  if (symbolic_) compiled = specialised(symbolic_->bind(g, binders_, inputs));
   return run_exact(*compiled, inputs);
 }
 

@@ -3,6 +3,7 @@
 #include "ember/compile/symbolic.h"
 
 #include <set>
+#include <type_traits>
 
 #include "compile/capture_kernel.h"
 #include "ember/core/errors.h"
@@ -24,26 +25,27 @@ int64_t checked_add(int64_t a, int64_t b) {
   return r;
 }
 
-// The graph's number a site stands on (nullptr: the site is on nothing).
-struct Leaf {
-  int64_t* i = nullptr;
-  double* d = nullptr;
+// The graph's number a site stands on (nullptr: the site is on nothing); const for a const graph.
+template <class G> struct Leaf {
+  static constexpr bool kConst = std::is_const_v<G>;
+  std::conditional_t<kConst, const int64_t, int64_t>* i = nullptr;
+  std::conditional_t<kConst, const double, double>* d = nullptr;
 };
 
-Leaf leaf(Graph& g, const SymSite& s) {
-  Leaf l;
+template <class G> Leaf<G> leaf(G& g, const SymSite& s) {
+  Leaf<G> l;
   if (s.where == SymSite::Value) return l;  // a tensor (wrapped_number below)
   if (s.where == SymSite::Size || s.where == SymSite::Stride) {
     if (s.item < 0 || size_t(s.item) >= g.values.size()) return l;
-    ValueInfo& v = g.values[size_t(s.item)];
+    auto& v = g.values[size_t(s.item)];
     if (s.index < 0 || size_t(s.index) >= v.sizes.size()) return l;
     l.i = s.where == SymSite::Size ? &v.sizes[size_t(s.index)] : &v.strides[size_t(s.index)];
     return l;
   }
   if (s.item < 0 || size_t(s.item) >= g.nodes.size()) return l;
-  Node& n = g.nodes[size_t(s.item)];
+  auto& n = g.nodes[size_t(s.item)];
   if (s.index < 0 || size_t(s.index) >= n.args.size()) return l;
-  Arg& a = n.args[size_t(s.index)];
+  auto& a = n.args[size_t(s.index)];
   if (s.element < 0) {
     if (a.kind == Arg::Int) l.i = &a.i;
     else if (a.kind == Arg::Double) l.d = &a.d;
@@ -110,7 +112,7 @@ bool SymPoly::is_dim(size_t i) const {
   return i < p.size();
 }
 
-void SymbolicShapes::check(const Graph& g) const {
+std::vector<DimBinder> SymbolicShapes::check(const Graph& g) const {
   const size_t k = names.size();
   if (k == 0 || k > 8) bad("a program has " + std::to_string(k) + " dynamic dims (1 to 8)");
   if (min.size() != k || max.size() != k || example.size() != k) bad("the dynamic dims' ranges do not match their names");
@@ -121,11 +123,11 @@ void SymbolicShapes::check(const Graph& g) const {
       bad("dynamic dim '" + names[i] + "' has the range [" + std::to_string(min[i]) + ", " + std::to_string(max[i]) +
           "] around the example size " + std::to_string(example[i]));
   }
-  Graph& mutable_graph = const_cast<Graph&>(g);  // leaf() only reads through it here
   std::vector<char> bound(k, 0);
+  std::vector<DimBinder> binders;
   for (const auto& s : sites) {
     if (s.where > SymSite::Value) bad("a symbolic site of unknown kind");
-    const Leaf l = leaf(mutable_graph, s);
+    const auto l = leaf(g, s);
     const Tensor* number = wrapped_number(g, s);
     if (!l.i && !l.d && !number) bad("a symbolic size names " + where(s) + ", which is not a number of the graph");
     if (s.poly.terms.empty() || s.poly.terms.size() > 64) bad("a symbolic size at " + where(s) + " has no or too many terms");
@@ -139,17 +141,21 @@ void SymbolicShapes::check(const Graph& g) const {
       bad("the symbolic size " + s.poly.str(names) + " at " + where(s) + " is " + std::to_string(at_example) +
           " at the example sizes, where the graph holds another number");
     if (s.where == SymSite::Size && g.values[size_t(s.item)].kind == ValueKind::Input)
-      for (size_t i = 0; i < k; ++i) bound[i] = bound[i] || s.poly.is_dim(i);
+      for (size_t i = 0; i < k; ++i)
+        if (s.poly.is_dim(i)) {
+          bound[i] = 1;
+          binders.push_back({g.values[size_t(s.item)].input_index, s.index, int32_t(i)});
+        }
     if ((s.where == SymSite::Size || s.where == SymSite::Stride) && g.values[size_t(s.item)].kind == ValueKind::Constant)
       bad("a symbolic size names constant " + std::to_string(s.item) + ", whose size is fixed");
   }
   for (size_t i = 0; i < k; ++i)
     if (!bound[i]) bad("dynamic dim '" + names[i] + "' is not the size of any input dim");
+  return binders;
 }
 
-std::vector<int64_t> SymbolicShapes::bind(const Graph& g, const std::vector<Tensor>& inputs) const {
-  std::vector<int64_t> dims(names.size(), -1);
-  std::vector<std::string> from(names.size());
+std::vector<int64_t> SymbolicShapes::bind(const Graph& g, const std::vector<DimBinder>& binders,
+                                          const std::vector<Tensor>& inputs) const {
   for (size_t i = 0; i < inputs.size() && i < g.inputs.size(); ++i) {
     const ValueInfo& want = g.values[size_t(g.inputs[i])];
     EMBER_CHECK_VALUE(inputs[i].defined(), "exported program: input ", i, " is undefined");
@@ -157,27 +163,26 @@ std::vector<int64_t> SymbolicShapes::bind(const Graph& g, const std::vector<Tens
                       want.sizes.size(), " dims (exported as ", describe_sizes(g, g.inputs[i]), "), got size ",
                       inputs[i].sizes());
   }
-  for (const auto& s : sites) {
-    if (s.where != SymSite::Size || g.values[size_t(s.item)].kind != ValueKind::Input) continue;
-    const int32_t slot = g.values[size_t(s.item)].input_index;
-    if (slot < 0 || size_t(slot) >= inputs.size()) continue;
-    for (size_t d = 0; d < names.size(); ++d) {
-      if (!s.poly.is_dim(d)) continue;
-      const int64_t got = inputs[size_t(slot)].size(s.index);
-      const std::string here = "input " + std::to_string(slot) + " dim " + std::to_string(s.index);
-      if (dims[d] < 0) {
-        dims[d] = got;
-        from[d] = here;
-      } else {
-        EMBER_CHECK_VALUE(dims[d] == got, "exported program: dynamic dim '", names[d], "' is ", dims[d], " in ", from[d],
-                          " but ", got, " in ", here);
-      }
+  std::vector<int64_t> dims(names.size(), -1);
+  std::vector<const DimBinder*> from(names.size(), nullptr);
+  auto where = [](const DimBinder* b) { return "input " + std::to_string(b->input) + " dim " + std::to_string(b->dim); };
+  for (const auto& b : binders) {
+    if (b.input < 0 || size_t(b.input) >= inputs.size()) continue;
+    const int64_t got = inputs[size_t(b.input)].size(b.dim);
+    const size_t d = size_t(b.symbol);
+    if (!from[d]) {
+      dims[d] = got;
+      from[d] = &b;
+    } else {
+      EMBER_CHECK_VALUE(dims[d] == got, "exported program: dynamic dim '", names[d], "' is ", dims[d], " in ",
+                        where(from[d]), " but ", got, " in ", where(&b));
     }
   }
   for (size_t d = 0; d < names.size(); ++d)
     EMBER_CHECK_VALUE(dims[d] >= min[d] && (max[d] == -1 || dims[d] <= max[d]), "exported program: dynamic dim '",
-                      names[d], "' is ", dims[d], " (", from[d], "), outside the range it was exported for: [", min[d],
-                      ", ", max[d] == -1 ? std::string("inf") : std::to_string(max[d]), "]");
+                      names[d], "' is ", dims[d], " (", from[d] ? where(from[d]) : std::string("no input"),
+                      "), outside the range it was exported for: [", min[d], ", ",
+                      max[d] == -1 ? std::string("inf") : std::to_string(max[d]), "]");
   return dims;
 }
 
@@ -185,7 +190,7 @@ Graph SymbolicShapes::specialise(const Graph& g, const std::vector<int64_t>& dim
   Graph out = g;
   std::set<int32_t> changed;
   for (const auto& s : sites) {
-    const Leaf l = leaf(out, s);
+    const auto l = leaf(out, s);
     const int64_t v = s.poly.eval(dims);
     if (l.i) *l.i = v;
     else if (l.d) *l.d = double(v);

@@ -42,6 +42,11 @@ struct SymSite {
   SymPoly poly;
 };
 
+// Where a call's inputs give a dim its value: input `input`'s dim `dim` is dynamic dim `symbol`.
+struct DimBinder {
+  int32_t input = 0, dim = 0, symbol = 0;
+};
+
 struct SymbolicShapes {
   std::vector<std::string> names;
   std::vector<int64_t> min, max;  // the sizes accepted (max -1: unbounded)
@@ -51,10 +56,12 @@ struct SymbolicShapes {
   // Checks the sites against g: each on a number of the graph (a size, a stride, an Int/Ints/
   // Double/Doubles argument), polynomials over these dims giving the graph's own numbers at the
   // example, and every dim the size of some input dim. Throws ValueError naming what is wrong.
-  void check(const Graph& g) const;
-  // The dims' values in a call: read from the input dims that are one dim alone, checked to
-  // agree and to lie in [min, max]. Throws ValueError naming the input, dim and sizes.
-  std::vector<int64_t> bind(const Graph& g, const std::vector<Tensor>& inputs) const;
+  // Returns the input dims that are one dim alone (what bind reads).
+  std::vector<DimBinder> check(const Graph& g) const;
+  // The dims' values in a call, read through `binders` (check's), checked to agree and to lie in
+  // [min, max]. Throws ValueError naming the input, dim and sizes.
+  std::vector<int64_t> bind(const Graph& g, const std::vector<DimBinder>& binders,
+                            const std::vector<Tensor>& inputs) const;
   // g with every site's number evaluated at dims and the changed nodes' replays rebuilt.
   Graph specialise(const Graph& g, const std::vector<int64_t>& dims) const;
   // "[batch, 16]": an input's size as the program takes it.
