@@ -1,11 +1,14 @@
 """A sweep of common ops, ember against PyTorch from Python (2 threads): one line per op with
 each side's median time per call and the ratio ember/torch; "<-- slower" marks ratios above 1.
 
-    PYTHONPATH=python:build/python .venv/bin/python bench/sweep_ops.py
+    PYTHONPATH=python:build/python .venv/bin/python bench/sweep_ops.py              # torch 1.13
+    PYTHONPATH=python:build/python /work/torch2/bin/python bench/sweep_ops.py       # torch 2.x
+    ... bench/sweep_ops.py 12288                     # only the cases whose names contain "12288"
 
 Not part of scripts/bench.sh's table (issue 8's workloads are bench/compare_python.py); this is
 the wider net that found the slow ops listed in docs/PERFORMANCE.md.
 """
+import sys
 import time
 
 import ember
@@ -40,7 +43,16 @@ def cases(T):
     small = T.randn(64, 64)
     x3 = T.randn(64, 128, 128)
     a32 = img[0, :32, :32].expand(32, 32, 32)
+    r32, r128 = T.randn(12288, 32), T.randn(12288, 128)  # short rows: a softmax's keys, a few classes
     return {
+        "sum dim1 12288x32": (lambda: r32.sum(1), 100),
+        "sum dim1 12288x128": (lambda: r128.sum(1), 100),
+        "sum dim0 12288x32": (lambda: r32.sum(0), 100),
+        "amax dim1 12288x32": (lambda: r32.amax(1), 100),
+        "amax dim1 12288x128": (lambda: r128.amax(1), 100),
+        "argmax dim1 12288x32": (lambda: r32.argmax(1), 100),
+        "softmax 12288x32": (lambda: r32.softmax(1), 100),
+        "log_softmax 12288x128": (lambda: r128.log_softmax(1), 100),
         "exp 1M": (lambda: x.exp(), 50),
         "tanh 1M": (lambda: x.tanh(), 50),
         "sigmoid 1M": (lambda: x.sigmoid(), 50),
@@ -82,7 +94,10 @@ def main():
     ember.set_num_threads(2)
     torch.set_num_threads(2)
     mine, theirs = cases(ember), cases(torch)
+    only = sys.argv[1:]  # names containing any of these words (all cases when none)
     for name, (step, calls) in mine.items():
+        if only and not any(w in name for w in only):
+            continue
         te = median_seconds(step, calls)
         tt = median_seconds(theirs[name][0], calls)
         flag = "  <-- slower" if te > tt else ""
