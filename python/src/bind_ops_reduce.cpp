@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "bind_ops.h"
+#include "ember/foreach.h"
 #include "ember/linalg.h"
 
 namespace ember::python {
@@ -228,6 +229,19 @@ void bind_ops_reduce(nb::module_& m, TensorClass& cls) {
     return nb::cast(nonzero(a));
   }, nb::kw_only(), nb::arg("as_tuple") = false);
   def_both(m, cls, "argwhere", [](const Tensor& a) { return argwhere(a); });
+  // torch._foreach_norm / _foreach_mul_: multi-tensor ops (a few launches on CUDA for a list).
+  m.def("_foreach_norm", [](std::vector<Tensor> tensors, double ord) {
+    nb::gil_scoped_release nogil;
+    return _foreach_norm(tensors, ord);
+  }, nb::arg("self"), nb::arg("ord") = 2.0);
+  m.def("_foreach_mul_", [](std::vector<Tensor> tensors, const Tensor& scale) {
+    nb::gil_scoped_release nogil;
+    _foreach_mul_(tensors, scale);
+  }, nb::arg("self"), nb::arg("other"));
+  m.def("_foreach_mul_", [](std::vector<Tensor> tensors, const Scalar& scale) {
+    nb::gil_scoped_release nogil;
+    _foreach_mul_(tensors, scale);
+  }, nb::arg("self"), nb::arg("scalar"));
 }
 
 }  // namespace ember::python

@@ -147,6 +147,72 @@ template <class Op> __global__ void __launch_bounds__(256) reduce_cols_kernel(Op
   }
 }
 
+// Columns with V neighbouring outputs per thread (the sum and mean of a bias gradient: [N, C]
+// summed over N): each row's V values arrive as one 16-byte load, four rows in flight per thread,
+// where the scalar kernel above moves 2 or 4 bytes per load and leaves the memory system idle.
+// The host takes this path only for one contiguous kept dim whose size and row stride are
+// multiples of V, on a 16-byte aligned input (ReduceLaunch::col_vec).
+template <class Op> constexpr bool vector_columns() {
+  if constexpr (requires { Op::kVectorColumns; }) return Op::kVectorColumns;
+  else return false;
+}
+template <class Op, int V> __global__ void __launch_bounds__(256) reduce_cols_vec_kernel(Op op, Geom g) {
+  using Acc = typename Op::Acc;
+  using In = typename Op::In;
+  extern __shared__ __align__(16) unsigned char reduce_smem[];
+  Acc* smem = reinterpret_cast<Acc*>(reduce_smem);
+  const int x = int(threadIdx.x), y = int(threadIdx.y), tx = int(blockDim.x), ty = int(blockDim.y);
+  const int64_t r0 = int64_t(blockIdx.y) * g.chunk;
+  const int64_t r1 = g.R < r0 + g.chunk ? g.R : r0 + g.chunk;
+  const int64_t nvec = g.num_out / V;
+  const int64_t groups = (nvec + tx - 1) / tx;
+  const int64_t step = int64_t(ty) * (g.rstride / V);  // in vectors
+  for (int64_t grp = blockIdx.x; grp < groups; grp += gridDim.x) {
+    const int64_t ov = grp * tx + x;
+    Acc acc[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) acc[k] = op.init();
+    if (ov < nvec) {
+      const Vec<In, V>* q =
+          reinterpret_cast<const Vec<In, V>*>(reinterpret_cast<const In*>(g.in) + ov * V + (r0 + y) * g.rstride);
+      int64_t r = r0 + y;
+      for (; r + 3 * int64_t(ty) < r1; r += 4 * int64_t(ty), q += 4 * step) {
+        const Vec<In, V> a = q[0], b = q[step], c = q[2 * step], d = q[3 * step];
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          acc[k] = op.reduce(acc[k], a.v[k], r);
+          acc[k] = op.reduce(acc[k], b.v[k], r + ty);
+          acc[k] = op.reduce(acc[k], c.v[k], r + 2 * ty);
+          acc[k] = op.reduce(acc[k], d.v[k], r + 3 * ty);
+        }
+      }
+      for (; r < r1; r += ty, q += step) {
+        const Vec<In, V> a = q[0];
+#pragma unroll
+        for (int k = 0; k < V; ++k) acc[k] = op.reduce(acc[k], a.v[k], r);
+      }
+    }
+    if (ty > 1) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) smem[(y * tx + x) * V + k] = acc[k];
+      __syncthreads();
+      for (int s = ty / 2; s > 0; s >>= 1) {
+        if (y < s)
+#pragma unroll
+          for (int k = 0; k < V; ++k)
+            smem[(y * tx + x) * V + k] = op.combine(smem[(y * tx + x) * V + k], smem[((y + s) * tx + x) * V + k]);
+        __syncthreads();
+      }
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc[k] = smem[x * V + k];
+      __syncthreads();  // the next group writes smem again
+    }
+    if (y == 0 && ov < nvec)
+#pragma unroll
+      for (int k = 0; k < V; ++k) finish(op, g, ov * V + k, acc[k]);
+  }
+}
+
 // A warp per output combines the nchunks partial accumulators ([chunk][output]).
 inline constexpr int kFinishRows = 8;
 template <class Op>
@@ -185,7 +251,19 @@ template <class Op> void run(const ReduceLaunch& L, const Op& op) {
   }
   const dim3 block(unsigned(L.tx), unsigned(L.ty));
   const dim3 grid(unsigned(L.grid_x), unsigned(L.nchunks));
-  if (L.columns) {
+  if (L.columns && L.col_vec > 1) {
+    constexpr int V = 16 / int(sizeof(typename Op::In));
+    // (the host offers col_vec == V only to the ops with the vector kernel: anything else is a bug)
+    if constexpr (vector_columns<Op>() && V > 1) {
+      if (L.col_vec != V)
+        throw_cuda_error(cudaErrorInvalidValue, "reduce_engine: col_vec != 16 / sizeof(In)", __FILE__, __LINE__);
+      const size_t smem = L.ty > 1 ? size_t(L.tx) * L.ty * V * sizeof(Acc) : 0;
+      reduce_cols_vec_kernel<Op, V><<<grid, block, smem, L.stream>>>(op, g);
+    } else {
+      throw_cuda_error(cudaErrorInvalidValue, "reduce_engine: vector columns asked of a reduction without them",
+                       __FILE__, __LINE__);
+    }
+  } else if (L.columns) {
     const size_t smem = L.ty > 1 ? size_t(L.tx) * L.ty * sizeof(Acc) : 0;
     reduce_cols_kernel<Op><<<grid, block, smem, L.stream>>>(op, g);
   } else {

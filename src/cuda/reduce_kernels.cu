@@ -15,6 +15,7 @@ template <class T> using sum_out_t = std::conditional_t<is_float_v<T>, T, int64_
 template <class T> struct SumOp {
   using In = T;
   using Acc = sum_acc_t<T>;
+  static constexpr bool kVectorColumns = is_float_v<T>;  // reduce_cols_vec_kernel (bias gradients)
   sum_out_t<T>* out;
   __device__ Acc init() const { return Acc(0); }
   __device__ Acc reduce(Acc a, In v, int64_t) const { return a + convert<Acc>(v); }
@@ -36,6 +37,7 @@ template <class T> struct ProdOp {
 template <class T> struct MeanOp {
   using In = T;
   using Acc = compute_t<T>;
+  static constexpr bool kVectorColumns = true;
   T* out;
   Acc scale;
   __device__ Acc init() const { return Acc(0); }

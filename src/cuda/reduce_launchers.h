@@ -38,6 +38,10 @@ struct ReduceLaunch {
   // row mode tx * ty is a multiple of 32 (whole warps shuffle).
   bool columns = false;
   int tx = 1, ty = 1;
+  // Columns: neighbouring outputs per thread, read as one 16-byte vector per row (1: one output
+  // per thread). The caller offers 16 / element size for the reductions with the vector kernel
+  // (sum, mean of floating types); the launch shape keeps it only where the layout allows.
+  int col_vec = 1;
   int64_t grid_x = 1;  // blocks along outputs (each loops over output groups, grid-stride)
   // The reduced dim cut into nchunks pieces of `chunk` (grid.y); each writes a partial
   // accumulator to `partial` ([chunk][output], kReduceMaxAccBytes each), and a second kernel

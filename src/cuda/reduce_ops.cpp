@@ -111,13 +111,21 @@ void shape_launch(ReduceLaunch& L, GpuShape gs) {
   L.nchunks = 1;
   L.chunk = R;
   const bool may_split = L.outer_red == 1;  // two levels already split the reduction
+  if (!L.columns) L.col_vec = 1;
   if (L.columns) {
-    int tx = pow2_ceil(std::min<int64_t>(L.num_out, 32));
+    // Vector columns: one contiguous kept dim, its size and the row stride multiples of the
+    // vector, an aligned start. The threads then walk num_out / col_vec vectors of outputs.
+    const int64_t v = L.col_vec;
+    if (v > 1 && !(L.nkept == 1 && L.kstride[0] == 1 && L.num_out % v == 0 && L.rstride % v == 0 &&
+                   reinterpret_cast<uintptr_t>(L.in) % 16 == 0 && L.R > 1))
+      L.col_vec = 1;
+    const int64_t outs = L.num_out / L.col_vec;
+    int tx = pow2_ceil(std::min<int64_t>(outs, 32));
     const int ty = std::min(256 / tx, pow2_floor(std::max<int64_t>(R / 4, 1)));
-    if (tx * ty < 256) tx = std::min(pow2_ceil(L.num_out), 256 / ty);
+    if (tx * ty < 256) tx = std::min(pow2_ceil(outs), 256 / ty);
     L.tx = tx;
     L.ty = ty;
-    const int64_t groups = ceil_div(L.num_out, tx);
+    const int64_t groups = ceil_div(outs, tx);
     const int64_t active = groups * tx * ty;
     if (may_split && active * 2 <= target && R >= int64_t(ty) * 64) {
       const int64_t n = std::min({ceil_div(target, active), R / (int64_t(ty) * 16), int64_t(65535)});
@@ -149,7 +157,7 @@ void shape_launch(ReduceLaunch& L, GpuShape gs) {
 // Runs `launch` reducing x over mask into out (contiguous, the reduced shape; may be undefined
 // for argmax/argmin) and indices. `param`/`kind`: the op's parameters.
 void run_reduce(const Tensor& input, uint64_t mask, ReduceFn launch, const Tensor& out, const Tensor& indices,
-                double param = 0, int kind = 0) {
+                double param = 0, int kind = 0, bool vector_columns = false) {
   const int device = input.device().index;
   GpuGuard guard(device);
   Tensor x = input;
@@ -176,6 +184,7 @@ void run_reduce(const Tensor& input, uint64_t mask, ReduceFn launch, const Tenso
   L.indices = indices.defined() ? static_cast<int64_t*>(indices.data_ptr()) : nullptr;
   L.param = param;
   L.kind = kind;
+  if (vector_columns && is_floating(x.dtype())) L.col_vec = int(16 / element_size(x.dtype()));
   L.stream = current_cuda_stream(device);
   shape_launch(L, gpu_shape(device));
   Tensor partial;
@@ -196,7 +205,7 @@ Tensor sum_like(ReduceFn launch, const Tensor& a, IntArrayRef dims, bool keepdim
   Tensor x = dtype ? convert(a, *dtype) : a;
   const DType kernel_dt = is_integral(x.dtype(), true) ? kInt64 : x.dtype();
   Tensor out = empty(out_shape(a, mask, keepdim), {.dtype = kernel_dt, .device = a.device()});
-  run_reduce(x, mask, launch, out, Tensor());
+  run_reduce(x, mask, launch, out, Tensor(), 0, 0, /*vector_columns=*/launch == launch_sum);
   return convert(out, out_dt);
 }
 Tensor sum_cuda(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
@@ -212,7 +221,8 @@ Tensor mean_cuda(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<
   Tensor x = convert(a, out_dt);
   Tensor out = empty(out_shape(a, mask, keepdim), {.dtype = out_dt, .device = a.device()});
   const int64_t n = reduce::reduced_numel(a.sizes(), mask);
-  run_reduce(x, mask, launch_mean, out, Tensor(), n == 0 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / double(n));
+  run_reduce(x, mask, launch_mean, out, Tensor(), n == 0 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / double(n),
+             0, /*vector_columns=*/true);
   return out;
 }
 

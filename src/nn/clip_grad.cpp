@@ -1,10 +1,12 @@
 // torch.nn.utils.clip_grad_norm_ / clip_grad_value_ / parameters_to_vector / vector_to_parameters,
 // as in PyTorch 1.13 (torch/nn/utils/clip_grad.py, convert_parameters.py).
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/errors.h"
+#include "ember/foreach.h"
 #include "nn/repr.h"
 #include "ember/nn/utils.h"
 #include "ember/ops.h"
@@ -26,16 +28,23 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   std::vector<Tensor> grads = grads_of(parameters);
   if (grads.empty()) return scalar_tensor(0.0);
   const Device device = grads[0].device();
-  Tensor total_norm;
-  if (std::isinf(norm_type)) {
-    std::vector<Tensor> norms;
-    for (const Tensor& g : grads) norms.push_back(g.detach().abs().max().to(device));
-    total_norm = norms.size() == 1 ? norms[0] : stack(norms).max();
-  } else {
-    std::vector<Tensor> norms;
-    for (const Tensor& g : grads) norms.push_back(g.detach().norm(norm_type).to(device));
-    total_norm = stack(norms).norm(norm_type);
+  // As torch 2: the gradients grouped by device and dtype, each group's norms from one
+  // multi-tensor op (a few launches on CUDA instead of one per gradient), then the norm of norms.
+  std::vector<std::vector<Tensor>> groups;
+  for (const Tensor& g : grads) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const std::vector<Tensor>& grp) {
+      return grp[0].device() == g.device() && grp[0].dtype() == g.dtype();
+    });
+    if (it == groups.end()) groups.push_back({g});
+    else it->push_back(g);
   }
+  std::vector<Tensor> norms;
+  for (const std::vector<Tensor>& grp : groups) {
+    Tensor n = is_floating(grp[0].dtype()) ? _foreach_norm_stacked(grp, norm_type) : stack(_foreach_norm(grp, norm_type));
+    norms.push_back(n.to(device));
+  }
+  Tensor all_norms = norms.size() == 1 ? norms[0] : cat(norms);
+  Tensor total_norm = std::isinf(norm_type) ? all_norms.max() : all_norms.norm(norm_type);
   if (error_if_nonfinite) {
     const double t = total_norm.item<double>();
     EMBER_CHECK(std::isfinite(t), "The total norm of order ", py_float(norm_type),
@@ -44,10 +53,7 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   }
   Tensor clip_coef = Scalar(max_norm) / (total_norm + 1e-6);
   Tensor clip_coef_clamped = clip_coef.clamp(std::nullopt, Scalar(1.0));
-  for (const Tensor& g : grads) {
-    Tensor gd = g.detach();
-    gd.mul_(clip_coef_clamped.to(g.device()));
-  }
+  for (const std::vector<Tensor>& grp : groups) _foreach_mul_(grp, clip_coef_clamped.to(grp[0].device()));
   return total_norm;
 }
 

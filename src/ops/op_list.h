@@ -341,6 +341,15 @@ EMBER_OP(fft_c2c, Tensor(const Tensor&, IntArrayRef, int64_t, bool))
 EMBER_OP(fft_r2c, Tensor(const Tensor&, IntArrayRef, int64_t, bool))
 EMBER_OP(fft_c2r, Tensor(const Tensor&, IntArrayRef, int64_t, int64_t))
 
+// ---- multi-tensor ops (ops/foreach.cpp: checks and the loop every backend can run;
+// cuda/foreach_kernels.cu: a launch per batch of tensors). clip_grad_norm_ is their user.
+// _foreach_norm_stacked(tensors, ord): the ord-norms of the tensors (all of one floating dtype,
+// on one device) as one 1-D tensor of that dtype: torch.stack(torch._foreach_norm(tensors, ord)).
+EMBER_OP(_foreach_norm_stacked, Tensor(TensorList, double))
+// _foreach_mul_(tensors, scale): every tensor *= scale, a one-element tensor on their device
+// (read there: no host round trip).
+EMBER_OP(_foreach_mul_, void(TensorList, const Tensor&))
+
 // ---- mixed precision (amp/grad_scaler_ops.cpp checks; cpu/amp_kernels.cpp, cuda/amp_kernels.cu)
 // torch._amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale): each gradient
 // *= inv_scale in place; found_inf (one-element float32) becomes 1 when a value is inf or NaN.

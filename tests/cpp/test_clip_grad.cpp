@@ -150,3 +150,91 @@ EMBER_DEVICE_TEST(ParamVector, SizeMismatch) {
   EXPECT_THROW(vector_to_parameters(zeros({11}), s.params), Error);
   EXPECT_THROW(vector_to_parameters(zeros({2, 5}), s.params), Error);
 }
+
+// The multi-tensor norm and scale against float64 sums over the same values: more tensors than
+// one CUDA batch holds (48), sizes from 1 to past a block's share, a transposed view and an
+// empty tensor, in every floating dtype.
+namespace {
+double ref_norm(const std::vector<double>& v, double p) {
+  double acc = 0;
+  for (double x : v) {
+    if (p == 0) acc += x != 0;
+    else if (std::isinf(p)) acc = std::max(acc, std::abs(x));
+    else acc += std::pow(std::abs(x), p);
+  }
+  return (p == 0 || std::isinf(p)) ? acc : std::pow(acc, 1.0 / p);
+}
+std::vector<Tensor> foreach_inputs(DType dt) {
+  std::vector<Tensor> ts;
+  for (int i = 0; i < 61; ++i) {
+    const int64_t n = i == 7 ? 30001 : (i * 37) % 1500 + 1;  // 30001: float16 still holds its count (p=0)
+    ts.push_back(randn({n}, {.dtype = dt}));
+  }
+  ts.push_back(randn({50, 70}, {.dtype = dt}).t());  // not contiguous
+  ts.push_back(empty({0}, {.dtype = dt}));
+  return ts;
+}
+}  // namespace
+
+EMBER_DEVICE_TEST(Foreach, NormMatchesFloat64) {
+  manual_seed(3);
+  for (DType dt : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
+    std::vector<Tensor> ts = foreach_inputs(dt);
+    for (double p : {2.0, 1.0, kInf, 3.0, 0.0}) {
+      std::vector<Tensor> list(ts.begin(), ts.end() - (std::isinf(p) ? 1 : 0));  // max of nothing is an error
+      Tensor stacked = _foreach_norm_stacked(list, p);
+      ASSERT_EQ(stacked.dtype(), dt);
+      ASSERT_EQ(stacked.sizes(), Shape({int64_t(list.size())}));
+      std::vector<double> got = stacked.tolist<double>();
+      std::vector<Tensor> each = _foreach_norm(list, p);
+      ASSERT_EQ(each.size(), list.size());
+      const double tol = dt == kFloat64 ? 1e-10 : dt == kFloat32 ? 1e-5 : 1e-2;
+      for (size_t i = 0; i < list.size(); ++i) {
+        const double want = ref_norm(list[i].tolist<double>(), p);
+        EXPECT_NEAR(got[i], want, tol * std::max(1.0, want)) << dtype_name(dt) << " p=" << p << " tensor " << i;
+        EXPECT_EQ(each[i].dim(), 0);
+        EXPECT_EQ(each[i].item<double>(), got[i]);
+      }
+    }
+  }
+}
+
+EMBER_DEVICE_TEST(Foreach, NormPropagatesNaN) {
+  std::vector<Tensor> ts = {tensor({1.0, std::nan(""), 2.0}), tensor({3.0, 4.0})};
+  for (double p : {1.0, 2.0, kInf}) {
+    std::vector<double> got = _foreach_norm_stacked(ts, p).tolist<double>();
+    EXPECT_TRUE(std::isnan(got[0])) << "p=" << p;
+    EXPECT_NEAR(got[1], ref_norm({3.0, 4.0}, p), 1e-6) << "p=" << p;
+  }
+}
+
+EMBER_DEVICE_TEST(Foreach, MulScalesInPlace) {
+  manual_seed(4);
+  for (DType dt : {kFloat32, kFloat64, kBFloat16}) {
+    std::vector<Tensor> ts = foreach_inputs(dt);
+    std::vector<std::vector<double>> before;
+    for (const Tensor& t : ts) before.push_back(t.tolist<double>());
+    _foreach_mul_(ts, tensor({0.25}, {.dtype = kFloat32}).reshape({}));
+    _foreach_mul_(ts, Scalar(-3.0));
+    for (size_t i = 0; i < ts.size(); ++i) {
+      std::vector<double> got = ts[i].tolist<double>();
+      ASSERT_EQ(got.size(), before[i].size());
+      for (size_t k = 0; k < got.size(); k += 97)
+        EXPECT_NEAR(got[k], before[i][k] * -0.75, (dt == kBFloat16 ? 2e-2 : 1e-6) * std::abs(before[i][k]))
+            << dtype_name(dt) << " tensor " << i << " element " << k;
+    }
+  }
+  std::vector<Tensor> ints = {tensor({1, 2, 3}, {.dtype = kInt64})};
+  _foreach_mul_(ints, Scalar(int64_t(2)));
+  EXPECT_EQ(ints[0].tolist<double>(), (std::vector<double>{2, 4, 6}));
+}
+
+EMBER_DEVICE_TEST(Foreach, Errors) {
+  std::vector<Tensor> none;
+  EXPECT_THROW(_foreach_norm(none), Error);
+  std::vector<Tensor> mixed = {zeros({2}), zeros({2}, {.dtype = kFloat64})};
+  EXPECT_THROW(_foreach_norm_stacked(mixed), Error);
+  EXPECT_EQ(_foreach_norm(mixed).size(), 2u);  // the list form takes mixed dtypes
+  std::vector<Tensor> ts = {zeros({2})};
+  EXPECT_THROW(_foreach_mul_(ts, zeros({2})), Error);  // scale must be one element
+}

@@ -339,6 +339,24 @@ def test_large_reductions(device):
     assert i.sum().item() == 300_000 and i.sum().dtype == ember.int64
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.float16, ember.bfloat16])
+def test_column_sums_of_bias_gradients(device, dtype):
+    """Sums and means over the rows of [N, C] and over (B, T) of [B, T, C]: on CUDA the vector
+    column kernel where C and the row stride are multiples of 16 bytes and the start is aligned,
+    the scalar one where they are not (odd widths, a start one element in, a row stride of C + 1)."""
+    need(device)
+    for shape, dims in (((8192, 768), (0,)), ((2, 1024, 96), (0, 1)), ((4097, 40), (0,)), ((3000, 37), (0,)),
+                        ((16, 8), (0,)), ((5, 3, 24), (0, 1))):
+        t, a = make(device, shape, dtype, seed=11)
+        axes = tuple(dims)
+        close(t.sum(dims), a.sum(axes), dtype, scale=np.abs(a).sum(axes).max(), what=f"sum {shape} {dims}")
+        close(t.mean(dims), a.mean(axes), dtype, scale=np.abs(a).mean(axes).max(), what=f"mean {shape} {dims}")
+    w, b = make(device, (513, 65), dtype, seed=12)
+    for view, ref in ((w[:, 1:], b[:, 1:]), (w[:, :64], b[:, :64]), (w[1:, 1:33], b[1:, 1:33])):
+        close(view.sum(0), ref.sum(0), dtype, scale=np.abs(ref).sum(0).max(), what=f"sum of a view {tuple(view.shape)}")
+
+
 # ---------------------------------------------------------------- scans
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.float16, ember.bfloat16, ember.int64, ember.int32,

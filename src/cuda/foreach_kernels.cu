@@ -1,0 +1,130 @@
+// CUDA kernels of the multi-tensor ops (foreach_launchers.h): a norm per tensor and an in-place
+// scale, a launch (two for the norm) per batch of tensors. Each block finds its tensor from the
+// batch's first_block table and walks its share with a block-stride loop, four loads in flight
+// per thread. The norm's blocks leave partial values that a second kernel (a block per tensor)
+// combines: no atomics, so the result does not depend on timing.
+#include <cuda/std/cmath>
+
+#include <algorithm>
+
+#include "cuda/foreach_launchers.h"
+#include "cuda/reduce_device.cuh"  // compute_t, pick, pick_identity
+
+namespace ember::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kUnroll = 4;
+
+struct Part {
+  int k;
+  int64_t first, stride;
+};
+__device__ __forceinline__ Part block_part(const ForeachBatch& b) {
+  int k = 0;
+  while (k + 1 < b.count && int64_t(blockIdx.x) >= b.first_block[k + 1]) ++k;
+  const int64_t blocks = b.first_block[k + 1] - b.first_block[k];
+  return {k, (int64_t(blockIdx.x) - b.first_block[k]) * blockDim.x + threadIdx.x, blocks * blockDim.x};
+}
+
+template <class C> __device__ __forceinline__ C fold(int kind, C acc, C x) {
+  const C ax = ::cuda::std::fabs(x);
+  if (kind == kForeachNormInf) return pick<true>(acc, ax);
+  return kind == kForeachNormL1 ? acc + ax : acc + ax * ax;
+}
+template <class C> __device__ __forceinline__ C combine(int kind, C a, C b) {
+  return kind == kForeachNormInf ? pick<true>(a, b) : a + b;
+}
+
+// The block's threads combined; the result is valid in thread 0.
+template <class C> __device__ C block_combine(int kind, C v) {
+  __shared__ C warp_part[kThreads / 32];
+  for (int off = 16; off > 0; off >>= 1) v = combine(kind, v, shfl_down(v, off));
+  const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+  if (lane == 0) warp_part[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < int(blockDim.x) / 32 ? warp_part[lane] : C(0);  // 0: the identity of both (see below)
+    for (int off = 16; off > 0; off >>= 1) v = combine(kind, v, shfl_down(v, off));
+  }
+  return v;
+}
+
+template <class S, class C> __global__ void __launch_bounds__(kThreads) norm_partial_kernel(ForeachBatch b, int kind, C* partial) {
+  const Part part = block_part(b);
+  const S* p = static_cast<const S*>(b.data[part.k]);
+  const int64_t n = b.numel[part.k];
+  // |x| >= 0, so 0 is the identity of the max too (and NaN still wins through pick).
+  C acc = C(0);
+  int64_t i = part.first;
+  for (; i + (kUnroll - 1) * part.stride < n; i += kUnroll * part.stride) {
+    S v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = p[i + u * part.stride];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) acc = fold(kind, acc, convert<C>(v[u]));
+  }
+  for (; i < n; i += part.stride) acc = fold(kind, acc, convert<C>(p[i]));
+  acc = block_combine(kind, acc);
+  if (threadIdx.x == 0) partial[blockIdx.x] = acc;
+}
+
+struct FirstBlocks {
+  int64_t v[kForeachBatch + 1];
+};
+template <class C> __global__ void __launch_bounds__(kThreads) norm_finish_kernel(FirstBlocks fb, int kind, const C* partial, C* out) {
+  const int k = int(blockIdx.x);
+  C acc = C(0);
+  for (int64_t j = fb.v[k] + threadIdx.x; j < fb.v[k + 1]; j += blockDim.x) acc = combine(kind, acc, partial[j]);
+  acc = block_combine(kind, acc);
+  if (threadIdx.x == 0) out[k] = kind == kForeachNormL2 ? ::cuda::std::sqrt(acc) : acc;
+}
+
+template <class S, class C> __global__ void __launch_bounds__(kThreads) mul_kernel(ForeachBatch b, const C* scale) {
+  const Part part = block_part(b);
+  S* p = static_cast<S*>(b.data[part.k]);
+  const int64_t n = b.numel[part.k];
+  const C s = *scale;
+  int64_t i = part.first;
+  for (; i + (kUnroll - 1) * part.stride < n; i += kUnroll * part.stride) {
+    S v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = p[i + u * part.stride];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) p[i + u * part.stride] = convert<S>(convert<C>(v[u]) * s);
+  }
+  for (; i < n; i += part.stride) p[i] = convert<S>(convert<C>(p[i]) * s);
+}
+
+template <class S> using foreach_compute_t = std::conditional_t<std::is_same_v<S, double>, double, float>;
+
+}  // namespace
+
+int64_t foreach_blocks(int64_t n) {
+  return std::clamp<int64_t>((n + kUnroll * kThreads - 1) / (kUnroll * kThreads), 1, 4096);
+}
+
+void launch_foreach_norm(const ForeachBatch& b, int kind, void* partial, void* out) {
+  if (b.count == 0) return;
+  visit_storage<kStoreFloat>(b.dtype, "_foreach_norm_cuda", [&]<class S>() {
+    using C = foreach_compute_t<S>;
+    norm_partial_kernel<S, C><<<unsigned(b.first_block[b.count]), kThreads, 0, b.stream>>>(b, kind, static_cast<C*>(partial));
+    EMBER_CUDA_CHECK_LAUNCH();
+    FirstBlocks fb;
+    for (int k = 0; k <= b.count; ++k) fb.v[k] = b.first_block[k];
+    norm_finish_kernel<C><<<unsigned(b.count), kThreads, 0, b.stream>>>(fb, kind, static_cast<const C*>(partial),
+                                                                        static_cast<C*>(out));
+    EMBER_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void launch_foreach_mul(const ForeachBatch& b, const void* scale) {
+  if (b.count == 0) return;
+  visit_storage<kStoreFloat>(b.dtype, "_foreach_mul_cuda", [&]<class S>() {
+    using C = foreach_compute_t<S>;
+    mul_kernel<S, C><<<unsigned(b.first_block[b.count]), kThreads, 0, b.stream>>>(b, static_cast<const C*>(scale));
+    EMBER_CUDA_CHECK_LAUNCH();
+  });
+}
+
+}  // namespace ember::cuda
