@@ -105,10 +105,14 @@ def profile(T, batch):
         step()
     T.cuda.synchronize()
     prof_mod = T.profiler
-    with prof_mod.profile(activities=[prof_mod.ProfilerActivity.CPU, prof_mod.ProfilerActivity.CUDA]) as prof:
+    with prof_mod.profile(activities=[prof_mod.ProfilerActivity.CPU, prof_mod.ProfilerActivity.CUDA],
+                          record_shapes=True) as prof:
         step()
         T.cuda.synchronize()
     print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=25, max_name_column_width=60))
+    # the ops again by input shapes: which call of an op the time goes to
+    print(prof.key_averages(group_by_input_shape=True).table(sort_by="self_cuda_time_total", row_limit=30,
+                                                             max_name_column_width=40, max_shapes_column_width=70))
 
 
 def main():

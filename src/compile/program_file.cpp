@@ -10,6 +10,7 @@
 
 #include "compile/capture_kernel.h"
 #include "core/json_string.h"
+#include "ember/core/backend.h"
 #include "ember/ops.h"
 #include "ember/serialize/serialize.h"
 #include "serialize/json.h"
@@ -532,6 +533,9 @@ void Program::save(const std::string& path) const { ember::atomic_write_file(pat
 
 namespace {
 Program load_archive(const std::string& bytes, std::optional<Device> device, bool verify_crc) {
+  // "cuda" means the current GPU, as everywhere: the program's inputs must then be on cuda:N
+  // (tensors always carry an index), not on an index-less device no tensor has.
+  if (device && !device->is_cpu()) device = resolve_device(*device);
   serialize::ZipReader zip(bytes.data(), bytes.size(), verify_crc);
   const auto* graph = zip.find(kGraphEntry);
   const auto* consts = zip.find(kConstantsEntry);

@@ -2,6 +2,7 @@
 // loops any backend can run (CUDA fuses them: cuda/foreach_ops.cpp).
 #include "ember/foreach.h"
 
+#include "ember/autograd/grad_mode.h"
 #include "ember/ops.h"
 #include "ops/foreach_loops.h"
 #include "ops/op_handles.h"
@@ -17,6 +18,15 @@ void check_tensors(const char* op, TensorList ts) {
                 ts[0].device().str(), " and tensors[", i, "] on ", ts[i].device().str());
   }
 }
+// The fused ops build no graph: a call that needs one (grad mode on, an input requiring grad)
+// runs the loop of differentiable single-tensor ops instead.
+bool needs_graph(TensorList ts, const Tensor& extra = Tensor()) {
+  if (!is_grad_enabled()) return false;
+  if (extra.defined() && extra.requires_grad()) return true;
+  for (const Tensor& t : ts)
+    if (t.requires_grad()) return true;
+  return false;
+}
 bool one_floating_dtype(TensorList ts) {
   for (const Tensor& t : ts)
     if (t.dtype() != ts[0].dtype() || !is_floating(t.dtype())) return false;
@@ -27,15 +37,12 @@ bool one_floating_dtype(TensorList ts) {
 Tensor foreach_norm_stacked_loop(TensorList tensors, double ord) {
   std::vector<Tensor> norms;
   norms.reserve(tensors.size());
-  for (const Tensor& t : tensors) norms.push_back(norm(t.detach(), Scalar(ord)));
+  for (const Tensor& t : tensors) norms.push_back(norm(t, Scalar(ord)));
   return stack(norms);
 }
 
 void foreach_mul_loop(TensorList tensors, const Tensor& scale) {
-  for (const Tensor& t : tensors) {
-    Tensor d = t.detach();
-    d.mul_(scale);
-  }
+  for (Tensor t : tensors) t.mul_(scale);  // a handle: the caller's tensor changes
 }
 
 Tensor _foreach_norm_stacked(TensorList tensors, double ord) {
@@ -47,6 +54,7 @@ Tensor _foreach_norm_stacked(TensorList tensors, double ord) {
     EMBER_CHECK(tensors[i].dtype() == tensors[0].dtype(), op, ": the stacked norms need one dtype, tensors[0] is ",
                 dtype_name(tensors[0].dtype()), " and tensors[", i, "] ", dtype_name(tensors[i].dtype()));
   }
+  if (needs_graph(tensors)) return foreach_norm_stacked_loop(tensors, ord);
   return ops::_foreach_norm_stacked()(tensors, ord);
 }
 
@@ -58,7 +66,7 @@ std::vector<Tensor> _foreach_norm(TensorList tensors, double ord) {
     Tensor stacked = _foreach_norm_stacked(tensors, ord);
     for (int64_t i = 0; i < int64_t(tensors.size()); ++i) out.push_back(stacked.select(0, i));
   } else {
-    for (const Tensor& t : tensors) out.push_back(norm(t.detach(), Scalar(ord)));
+    for (const Tensor& t : tensors) out.push_back(norm(t, Scalar(ord)));
   }
   return out;
 }
@@ -69,11 +77,12 @@ void _foreach_mul_(TensorList tensors, const Tensor& scale) {
   EMBER_CHECK(scale.defined() && scale.numel() == 1, op, ": scale must be a tensor of one element, got ",
               scale.defined() ? scale.sizes() : Shape{});
   const Device device = tensors[0].device();
-  Tensor s = scale.detach();
+  Tensor s = scale;
   if (s.device() != device) {
     EMBER_CHECK(s.device().is_cpu(), op, ": scale is on ", s.device().str(), " but the tensors are on ", device.str());
     s = s.to(device);
   }
+  if (needs_graph(tensors, scale)) return foreach_mul_loop(tensors, s.reshape({}));
   ops::_foreach_mul_()(tensors, s.reshape({}));
 }
 

@@ -27,6 +27,8 @@ TEST(AutogradCoverage, EveryDifferentiableOpHasAGradient) {
       "_fused_adam_", "_fused_adamw_", "_fused_sgd_", "_fused_adagrad_", "_fused_rmsprop_",
       // GradScaler's updates of gradients and of its own state, under no_grad (torch: not differentiable)
       "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_",
+      // multi-tensor ops: a call that needs a graph runs the loop of differentiable ops instead
+      "_foreach_norm_stacked", "_foreach_mul_",
       // runs under no_grad: linalg::lstsq differentiates the same solution as pinv(A) @ B
       "linalg_lstsq_gelsy",
       // indices; the gradient of a gradient formula torch leaves undefined too (issue 15 names)

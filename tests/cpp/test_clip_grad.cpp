@@ -238,3 +238,13 @@ EMBER_DEVICE_TEST(Foreach, Errors) {
   std::vector<Tensor> ts = {zeros({2})};
   EXPECT_THROW(_foreach_mul_(ts, zeros({2})), Error);  // scale must be one element
 }
+
+EMBER_DEVICE_TEST(Foreach, GradientsFlowThroughTheLoop) {
+  Tensor a = tensor({3.0, 4.0}).requires_grad_(true), b = tensor({-2.0}).requires_grad_(true);
+  std::vector<Tensor> ts = {a, b};
+  Tensor n = _foreach_norm_stacked(ts, 2.0);
+  n.sum().backward();
+  EXPECT_NEAR(a.grad().tolist<double>()[0], 0.6, 1e-6);
+  EXPECT_NEAR(a.grad().tolist<double>()[1], 0.8, 1e-6);
+  EXPECT_NEAR(b.grad().item<double>(), -1.0, 1e-6);
+}

@@ -339,8 +339,9 @@ def test_python_custom_ops_are_saved_by_name(tmp_path):
     x = ember.randn(5, 2)
     assert ember.allclose(loaded(x), f(x))
     assert "exporttest::scaled" in loaded.graph
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(root, "python"), os.path.join(root, "build", "python")]))
+    # the child imports this process's ember: its package and its extension (gpu/python on a GPU machine)
+    here = [os.path.dirname(os.path.dirname(m.__file__)) for m in (ember, ember._C)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(here))
     out = subprocess.run([sys.executable, "-c", f"import ember; ember.export.load({str(path)!r})"], env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and "exporttest::scaled" in out.stderr and "import the module" in out.stderr
