@@ -553,3 +553,35 @@ def test_multinomial(device):
         ember.multinomial(ember.tensor([0.5, -0.1], device=device), 1)
     with pytest.raises(RuntimeError, match=r"invalid multinomial distribution \(sum of probabilities <= 0\)"):
         ember.multinomial(ember.tensor([[0.5, 0.5], [0.0, 0.0]], device=device), 2, replacement=True)
+
+
+@pytest.mark.parametrize("dtype", [ember.bfloat16, ember.float16, ember.float32])
+def test_large_gemms_with_misaligned_rows(dtype):
+    """Products of 2 GFLOP or more whose rows are not a multiple of 16 bytes (a GPT-2 vocabulary's
+    50257-wide logits) run through row-padded copies on CUDA: the results, for every operand and
+    the output misaligned, transposed views and an addmm with beta, against float64."""
+    need("cuda")
+    g = np.random.default_rng(7)
+    tol = {ember.bfloat16: 2e-2, ember.float16: 4e-3, ember.float32: 1e-4}[dtype]
+
+    def make(*shape):
+        a = g.standard_normal(shape)
+        t = ember.tensor(a, device="cuda").to(dtype)
+        return t, arr(t)
+
+    def check(got, want):
+        scale = np.abs(want).max()
+        np.testing.assert_allclose(arr(got), want, rtol=tol, atol=tol * scale)
+
+    a, an = make(1024, 1000)
+    b, bn = make(1000, 1001)
+    check(a @ b, an @ bn)                                       # the output's rows: 1001 values
+    dl, dln = make(1024, 1001)
+    w, wn = make(1001, 1000)
+    check(dl @ w, dln @ wn)                                     # a's rows: 1001 values
+    check(dl.t() @ a, dln.T @ an)                               # a transposed view of it
+    check(a[:, 1:] @ b[1:, :], an[:, 1:] @ bn[1:, :])           # a start one element in
+    c, cn = make(1024, 1001)
+    check(ember.addmm(c, a, b, beta=0.5, alpha=2.0), 0.5 * cn + 2.0 * (an @ bn))
+    bias, biasn = make(1001)
+    check(ember.nn.functional.linear(a, b.t().contiguous(), bias), an @ bn + biasn)
