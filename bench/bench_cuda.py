@@ -2,7 +2,9 @@
 
 Workloads (issue 16): elementwise bandwidth as a fraction of the GPU's peak (a + b, a * 2 in
 float32, a float32 -> bfloat16 copy), a full and a row-wise sum, softmax over rows, GEMM
-TFLOP/s (float32 strict, TF32, bfloat16, float16), and the launch overhead of a small op. Times
+TFLOP/s (float32 strict, TF32, bfloat16, float16), the launch overhead of a small op, and two
+pieces of a GPT-2 step: bias gradients (column sums) and clip_grad_norm_ over its 148 gradients;
+40 dependent small ops launched one by one and replayed as a CUDA graph. Times
 come from CUDA events around `repeat` calls after a warm-up; ratio = ember / torch (below 1:
 ember faster).
 
@@ -55,6 +57,30 @@ def workloads(T, quick):
     mats = {dt: (T.randn(m, m, device="cuda").to(dt), T.randn(m, m, device="cuda").to(dt))
             for dt in (T.float32, T.bfloat16, T.float16)}
     tiny = T.ones(16, device="cuda")
+    # bias gradients of a GPT-2 layer's linears (columns summed over 8192 tokens), and GPT-2 124M's
+    # 148 gradients for clip_grad_norm_ (a norm per tensor, then a scale of each)
+    bias768 = T.randn(8192, 768, device="cuda").to(T.bfloat16)
+    bias3072 = T.randn(8192, 3072, device="cuda").to(T.bfloat16)
+    layer = [(768,), (768,), (2304, 768), (2304,), (768, 768), (768,), (768,), (768,), (3072, 768), (3072,),
+             (768, 3072), (768,)]
+    params = []
+    for shape in layer * 12 + [(50257, 768), (1024, 768), (768,), (768,)]:
+        p = T.zeros(shape, device="cuda", requires_grad=True)
+        p.grad = T.randn(shape, device="cuda")
+        params.append(p)
+    # launch overhead against CUDA graphs: 20 dependent small ops, eagerly and replayed as a graph
+    chain_in = T.ones(256, device="cuda")
+
+    def chain():
+        y = chain_in
+        for _ in range(20):
+            y = y * 1.0001 + 0.0001
+        return y
+    chain()
+    T.cuda.synchronize()
+    chain_graph = T.cuda.CUDAGraph()
+    with T.cuda.graph(chain_graph):
+        chain()
     return n, m, {
         # name: (fn, bytes moved or flops, kind)
         "add f32 (GB/s)": (lambda: a + b, 3 * 4 * n, "bw"),
@@ -68,6 +94,11 @@ def workloads(T, quick):
         "gemm bf16 (TFLOP/s)": (lambda: mats[T.bfloat16][0] @ mats[T.bfloat16][1], 2 * m ** 3, "flops"),
         "gemm fp16 (TFLOP/s)": (lambda: mats[T.float16][0] @ mats[T.float16][1], 2 * m ** 3, "flops"),
         "small add launch (us)": (lambda: tiny + tiny, None, "latency"),
+        "bias grad 8192x768 bf16 (GB/s)": (lambda: bias768.sum(0), 2 * bias768.numel(), "bw"),
+        "bias grad 8192x3072 bf16 (GB/s)": (lambda: bias3072.sum(0), 2 * bias3072.numel(), "bw"),
+        "clip_grad_norm_ GPT-2 (us)": (lambda: T.nn.utils.clip_grad_norm_(params, 1.0), None, "step"),
+        "40 small ops eager (us)": (chain, None, "step"),
+        "40 small ops CUDA graph (us)": (chain_graph.replay, None, "step"),
     }
 
 
@@ -79,7 +110,7 @@ def measure(T, quick):
             T.set_float32_matmul_precision("highest" if kind == "fp32" else "high")
         ms = gpu_time_ms(T, fn, repeat=20 if kind != "latency" else 2000)
         T.set_float32_matmul_precision("highest")
-        if kind == "latency":
+        if kind in ("latency", "step"):
             out[name] = ms * 1e3
         elif kind == "bw":
             out[name] = work / (ms * 1e-3) / 1e9

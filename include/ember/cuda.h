@@ -5,6 +5,7 @@
 // is_available() is false, the counts and statistics are zero, and calls that need a GPU throw.
 // `device` arguments of -1 mean the current device.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -88,5 +89,36 @@ class Event {
   Device device_{DeviceType::CUDA, -1};
   bool enable_timing_, blocking_;
 };
+
+// ---- graphs (torch.cuda.CUDAGraph, torch.cuda.graph_pool_handle)
+// Captures the work the current stream of the current GPU queues between capture_begin and
+// capture_end (that stream must not be the default one: see python/ember/cuda/graphs.py for the
+// side stream torch.cuda.graph switches to), then replay() runs it again as one launch on the
+// current stream. Tensors allocated during the capture live in the graph's memory pool and are
+// what each replay writes; inputs are fed by copying into the tensors the capture read.
+// Inside a capture, anything that waits for the device (.item(), host copies, synchronize) fails
+// and invalidates it, and random numbers are refused (a replay would repeat them).
+class CUDAGraph {
+ public:
+  CUDAGraph();
+  ~CUDAGraph();
+  CUDAGraph(const CUDAGraph&) = delete;
+  CUDAGraph& operator=(const CUDAGraph&) = delete;
+  // pool: 0 for a pool of this graph's own, or graph_pool_handle() / another graph's pool() to
+  // share one (graphs replayed in capture order may share memory). capture_error_mode: "global",
+  // "thread_local" or "relaxed" (cudaStreamCaptureMode).
+  void capture_begin(int64_t pool = 0, const std::string& capture_error_mode = "global");
+  void capture_end();
+  void replay();
+  void reset();
+  int64_t pool() const;
+
+ private:
+  std::unique_ptr<DeviceGraph> impl_;
+  int device_ = -1;
+};
+int64_t graph_pool_handle();
+// Whether the current stream of the current GPU is being captured (false without a GPU).
+bool is_current_stream_capturing();
 
 }  // namespace ember::cuda

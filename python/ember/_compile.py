@@ -27,6 +27,7 @@ import sys
 import threading
 import warnings
 
+from ember import _C
 from ember._C import _compile as _cc
 from ember.nn.modules.module import Module, _structure_epoch
 
@@ -206,11 +207,21 @@ def _run_captured(session, fn, args, kwargs):
 
 
 class _Entry:
-    __slots__ = ("graph", "out_spec", "reason", "calls", "externals")
+    __slots__ = ("graph", "out_spec", "reason", "calls", "externals", "cudagraph")
 
     def __init__(self, graph, out_spec, reason, externals=None):
         self.graph, self.out_spec, self.reason, self.calls = graph, out_spec, reason, 0
         self.externals = externals or {}  # impl id -> the Python tensor from outside the function
+        self.cudagraph = None  # mode="reduce-overhead": (CUDAGraph, static inputs, outputs), or False
+
+
+def _cudagraphable(tensors):
+    """mode="reduce-overhead" replays a CUDA graph for calls whose tensors are all on one GPU and
+    that build no autograd graph (a replay cannot record one): inference, evaluation."""
+    if not tensors or _C.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return False
+    dev = tensors[0].device
+    return dev.type == "cuda" and all(t.device == dev for t in tensors)
 
 
 def _as_callers_objects(results, inputs, externals):
@@ -232,12 +243,14 @@ _all_compiled = _weakref.WeakSet()  # every compiled function, for reset()
 class _Compiled:
     """One compiled callable: its cache of signatures -> graphs (or eager)."""
 
-    def __init__(self, fn, fullgraph, module=None, dynamic=False):
+    def __init__(self, fn, fullgraph, module=None, dynamic=False, cudagraphs=False):
         import collections
         self.fn = fn
         self.fullgraph = fullgraph
         self.module = module
         self.dynamic = bool(dynamic)
+        self.cudagraphs = cudagraphs  # mode="reduce-overhead"
+        self.cudagraph_captures = self.cudagraph_replays = 0
         self.cache = collections.OrderedDict()
         _all_compiled.add(self)
         self.captures = self.graph_runs = self.eager_runs = 0
@@ -291,6 +304,10 @@ class _Compiled:
                 return self.fn(*args, **kwargs)
             self.graph_runs += 1
             entry.calls += 1
+            if self.cudagraphs and entry.cudagraph is not False and entry.calls > 1 and _cudagraphable(all_tensors):
+                outs = self._replay(entry, all_tensors, len(tensors))
+                if outs is not None:
+                    return _unflatten(entry.out_spec, outs)
             return _unflatten(entry.out_spec, _as_callers_objects(entry.graph.run(all_tensors), all_tensors,
                                                                   entry.externals))
         if self.dynamic and len(self.cache) >= dynamic_cache_size:
@@ -305,6 +322,40 @@ class _Compiled:
         if self.cache:
             _log("recompiles", f"{getattr(self.fn, '__qualname__', self.fn)}: new signature {key}")
         return self._capture(key, all_tensors, args, kwargs)
+
+    def _replay(self, entry, all_tensors, n_args):
+        """The graph's kernels as one CUDA graph launch (torch's cudagraphs): captured on the
+        second run of a signature (the first warmed up cuBLAS/cuDNN), with the call's tensor
+        arguments copied into static ones the graph reads. As in torch, the outputs are the
+        graph's own tensors and the next replay overwrites them: clone what you keep. None when
+        the graph cannot be captured (then it runs as before)."""
+        from . import cuda
+        if entry.cudagraph is None:
+            static = [t.detach().clone() for t in all_tensors[:n_args]]
+            inputs = static + list(all_tensors[n_args:])
+            g = cuda.CUDAGraph()
+            try:
+                with cuda.graph(g):
+                    outs = entry.graph.run(inputs)
+            except RuntimeError as e:
+                _log("graph_breaks", f"{getattr(self.fn, '__qualname__', self.fn)}: no CUDA graph ({e}); "
+                                     "this signature runs its kernels one by one")
+                entry.cudagraph = False
+                return None
+            mine = {_cc.impl_id(t) for t in static}
+            if any(_cc.impl_id(o) in mine for o in outs):  # an argument returned: eager returns the caller's
+                g.reset()
+                entry.cudagraph = False
+                return None
+            entry.cudagraph = (g, static, _as_callers_objects(outs, all_tensors, entry.externals))
+            self.cudagraph_captures += 1
+        else:
+            for s_, t in zip(entry.cudagraph[1], all_tensors[:n_args]):
+                if s_.data_ptr() != t.data_ptr():
+                    s_.copy_(t)
+        entry.cudagraph[0].replay()
+        self.cudagraph_replays += 1
+        return entry.cudagraph[2]
 
     def _capture(self, key, all_tensors, args, kwargs):
         self.captures += 1
@@ -379,11 +430,12 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                                  options=options, disable=disable)
     if disable or backend in ("eager", "aot_eager") or callable(backend):
         return model
+    cudagraphs = mode == "reduce-overhead"
     if isinstance(model, Module):
-        return OptimizedModule(model, fullgraph, dynamic=bool(dynamic))
+        return OptimizedModule(model, fullgraph, dynamic=bool(dynamic), cudagraphs=cudagraphs)
     if not callable(model):
         raise RuntimeError("ember.compile: expected a callable or an nn.Module, got " + type(model).__name__)
-    compiled = _Compiled(model, fullgraph, dynamic=bool(dynamic))
+    compiled = _Compiled(model, fullgraph, dynamic=bool(dynamic), cudagraphs=cudagraphs)
 
     @functools.wraps(model)
     def wrapper(*args, **kwargs):
@@ -398,10 +450,10 @@ class OptimizedModule(Module):
     module is `_orig_mod`, so parameters, state_dict keys ("_orig_mod.") and optimizers see the
     same tensors."""
 
-    def __init__(self, mod, fullgraph=False, dynamic=False):
+    def __init__(self, mod, fullgraph=False, dynamic=False, cudagraphs=False):
         super().__init__()
         self._orig_mod = mod
-        self._ember_compiled = _Compiled(mod, fullgraph, module=mod, dynamic=dynamic)
+        self._ember_compiled = _Compiled(mod, fullgraph, module=mod, dynamic=dynamic, cudagraphs=cudagraphs)
 
     def forward(self, *args, **kwargs):
         return self._ember_compiled(*args, **kwargs)

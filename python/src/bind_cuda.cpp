@@ -201,6 +201,27 @@ void bind_cuda(nb::module_& m, nb::class_<Tensor>& cls) {
       .def_prop_ro("recorded", &cuda::Event::recorded)
       .def_prop_ro("device_index", [](const cuda::Event& e) { return int(e.device().index); });
 
+  // torch.cuda.CUDAGraph's engine (python/ember/cuda/graphs.py wraps it). Capture and replay
+  // release the GIL: other Python threads may run, as with torch.
+  nb::class_<cuda::CUDAGraph>(c, "CUDAGraph")
+      .def(nb::init<>())
+      .def("capture_begin", [](cuda::CUDAGraph& g, int64_t pool, const std::string& mode) {
+        nb::gil_scoped_release nogil;
+        g.capture_begin(pool, mode);
+      }, nb::arg("pool") = 0, nb::arg("capture_error_mode") = "global")
+      .def("capture_end", [](cuda::CUDAGraph& g) {
+        nb::gil_scoped_release nogil;
+        g.capture_end();
+      })
+      .def("replay", [](cuda::CUDAGraph& g) {
+        nb::gil_scoped_release nogil;
+        g.replay();
+      })
+      .def("reset", &cuda::CUDAGraph::reset)
+      .def("pool", &cuda::CUDAGraph::pool);
+  c.def("graph_pool_handle", &cuda::graph_pool_handle);
+  c.def("is_current_stream_capturing", &cuda::is_current_stream_capturing);
+
   // torch.set_float32_matmul_precision / get_float32_matmul_precision (ember/matmul_precision.h),
   // read by the CUDA GEMMs. The setter returns None, or for a value torch rejects the text of
   // torch's warning (python/ember/_global_flags.py warns with it; the setting is unchanged).

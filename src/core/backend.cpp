@@ -70,6 +70,9 @@ void DeviceBackend::record_stream(void*, Stream) {}
 CachingAllocator& DeviceBackend::caching_allocator(int) { lacks(*this, "the caching allocator (memory history and snapshots)"); }
 DataPtr DeviceBackend::allocate_pinned(size_t) { lacks(*this, "pin_memory"); }
 bool DeviceBackend::is_pinned(const void*) const { return false; }
+std::unique_ptr<DeviceGraph> DeviceBackend::new_graph() { lacks(*this, "graphs (CUDAGraph)"); }
+int64_t DeviceBackend::graph_pool_handle(int) { lacks(*this, "graph memory pools"); }
+bool DeviceBackend::is_capturing(Stream) const { return false; }
 
 bool has_device_backend(DeviceType type) { return registry()[int(type)].load() != nullptr; }
 

@@ -184,4 +184,44 @@ double Event::elapsed_time(const Event& end) const {
   return gpu_backend().event_elapsed_ms(event_, end.event_);
 }
 
+// ---- graphs
+CUDAGraph::CUDAGraph() = default;
+CUDAGraph::~CUDAGraph() = default;
+
+void CUDAGraph::capture_begin(int64_t pool, const std::string& capture_error_mode) {
+  int mode = 0;
+  if (capture_error_mode == "global") mode = 0;
+  else if (capture_error_mode == "thread_local") mode = 1;
+  else if (capture_error_mode == "relaxed") mode = 2;
+  else
+    EMBER_CHECK_VALUE(false, "CUDAGraph.capture_begin: capture_error_mode must be 'global', 'thread_local' or "
+                             "'relaxed', got '", capture_error_mode, "'");
+  DeviceBackend& b = gpu_backend();
+  if (!impl_) impl_ = b.new_graph();
+  device_ = b.current_device();
+  impl_->capture_begin(b.current_stream(device_), pool, mode);
+}
+void CUDAGraph::capture_end() {
+  EMBER_CHECK(impl_, "CUDAGraph.capture_end: no capture is in progress (call capture_begin first)");
+  impl_->capture_end();
+}
+void CUDAGraph::replay() {
+  EMBER_CHECK(impl_, "CUDAGraph.replay: the graph holds no capture (capture_begin and capture_end first)");
+  impl_->replay(gpu_backend().current_stream(device_));
+}
+void CUDAGraph::reset() {
+  if (impl_) impl_->reset();
+}
+int64_t CUDAGraph::pool() const { return impl_ ? impl_->pool() : 0; }
+
+int64_t graph_pool_handle() {
+  DeviceBackend& b = gpu_backend();
+  return b.graph_pool_handle(b.current_device());
+}
+bool is_current_stream_capturing() {
+  DeviceBackend* b = backend_or_null();
+  if (!b || b->device_count() == 0) return false;
+  return b->is_capturing(b->current_stream(b->current_device()));
+}
+
 }  // namespace ember::cuda

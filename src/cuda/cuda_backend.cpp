@@ -146,6 +146,11 @@ class CudaBackend final : public DeviceBackend {
   CachingAllocator& caching_allocator(int index) override { return device_allocator(checked(index)); }
   DataPtr allocate_pinned(size_t nbytes) override { return ::ember::cuda::allocate_pinned(nbytes); }
   bool is_pinned(const void* host_ptr) const override { return is_pinned_ptr(host_ptr); }
+
+  // ---- graphs
+  std::unique_ptr<DeviceGraph> new_graph() override { return make_cuda_graph(); }
+  int64_t graph_pool_handle(int) override { return new_graph_pool_id(); }
+  bool is_capturing(Stream stream) const override { return stream_is_capturing(stream); }
 };
 
 const bool registered = [] {

@@ -2,6 +2,7 @@
 // a small cache of its own (cuda_memory.h).
 #include "cuda/cuda_memory.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,7 +22,13 @@ class CudaRawMemory final : public RawDeviceMemory {
   void* raw_alloc(size_t nbytes) override {
     GpuGuard g(device_);
     void* p = nullptr;
+    // A graph's pool grows during its capture, and a global-mode capture forbids cudaMalloc on
+    // every thread: this thread is relaxed for the call (torch's allocator does the same).
+    const bool capturing = captures_underway();
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    if (capturing) EMBER_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
     cudaError_t err = cudaMalloc(&p, nbytes);
+    if (capturing) EMBER_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
     if (err == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();  // clear the sticky-free error so the next call starts clean
       return nullptr;
@@ -45,6 +52,9 @@ class CudaRawMemory final : public RawDeviceMemory {
     return e;
   }
   bool query_event(void* event) override {
+    // A query during a graph capture would break it (global mode): the block waits, as torch's
+    // allocator leaves its events alone while a capture is under way.
+    if (captures_underway()) return false;
     return cuda_ready(cudaEventQuery(static_cast<cudaEvent_t>(event)), "cudaEventQuery");
   }
   void release_event(void* event) override { EMBER_CUDA_CHECK(cudaEventDestroy(static_cast<cudaEvent_t>(event))); }
@@ -68,13 +78,93 @@ DeviceSlot& slot(int device) {
   return slots[device];
 }
 
+// ---- CUDA graphs' private pools: while a stream is being captured, what is allocated with it
+// current comes from the capture's pool, a caching allocator of its own over the same device
+// memory, so the addresses the graph recorded stay its own across replays (torch's private
+// mempools). A pool lives while a graph holds it or a tensor from it is alive.
+struct GraphPool {
+  int64_t id;
+  int device;
+  std::unique_ptr<CachingAllocator> alloc;
+  int64_t live = 0;  // blocks handed out, not yet freed (under pools_mu)
+  int owners = 0;    // graphs holding it
+};
+struct Capture {
+  int device;
+  int64_t stream;
+  int64_t pool;
+};
+std::mutex pools_mu;
+std::map<int64_t, GraphPool*>& pools() {
+  static auto* m = new std::map<int64_t, GraphPool*>;
+  return *m;
+}
+std::vector<Capture>& captures() {
+  static auto* v = new std::vector<Capture>;
+  return *v;
+}
+std::vector<GraphPool*>& dead_pools() {  // given back once no capture is under way (cudaFree would break it)
+  static auto* v = new std::vector<GraphPool*>;
+  return *v;
+}
+std::atomic<int> n_captures{0};
+std::atomic<int64_t> next_pool_id{1};
+
+// Under pools_mu: the pool goes once nothing holds it.
+void drop_if_unused_locked(GraphPool* gp) {
+  if (gp->live > 0 || gp->owners > 0) return;
+  pools().erase(gp->id);
+  dead_pools().push_back(gp);
+}
+void free_dead_pools_locked() {
+  if (n_captures.load() > 0) return;
+  for (GraphPool* gp : dead_pools()) delete gp;  // its allocator gives its free segments back
+  dead_pools().clear();
+}
+
+// The pool a capture on (device, stream) allocates from, with one more live block; null when
+// the stream is not being captured.
+GraphPool* capture_pool_take(int device, int64_t stream) {
+  std::lock_guard g(pools_mu);
+  for (const Capture& c : captures())
+    if (c.device == device && c.stream == stream) {
+      GraphPool* gp = pools().at(c.pool);
+      ++gp->live;
+      return gp;
+    }
+  return nullptr;
+}
+
+void free_pool_block(void* ptr, void* ctx) {
+  auto* gp = static_cast<GraphPool*>(ctx);
+  gp->alloc->free(ptr);
+  std::lock_guard g(pools_mu);
+  --gp->live;
+  drop_if_unused_locked(gp);
+  free_dead_pools_locked();
+}
+
 // The Allocator the Storage of a CUDA tensor comes from: memory on the device named (its
-// current device when unnamed), on that device's current stream.
+// current device when unnamed), on that device's current stream (from a graph's pool while
+// that stream is being captured).
 class CudaAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes, Device device) override {
     int index = device.has_index() ? device.index : current_gpu();
     if (nbytes == 0) return {};
+    if (n_captures.load(std::memory_order_acquire) > 0) {
+      const int64_t stream = current_stream_of(index).id;
+      if (GraphPool* gp = capture_pool_take(index, stream)) {
+        void* p = nullptr;
+        try {
+          p = gp->alloc->malloc(nbytes, stream);
+        } catch (...) {
+          free_pool_block(nullptr, gp);  // (free(nullptr) is a no-op) undoes the live count
+          throw;
+        }
+        return {p, free_pool_block, gp};
+      }
+    }
     void* p = device_allocator(index).malloc(nbytes, current_stream_of(index).id);
     return {p, [](void* ptr, void* ctx) { device_allocator(int(reinterpret_cast<intptr_t>(ctx))).free(ptr); },
             reinterpret_cast<void*>(intptr_t(index))};
@@ -210,6 +300,59 @@ CachingAllocator& device_allocator(int device) {
 
 void empty_all_caches() {
   for (int i = 0; i < gpu_count(); ++i) device_allocator(i).empty_cache();
+}
+
+bool captures_underway() { return n_captures.load(std::memory_order_acquire) > 0; }
+
+int64_t new_graph_pool_id() { return next_pool_id.fetch_add(1); }
+
+void retain_graph_pool(int64_t pool, int device) {
+  device_allocator(device);  // the device's raw memory source exists
+  std::lock_guard g(pools_mu);
+  auto it = pools().find(pool);
+  if (it == pools().end()) {
+    auto* gp = new GraphPool{pool, device, std::make_unique<CachingAllocator>(*slot(device).raw, "CUDA", device)};
+    it = pools().emplace(pool, gp).first;
+  }
+  EMBER_CHECK(it->second->device == device, "CUDAGraph: memory pool ", pool, " belongs to cuda:", it->second->device,
+              ", not to cuda:", device, " (graphs share a pool only on one device)");
+  ++it->second->owners;
+}
+
+void release_graph_pool(int64_t pool) {
+  std::lock_guard g(pools_mu);
+  auto it = pools().find(pool);
+  if (it == pools().end()) return;
+  --it->second->owners;
+  drop_if_unused_locked(it->second);
+  free_dead_pools_locked();
+}
+
+void begin_pool_capture(int device, int64_t stream, int64_t pool) {
+  std::lock_guard g(pools_mu);
+  for (const Capture& c : captures())
+    EMBER_CHECK(!(c.device == device && c.stream == stream), "CUDAGraph.capture_begin: stream ", stream, " of cuda:",
+                device, " is already being captured");
+  captures().push_back({device, stream, pool});
+  n_captures.fetch_add(1, std::memory_order_release);
+}
+
+void end_pool_capture(int device, int64_t stream) {
+  std::lock_guard g(pools_mu);
+  auto& v = captures();
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].device == device && v[i].stream == stream) {
+      v.erase(v.begin() + int64_t(i));
+      n_captures.fetch_sub(1, std::memory_order_release);
+      break;
+    }
+  free_dead_pools_locked();
+}
+
+int64_t graph_pool_bytes(int64_t pool) {
+  std::lock_guard g(pools_mu);
+  auto it = pools().find(pool);
+  return it == pools().end() ? 0 : it->second->alloc->stats().reserved_bytes[kStatAll].current;
 }
 
 DataPtr allocate_pinned(size_t nbytes) { return PinnedCache::instance().allocate(nbytes); }

@@ -10,6 +10,16 @@
 namespace ember::cuda {
 
 void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line) {
+  // A call that breaks a graph capture fails at once and says why, not in CUDA's words alone.
+  const bool capture = err == cudaErrorStreamCaptureUnsupported || err == cudaErrorStreamCaptureInvalidated ||
+                       err == cudaErrorStreamCaptureImplicit || err == cudaErrorStreamCaptureUnjoined ||
+                       err == cudaErrorStreamCaptureIsolation || err == cudaErrorStreamCaptureMerge ||
+                       err == cudaErrorStreamCaptureUnmatched || err == cudaErrorStreamCaptureWrongThread;
+  if (capture)
+    throw Error(detail::cat("CUDA error: ", cudaGetErrorString(err), " (", expr, " at ", file, ":", line,
+                            "): this operation is not allowed while a CUDA graph is being captured: it waits for the "
+                            "device or reads back to the host (.item(), .cpu(), printing, a copy from pageable "
+                            "memory, synchronize), and the capture is now invalid"));
   // torch's wording, then where: an asynchronous fault may surface at a later call.
   throw Error(detail::cat("CUDA error: ", cudaGetErrorString(err),
                           "\nCUDA kernel errors might be asynchronously reported at some other API call, so the "

@@ -21,6 +21,7 @@
 
 #include "core/dtype_dispatch.h"
 #include "cuda/cuda_check.h"
+#include "cuda/cuda_memory.h"  // stream_is_capturing
 #include "cuda/cuda_state.h"
 #include "cuda/random_launchers.h"
 #include "ember/core/backend.h"
@@ -52,6 +53,11 @@ bool dense(const Tensor& t) {
 // The generator a kernel on `device` draws from: the one passed (a CUDA one, as torch's
 // check_generator), else the device's default.
 Generator& pick(Generator* gen, Device device) {
+  // A captured kernel keeps the (seed, offset) it was launched with, so every replay would draw
+  // the same numbers: refused until the offsets are read on the device (torch's graph-safe RNG).
+  EMBER_CHECK(!stream_is_capturing(current_stream_of(device.has_index() ? device.index : current_gpu())),
+              "random numbers on CUDA inside a CUDA graph capture are not supported yet: every replay would repeat "
+              "the numbers drawn at capture. Draw them outside the captured region and pass them in.");
   if (!gen) return default_generator(device);
   EMBER_CHECK(gen->device().is_cuda(), "Expected a 'cuda' device type for generator but found '", gen->device().str(), "'");
   return *gen;

@@ -5,6 +5,8 @@
 // (EMBER_DEVICE_TEST, device_test.cpp).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ember/cuda.h"
 #include "ember/ember.h"
 #include "test_utils.h"
@@ -123,6 +125,74 @@ TEST(Cuda, StreamsAndEvents) {
   EXPECT_TRUE(end.query());
   EXPECT_GE(start.elapsed_time(end), 0.0);
   EXPECT_EQ(cuda::current_stream().id, 0);
+}
+
+// ---- graphs
+TEST(CudaGraph, CapturesAndReplaysOnItsPool) {
+  REQUIRE_GPU();
+  const Device gpu("cuda:0");
+  Tensor x = ones({1000}, {.device = gpu});
+  Stream side = cuda::new_stream();
+  cuda::CUDAGraph g;
+  Tensor y;
+  {
+    StreamGuard guard(side);
+    EXPECT_FALSE(cuda::is_current_stream_capturing());
+    g.capture_begin();
+    EXPECT_TRUE(cuda::is_current_stream_capturing());
+    y = (x * 2 + 1).exp().sum();  // temporaries and the result come from the graph's pool
+    g.capture_end();
+    EXPECT_FALSE(cuda::is_current_stream_capturing());
+  }
+  EXPECT_GT(g.pool(), 0);
+  x.fill_(0.5);
+  g.replay();
+  EXPECT_NEAR(y.item<double>(), 1000 * std::exp(2.0), 1e-2);
+  x.fill_(-0.5);
+  g.replay();
+  EXPECT_NEAR(y.item<double>(), 1000.0, 1e-3);
+  // A second graph on the first one's pool, then both reset: nothing is left allocated.
+  cuda::CUDAGraph g2;
+  Tensor z;
+  {
+    StreamGuard guard(side);
+    g2.capture_begin(g.pool());
+    z = y * 3;
+    g2.capture_end();
+  }
+  g.replay();
+  g2.replay();
+  EXPECT_NEAR(z.item<double>(), 3000.0, 1e-2);
+  g.reset();
+  g2.reset();
+  EXPECT_NEAR(z.item<double>(), 3000.0, 1e-2);  // tensors outlive their graph
+}
+
+TEST(CudaGraph, RefusesWhatWouldBreakACapture) {
+  REQUIRE_GPU();
+  cuda::CUDAGraph g;
+  EXPECT_THROW_MSG(g.capture_begin(), Error, "non-default stream");
+  EXPECT_THROW_MSG(g.replay(), Error, "holds no capture");
+  EXPECT_THROW_MSG(g.capture_begin(0, "sometimes"), ValueError, "capture_error_mode");
+  Stream side = cuda::new_stream();
+  Tensor x = ones({16}, {.device = Device("cuda:0")});
+  {
+    StreamGuard guard(side);
+    g.capture_begin();
+    EXPECT_THROW_MSG(randn({4}, {.device = Device("cuda:0")}), Error, "inside a CUDA graph capture");
+    EXPECT_THROW_MSG(x.sum().item<double>(), Error, "not allowed while a CUDA graph is being captured");
+    EXPECT_THROW_MSG(g.capture_end(), Error, "the capture failed");
+  }
+  // The stream and the graph work again afterwards.
+  {
+    StreamGuard guard(side);
+    g.capture_begin();
+    Tensor y = x + 1;
+    g.capture_end();
+    g.replay();
+    cuda::synchronize();
+    EXPECT_EQ(y.sum().item<double>(), 32.0);
+  }
 }
 
 }  // namespace

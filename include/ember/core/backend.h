@@ -12,6 +12,7 @@
 // (tests/cpp/test_device.cpp).
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "ember/core/allocator.h"
@@ -43,6 +44,24 @@ struct Stream {
   Device device{DeviceType::CPU, 0};
   int64_t id = 0;
   bool operator==(const Stream&) const = default;
+};
+
+// A graph of device work (torch.cuda.CUDAGraph's engine): the kernels and copies queued on one
+// stream between capture_begin and capture_end are recorded instead of run, and replay() runs
+// them all as one launch. Memory the captured work allocates comes from a private pool (`pool`:
+// a handle from DeviceBackend::graph_pool_handle or another graph's pool(), 0 for a new one)
+// that outlives the capture, so replays find their tensors where the capture put them.
+// mode: how strictly the capture forbids other calls that would break it, as
+// cudaStreamCaptureMode: 0 global, 1 thread_local, 2 relaxed.
+class DeviceGraph {
+ public:
+  virtual ~DeviceGraph() = default;
+  virtual void capture_begin(Stream stream, int64_t pool, int mode) = 0;
+  virtual void capture_end() = 0;
+  virtual void replay(Stream stream) = 0;
+  // Drops the captured graph and this graph's share of its pool.
+  virtual void reset() = 0;
+  virtual int64_t pool() const = 0;
 };
 
 class DeviceBackend {
@@ -109,6 +128,12 @@ class DeviceBackend {
   // Page-locked host memory the device copies from and to asynchronously (Tensor.pin_memory).
   virtual DataPtr allocate_pinned(size_t nbytes);
   virtual bool is_pinned(const void* host_ptr) const;
+
+  // Graphs (torch.cuda.graphs): a new, empty graph; a new memory pool handle for graphs to share;
+  // whether work queued on `stream` is being captured now.
+  virtual std::unique_ptr<DeviceGraph> new_graph();
+  virtual int64_t graph_pool_handle(int index);
+  virtual bool is_capturing(Stream stream) const;
 };
 
 // The backend registered for `type`; throws naming the device type when there is none

@@ -16,7 +16,8 @@ __all__ = [
     "memory_stats", "memory_summary", "empty_cache", "mem_get_info", "Stream", "Event", "current_stream",
     "default_stream", "stream", "set_stream", "StreamContext", "OutOfMemoryError", "is_initialized", "init",
     "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all", "default_generators",
-    "is_bf16_supported",
+    "is_bf16_supported", "CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
+    "make_graphed_callables",
 ]
 
 
@@ -352,3 +353,6 @@ _C.Tensor.record_stream = _record_stream
 from . import amp  # noqa: E402,F401
 from . import memory  # noqa: E402,F401
 from .memory import memory_snapshot  # noqa: E402,F401
+from .graphs import (CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing,  # noqa: E402,F401
+                     make_graphed_callables)
+from . import graphs  # noqa: E402,F401
