@@ -4,7 +4,7 @@
 # device image, bench/bench_cuda.py beside that PyTorch, then the rest of the Python suite. Each
 # stage has its own time limit so one hang cannot eat the lease; logs go to $OUT (at most 8 files
 # come back) and a summary is printed last (the tool returns the output's tail).
-#   bash scripts/gpu_check.sh [stages]     stages: any of cpp cudapy bench sdpa gpt2 demo pyall (default: all but
+#   bash scripts/gpu_check.sh [stages]     stages: any of cpp cudapy bench sdpa gpt2 gpt2c demo pyall (default: all but
 #   pyall, the whole Python suite, which is mostly the CPU's and takes longer)
 set -u
 root=$PWD
@@ -79,6 +79,12 @@ if [[ " $stages " == *" gpt2 "* ]]; then
   timeout 60 python3 bench/bench_gpt2_cuda.py --profile > "$OUT/gpt2_profile.log" 2>&1
 fi
 
+if [[ " $stages " == *" gpt2c "* ]]; then
+  # the GPT-2 step beside torch eager and torch.compile (its compile takes a minute or more)
+  timeout 200 python3 bench/bench_gpt2_cuda.py --compile > "$OUT/gpt2c.log" 2>&1
+  summary+=("gpt2c rc=$?")
+fi
+
 if [[ " $stages " == *" demo "* ]]; then
   # The README's demo on the GPU (2 epochs of the 20,000-image slice), fp32 then fp16 autocast.
   for amp in "" "--amp"; do
@@ -106,6 +112,7 @@ for f in cudapy pyall; do [[ -f $OUT/$f.log ]] && grep -E "^(FAILED|ERROR) " "$O
 [[ -f $OUT/bench_nn.log ]] && { echo "==== bench_nn"; tail -24 "$OUT/bench_nn.log"; }
 [[ -f $OUT/sdpa.log ]] && { echo "==== sdpa"; tail -15 "$OUT/sdpa.log"; }
 [[ -f $OUT/gpt2.log ]] && { echo "==== gpt2"; grep -v -i warn "$OUT/gpt2.log" | tail -5; }
+[[ -f $OUT/gpt2c.log ]] && { echo "==== gpt2c"; grep -v -i warn "$OUT/gpt2c.log" | tail -8; }
 for f in demo demo--amp; do
   [[ -f /tmp/$f.log ]] && { echo "==== $f"; grep -E "^ +[0-9]+ \||device|best test|trained|rror" "/tmp/$f.log" | head -12; }
 done

@@ -144,31 +144,46 @@ void zero_fill(Tensor& out) {
                                    current_cuda_stream(out.device().index)));
 }
 
-// ---------------------------------------------------------------- aligned leading dimensions
-// cuBLAS's Hopper kernels (TMA, wgmma) need every leading dimension and pointer 16-byte aligned;
-// without that it falls back to kernels of older GPUs that run several times slower. A GPT-2's
-// vocabulary of 50257 makes the logits' row 50257 values long: torch's three lm_head GEMMs of a
-// step took 15.5 of its 39 ms on an H200 in sm75 kernels. Large products with a misaligned
-// operand or result therefore go through copies whose rows are padded to 16 bytes (same logical
-// sizes, only the leading dimension grows; the padding is never read), which cost one pass over
-// the matrix each: 0.2-0.4 ms against the 3-5 ms saved there.
+// ---------------------------------------------------------------- padded products
+// cuBLAS picks its Hopper kernels (TMA, wgmma) only for products whose sizes are multiples of 8
+// and whose leading dimensions and pointers are 16-byte aligned; otherwise it falls back to
+// kernels of older GPUs that run 3-5 times slower. A GPT-2's vocabulary of 50257 makes all three
+// lm_head GEMMs of a train step such products: 15.5 of torch's 39 ms on an H200 went to sm75
+// kernels (measured in both frameworks). Large products of that kind therefore run on padded
+// copies (nanoGPT pads the vocabulary to 50304 by hand for the same reason): a size that is not a
+// multiple of 8 is rounded up to a multiple of 64, the padding of the reduced dimension K is
+// zeros (so the sum is unchanged) and the padded rows and columns of the result are dropped.
+// The copies are 2-D memcpys on the stream, one pass over each matrix.
 constexpr double kPadMinFlops = 2e9;
 
-int64_t align_elems(DType dt) { return 16 / element_size(dt); }
-bool aligned(const Operand& o, int64_t v) {
-  return o.ld % v == 0 && reinterpret_cast<uintptr_t>(o.data) % 16 == 0;
+int64_t padded_size(int64_t d) { return d % 8 == 0 ? d : (d + 63) / 64 * 64; }
+bool well_shaped(const Operand& o, int64_t rows, int64_t cols, int64_t esize) {
+  return rows % 8 == 0 && cols % 8 == 0 && (o.ld * esize) % 16 == 0 && reinterpret_cast<uintptr_t>(o.data) % 16 == 0;
 }
 
-// t (2-D) copied into rows padded to v elements, in t's own orientation (a transposed view is
-// padded as its row-major transpose, so the copy reads and writes in order).
-Tensor padded_copy(const Tensor& t, int64_t v) {
-  const bool col_major = t.strides()[0] == 1 && t.strides()[1] != 1 && t.sizes()[1] > 1;
-  const Tensor base = col_major ? t.t() : t;
-  const int64_t rows = base.sizes()[0], cols = base.sizes()[1];
-  Tensor buf = empty({rows, (cols + v - 1) / v * v}, {.dtype = t.dtype(), .device = t.device()});
-  Tensor view = buf.narrow(1, 0, cols);
-  view.copy_(base);
-  return col_major ? view.t() : view;
+// The rows x cols operand o copied into a zeroed (rows_p x cols_p) buffer in its own memory
+// order (a transposed view stays transposed, so the copy reads and writes in order).
+Operand padded_operand(const Operand& o, int64_t rows, int64_t cols, int64_t rows_p, int64_t cols_p, DType dt,
+                       Device device, cudaStream_t stream) {
+  const int64_t e = element_size(dt);
+  // In memory: `outer` lines of `inner` values, o.ld apart.
+  const bool col_major = o.op == CUBLAS_OP_T;
+  const int64_t outer = col_major ? cols : rows, inner = col_major ? rows : cols;
+  const int64_t outer_p = col_major ? cols_p : rows_p, inner_p = col_major ? rows_p : cols_p;
+  Operand p;
+  p.hold = empty({outer_p, inner_p}, {.dtype = dt, .device = device});
+  char* dst = static_cast<char*>(p.hold.data_ptr());
+  EMBER_CUDA_CHECK(cudaMemcpy2DAsync(dst, size_t(inner_p * e), o.data, size_t(o.ld * e), size_t(inner * e),
+                                     size_t(outer), cudaMemcpyDeviceToDevice, stream));
+  if (inner_p > inner)
+    EMBER_CUDA_CHECK(cudaMemset2DAsync(dst + inner * e, size_t(inner_p * e), 0, size_t((inner_p - inner) * e),
+                                       size_t(outer), stream));
+  if (outer_p > outer)
+    EMBER_CUDA_CHECK(cudaMemsetAsync(dst + outer * inner_p * e, 0, size_t((outer_p - outer) * inner_p * e), stream));
+  p.data = dst;
+  p.op = o.op;
+  p.ld = inner_p;
+  return p;
 }
 
 // The product on cuBLAS: c (ldc) = alpha * a @ b + beta * c, one matrix.
@@ -194,20 +209,26 @@ void gemm(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, co
   const cudaDataType_t type = cuda_type(dt);
   const int device = out.device().index;
   if (!batched) {
-    const int64_t v = align_elems(dt);
+    const int64_t e = element_size(dt);
     const bool big = 2.0 * double(M) * double(N) * double(K) >= kPadMinFlops;
     const bool real = dt == DType::Float32 || dt == DType::Float16 || dt == DType::BFloat16;
-    if (big && real && M > 1 && N > 1 && K > 1 && (!aligned(oa, v) || !aligned(ob, v) || N % v != 0)) {
-      if (!aligned(oa, v)) oa = operand_of(padded_copy(oa.hold, v), M, K);
-      if (!aligned(ob, v)) ob = operand_of(padded_copy(ob.hold, v), K, N);
-      if (N % v == 0) {
-        gemm_2d(out.data_ptr(), N, oa, ob, M, N, K, dt, alpha, beta, device);
+    if (big && real && (!well_shaped(oa, M, K, e) || !well_shaped(ob, K, N, e) || N % 8 != 0)) {
+      const int64_t Mp = padded_size(M), Np = padded_size(N), Kp = padded_size(K);
+      cudaStream_t stream = current_cuda_stream(device);
+      GpuGuard guard(device);
+      // (a padded K needs zeros in both operands; an operand already in shape is used in place)
+      if (!well_shaped(oa, M, K, e) || Mp != M || Kp != K) oa = padded_operand(oa, M, K, Mp, Kp, dt, out.device(), stream);
+      if (!well_shaped(ob, K, N, e) || Kp != K || Np != N) ob = padded_operand(ob, K, N, Kp, Np, dt, out.device(), stream);
+      if (Mp == M && Np == N) {
+        gemm_2d(out.data_ptr(), N, oa, ob, M, N, Kp, dt, alpha, beta, device);
       } else {
-        Tensor buf = empty({M, (N + v - 1) / v * v}, {.dtype = dt, .device = out.device()});
-        Tensor view = buf.narrow(1, 0, N);
-        if (!is_zero(beta)) view.copy_(out);
-        gemm_2d(buf.data_ptr(), buf.strides()[0], oa, ob, M, N, K, dt, alpha, beta, device);
-        out.copy_(view);
+        Tensor buf = empty({Mp, Np}, {.dtype = dt, .device = out.device()});
+        if (!is_zero(beta))
+          EMBER_CUDA_CHECK(cudaMemcpy2DAsync(buf.data_ptr(), size_t(Np * e), out.data_ptr(), size_t(N * e),
+                                             size_t(N * e), size_t(M), cudaMemcpyDeviceToDevice, stream));
+        gemm_2d(buf.data_ptr(), Np, oa, ob, Mp, Np, Kp, dt, alpha, beta, device);
+        EMBER_CUDA_CHECK(cudaMemcpy2DAsync(out.data_ptr(), size_t(N * e), buf.data_ptr(), size_t(Np * e),
+                                           size_t(N * e), size_t(M), cudaMemcpyDeviceToDevice, stream));
       }
       return;
     }

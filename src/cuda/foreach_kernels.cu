@@ -1,7 +1,6 @@
 // CUDA kernels of the multi-tensor ops (foreach_launchers.h): a norm per tensor and an in-place
 // scale, a launch (two for the norm) per batch of tensors. Each block finds its tensor from the
-// batch's first_block table and walks its share with a block-stride loop, four loads in flight
-// per thread. The norm's blocks leave partial values that a second kernel (a block per tensor)
+// batch's first_block table and walks its share with a block-stride loop of 16-byte vectors. The norm's blocks leave partial values that a second kernel (a block per tensor)
 // combines: no atomics, so the result does not depend on timing.
 #include <cuda/std/cmath>
 
@@ -14,7 +13,7 @@ namespace ember::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kUnroll = 4;
+constexpr int kValuesPerThread = 16;  // the share a block is sized for
 
 struct Part {
   int k;
@@ -50,21 +49,34 @@ template <class C> __device__ C block_combine(int kind, C v) {
   return v;
 }
 
+// Elements [0, nvec * V) of a 16-byte aligned tensor travel as Vec<S, V> (two in flight per
+// thread), the rest one by one; f(value) is called for each in some order.
+template <class S, class F> __device__ __forceinline__ void for_each_value(const S* p, int64_t n, const Part& part, F&& f) {
+  constexpr int V = 16 / int(sizeof(S));
+  const int64_t nvec = (reinterpret_cast<uintptr_t>(p) & 15) == 0 ? n / V : 0;
+  const Vec<S, V>* vp = reinterpret_cast<const Vec<S, V>*>(p);
+  int64_t i = part.first;
+  for (; i + part.stride < nvec; i += 2 * part.stride) {
+    const Vec<S, V> a = vp[i], b = vp[i + part.stride];
+#pragma unroll
+    for (int k = 0; k < V; ++k) f(a.v[k]);
+#pragma unroll
+    for (int k = 0; k < V; ++k) f(b.v[k]);
+  }
+  if (i < nvec) {
+    const Vec<S, V> a = vp[i];
+#pragma unroll
+    for (int k = 0; k < V; ++k) f(a.v[k]);
+  }
+  for (int64_t j = nvec * V + part.first; j < n; j += part.stride) f(p[j]);
+}
+
 template <class S, class C> __global__ void __launch_bounds__(kThreads) norm_partial_kernel(ForeachBatch b, int kind, C* partial) {
   const Part part = block_part(b);
-  const S* p = static_cast<const S*>(b.data[part.k]);
-  const int64_t n = b.numel[part.k];
   // |x| >= 0, so 0 is the identity of the max too (and NaN still wins through pick).
   C acc = C(0);
-  int64_t i = part.first;
-  for (; i + (kUnroll - 1) * part.stride < n; i += kUnroll * part.stride) {
-    S v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = p[i + u * part.stride];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc = fold(kind, acc, convert<C>(v[u]));
-  }
-  for (; i < n; i += part.stride) acc = fold(kind, acc, convert<C>(p[i]));
+  for_each_value(static_cast<const S*>(b.data[part.k]), b.numel[part.k], part,
+                 [&](S v) { acc = fold(kind, acc, convert<C>(v)); });
   acc = block_combine(kind, acc);
   if (threadIdx.x == 0) partial[blockIdx.x] = acc;
 }
@@ -85,15 +97,16 @@ template <class S, class C> __global__ void __launch_bounds__(kThreads) mul_kern
   S* p = static_cast<S*>(b.data[part.k]);
   const int64_t n = b.numel[part.k];
   const C s = *scale;
-  int64_t i = part.first;
-  for (; i + (kUnroll - 1) * part.stride < n; i += kUnroll * part.stride) {
-    S v[kUnroll];
+  constexpr int V = 16 / int(sizeof(S));
+  const int64_t nvec = (reinterpret_cast<uintptr_t>(p) & 15) == 0 ? n / V : 0;
+  Vec<S, V>* vp = reinterpret_cast<Vec<S, V>*>(p);
+  for (int64_t i = part.first; i < nvec; i += part.stride) {
+    Vec<S, V> a = vp[i];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = p[i + u * part.stride];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) p[i + u * part.stride] = convert<S>(convert<C>(v[u]) * s);
+    for (int k = 0; k < V; ++k) a.v[k] = convert<S>(convert<C>(a.v[k]) * s);
+    vp[i] = a;
   }
-  for (; i < n; i += part.stride) p[i] = convert<S>(convert<C>(p[i]) * s);
+  for (int64_t j = nvec * V + part.first; j < n; j += part.stride) p[j] = convert<S>(convert<C>(p[j]) * s);
 }
 
 template <class S> using foreach_compute_t = std::conditional_t<std::is_same_v<S, double>, double, float>;
@@ -101,7 +114,7 @@ template <class S> using foreach_compute_t = std::conditional_t<std::is_same_v<S
 }  // namespace
 
 int64_t foreach_blocks(int64_t n) {
-  return std::clamp<int64_t>((n + kUnroll * kThreads - 1) / (kUnroll * kThreads), 1, 4096);
+  return std::clamp<int64_t>((n + kValuesPerThread * kThreads - 1) / (kValuesPerThread * kThreads), 1, 4096);
 }
 
 void launch_foreach_norm(const ForeachBatch& b, int kind, void* partial, void* out) {
