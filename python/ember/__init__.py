@@ -44,7 +44,7 @@ from .amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled, get_a
                                 set_autocast_gpu_dtype, is_autocast_cache_enabled, set_autocast_cache_enabled,
                                 clear_autocast_cache, autocast_increment_nesting, autocast_decrement_nesting)
 from ._C import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: E402,F401
-from ._C import _foreach_norm, _foreach_mul_  # noqa: E402,F401
+from ._foreach import *  # noqa: E402,F401,F403  (torch._foreach_*)
 from .serialization import save, load  # noqa: E402,F401
 
 # ---- issue 15 names (helper "names"): torch's remaining namespaces and module-level names
