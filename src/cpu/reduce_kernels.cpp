@@ -143,8 +143,7 @@ template <bool kMax> inline float dense_extreme(const float* p, int64_t n) {
     acc = pick_v(acc, x);
     nan |= (x != x);
   }
-  for (int k = 0; k < 16; ++k)  // a NaN anywhere in the row is the answer, as torch's
-    if (nan[k]) return std::numeric_limits<float>::quiet_NaN();
+  if (vec16::any(nan)) return std::numeric_limits<float>::quiet_NaN();  // a NaN anywhere is the answer, as torch's
   return kMax ? vec16::max(acc) : vec16::min(acc);
 }
 

@@ -37,6 +37,14 @@ template <class Op> inline float fold(F a, Op op) {
   return a[0];
 }
 
+// whether any lane of a comparison's mask is set: the 64 bytes OR-ed as eight words, branch-free
+// (a lane-by-lane test loop branches sixteen times a row)
+inline bool any(I m) {
+  uint64_t w[8];
+  std::memcpy(w, &m, sizeof w);
+  return ((w[0] | w[1]) | (w[2] | w[3]) | (w[4] | w[5]) | (w[6] | w[7])) != 0;
+}
+
 inline float sum(F a) { return fold(a, [](F x, F y) { return x + y; }); }
 // (x > y ? x : y per lane: NaN lanes lose; callers that propagate NaN track it beside)
 inline float max(F a) { return fold(a, [](F x, F y) { return y > x ? y : x; }); }

@@ -32,7 +32,13 @@ class CudaGraph final : public DeviceGraph {
     pool_ = pool > 0 ? pool : new_graph_pool_id();
     retain_graph_pool(pool_, device_);
     stream_ = stream;
-    begin_pool_capture(device_, stream.id, pool_);
+    try {
+      begin_pool_capture(device_, stream.id, pool_);  // throws when the stream is being captured already
+    } catch (...) {
+      release_graph_pool(pool_);
+      pool_ = 0;
+      throw;
+    }
     const cudaStreamCaptureMode modes[] = {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal,
                                            cudaStreamCaptureModeRelaxed};
     const cudaError_t err = cudaStreamBeginCapture(stream_handle(stream), modes[mode]);
