@@ -61,8 +61,22 @@ def _log(kind, text):
 
 # ---- arguments as tensors plus a hashable description of everything else -------------------------
 def _is_tensor(x):
-    import ember
-    return isinstance(x, ember.Tensor)
+    return isinstance(x, _C.Tensor)
+
+
+_plain_specs = {}  # n -> _flatten's spec of (n tensors as positional arguments, no kwargs)
+
+
+def _flatten_call(args, kwargs, tensors):
+    """_flatten((args, kwargs), tensors), with a shortcut for the common call of tensors only: a
+    compiled call's guards are on its fast path, and a small model's eager call costs 20 us."""
+    if not kwargs and all(type(a) is _C.Tensor for a in args):
+        tensors.extend(args)
+        spec = _plain_specs.get(len(args))
+        if spec is None:
+            spec = _plain_specs[len(args)] = _flatten((tuple(args), {}), [])
+        return spec
+    return _flatten((args, kwargs), tensors)
 
 
 def _flatten(obj, tensors):
@@ -207,12 +221,15 @@ def _run_captured(session, fn, args, kwargs):
 
 
 class _Entry:
-    __slots__ = ("graph", "out_spec", "reason", "calls", "externals", "cudagraph")
+    __slots__ = ("graph", "out_spec", "reason", "calls", "externals", "cudagraph", "returns_callers")
 
     def __init__(self, graph, out_spec, reason, externals=None):
         self.graph, self.out_spec, self.reason, self.calls = graph, out_spec, reason, 0
         self.externals = externals or {}  # impl id -> the Python tensor from outside the function
         self.cudagraph = None  # mode="reduce-overhead": (CUDAGraph, static inputs, outputs), or False
+        # whether the graph returns an input or an outside tensor (then the caller's object is
+        # returned in its place); None until the first replay tells (the graph's outputs are fixed)
+        self.returns_callers = None
 
 
 def _cudagraphable(tensors):
@@ -287,7 +304,7 @@ class _Compiled:
         if _cc.capturing():  # inside another compiled function's capture: its ops join that graph
             return self.fn(*args, **kwargs)
         tensors = []
-        spec = _flatten((args, kwargs), tensors)
+        spec = _flatten_call(args, kwargs, tensors)
         if not self.dynamic and any(getattr(t, "_ember_dynamic_dims", None) for t in tensors):
             self.dynamic = True  # torch._dynamo.mark_dynamic on an input: sizes vary, keep the recent ones
         extra, module_key = self._module_state()
@@ -308,8 +325,13 @@ class _Compiled:
                 outs = self._replay(entry, all_tensors, len(tensors))
                 if outs is not None:
                     return _unflatten(entry.out_spec, outs)
-            return _unflatten(entry.out_spec, _as_callers_objects(entry.graph.run(all_tensors), all_tensors,
-                                                                  entry.externals))
+            results = entry.graph.run(all_tensors)
+            if entry.returns_callers is not False:
+                mapped = _as_callers_objects(results, all_tensors, entry.externals)
+                if entry.returns_callers is None:
+                    entry.returns_callers = any(m is not r for m, r in zip(mapped, results))
+                results = mapped
+            return _unflatten(entry.out_spec, results)
         if self.dynamic and len(self.cache) >= dynamic_cache_size:
             self.cache.popitem(last=False)  # the least recently used signature
         elif not self.dynamic and len(self.cache) >= cache_size_limit:
