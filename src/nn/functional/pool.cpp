@@ -117,6 +117,9 @@ Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size) {
               os[0], ", ", os[1], "}");
   EMBER_CHECK(is_floating(input.dtype()), "\"adaptive_avg_pool2d\" not implemented for '", scalar_type_name(input.dtype()),
               "'");
+  // Global average pooling (a classifier head's) is a mean over H and W, as torch computes it: the
+  // reduction kernels read each plane once in vectors, where the pooling kernel walks windows.
+  if (os[0] == 1 && os[1] == 1 && input.is_contiguous()) return input.mean({-2, -1}, /*keepdim=*/true);
   if (input.dim() == 3) return ops::adaptive_avg_pool2d()(input.unsqueeze(0), os).squeeze(0);
   return ops::adaptive_avg_pool2d()(input, os);
 }
