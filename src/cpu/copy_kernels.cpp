@@ -1,4 +1,7 @@
 // CPU kernels for allocation, copy_ (with dtype conversion and broadcasting) and fill_.
+#include <cstring>
+#include <utility>
+
 #include "cpu/tensor_iter.h"
 #include "ember/ops.h"
 #include "ops/empty_tensor.h"
@@ -35,6 +38,63 @@ template <class D, class S> inline D convert(S s) {
   else return static_cast<D>(s);
 }
 
+// A 16x16 block transposed in registers: sixteen row loads (2-byte elements widened to 32 bits),
+// four rounds of two-source shuffles (round s swaps bit s of the row index with bit s of the
+// column index between rows j and j + s), sixteen row stores, converting when D is not S (the
+// float32 <-> bfloat16/float16 casts of transposed tensors). The scalar tile loop reads its
+// source a column at a time: 1024x1024 float32 took 1.5 ms, a 3072x768 bfloat16 -> float32 cast
+// 2.1 ms (the contiguous cast: 93 us).
+typedef uint32_t U16 __attribute__((vector_size(64)));
+typedef uint16_t H16 __attribute__((vector_size(32)));
+template <int S, int... C> inline void swap_bit(U16& a, U16& b, std::integer_sequence<int, C...>) {
+  const U16 na = __builtin_shufflevector(a, b, ((C & S) ? 16 + C - S : C)...);
+  const U16 nb = __builtin_shufflevector(a, b, ((C & S) ? 16 + C : C + S)...);
+  a = na;
+  b = nb;
+}
+template <int S> inline void transpose_round(U16 (&v)[16]) {
+  for (int j = 0; j < 16; ++j)
+    if (!(j & S)) swap_bit<S>(v[j], v[j + S], std::make_integer_sequence<int, 16>{});
+}
+// dst's 16 rows (dst_stride apart), 16 wide = the transpose of src's 16 memory rows (src_stride
+// apart), 16 wide. S and D are 2 or 4 bytes.
+template <class D, class S> inline void transpose_block16(D* dst, int64_t dst_stride, const S* src, int64_t src_stride) {
+  U16 v[16];
+  for (int j = 0; j < 16; ++j) {
+    if constexpr (sizeof(S) == 4) {
+      std::memcpy(&v[j], src + j * src_stride, sizeof(U16));
+    } else {
+      H16 h;
+      std::memcpy(&h, src + j * src_stride, sizeof(H16));
+      v[j] = __builtin_convertvector(h, U16);
+    }
+  }
+  transpose_round<1>(v);
+  transpose_round<2>(v);
+  transpose_round<4>(v);
+  transpose_round<8>(v);
+  for (int i = 0; i < 16; ++i) {
+    D* row = dst + i * dst_stride;
+    if constexpr (std::is_same_v<D, S> && sizeof(S) == 4) {
+      std::memcpy(row, &v[i], sizeof(U16));
+    } else if constexpr (std::is_same_v<D, S>) {
+      const H16 h = __builtin_convertvector(v[i], H16);
+      std::memcpy(row, &h, sizeof(H16));
+    } else {
+      for (int k = 0; k < 16; ++k) {
+        if constexpr (sizeof(S) == 4) {
+          S sv;
+          const uint32_t bits = v[i][k];
+          std::memcpy(&sv, &bits, 4);
+          row[k] = convert<D>(sv);
+        } else {  // BFloat16 / Half
+          row[k] = convert<D>(S::from_bits(uint16_t(v[i][k])));
+        }
+      }
+    }
+  }
+}
+
 // dst[b, i, j] = src[b, i, j] where src's last two dims are swapped in memory (a transpose):
 // walking dst row by row would stride through src a cache line per element, so copy in
 // square tiles that fit in L1 on both sides.
@@ -61,6 +121,15 @@ void transposed_copy(char* dst, const char* src, const Tensor& s, int64_t rows, 
       int64_t i1 = std::min(rows, i0 + kTile);
       for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
         int64_t j1 = std::min(cols, j0 + kTile);
+        if constexpr ((sizeof(D) == 2 || sizeof(D) == 4) && (sizeof(S) == 2 || sizeof(S) == 4)) {
+          if (i1 - i0 == kTile && j1 - j0 == kTile) {  // whole tiles: 16x16 blocks in registers
+            for (int64_t bi = 0; bi < kTile; bi += 16)
+              for (int64_t bj = 0; bj < kTile; bj += 16)
+                transpose_block16(dp + (i0 + bi) * cols + j0 + bj, cols, sp + (i0 + bi) + (j0 + bj) * src_col_stride,
+                                  src_col_stride);
+            continue;
+          }
+        }
         for (int64_t i = i0; i < i1; ++i)
           for (int64_t j = j0; j < j1; ++j) dp[i * cols + j] = convert<D>(sp[i + j * src_col_stride]);
       }

@@ -234,3 +234,32 @@ def test_shape_ops_against_torch(torch_ref, name, args):
     else:
         assert tuple(e.shape) == tuple(t.shape) and e.stride() == t.stride()
         np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+def test_transposed_copies_equal_numpy():
+    """.contiguous() of a transpose: whole 32x32 tiles go through the CPU's 16x16 register
+    transpose for 4-byte types, edges and other sizes through the tile loop; batched and strided
+    batches too."""
+    rng = np.random.default_rng(0)
+    for shape in [(32, 32), (64, 96), (33, 70), (3, 48, 80), (2, 5, 128, 64), (100, 17)]:
+        a = rng.standard_normal(shape)
+        for dt in (ember.float32, ember.int32, ember.float64, ember.bfloat16):
+            t = ember.tensor(a).to(dt)
+            got = t.transpose(-1, -2).contiguous().to(ember.float64).numpy()
+            assert np.array_equal(got, np.swapaxes(t.to(ember.float64).numpy(), -1, -2)), (shape, dt)
+    b = ember.tensor(rng.standard_normal((4, 64, 48))).float()[::2]
+    assert np.array_equal(b.transpose(1, 2).contiguous().numpy(), np.swapaxes(b.numpy(), 1, 2))
+
+
+def test_transposed_casts_equal_the_cast_then_transpose():
+    """float32 <-> bfloat16/float16 casts of a transposed tensor (what autocast does to a weight's
+    transpose) go through the register transpose with the conversion: the same values as casting
+    first, exactly."""
+    rng = np.random.default_rng(1)
+    for shape in [(64, 96), (33, 70), (2, 48, 64)]:
+        x = ember.tensor(rng.standard_normal(shape) * 100).float()
+        for half in (ember.bfloat16, ember.float16):
+            h = x.to(half)
+            assert ember.equal(h.transpose(-1, -2).to(ember.float32), h.to(ember.float32).transpose(-1, -2))
+            assert ember.equal(x.transpose(-1, -2).to(half), x.to(half).transpose(-1, -2))
+            assert x.transpose(-1, -2).to(half).is_contiguous()
