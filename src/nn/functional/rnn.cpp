@@ -130,9 +130,14 @@ Result run(Cell cell, const Tensor& input_in, const Tensor& hx_in, const Tensor&
       const Tensor& w_hh = params[size_t(idx * stride + 1)];
       const Tensor b_ih = has_biases ? params[size_t(idx * stride + 2)] : Tensor();
       const Tensor b_hh = has_biases ? params[size_t(idx * stride + 3)] : Tensor();
-      // Input projection for every step at once: (L*N, in) x (in, G) -> (L, N, G).
+      // Input projection for every step at once: (L*N, in) x (in, G) -> (L, N, G). Outside the
+      // GRU (whose reset gate multiplies the hidden projection with its bias), the hidden bias
+      // joins it here, and each step's gates are one addmm onto the step's projection: an add
+      // and a bias copy fewer per step.
+      const bool fold_bias = cell != Cell::Gru && b_hh.defined();
       Tensor x2 = reshape(layer_input, {L * N, layer_input.size(2)});
-      Tensor xw = b_ih.defined() ? addmm(b_ih, x2, t(w_ih)) : mm(x2, t(w_ih));
+      Tensor in_bias = fold_bias ? add(b_ih, b_hh) : b_ih;
+      Tensor xw = in_bias.defined() ? addmm(in_bias, x2, t(w_ih)) : mm(x2, t(w_ih));
       std::vector<Tensor> xs = unbind(reshape(xw, {L, N, G}), 0);
       const Tensor w_hh_t = t(w_hh);
       Tensor h = select(hx, 0, idx);
@@ -140,29 +145,31 @@ Result run(Cell cell, const Tensor& input_in, const Tensor& hx_in, const Tensor&
       std::vector<Tensor> outs(static_cast<size_t>(L));
       for (int64_t s = 0; s < L; ++s) {
         const int64_t step = reverse ? L - 1 - s : s;
-        Tensor hw = b_hh.defined() ? addmm(b_hh, h, w_hh_t) : mm(h, w_hh_t);
         const Tensor& xt = xs[size_t(step)];
-        switch (cell) {
-          case Cell::Tanh: h = ember::tanh(add(xt, hw)); break;
-          case Cell::Relu: h = ember::relu(add(xt, hw)); break;
-          case Cell::Lstm: {
-            auto g = chunk(add(xt, hw), 4, 1);
+        if (cell != Cell::Gru) {
+          const Tensor pre = addmm(xt, h, w_hh_t);  // x_t W_ih^T + b_ih + b_hh + h W_hh^T
+          if (cell == Cell::Tanh) {
+            h = ember::tanh(pre);
+          } else if (cell == Cell::Relu) {
+            h = ember::relu(pre);
+          } else {
+            auto g = chunk(pre, 4, 1);
             Tensor i = ember::sigmoid(g[0]), f = ember::sigmoid(g[1]);
             Tensor gg = ember::tanh(g[2]), og = ember::sigmoid(g[3]);
             c = add(mul(f, c), mul(i, gg));
             h = mul(og, ember::tanh(c));
-            break;
           }
-          case Cell::Gru: {
-            auto xg = chunk(xt, 3, 1);
-            auto hg = chunk(hw, 3, 1);
-            Tensor r = ember::sigmoid(add(xg[0], hg[0]));
-            Tensor z = ember::sigmoid(add(xg[1], hg[1]));
-            Tensor n = ember::tanh(add(xg[2], mul(r, hg[2])));
-            h = add(n, mul(z, sub(h, n)));  // (1 - z) * n + z * h
-            break;
-          }
+          outs[size_t(step)] = h;
+          continue;
         }
+        // GRU: n = tanh(x_n + r * (h W_hn^T + b_hn)) keeps the hidden projection apart
+        Tensor hw = b_hh.defined() ? addmm(b_hh, h, w_hh_t) : mm(h, w_hh_t);
+        auto xg = chunk(xt, 3, 1);
+        auto hg = chunk(hw, 3, 1);
+        Tensor r = ember::sigmoid(add(xg[0], hg[0]));
+        Tensor z = ember::sigmoid(add(xg[1], hg[1]));
+        Tensor n = ember::tanh(add(xg[2], mul(r, hg[2])));
+        h = add(n, mul(z, sub(h, n)));  // (1 - z) * n + z * h
         outs[size_t(step)] = h;
       }
       h_n.push_back(h);
