@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "cuda/foreach_launchers.h"
+#include "cuda/multi_tensor.cuh"
 #include "cuda/reduce_device.cuh"  // compute_t, pick, pick_identity
 
 namespace ember::cuda {
@@ -14,17 +15,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kValuesPerThread = 16;  // the share a block is sized for
-
-struct Part {
-  int k;
-  int64_t first, stride;
-};
-__device__ __forceinline__ Part block_part(const ForeachBatch& b) {
-  int k = 0;
-  while (k + 1 < b.count && int64_t(blockIdx.x) >= b.first_block[k + 1]) ++k;
-  const int64_t blocks = b.first_block[k + 1] - b.first_block[k];
-  return {k, (int64_t(blockIdx.x) - b.first_block[k]) * blockDim.x + threadIdx.x, blocks * blockDim.x};
-}
 
 template <class C> __device__ __forceinline__ C fold(int kind, C acc, C x) {
   const C ax = ::cuda::std::fabs(x);
@@ -51,7 +41,7 @@ template <class C> __device__ C block_combine(int kind, C v) {
 
 // Elements [0, nvec * V) of a 16-byte aligned tensor travel as Vec<S, V> (two in flight per
 // thread), the rest one by one; f(value) is called for each in some order.
-template <class S, class F> __device__ __forceinline__ void for_each_value(const S* p, int64_t n, const Part& part, F&& f) {
+template <class S, class F> __device__ __forceinline__ void for_each_value(const S* p, int64_t n, const BlockShare& part, F&& f) {
   constexpr int V = 16 / int(sizeof(S));
   const int64_t nvec = (reinterpret_cast<uintptr_t>(p) & 15) == 0 ? n / V : 0;
   const Vec<S, V>* vp = reinterpret_cast<const Vec<S, V>*>(p);
@@ -72,7 +62,7 @@ template <class S, class F> __device__ __forceinline__ void for_each_value(const
 }
 
 template <class S, class C> __global__ void __launch_bounds__(kThreads) norm_partial_kernel(ForeachBatch b, int kind, C* partial) {
-  const Part part = block_part(b);
+  const BlockShare part = block_share(b);
   // |x| >= 0, so 0 is the identity of the max too (and NaN still wins through pick).
   C acc = C(0);
   for_each_value(static_cast<const S*>(b.data[part.k]), b.numel[part.k], part,
@@ -93,7 +83,7 @@ template <class C> __global__ void __launch_bounds__(kThreads) norm_finish_kerne
 }
 
 template <class S, class C> __global__ void __launch_bounds__(kThreads) mul_kernel(ForeachBatch b, const C* scale) {
-  const Part part = block_part(b);
+  const BlockShare part = block_share(b);
   S* p = static_cast<S*>(b.data[part.k]);
   const int64_t n = b.numel[part.k];
   const C s = *scale;

@@ -15,6 +15,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/elementwise.cuh"
+#include "cuda/multi_tensor.cuh"
 #include "cuda/optim_launchers.h"
 
 namespace ember::cuda {
@@ -29,10 +30,8 @@ struct BlockPart {
   int64_t first, stride;
 };
 __device__ __forceinline__ BlockPart block_part(const OptimBatch& b) {
-  int k = 0;
-  while (k + 1 < b.count && int64_t(blockIdx.x) >= b.first_block[k + 1]) ++k;
-  const int64_t blocks = b.first_block[k + 1] - b.first_block[k];
-  return {b.t[k], (int64_t(blockIdx.x) - b.first_block[k]) * blockDim.x + threadIdx.x, blocks * blockDim.x};
+  const BlockShare s = block_share(b);
+  return {b.t[s.k], s.first, s.stride};
 }
 
 template <class S, class T> __device__ __forceinline__ T ld(const void* p, int64_t i) {
