@@ -420,6 +420,19 @@ void emit_backward_body(std::ostringstream& os, const RowBuilder& b) {
     if (kind == FusedOperand::kScalar || s == kRowScope) return "";
     return "gin" + std::to_string(k) + "[base + j] += " + share + ";";
   };
+  // node n's shares of its output's gradient, added to its inputs' (names: how values are spelled
+  // where the lines go; s: the segment, or kRowScope)
+  auto emit_shares = [&](std::ostream& out, const char* indent, const Node& n,
+                         const std::unordered_map<ValueId, std::string>& names, size_t s) {
+    std::vector<std::string> args;
+    for (ValueId x : n.inputs) args.push_back(names.at(x));
+    const ValueId y = n.outputs[0];
+    const auto shares = *fusion_detail::derivative(g, n, args, names.at(y), "d" + std::to_string(y));
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const std::string line = add_to(n.inputs[i], shares[i], s);
+      if (!line.empty()) out << indent << line << "  // " << n.op << "\n";
+    }
+  };
   for (size_t s = m + 1; s-- > 0;) {
     const size_t first = s == 0 ? 0 : red[s - 1] + 1, last = s == m ? nodes.size() : red[s];  // positions [first, last)
     std::ostringstream pass;  // the body over element j (lane l), written first to learn its lanes
@@ -449,14 +462,7 @@ void emit_backward_body(std::ostringstream& os, const RowBuilder& b) {
     for (size_t p = last; p-- > first;) {
       const Node& n = g.nodes[size_t(nodes[p])];
       const ValueId y = n.outputs[0];
-      if (b.produced.at(y) != Level::Full || !wants(y)) continue;
-      std::vector<std::string> args;
-      for (ValueId x : n.inputs) args.push_back(name.at(x));
-      const auto shares = *fusion_detail::derivative(g, n, args, name.at(y), "d" + std::to_string(y));
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        const std::string line = add_to(n.inputs[i], shares[i], s);
-        if (!line.empty()) pass << "      " << line << "  // " << n.op << "\n";
-      }
+      if (b.produced.at(y) == Level::Full && wants(y)) emit_shares(pass, "      ", n, name, s);
     }
     const std::string fn = "segment" + std::to_string(s);
     for (const auto& t : lanes) os << "    float " << t << "_lane[16];\n    for (int l = 0; l < 16; ++l) " << t << "_lane[l] = 0.0f;\n";
@@ -470,14 +476,8 @@ void emit_backward_body(std::ostringstream& os, const RowBuilder& b) {
     for (size_t p = row_last; p-- > row_first;) {
       const Node& n = g.nodes[size_t(nodes[p])];
       const ValueId y = n.outputs[0];
-      if (b.produced.at(y) != Level::Row || b.reduction(n) != Reduce::None || !wants(y)) continue;
-      std::vector<std::string> args;
-      for (ValueId x : n.inputs) args.push_back(row_name.at(x));
-      const auto shares = *fusion_detail::derivative(g, n, args, row_name.at(y), "d" + std::to_string(y));
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        const std::string line = add_to(n.inputs[i], shares[i], kRowScope);
-        if (!line.empty()) os << "    " << line << "  // " << n.op << "\n";
-      }
+      if (b.produced.at(y) == Level::Row && b.reduction(n) == Reduce::None && wants(y))
+        emit_shares(os, "    ", n, row_name, kRowScope);
     }
   }
   for (size_t k = 0; k < grp.inputs.size(); ++k)
