@@ -145,9 +145,6 @@ def _foreach_mul_(self, other=None, **kw):  # noqa: F811  (replaces the loop abo
         _mul_one(tensors, other)
 
 
-globals()["_foreach_mul_"] = _foreach_mul_
-
-
 def _foreach_lerp(self, tensors1, weight):
     tensors, ends = _check_list("_foreach_lerp", self), list(tensors1)
     _check_same("_foreach_lerp", tensors, ends)

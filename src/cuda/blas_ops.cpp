@@ -205,8 +205,6 @@ void gemm(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, co
   const int64_t batch = batched ? a.sizes()[0] : 1;
   const int64_t M = a.sizes()[size_t(a.dim() - 2)], K = a.sizes()[size_t(a.dim() - 1)], N = b.sizes()[size_t(b.dim() - 1)];
   Operand oa = operand_of(a, M, K), ob = operand_of(b, K, N);
-  const ScaleValue al(dt, alpha), be(dt, beta);
-  const cudaDataType_t type = cuda_type(dt);
   const int device = out.device().index;
   if (!batched) {
     const int64_t e = element_size(dt);
@@ -234,6 +232,8 @@ void gemm(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, co
     }
     gemm_2d(out.data_ptr(), N, oa, ob, M, N, K, dt, alpha, beta, device);
   } else {
+    const ScaleValue al(dt, alpha), be(dt, beta);
+    const cudaDataType_t type = cuda_type(dt);
     BlasSession s(device);
     EMBER_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(s.handle(), ob.op, oa.op, N, M, K, al.ptr(), ob.data, type, ob.ld,
                                                      ob.batch_stride, oa.data, type, oa.ld, oa.batch_stride, be.ptr(),

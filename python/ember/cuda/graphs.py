@@ -15,17 +15,12 @@ from .. import _C
 __all__ = ["CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing", "make_graphed_callables"]
 
 
-def _cuda():
-    from . import _cuda as c
-    return c
-
-
 class CUDAGraph:
     """torch.cuda.CUDAGraph: capture_begin/capture_end around the work to record (on a stream
     other than the default one: `graph` arranges that), then replay()."""
 
     def __init__(self):
-        self._graph = _cuda().CUDAGraph()
+        self._graph = _C._cuda.CUDAGraph()
 
     def capture_begin(self, pool=None, capture_error_mode="global"):
         self._graph.capture_begin(0 if pool is None else int(pool), capture_error_mode)
@@ -52,12 +47,12 @@ class CUDAGraph:
 
 def graph_pool_handle():
     """A memory pool handle for graphs to share (torch.cuda.graph_pool_handle)."""
-    return _cuda().graph_pool_handle()
+    return _C._cuda.graph_pool_handle()
 
 
 def is_current_stream_capturing():
     """True while the current stream of the current GPU is being captured."""
-    return _cuda().is_current_stream_capturing()
+    return _C._cuda.is_current_stream_capturing()
 
 
 class graph:
