@@ -126,6 +126,18 @@ void LambdaNode::release_variables() {
 
 // ---- AccumulateGrad
 
+namespace {
+// Whether g's storage is reachable only through g: held by g alone, or g is a view whose base
+// nobody else holds (a gradient built as a transpose or reshape of a fresh result: linear's
+// weight and bias gradients, whose copies were a quarter of the seeds' MLP step).
+bool storage_held_only_by(const Tensor& g) {
+  const long storage_refs = g.impl()->storage().use_count();
+  if (!g.impl()->is_view()) return storage_refs == 1;
+  const auto& base = g.impl()->view_base();
+  return storage_refs == 2 && base.use_count() == 1 && base->storage() == g.impl()->storage();
+}
+}  // namespace
+
 AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf_(std::move(leaf)) {
   Tensor t(leaf_);
   add_input_metadata(t);
@@ -147,8 +159,8 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
     } else {
       // Steal a gradient nobody else holds; otherwise copy so later in-place accumulation
       // cannot write into a tensor another part of the graph still uses.
-      bool exclusive = g.impl_ptr().use_count() <= 2 && g.impl()->storage().use_count() == 1 &&
-                       g.is_contiguous() && g.dtype() == leaf.dtype() && !g.requires_grad();
+      bool exclusive = g.impl_ptr().use_count() <= 2 && storage_held_only_by(g) && g.is_contiguous() &&
+                       g.dtype() == leaf.dtype() && !g.requires_grad();
       m.grad = exclusive ? g.detach() : g.detach().clone();
       if (m.grad.dtype() != leaf.dtype()) m.grad = m.grad.to(leaf.dtype());
     }

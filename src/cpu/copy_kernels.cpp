@@ -22,8 +22,11 @@ template <class T> constexpr bool is_complex_v = std::is_same_v<T, complex64> ||
 
 // torch's casts: complex -> real keeps the real part, real -> complex has imaginary part 0,
 // complex -> bool is "nonzero".
+// bool goes through int: GCC vectorises int -> float but not bool -> float (a bool -> float32
+// cast of 800K elements: 320 -> ~40 us).
 template <class D, class S> inline D convert(S s) {
   if constexpr (std::is_same_v<D, S>) return s;
+  else if constexpr (std::is_same_v<S, bool>) return convert<D>(int(s));
   else if constexpr (is_complex_v<S> && is_complex_v<D>) return D(s);
   else if constexpr (is_complex_v<S>) {
     if constexpr (std::is_same_v<D, bool>) return s != S(0);

@@ -186,7 +186,7 @@ EMBER_UNARY_GRAD(neg, "NegBackward0", Nothing, -g)
 EMBER_UNARY_GRAD(abs, "AbsBackward0", Self, g * s.sign())
 EMBER_UNARY_GRAD(sign, "SignBackward0", Nothing, zeros_like(g))
 EMBER_UNARY_GRAD(square, "PowBackward0", Self, g * (s * 2.0))
-EMBER_UNARY_GRAD(relu, "ReluBackward0", Result, g * s.gt(0))
+EMBER_UNARY_GRAD(relu, "ReluBackward0", Result, where(s.le(0), 0, g))  // torch's threshold_backward: NaN passes
 EMBER_UNARY_GRAD(floor, "FloorBackward0", Nothing, zeros_like(g))
 EMBER_UNARY_GRAD(ceil, "CeilBackward0", Nothing, zeros_like(g))
 EMBER_UNARY_GRAD(round, "RoundBackward0", Nothing, zeros_like(g))

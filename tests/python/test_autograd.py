@@ -788,3 +788,39 @@ def test_grad_fn_names_and_function_match_torch(torch_ref):
         return y.grad_fn.name(), x.grad.tolist()
 
     assert run(ember) == run(torch)
+
+
+def test_relu_backward_lets_nan_through_as_torch():
+    # torch's threshold_backward zeroes where the output is <= 0: a NaN output passes its gradient.
+    x = ember.tensor([float("nan"), -1.0, 0.0, 2.0], requires_grad=True)
+    x.relu().backward(ember.full((4,), 3.0))
+    assert math.isnan(x.relu()[0].item())
+    assert x.grad.tolist() == [3.0, 0.0, 0.0, 3.0]
+
+
+def test_linear_gradients_reach_leaves_without_copies():
+    # addmm's weight gradient is a transpose of a fresh product and its bias gradient a reshaped
+    # sum: views whose base nobody else holds, which AccumulateGrad takes as they are.
+    w = ember.randn(4, 3, requires_grad=True)
+    b = ember.randn(4, requires_grad=True)
+    x = ember.randn(8, 3)
+    with ember.profiler.profile() as prof:
+        ember.nn.functional.linear(x, w, b).pow(2).sum().backward()
+    assert sum(e.count for e in prof.key_averages() if e.key == "aten::clone") == 0
+    assert w.grad.is_contiguous() and w.grad.shape == (4, 3) and b.grad.shape == (4,)
+    g = 2 * (x @ w.detach().t() + b.detach())
+    assert close(w.grad, g.t() @ x, 1e-5) and close(b.grad, g.sum(0), 1e-5)
+    # a second backward accumulates into the taken tensors
+    ember.nn.functional.linear(x, w, b).pow(2).sum().backward()
+    assert close(w.grad, 2 * (g.t() @ x), 1e-5)
+
+
+def test_bool_operands_in_float_ops():
+    m = ember.tensor([True, False, True, True])
+    f = ember.tensor([1.5, 2.0, -3.0, 4.0])
+    assert (f * m).tolist() == [1.5, 0.0, -3.0, 4.0]
+    assert m.to(ember.float32).tolist() == [1.0, 0.0, 1.0, 1.0]
+    assert m.to(ember.int32).tolist() == [1, 0, 1, 1]
+    assert (m & ember.tensor([True, True, False, True])).tolist() == [True, False, False, True]
+    assert f.masked_fill(m, 0.5).tolist() == [0.5, 2.0, 0.5, 0.5]
+    assert (f[::2] * m[::2]).tolist() == [1.5, -3.0]  # strided bool operand
