@@ -119,8 +119,22 @@ Indexed apply_index(const Tensor& self, nb::handle index) {
   return out;
 }
 
+// x[mask] with one bool mask tensor over x's leading dims, both on the CPU: the mask goes to
+// ember::index as it is, whose kernel compacts in one pass (turning it into nonzero coordinates
+// first cost 7.1 ms for 800K floats, the compaction 0.27). Other devices keep the coordinates.
+const Tensor* cpu_leading_mask(const Tensor& self, nb::handle index) {
+  if (!nb::isinstance<Tensor>(index)) return nullptr;
+  const Tensor& mask = tensor_of(index);
+  if (mask.dtype() != kBool || mask.dim() == 0 || mask.dim() > self.dim() || !mask.is_cpu() || !self.is_cpu())
+    return nullptr;
+  for (int64_t k = 0; k < mask.dim(); ++k)
+    if (mask.size(k) != self.size(k)) return nullptr;  // the general path reports the mismatch
+  return &mask;
+}
+
 Tensor getitem(const Tensor& self, nb::handle index) {
   PyObject* o = index.ptr();
+  if (const Tensor* mask = cpu_leading_mask(self, index)) return self.index({std::optional<Tensor>(*mask)});
   // Fast paths for the common x[i] and x[a:b].
   if (PyLong_Check(o) && !PyBool_Check(o)) {
     EMBER_CHECK_INDEX(self.dim() > 0, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
@@ -136,6 +150,15 @@ Tensor getitem(const Tensor& self, nb::handle index) {
 }
 
 void setitem(Tensor& self, nb::handle index, nb::handle value) {
+  // x[mask] = number, mask the shape of x: masked_fill_ (autograd keeps index_put_'s node).
+  if (const Tensor* mask = cpu_leading_mask(self, index);
+      mask && mask->dim() == self.dim() && !self.requires_grad() && !nb::isinstance<Tensor>(value)) {
+    Scalar s;
+    if (scalar_from_python(value.ptr(), true, s)) {
+      self.masked_fill_(*mask, s);
+      return;
+    }
+  }
   Indexed ix = apply_index(self, index);
   Tensor v;
   if (nb::isinstance<Tensor>(value)) {

@@ -339,9 +339,151 @@ Tensor& index_add_cpu(Tensor& self, int64_t dim, const Tensor& index, const Tens
   return self;
 }
 
+// ------------------------------------------------------------------ compaction
+// nonzero and x[mask] keep the true positions of a dense tensor in order: every thread counts
+// its chunk's trues, a prefix sum places the chunks, and each writes its picks. Picks are written
+// branch-free (every position writes, the cursor moves by 0 or 1) into a block buffer whose kept
+// rows are then copied out: at half density a branch per element mispredicts every other time
+// (nonzero of 800K took 3.4 ms through the strided walker, x[mask] 6.7 ms).
+
+struct CompactPlan {
+  int64_t nchunks = 0, per = 0;
+  std::vector<int64_t> start;  // start[c]: picks before chunk c; start[nchunks]: all of them
+};
+
+// Whether v is nonzero (bool and half types through their bits/float).
+template <class T> inline bool nonzero_value(T v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return float(v) != 0.0f;
+  else return v != T(0);
+}
+
+// count(b, e) -> the picks in [b, e).
+template <class Count> CompactPlan plan_compaction(int64_t n, const Count& count) {
+  CompactPlan c;
+  c.nchunks = n > kGrainSize ? std::min<int64_t>(ember::detail::max_parallel_threads(), (n + kGrainSize - 1) / kGrainSize)
+                             : (n > 0 ? 1 : 0);
+  c.per = c.nchunks ? (n + c.nchunks - 1) / c.nchunks : 0;
+  c.start.assign(size_t(c.nchunks + 1), 0);
+  parallel_for(0, c.nchunks, 1, [&](int64_t cb, int64_t ce) {
+    for (int64_t k = cb; k < ce; ++k) c.start[k + 1] = count(k * c.per, std::min(n, (k + 1) * c.per));
+  });
+  for (int64_t k = 0; k < c.nchunks; ++k) c.start[k + 1] += c.start[k];
+  return c;
+}
+
+// Runs emit(chunk, b, e) for every chunk, in parallel.
+template <class Emit> void run_compaction(const CompactPlan& c, int64_t n, const Emit& emit) {
+  parallel_for(0, c.nchunks, 1, [&](int64_t cb, int64_t ce) {
+    for (int64_t k = cb; k < ce; ++k) emit(k, k * c.per, std::min(n, (k + 1) * c.per));
+  });
+}
+
+inline constexpr int64_t kCompactBlock = 256;
+
+// nonzero of a contiguous tensor: rows of nd indices, the index vector carried along.
+template <class T> Tensor nonzero_dense(const Tensor& self, const T* p) {
+  using Stored = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;  // bool loads do not vectorise
+  const Stored* v = reinterpret_cast<const Stored*>(p);
+  const int64_t n = self.numel(), nd = self.dim();
+  const Shape sizes = self.sizes();
+  CompactPlan plan = plan_compaction(n, [&](int64_t b, int64_t e) {
+    int64_t cnt = 0;
+    for (int64_t i = b; i < e; ++i) cnt += nonzero_value(v[i]);
+    return cnt;
+  });
+  Tensor out = empty({plan.start[size_t(plan.nchunks)], nd}, {.dtype = kInt64, .device = self.device()});
+  int64_t* o = out.data_ptr<int64_t>();
+  run_compaction(plan, n, [&](int64_t chunk, int64_t b, int64_t e) {
+    std::vector<int64_t> idx(static_cast<size_t>(nd)), buf(static_cast<size_t>(kCompactBlock * nd));
+    for (int64_t d = nd - 1, r = b; d >= 0; --d) {
+      idx[size_t(d)] = r % sizes[size_t(d)];
+      r /= sizes[size_t(d)];
+    }
+    int64_t* q = o + plan.start[size_t(chunk)] * nd;
+    for (int64_t i0 = b; i0 < e; i0 += kCompactBlock) {
+      const int64_t nb = std::min(kCompactBlock, e - i0);
+      int64_t kept = 0;
+      for (int64_t i = 0; i < nb; ++i) {
+        int64_t* row = buf.data() + kept * nd;
+        for (int64_t d = 0; d < nd; ++d) row[d] = idx[size_t(d)];
+        kept += nonzero_value(v[i0 + i]);
+        for (int64_t d = nd - 1; d >= 0; --d) {
+          if (++idx[size_t(d)] < sizes[size_t(d)]) break;
+          idx[size_t(d)] = 0;
+        }
+      }
+      std::memcpy(q, buf.data(), size_t(kept * nd) * sizeof(int64_t));
+      q += kept * nd;
+    }
+  });
+  return out;
+}
+
+// self[mask] for a bool mask over self's leading dims (masked_select's shape case): the rows of
+// self after those dims, picked where the mask is true. self and mask contiguous.
+template <class U> void masked_rows(const Tensor& self, const Tensor& mask, Tensor& out) {
+  const uint8_t* m = static_cast<const uint8_t*>(mask.data_ptr());
+  const U* s = static_cast<const U*>(self.data_ptr());
+  const int64_t n = mask.numel(), Q = self.numel() / std::max<int64_t>(n, 1);
+  CompactPlan plan = plan_compaction(n, [&](int64_t b, int64_t e) {
+    int64_t cnt = 0;
+    for (int64_t i = b; i < e; ++i) cnt += m[i] != 0;
+    return cnt;
+  });
+  Shape shape{plan.start[size_t(plan.nchunks)]};
+  for (int64_t d = mask.dim(); d < self.dim(); ++d) shape.push_back(self.sizes()[size_t(d)]);
+  out = empty(shape, {.dtype = self.dtype(), .device = self.device()});
+  U* o = static_cast<U*>(out.data_ptr());
+  run_compaction(plan, n, [&](int64_t chunk, int64_t b, int64_t e) {
+    U* q = o + plan.start[size_t(chunk)] * Q;
+    if (Q != 1) {
+      for (int64_t i = b; i < e; ++i)
+        if (m[i]) {
+          std::memcpy(q, s + i * Q, size_t(Q) * sizeof(U));
+          q += Q;
+        }
+      return;
+    }
+    U buf[kCompactBlock];
+    for (int64_t i0 = b; i0 < e; i0 += kCompactBlock) {
+      const int64_t nb = std::min(kCompactBlock, e - i0);
+      int64_t kept = 0;
+      for (int64_t i = 0; i < nb; ++i) {
+        buf[kept] = s[i0 + i];
+        kept += m[i0 + i] != 0;
+      }
+      std::memcpy(q, buf, size_t(kept) * sizeof(U));
+      q += kept;
+    }
+  });
+}
+
+// x[mask] with one bool mask over x's leading dims, shapes matching: a compaction, not nonzero +
+// a gather through per-dim index tensors. Anything else (or a mismatch, which the general path
+// reports) returns an undefined tensor.
+Tensor index_by_mask(const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {
+  if (indices.size() != 1 || !indices[0] || !indices[0]->defined()) return {};
+  const Tensor& mask = *indices[0];
+  if (mask.dtype() != kBool || !mask.is_cpu() || mask.dim() == 0 || mask.dim() > self.dim()) return {};
+  for (int64_t d = 0; d < mask.dim(); ++d)
+    if (mask.sizes()[size_t(d)] != self.sizes()[size_t(d)]) return {};
+  const size_t es = element_size(self.dtype());
+  if (es != 1 && es != 2 && es != 4 && es != 8) return {};
+  Tensor s = self.contiguous(), m = mask.contiguous(), out;
+  visit_size(self.dtype(), [&]<class U>() { masked_rows<U>(s, m, out); });
+  return out;
+}
+
 // ------------------------------------------------------------------ nonzero
 
 Tensor nonzero_cpu(const Tensor& self) {
+  if (self.dim() > 0 && self.is_contiguous()) {
+    Tensor out;
+    visit_dtype<kAllTypes>(self.dtype(), "nonzero", [&]<class T>() {
+      out = nonzero_dense<T>(self, static_cast<const T*>(self.data_ptr()));
+    });
+    return out;
+  }
   const int64_t nd = self.dim();
   const int64_t n = self.numel();
   Walker<1> w;
@@ -465,6 +607,7 @@ bool is_dense_run(const Shape& sizes, const Shape& strides) {
 }
 
 Tensor index_cpu(const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {
+  if (Tensor picked = index_by_mask(self, indices); picked.defined()) return picked;
   AdvIndex a = make_adv_index(self, indices);
   Tensor out = empty(a.result_shape, {.dtype = self.dtype(), .device = self.device()});
   if (out.numel() == 0) return out;

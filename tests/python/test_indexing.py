@@ -90,3 +90,36 @@ def test_getitem_matches_torch(torch_ref, index):
     want = torch_ref.tensor(BASE)[index]
     assert tuple(got.shape) == tuple(want.shape)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int16", "bool", "bfloat16"])
+@pytest.mark.parametrize("shape", [(7,), (3, 5, 4), (64, 8, 33, 17)])
+def test_mask_compaction_matches_numpy(dtype, shape):
+    # x[mask] and nonzero on dense tensors take a chunked compaction (big shapes: several chunks
+    # on the pool); the same picks as NumPy's, for masks over all or only the leading dims.
+    rng = np.random.default_rng(len(shape))
+    base = rng.standard_normal(shape)
+    x = ember.tensor(base).to(getattr(ember, dtype))
+    xs = x.to(ember.float64).numpy()
+    for k in range(1, len(shape) + 1):
+        mask = rng.random(shape[:k]) < 0.5
+        got = x[ember.tensor(mask)]
+        assert got.dtype == x.dtype and tuple(got.shape) == xs[mask].shape
+        np.testing.assert_array_equal(got.to(ember.float64).numpy(), xs[mask])
+    nz = x.nonzero()
+    np.testing.assert_array_equal(nz.numpy(), np.argwhere(xs != 0))
+    # a strided tensor takes the walker; same answer
+    np.testing.assert_array_equal(x.transpose(0, -1).nonzero().numpy(), np.argwhere(xs.transpose(
+        [len(shape) - 1] + list(range(1, len(shape) - 1)) + [0] if len(shape) > 1 else [0]) != 0))
+    assert ember.masked_select(x, x.to(ember.bool)).numel() == int((xs != 0).sum())
+
+
+def test_mask_setitem_number():
+    x = ember.tensor(BASE.copy())
+    m = BASE > 60
+    x[ember.tensor(m)] = -1.5
+    expected = BASE.copy()
+    expected[m] = -1.5
+    np.testing.assert_array_equal(x.numpy(), expected)
+    with pytest.raises(IndexError, match="shape of the mask"):
+        x[ember.tensor(m[:, :2])]
