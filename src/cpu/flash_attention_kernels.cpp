@@ -107,20 +107,79 @@ inline int64_t visible(int64_t i, int64_t k0, int64_t nk, bool causal) {
   return causal ? std::clamp<int64_t>(i - k0 + 1, 0, nk) : nk;
 }
 
+// An operand as the kernels read or write it: [T, D] matrices, one per flattened leading index,
+// each at its own offset, rows `ld` elements apart with unit stride inside a row. So q, k and v
+// cut from one qkv projection (q = qkv.split(d, 2)[0].view(b, t, h, hd).transpose(1, 2)) are read
+// where they lie: copying them to contiguous tensors was 4% of a GPT block's forward.
+template <class P> struct HeadRows {
+  P* data = nullptr;
+  int64_t ld = 0;
+  std::vector<int64_t> head_offset;
+  P* head(int64_t h) const { return data + head_offset[size_t(h)]; }
+};
+
+template <class P> HeadRows<P> head_rows(const Tensor& t, int64_t heads) {
+  HeadRows<P> r;
+  r.data = static_cast<P*>(t.data_ptr());
+  const int64_t nd = t.dim(), rows = t.sizes()[nd - 2], d = t.sizes()[nd - 1];
+  r.ld = rows > 1 ? t.strides()[nd - 2] : std::max<int64_t>(d, 1);
+  r.head_offset.resize(size_t(heads));
+  for (int64_t h = 0; h < heads; ++h) {
+    int64_t rest = h, off = 0;
+    for (int64_t i = nd - 3; i >= 0; --i) {
+      off += (rest % t.sizes()[i]) * t.strides()[i];
+      rest /= t.sizes()[i];
+    }
+    r.head_offset[size_t(h)] = off;
+  }
+  return r;
+}
+
+// t itself when the kernels can read it in place (the compute dtype, unit stride along D, rows
+// that do not overlap), else a contiguous copy in the compute dtype.
+Tensor readable(const Tensor& t, DType cdt) {
+  const int64_t nd = t.dim(), rows = t.sizes()[nd - 2], d = t.sizes()[nd - 1];
+  const bool in_place = t.dtype() == cdt && d > 0 && (d == 1 || t.strides()[nd - 1] == 1) &&
+                        (rows <= 1 || t.strides()[nd - 2] >= d);
+  return in_place ? t : t.to(cdt).contiguous();
+}
+
+// A zero-filled (or uninitialised) result shaped like `like` ([b, h, T, D]): laid out [b, T, h,
+// D] when `like` is (torch's layout for attention outputs: out.transpose(1, 2).reshape(b, T, h *
+// D) is then a view, not a copy), contiguous otherwise.
+Tensor attention_result(const Tensor& like, DType dt, bool zeroed, bool sequence_major) {
+  TensorOptions opts{.dtype = dt, .device = like.device()};
+  if (!sequence_major) return zeroed ? zeros(like.sizes(), opts) : empty(like.sizes(), opts);
+  const Shape s = like.sizes();
+  Shape t{s[0], s[2], s[1], s[3]};
+  return (zeroed ? zeros(t, opts) : empty(t, opts)).transpose(1, 2);
+}
+// Whether a 4-D [b, h, T, D] tensor is stored sequence-major ([b, T, h, D] order).
+bool sequence_major(const Tensor& t) {
+  return t.dim() == 4 && t.sizes()[1] > 1 && t.sizes()[2] > 1 && t.strides()[1] < t.strides()[2] &&
+         t.strides()[3] == 1;
+}
+
+// Leading dims of one head's q, k, v and output rows.
+struct RowStrides {
+  int64_t q, k, v, o;
+};
+
 template <class T>
 void forward_head(const T* q, const T* k, const T* v, T* o, T* lse, const MaskView<T>& mask, int64_t h,
-                  const Geometry& g, int64_t q0, T scale, bool causal, std::vector<T>& s, std::vector<T>& stats) {
+                  const Geometry& g, const RowStrides& ld, int64_t q0, T scale, bool causal, std::vector<T>& s,
+                  std::vector<T>& stats) {
   const int64_t nq = std::min(kQBlock, g.tq - q0), d = g.d;
   T* m = stats.data();
   T* l = m + nq;
   std::fill(m, m + nq, -std::numeric_limits<T>::infinity());
   std::fill(l, l + nq, T(0));
-  T* acc = o + q0 * d;  // the output rows accumulate in place
-  std::fill(acc, acc + nq * d, T(0));
+  T* acc = o + q0 * ld.o;  // the output rows accumulate in place
+  for (int64_t r = 0; r < nq; ++r) std::fill(acc + r * ld.o, acc + r * ld.o + d, T(0));
   const int64_t k_end = causal ? std::min(g.tk, q0 + nq) : g.tk;
   for (int64_t k0 = 0; k0 < k_end; k0 += kKBlock) {
     const int64_t nk = std::min(kKBlock, k_end - k0);
-    gemm(false, true, nq, nk, d, scale, q + q0 * d, d, k + k0 * d, d, T(0), s.data(), nk);
+    gemm(false, true, nq, nk, d, scale, q + q0 * ld.q, ld.q, k + k0 * ld.k, ld.k, T(0), s.data(), nk);
     for (int64_t r = 0; r < nq; ++r) {
       T* sr = s.data() + r * nk;
       const int64_t n = visible(q0 + r, k0, nk, causal);
@@ -133,14 +192,14 @@ void forward_head(const T* q, const T* k, const T* v, T* o, T* lse, const MaskVi
       l[r] = l[r] * alpha + sum;
       m[r] = mn;
       if (alpha != T(1))
-        for (int64_t c = 0; c < d; ++c) acc[r * d + c] *= alpha;
+        for (int64_t c = 0; c < d; ++c) acc[r * ld.o + c] *= alpha;
     }
-    gemm(false, false, nq, d, nk, T(1), s.data(), nk, v + k0 * d, d, T(1), acc, d);
+    gemm(false, false, nq, d, nk, T(1), s.data(), nk, v + k0 * ld.v, ld.v, T(1), acc, ld.o);
   }
   for (int64_t r = 0; r < nq; ++r) {
     // l == 0: every key masked; the row is 0 and lse +inf, so the backward's P is 0 too
     const T inv = l[r] > T(0) ? T(1) / l[r] : T(0);
-    for (int64_t c = 0; c < d; ++c) acc[r * d + c] *= inv;
+    for (int64_t c = 0; c < d; ++c) acc[r * ld.o + c] *= inv;
     lse[q0 + r] = l[r] > T(0) ? m[r] + std::log(l[r]) : std::numeric_limits<T>::infinity();
   }
 }
@@ -149,11 +208,11 @@ void forward_head(const T* q, const T* k, const T* v, T* o, T* lse, const MaskVi
 // [k0, k0 + nk) of one head, zero where the mask hides a key.
 template <class T>
 void probs_and_dscores(const T* q, const T* k, const T* v, const T* go, const T* lse, const T* rowdot,
-                       const MaskView<T>& mask, int64_t h, const Geometry& g, int64_t q0, int64_t nq, int64_t k0,
-                       int64_t nk, T scale, bool causal, T* p, T* ds) {
+                       const MaskView<T>& mask, int64_t h, const Geometry& g, const RowStrides& ld, int64_t ldgo,
+                       int64_t q0, int64_t nq, int64_t k0, int64_t nk, T scale, bool causal, T* p, T* ds) {
   const int64_t d = g.d;
-  gemm(false, true, nq, nk, d, scale, q + q0 * d, d, k + k0 * d, d, T(0), p, nk);
-  gemm(false, true, nq, nk, d, T(1), go + q0 * d, d, v + k0 * d, d, T(0), ds, nk);
+  gemm(false, true, nq, nk, d, scale, q + q0 * ld.q, ld.q, k + k0 * ld.k, ld.k, T(0), p, nk);
+  gemm(false, true, nq, nk, d, T(1), go + q0 * ldgo, ldgo, v + k0 * ld.v, ld.v, T(0), ds, nk);
   for (int64_t r = 0; r < nq; ++r) {
     const int64_t n = visible(q0 + r, k0, nk, causal);
     T* pr = p + r * nk;
@@ -173,20 +232,20 @@ void probs_and_dscores(const T* q, const T* k, const T* v, const T* go, const T*
 template <class T>
 std::tuple<Tensor, Tensor> forward_typed(const Tensor& q, const Tensor& k, const Tensor& v, const MaskView<T>& mask,
                                          const Geometry& g, bool causal, double scale) {
-  Tensor out = empty(q.sizes(), q.options());
+  Tensor out = attention_result(q, q.dtype(), /*zeroed=*/false, /*sequence_major=*/q.dim() == 4);
   Tensor lse = empty(Shape(q.sizes().begin(), q.sizes().end() - 1), q.options());
-  const T* pq = q.data_ptr<T>();
-  const T* pk = k.data_ptr<T>();
-  const T* pv = v.data_ptr<T>();
-  T* po = out.data_ptr<T>();
+  const HeadRows<const T> rq = head_rows<const T>(q, g.heads), rk = head_rows<const T>(k, g.heads),
+                          rv = head_rows<const T>(v, g.heads);
+  const HeadRows<T> ro = head_rows<T>(out, g.heads);
+  const RowStrides ld{rq.ld, rk.ld, rv.ld, ro.ld};
   T* pl = lse.data_ptr<T>();
   const int64_t qblocks = (g.tq + kQBlock - 1) / kQBlock;
   parallel_for(0, g.heads * qblocks, 1, [&](int64_t b0, int64_t b1) {
     std::vector<T> s(size_t(kQBlock * kKBlock)), stats(size_t(2 * kQBlock));
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t h = b / qblocks, q0 = (b % qblocks) * kQBlock;
-      forward_head<T>(pq + h * g.tq * g.d, pk + h * g.tk * g.d, pv + h * g.tk * g.d, po + h * g.tq * g.d,
-                      pl + h * g.tq, mask, h, g, q0, T(scale), causal, s, stats);
+      forward_head<T>(rq.head(h), rk.head(h), rv.head(h), ro.head(h), pl + h * g.tq, mask, h, g, ld, q0, T(scale),
+                      causal, s, stats);
     }
   });
   return {out, lse};
@@ -203,24 +262,32 @@ template <class T>
 std::tuple<Tensor, Tensor, Tensor> backward_typed(const Tensor& go, const Tensor& q, const Tensor& k, const Tensor& v,
                                                   const MaskView<T>& mask, const Tensor& out, const Tensor& lse,
                                                   const Geometry& g, bool causal, double scale) {
-  Tensor dq = zeros(q.sizes(), q.options()), dk = zeros(k.sizes(), k.options()), dv = zeros(v.sizes(), v.options());
+  // The gradients take their inputs' layout (sequence-major for q, k, v cut from one projection),
+  // so the split's backward gathers them without transposing copies.
+  Tensor dq = attention_result(q, q.dtype(), true, sequence_major(q)),
+         dk = attention_result(k, k.dtype(), true, sequence_major(k)),
+         dv = attention_result(v, v.dtype(), true, sequence_major(v));
   Tensor rowdot = (go * out).sum({-1});
-  const T* pq = q.data_ptr<T>();
-  const T* pk = k.data_ptr<T>();
-  const T* pv = v.data_ptr<T>();
-  const T* pg = go.data_ptr<T>();
+  const HeadRows<const T> rq = head_rows<const T>(q, g.heads), rk = head_rows<const T>(k, g.heads),
+                          rv = head_rows<const T>(v, g.heads), rg = head_rows<const T>(go, g.heads);
+  const HeadRows<T> rdq = head_rows<T>(dq, g.heads), rdk = head_rows<T>(dk, g.heads), rdv = head_rows<T>(dv, g.heads);
+  const RowStrides ld{rq.ld, rk.ld, rv.ld, 0};
   const T* pl = lse.data_ptr<T>();
   const T* pd = rowdot.data_ptr<T>();
-  T* pdq = dq.data_ptr<T>();
-  T* pdk = dk.data_ptr<T>();
-  T* pdv = dv.data_ptr<T>();
   const T sc = T(scale);
   const int64_t d = g.d, kblocks = (g.tk + kBwdBlock - 1) / kBwdBlock, qblocks = (g.tq + kBwdBlock - 1) / kBwdBlock;
-  auto head = [&](const T* base, int64_t h, int64_t t) { return base + h * t * d; };
   // P and dS of one tile, for head h, queries [q0, q0 + nq), keys [k0, k0 + nk)
   auto tile = [&](int64_t h, int64_t q0, int64_t nq, int64_t k0, int64_t nk, T* p, T* ds) {
-    probs_and_dscores<T>(head(pq, h, g.tq), head(pk, h, g.tk), head(pv, h, g.tk), head(pg, h, g.tq), pl + h * g.tq,
-                         pd + h * g.tq, mask, h, g, q0, nq, k0, nk, sc, causal, p, ds);
+    probs_and_dscores<T>(rq.head(h), rk.head(h), rv.head(h), rg.head(h), pl + h * g.tq, pd + h * g.tq, mask, h, g,
+                         ld, rg.ld, q0, nq, k0, nk, sc, causal, p, ds);
+  };
+  // dV += P^T dO and dK += scale dS^T Q for a tile's keys; dQ += scale dS K for its queries.
+  auto add_dkv = [&](int64_t h, int64_t q0, int64_t nq, int64_t k0, int64_t nk, const T* p, const T* ds) {
+    gemm(true, false, nk, d, nq, T(1), p, nk, rg.head(h) + q0 * rg.ld, rg.ld, T(1), rdv.head(h) + k0 * rdv.ld, rdv.ld);
+    gemm(true, false, nk, d, nq, sc, ds, nk, rq.head(h) + q0 * rq.ld, rq.ld, T(1), rdk.head(h) + k0 * rdk.ld, rdk.ld);
+  };
+  auto add_dq = [&](int64_t h, int64_t q0, int64_t nq, int64_t k0, int64_t nk, const T* ds) {
+    gemm(false, false, nq, d, nk, sc, ds, nk, rk.head(h) + k0 * rk.ld, rk.ld, T(1), rdq.head(h) + q0 * rdq.ld, rdq.ld);
   };
   if (backward_by_head(g.heads)) {
     parallel_for(0, g.heads, 1, [&](int64_t h0, int64_t h1) {
@@ -232,12 +299,8 @@ std::tuple<Tensor, Tensor, Tensor> backward_typed(const Tensor& go, const Tensor
           for (int64_t k0 = 0; k0 < k_end; k0 += kBwdBlock) {
             const int64_t nk = std::min(kBwdBlock, k_end - k0);
             tile(h, q0, nq, k0, nk, p.data(), ds.data());
-            gemm(true, false, nk, d, nq, T(1), p.data(), nk, head(pg, h, g.tq) + q0 * d, d, T(1),
-                 pdv + (h * g.tk + k0) * d, d);
-            gemm(true, false, nk, d, nq, sc, ds.data(), nk, head(pq, h, g.tq) + q0 * d, d, T(1),
-                 pdk + (h * g.tk + k0) * d, d);
-            gemm(false, false, nq, d, nk, sc, ds.data(), nk, head(pk, h, g.tk) + k0 * d, d, T(1),
-                 pdq + (h * g.tq + q0) * d, d);
+            add_dkv(h, q0, nq, k0, nk, p.data(), ds.data());
+            add_dq(h, q0, nq, k0, nk, ds.data());
           }
         }
     });
@@ -251,10 +314,7 @@ std::tuple<Tensor, Tensor, Tensor> backward_typed(const Tensor& go, const Tensor
       for (int64_t q0 = causal ? k0 / kBwdBlock * kBwdBlock : 0; q0 < g.tq; q0 += kBwdBlock) {
         const int64_t nq = std::min(kBwdBlock, g.tq - q0);
         tile(h, q0, nq, k0, nk, p.data(), ds.data());
-        gemm(true, false, nk, d, nq, T(1), p.data(), nk, head(pg, h, g.tq) + q0 * d, d, T(1), pdv + (h * g.tk + k0) * d,
-             d);
-        gemm(true, false, nk, d, nq, sc, ds.data(), nk, head(pq, h, g.tq) + q0 * d, d, T(1), pdk + (h * g.tk + k0) * d,
-             d);
+        add_dkv(h, q0, nq, k0, nk, p.data(), ds.data());
       }
     }
   });
@@ -267,8 +327,7 @@ std::tuple<Tensor, Tensor, Tensor> backward_typed(const Tensor& go, const Tensor
       for (int64_t k0 = 0; k0 < k_end; k0 += kBwdBlock) {
         const int64_t nk = std::min(kBwdBlock, k_end - k0);
         tile(h, q0, nq, k0, nk, p.data(), ds.data());
-        gemm(false, false, nq, d, nk, sc, ds.data(), nk, head(pk, h, g.tk) + k0 * d, d, T(1), pdq + (h * g.tq + q0) * d,
-             d);
+        add_dq(h, q0, nq, k0, nk, ds.data());
       }
     }
   });
@@ -278,8 +337,6 @@ std::tuple<Tensor, Tensor, Tensor> backward_typed(const Tensor& go, const Tensor
 void check_floating(const char* op, const Tensor& q) {
   EMBER_CHECK_TYPE(is_floating(q.dtype()), op, ": expected a floating-point dtype, got ", dtype_name(q.dtype()));
 }
-
-Tensor dense(const Tensor& t, DType dt) { return t.to(dt).contiguous(); }
 
 // attn_mask as the kernels read it: additive, of the compute dtype, expanded to the scores'
 // (..., Tq, Tk) with unit stride along the keys (a copy only when the mask is not).
@@ -331,7 +388,7 @@ std::tuple<Tensor, Tensor> flash_forward_cpu(const Tensor& query, const Tensor& 
   const Geometry g = flash_attention_geometry(op, query, key, value);
   check_floating(op, query);
   const DType cdt = reduce::compute_dtype(query.dtype());
-  Tensor q = dense(query, cdt), k = dense(key, cdt), v = dense(value, cdt);
+  Tensor q = readable(query, cdt), k = readable(key, cdt), v = readable(value, cdt);
   Tensor m = additive_scores_mask(op, attn_mask, query, g.tk, cdt);
   auto [out, lse] = cdt == kFloat64 ? forward_typed<double>(q, k, v, mask_view<double>(m, g), g, causal, scale)
                                     : forward_typed<float>(q, k, v, mask_view<float>(m, g), g, causal, scale);
@@ -346,8 +403,8 @@ std::tuple<Tensor, Tensor, Tensor> flash_backward_cpu(const Tensor& grad_out, co
   const Geometry g = flash_attention_geometry(op, query, key, value);
   check_floating(op, query);
   const DType cdt = reduce::compute_dtype(query.dtype());
-  Tensor q = dense(query, cdt), k = dense(key, cdt), v = dense(value, cdt), go = dense(grad_out, cdt);
-  Tensor o = dense(out, cdt), l = dense(lse, cdt);
+  Tensor q = readable(query, cdt), k = readable(key, cdt), v = readable(value, cdt), go = readable(grad_out, cdt);
+  Tensor o = readable(out, cdt), l = lse.to(cdt).contiguous();
   Tensor m = additive_scores_mask(op, attn_mask, query, g.tk, cdt);
   auto [dq, dk, dv] = cdt == kFloat64
                           ? backward_typed<double>(go, q, k, v, mask_view<double>(m, g), o, l, g, causal, scale)

@@ -199,3 +199,34 @@ def test_masked_double_backward():
     keep = ember.rand(12, 12) > 0.3
     keep[4] = False
     _check_double_backward(q, k, v, attn_mask=keep)
+
+
+@pytest.mark.parametrize("heads", [1, 3, 8], ids=lambda h: f"h{h}")  # 8: the one-pass-per-head backward
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_cpu_flash_reads_qkv_cut_from_one_projection(heads, causal):
+    # A GPT block's q, k, v are strided views of one [b, T, 3d] tensor; the kernels read them in
+    # place and lay the output (and the gradients) out as [b, T, h, hd], so the block's
+    # out.transpose(1, 2).reshape(b, T, d) is a view. Values and gradients equal the math path on
+    # contiguous copies.
+    b, t, hd = 2, 150, 16
+    d = heads * hd
+    rng = np.random.default_rng(heads)
+    qkv0 = rng.standard_normal((b, t, 3 * d))
+    g0 = ember.tensor(rng.standard_normal((b, t, d)), dtype=ember.float32)
+
+    def run(backend, contiguous):
+        qkv = ember.tensor(qkv0, dtype=ember.float32).requires_grad_()
+        q, k, v = (z.reshape(b, t, heads, hd).transpose(1, 2) for z in qkv.split(d, dim=2))
+        if contiguous:
+            q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+        with sdpa_kernel(backend):
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        y = out.transpose(1, 2).reshape(b, t, d)
+        (y * g0).sum().backward()
+        return out, y, qkv.grad
+
+    out, y, grad = run(SDPBackend.FLASH_ATTENTION, contiguous=False)
+    _, y_ref, grad_ref = run(SDPBackend.MATH, contiguous=True)
+    assert out.transpose(1, 2).is_contiguous()  # torch's layout for the attention output
+    assert (y - y_ref).abs().max().item() < 2e-5
+    assert (grad - grad_ref).abs().max().item() < 2e-5
