@@ -6,6 +6,7 @@ code generation) too; the kernel caches are cleared first for both (ember's EMBE
 inductor's TORCHINDUCTOR_CACHE_DIR point at fresh directories), so first calls really build.
 
     PYTHONPATH=python:build/python /work/torch2/bin/python bench/bench_compile.py [--quick]
+    ... bench_compile.py --cuda    # the chain rows on a GPU instead (ember's kernels from NVRTC)
 
 Columns: ms per call (best of interleaved rounds), compiled/eager time ratios (below 1: faster),
 ember compiled over torch.compile; first call in seconds.
@@ -138,13 +139,40 @@ def cases(T, quick):
     yield "GPT block train step", block_t, (lambda m, xb=xb, opt=opt: train_step(T, m, xb, None, opt)), False
 
 
-def measure(T, compile_fn, quick):
+def cuda_cases(T, quick):
+    """The chain rows on the GPU (--cuda): ember's fused kernels there are CUDA C++ built by NVRTC."""
+    T.manual_seed(0)
+    n = 1 << (20 if quick else 24)
+    x, y = T.randn(n, device="cuda"), T.randn(n, device="cuda")
+    f = chain10(T)
+    size = "16M" if not quick else "1M"
+    yield f"cuda: chain of 10 ops, {size}", f, lambda g: (lambda: g(x, y)), True
+    xg, yg = T.randn(n, device="cuda", requires_grad=True), T.randn(n, device="cuda", requires_grad=True)
+
+    def chain_fwd_bwd(g):
+        def step():
+            xg.grad = yg.grad = None
+            g(xg, yg).sum().backward()
+        return step
+    yield f"cuda: chain of 10 ops fwd+bwd, {size}", f, chain_fwd_bwd, False
+
+
+def synchronized(T, step):
+    def run():
+        step()
+        T.cuda.synchronize()
+    return run
+
+
+def measure(T, compile_fn, quick, on_cuda=False):
     rows = {}
-    for name, thing, make_step, no_grad in cases(T, quick):
+    for name, thing, make_step, no_grad in (cuda_cases if on_cuda else cases)(T, quick):
         with (T.no_grad() if no_grad else contextlib.nullcontext()):
             eager = make_step(thing)
             compiled_thing = compile_fn(thing)
             compiled = make_step(compiled_thing)
+            if on_cuda:
+                eager, compiled = synchronized(T, eager), synchronized(T, compiled)
             t = time.perf_counter()
             compiled()
             first = time.perf_counter() - t
@@ -155,13 +183,13 @@ def measure(T, compile_fn, quick):
 
 
 def main():
-    quick = "--quick" in sys.argv
+    quick, on_cuda = "--quick" in sys.argv, "--cuda" in sys.argv
     ember.set_num_threads(2)
-    mine = measure(ember, ember.compile, quick)
+    mine = measure(ember, ember.compile, quick, on_cuda)
     theirs = {}
     if has_compile:
         torch.set_num_threads(2)
-        theirs = measure(torch, torch.compile, quick)
+        theirs = measure(torch, torch.compile, quick, on_cuda)
     print(f"2 threads, float32; ember {ember.__version__}" + (f", torch {torch.__version__}" if torch else ""))
     print(f"{'case':32s} {'ember':>8s} {'compiled':>9s} {'ratio':>6s} {'torch':>8s} {'t.compile':>9s} {'ratio':>6s} "
           f"{'vs torch':>8s} {'1st ember':>10s} {'1st torch':>10s}")

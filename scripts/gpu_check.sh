@@ -4,7 +4,7 @@
 # device image, bench/bench_cuda.py beside that PyTorch, then the rest of the Python suite. Each
 # stage has its own time limit so one hang cannot eat the lease; logs go to $OUT (at most 8 files
 # come back) and a summary is printed last (the tool returns the output's tail).
-#   bash scripts/gpu_check.sh [stages]     stages: any of cpp cudapy bench sdpa gpt2 gpt2c demo pyall (default: all but
+#   bash scripts/gpu_check.sh [stages]     stages: any of cpp cudapy bench sdpa gpt2 gpt2c compile demo pyall (default: all but
 #   pyall, the whole Python suite, which is mostly the CPU's and takes longer)
 set -u
 root=$PWD
@@ -57,6 +57,9 @@ if [[ " $stages " == *" cudapy "* ]]; then
     tests/python/test_default_device.py tests/python/test_profiler.py tests/python/test_serialization.py \
     tests/python/test_tensor.py tests/python/test_namespaces15.py tests/python/test_distributed.py \
     tests/python/test_export.py tests/python/test_library.py tests/python/test_foreach.py tests/python/test_cuda_graphs.py \
+    "tests/python/test_compile.py::test_cuda_chain_runs_as_one_generated_kernel" \
+    "tests/python/test_compile.py::test_cuda_generated_backward_matches_eager" \
+    "tests/python/test_compile.py::test_cuda_kernels_come_from_the_disk_cache_in_a_new_process" \
     > "$OUT/cudapy.log" 2>&1
   summary+=("cudapy ($(( $(date +%s) - start )) s): $(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)' "$OUT/cudapy.log" | tail -1)")
 fi
@@ -83,6 +86,12 @@ if [[ " $stages " == *" gpt2c "* ]]; then
   # the GPT-2 step beside torch eager and torch.compile (its compile takes a minute or more)
   timeout 200 python3 bench/bench_gpt2_cuda.py --compile > "$OUT/gpt2c.log" 2>&1
   summary+=("gpt2c rc=$?")
+fi
+
+if [[ " $stages " == *" compile "* ]]; then
+  # ember.compile's NVRTC kernels beside torch.compile (inductor/triton) on the chain rows
+  timeout 150 python3 bench/bench_compile.py --cuda > "$OUT/compile.log" 2>&1
+  summary+=("compile rc=$?")
 fi
 
 if [[ " $stages " == *" demo "* ]]; then

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "compile/fusion.h"
+#include "compile/kernel_cache.h"
 #include "ember/core/errors.h"
 
 #ifndef EMBER_SOURCE_DIR
@@ -35,13 +36,22 @@
 namespace fs = std::filesystem;
 
 namespace ember::compiler {
-namespace {
 
-uint64_t fnv1a(const std::string& s) {
+uint64_t content_hash(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h;
 }
+
+fs::path kernel_cache_dir() {
+  if (const char* d = std::getenv("EMBER_CACHE_DIR"); d && *d) return fs::path(d) / "kernels";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "ember" / "kernels";
+  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "ember" / "kernels";
+  return fs::temp_directory_path() / "ember-kernels";
+}
+
+namespace {
+
 
 std::string compiler() {
   const char* cxx = std::getenv("EMBER_CXX");
@@ -77,16 +87,9 @@ const std::string& header_fingerprint() {
         if (end != std::string::npos) todo.push_back(body.substr(at + 10, end - at - 10));
       }
     }
-    return std::to_string(fnv1a(text_of_all)) + "-" + std::to_string(text_of_all.size());  // (hashed once)
+    return std::to_string(content_hash(text_of_all)) + "-" + std::to_string(text_of_all.size());  // (hashed once)
   }();
   return all;
-}
-
-fs::path cache_dir() {
-  if (const char* d = std::getenv("EMBER_CACHE_DIR"); d && *d) return fs::path(d) / "kernels";
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "ember" / "kernels";
-  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "ember" / "kernels";
-  return fs::temp_directory_path() / "ember-kernels";
 }
 
 // The key the object must carry, appended to the source as a symbol.
@@ -128,7 +131,7 @@ BuiltKernel build_cpu_kernel(const std::string& source) {
   static std::unordered_map<std::string, BuiltKernel> loaded;
   const std::string everything = compiler() + "\n" + flags() + "\n" + header_fingerprint() + "\n" + source;
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(everything)));
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(content_hash(everything)));
   const std::string key = std::string(hex) + "-" + std::to_string(everything.size());
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = loaded.find(key); it != loaded.end()) {
@@ -138,7 +141,7 @@ BuiltKernel build_cpu_kernel(const std::string& source) {
     return k;
   }
   const auto start = std::chrono::steady_clock::now();
-  const fs::path dir = cache_dir();
+  const fs::path dir = kernel_cache_dir();
   std::error_code ec;
   fs::create_directories(dir, ec);
   EMBER_CHECK(!ec, "ember.compile: cannot create the kernel cache ", dir.string(), ": ", ec.message(),

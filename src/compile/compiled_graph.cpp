@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "autograd/record.h"
+#include "compile/device_codegen.h"
 #include "compile/fusion.h"
 #include "core/parallel.h"
 #include "ember/core/errors.h"
@@ -31,10 +32,20 @@ struct Step {
 
 struct Kernel {
   FusedGroup group;
-  FusedKernelFn fn = nullptr;
+  FusedKernelFn fn = nullptr;  // a CPU group's
   FusedBackwardFn backward = nullptr;
+  std::shared_ptr<const DeviceKernel> device;  // a device group's (device_codegen.h)
+  std::vector<char> host_number;  // per operand: a number on the host, passed to a device kernel by value
   bool from_cache = false;
 };
+
+// A device kernel's numbers from the host, converted to float as the CPU kernels convert them.
+std::vector<float> host_numbers(const Kernel& k, const std::vector<Tensor>& operands) {
+  std::vector<float> s(k.group.inputs.size(), 0.0f);
+  for (size_t i = 0; i < s.size(); ++i)
+    if (k.host_number[i]) s[i] = float(operands[i].item().to_double());
+  return s;
+}
 
 int64_t numel_of(const Shape& s) {
   int64_t n = 1;
@@ -50,7 +61,7 @@ autograd::variable_list fused_backward(const Kernel& k, const autograd::variable
               "is not supported; compile with fusion off (EMBER_COMPILE_FUSE=0) for it");
   const FusedGroup& grp = k.group;
   const int64_t numel = numel_of(grp.sizes);
-  const TensorOptions f32{.dtype = kFloat32, .device = Device(DeviceType::CPU)};
+  const TensorOptions f32{.dtype = kFloat32, .device = grp.device};
   std::vector<Tensor> operands(grp.inputs.size());
   for (size_t i = 0; i < operands.size(); ++i) operands[i] = node.unpack(i);
   std::vector<Tensor> gout(grp.outputs.size());
@@ -59,7 +70,8 @@ autograd::variable_list fused_backward(const Kernel& k, const autograd::variable
     gout[o] = grads[o].defined() ? grads[o].to(kFloat32).contiguous() : zeros(grp.output_sizes[o], f32);
     gout_ptr.push_back(gout[o].data_ptr());
   }
-  for (const auto& t : operands) in_ptr.push_back(t.data_ptr());
+  for (size_t i = 0; i < operands.size(); ++i)
+    in_ptr.push_back(k.device && k.host_number[i] ? nullptr : operands[i].data_ptr());
   std::vector<Tensor> full(grp.inputs.size());
   std::vector<void*> gin_ptr(grp.inputs.size(), nullptr);
   for (size_t d = 0; d < differentiable.size(); ++d) {  // (the kernel writes all of them)
@@ -71,7 +83,11 @@ autograd::variable_list fused_backward(const Kernel& k, const autograd::variable
   }
   {
     profiler::detail::CompositeScope event(grp.rows ? "ember::fused_rows_backward" : "ember::fused_elementwise_backward");
-    k.backward(numel, grp.inner > 0 ? grp.inner : 4096, in_ptr.data(), gout_ptr.data(), gin_ptr.data(), &run_on_pool);
+    if (k.device)
+      k.device->run_backward(numel, grp.inner > 0 ? grp.inner : 1, in_ptr.data(), gout_ptr.data(), gin_ptr.data(),
+                             host_numbers(k, operands).data());
+    else
+      k.backward(numel, grp.inner > 0 ? grp.inner : 4096, in_ptr.data(), gout_ptr.data(), gin_ptr.data(), &run_on_pool);
   }
   autograd::variable_list out;
   for (size_t d = 0; d < differentiable.size(); ++d) {
@@ -117,12 +133,22 @@ CompiledGraph::CompiledGraph(Graph g, const CompileConfig& config) : impl_(std::
   if (fusion_enabled(config)) {
     for (auto& grp : find_fusion_groups(G)) {
       Kernel k;
-      const BuiltKernel built = build_cpu_kernel(grp.source);
-      k.fn = built.fn;
-      k.backward = built.backward;
-      EMBER_CHECK(!grp.needs_grad || k.backward, "ember.compile: the fused kernel has no backward");
-      k.from_cache = built.from_cache;
-      m.codegen_seconds += built.seconds;
+      if (grp.device.is_cpu()) {
+        const BuiltKernel built = build_cpu_kernel(grp.source);
+        k.fn = built.fn;
+        k.backward = built.backward;
+        EMBER_CHECK(!grp.needs_grad || k.backward, "ember.compile: the fused kernel has no backward");
+        k.from_cache = built.from_cache;
+        m.codegen_seconds += built.seconds;
+      } else {
+        const DeviceKernelBuilder build = device_codegen(grp.device.type);
+        EMBER_CHECK(build, "ember.compile: no kernel builder for ", grp.device.str());
+        k.device = build(grp.source, {int(grp.inputs.size()), int(grp.outputs.size()), grp.needs_grad});
+        k.from_cache = k.device->from_cache;
+        m.codegen_seconds += k.device->seconds;
+        for (const auto& o : grp.inputs)
+          k.host_number.push_back(o.kind == FusedOperand::kScalar && G.values[size_t(o.value)].device.is_cpu());
+      }
       for (int32_t i : grp.nodes) fused[size_t(i)] = 1;
       m.fused_nodes += int64_t(grp.nodes.size());
       kernel_at[size_t(grp.nodes.back())] = int32_t(m.kernels.size());
@@ -232,13 +258,15 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
       const FusedGroup& grp = k.group;
       in_ptrs.clear();
       out_ptrs.clear();
+      std::vector<float> numbers(k.device ? grp.inputs.size() : 0, 0.0f);
       int64_t numel = 1;
       for (int64_t d : grp.sizes) numel *= d;
       for (const auto& o : grp.inputs) {
         // the kernel trusts these layouts: check them (a saved graph may lie about its shapes)
         const Tensor& t = env[size_t(o.value)];
         const bool fits =
-            t.defined() && t.device().is_cpu() &&
+            t.defined() && (o.kind == FusedOperand::kScalar ? t.device() == G.values[size_t(o.value)].device
+                                                             : t.device() == grp.device) &&
             (o.kind == FusedOperand::kScalar
                  ? t.numel() == 1 && t.dtype() == o.dtype
                  : t.dtype() == kFloat32 && t.is_contiguous() &&
@@ -249,6 +277,10 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
                     t.defined() ? dtype_name(t.dtype()) : "undefined", " of size ", t.defined() ? t.sizes() : IntArrayRef(),
                     " for a kernel over ", grp.sizes, ")");
         in_ptrs.push_back(t.data_ptr());
+        if (k.device && k.host_number[in_ptrs.size() - 1]) {  // passed by value
+          numbers[in_ptrs.size() - 1] = float(t.item().to_double());
+          in_ptrs.back() = nullptr;
+        }
       }
       // (an operand the group's autograd node will save must keep its values: no reuse then)
       const bool records = grp.needs_grad && autograd::GradMode::is_enabled();
@@ -261,7 +293,7 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
           if (dying.impl_ptr().use_count() == 1 && dying.impl()->storage().use_count() == 1 && dying.is_contiguous())
             t = dying.detach();
         }
-        if (!t.defined()) t = empty(grp.output_sizes[o], {.dtype = kFloat32, .device = Device(DeviceType::CPU)});
+        if (!t.defined()) t = empty(grp.output_sizes[o], {.dtype = kFloat32, .device = grp.device});
         out_ptrs.push_back(t.data_ptr());
         env[size_t(grp.outputs[o])] = std::move(t);
       }
@@ -269,7 +301,9 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
       {
         // one profiler event per fused kernel, in place of the ops it replaced
         profiler::detail::CompositeScope event(grp.rows ? "ember::fused_rows" : "ember::fused_elementwise");
-        k.fn(numel, inner, in_ptrs.data(), out_ptrs.data(), &run_on_pool);
+        if (k.device) k.device->run(numel, grp.inner > 0 ? grp.inner : 1, in_ptrs.data(), out_ptrs.data(),
+                                    numbers.data());
+        else k.fn(numel, inner, in_ptrs.data(), out_ptrs.data(), &run_on_pool);
       }
       if (grp.needs_grad && autograd::GradMode::is_enabled()) {
         // one autograd node for the group: its inputs are the operands that want a gradient

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "compile/device_codegen.h"
 #include "ember/core/errors.h"
 
 namespace ember::compiler {
@@ -200,15 +201,16 @@ struct Builder {
     operand_of.clear();
   }
 
-  // How value v enters a group over `sizes` (nullopt: it cannot).
-  std::optional<FusedOperand> operand_kind(ValueId v, const Shape& sizes, int64_t& inner) const {
+  // How value v enters a group over `sizes` on `device` (nullopt: it cannot).
+  std::optional<FusedOperand> operand_kind(ValueId v, const Shape& sizes, int64_t& inner, const Device& device) const {
     const ValueInfo& i = g.values[size_t(v)];
-    if (!i.device.is_cpu()) return std::nullopt;
     const int64_t n = numel(i.sizes);
-    // one number (a Python scalar, a 0-dim tensor): float32 computes with it converted, as eager
-    if (n == 1 && i.sizes.size() <= sizes.size() &&
+    // one number (a Python scalar, a 0-dim tensor): float32 computes with it converted, as eager;
+    // a device kernel reads one on its device, or gets one on the host by value
+    if (n == 1 && i.sizes.size() <= sizes.size() && (i.device.is_cpu() || i.device == device) &&
         (i.dtype == kFloat32 || i.dtype == kFloat64 || i.dtype == kInt64 || i.dtype == kInt32 || i.dtype == kBool))
       return FusedOperand{v, FusedOperand::kScalar, i.dtype};
+    if (i.device != device) return std::nullopt;
     if (i.dtype != kFloat32 || !is_contiguous(i)) return std::nullopt;
     if (i.sizes == sizes) return FusedOperand{v, FusedOperand::kFull, i.dtype};
     // the trailing dims of the output (leading 1s dropped): a bias over the last dims
@@ -227,14 +229,15 @@ struct Builder {
   bool fusible(const Node& n, int64_t& inner) const {
     if (n.mutates || n.random() || n.opaque() || n.outputs.size() != 1) return false;
     const ValueInfo& out = g.values[size_t(n.outputs[0])];
-    if (out.dtype != kFloat32 || !out.device.is_cpu() || !is_contiguous(out) || numel(out.sizes) == 0) return false;
-    if (!grp.nodes.empty() && out.sizes != grp.sizes) return false;
+    if (out.dtype != kFloat32 || !is_contiguous(out) || numel(out.sizes) == 0) return false;
+    if (!out.device.is_cpu() && !device_codegen(out.device.type)) return false;
+    if (!grp.nodes.empty() && (out.sizes != grp.sizes || out.device != grp.device)) return false;
     std::vector<std::string> names;
     for (ValueId v : n.inputs) {
       if (v == kNoValue) return false;
       names.push_back("x");
       if (produced.count(v)) continue;
-      if (!operand_kind(v, out.sizes, inner)) return false;
+      if (!operand_kind(v, out.sizes, inner, out.device)) return false;
     }
     if (out.requires_grad && !derivative(g, n, names, "y", "g")) return false;
     return expression(g, n, names).has_value();
@@ -242,13 +245,16 @@ struct Builder {
 
   void add(int32_t index, int64_t inner) {
     const Node& n = g.nodes[size_t(index)];
-    if (grp.nodes.empty()) grp.sizes = g.values[size_t(n.outputs[0])].sizes;
+    if (grp.nodes.empty()) {
+      grp.sizes = g.values[size_t(n.outputs[0])].sizes;
+      grp.device = g.values[size_t(n.outputs[0])].device;
+    }
     grp.inner = inner;
     for (ValueId v : n.inputs) {
       if (produced.count(v) || operand_of.count(v)) continue;
       int64_t in = grp.inner;
       operand_of[v] = grp.inputs.size();
-      grp.inputs.push_back(*operand_kind(v, grp.sizes, in));
+      grp.inputs.push_back(*operand_kind(v, grp.sizes, in, grp.device));
     }
     produced[n.outputs[0]] = 1;
     grp.needs_grad = grp.needs_grad || g.values[size_t(n.outputs[0])].requires_grad;
@@ -340,8 +346,11 @@ void emit_backward(std::ostringstream& os, const Graph& g, const FusedGroup& grp
     }
     return it->second;
   };
-  for (size_t k = 0; k < grp.outputs.size(); ++k)
-    os << "      " << grad_of(grp.outputs[k]) << " += gout" << k << "[base + j];\n";
+  // (each gradient is declared before the line that adds to it is started)
+  for (size_t k = 0; k < grp.outputs.size(); ++k) {
+    const std::string d = grad_of(grp.outputs[k]);
+    os << "      " << d << " += gout" << k << "[base + j];\n";
+  }
   for (auto it = grp.nodes.rbegin(); it != grp.nodes.rend(); ++it) {
     const Node& n = g.nodes[size_t(*it)];
     const ValueId out = n.outputs[0];
@@ -350,7 +359,10 @@ void emit_backward(std::ostringstream& os, const Graph& g, const FusedGroup& grp
     for (ValueId v : n.inputs) args.push_back(name.at(v));
     const auto shares = *derivative(g, n, args, name.at(out), grad.at(out));
     for (size_t i = 0; i < n.inputs.size(); ++i)
-      if (!shares[i].empty()) os << "      " << grad_of(n.inputs[i]) << " += " << shares[i] << ";  // " << n.op << "\n";
+      if (!shares[i].empty()) {
+        const std::string d = grad_of(n.inputs[i]);
+        os << "      " << d << " += " << shares[i] << ";  // " << n.op << "\n";
+      }
   }
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     if (!wants_grad(k)) continue;
@@ -426,7 +438,7 @@ std::vector<FusedGroup> find_fusion_groups(const Graph& g) {
     if (b.grp.nodes.size() >= 2) {
       b.grp.outputs = uses.outputs_of(g, b.grp.nodes);
       b.grp.output_sizes.assign(b.grp.outputs.size(), b.grp.sizes);
-      b.grp.source = generate_source(g, b.grp);
+      b.grp.source = b.grp.device.is_cpu() ? generate_source(g, b.grp) : generate_device_source(g, b.grp);
       groups.push_back(std::move(b.grp));
     }
     b.reset();

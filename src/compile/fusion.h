@@ -25,6 +25,7 @@ struct FusedGroup {
   std::vector<ValueId> outputs;  // values read after the group (or returned)
   std::vector<Shape> output_sizes;  // each output's shape (sizes, or a row group's per-row values)
   Shape sizes;                   // every value of the group has this shape, contiguous float32
+  Device device;                 // where its tensors live: the CPU, or a device with a codegen (device_codegen.h)
   int64_t inner = 0;             // the kInner operands' length (0: none); a row group's row length
   // A row group (fusion_rows.cpp): reductions over the last dim (sum, mean, amax, amin with
   // keepdim) with the elementwise nodes before and after them; its values are full-size or one
@@ -32,7 +33,8 @@ struct FusedGroup {
   // gradient.
   bool rows = false;
   bool needs_grad = false;       // some output wants a gradient: the source has a backward kernel too
-  std::string source;            // the kernel, `extern "C" void ember_fused(...)` (and ember_fused_backward)
+  std::string source;            // the kernel, `extern "C" void ember_fused(...)` (and ember_fused_backward);
+                                 // a device group's: `extern "C" __global__ void ember_fused(Params)` (CUDA C++)
 };
 
 // Groups of two or more fusible nodes (elementwise float32 on the CPU): row groups first, then
@@ -47,6 +49,9 @@ std::vector<FusedGroup> find_row_groups(const Graph& g, const fusion_detail::Val
 
 // What both kinds of group share (fusion.cpp).
 namespace fusion_detail {
+// The CUDA C++ of a device group's kernels (codegen_device_source.cpp), compiled at run time by
+// the device's builder (device_codegen.h).
+std::string generate_device_source(const Graph& g, const FusedGroup& grp);
 // The C++ expression of elementwise node n over operand expressions a (nullopt: not fusible).
 std::optional<std::string> expression(const Graph& g, const Node& n, const std::vector<std::string>& a);
 // Each input's share of the gradient of elementwise node n (its operands a, output y, output's

@@ -740,3 +740,66 @@ def test_cond_holds_data_dependent_control_flow_without_a_break():
         ember.compile(lambda x: ember.cond(x.sum() > 0, lambda a: a, lambda a: a[:2], (x,)))(ember.ones(3))
     with pytest.raises(ember.export.ExportError, match="cond"):
         ember.export.export(f, (ember.ones(4),))
+
+
+# ---------------------------------------------------------------- CUDA kernels (NVRTC)
+cuda_only = pytest.mark.skipif(not ember.cuda.is_available(), reason="no CUDA GPU on this machine: the fused CUDA "
+                               "kernels (NVRTC) were compiled here without running (tests/cpp/test_compile_device_source)")
+
+
+def _close(a, b, tol=1e-5):
+    return (a.cpu().double() - b.cpu().double()).abs().max().item() <= tol * max(1.0, b.abs().max().item())
+
+
+@cuda_only
+def test_cuda_chain_runs_as_one_generated_kernel():
+    x, y = ember.randn(300, 257, device="cuda"), ember.randn(300, 257, device="cuda")
+    fast = ember.compile(chain)
+    for _ in range(3):
+        got, want = fast(x, y), chain(x, y)
+        assert all(_close(g, w) for g, w in zip(got, want))
+        assert got[0].device == x.device
+    info = explain(fast, x, y)
+    assert info.fused_kernels == 1 and "fused kernel 0:" in str(info), str(info)
+    # a bias over the last dim, a number on the GPU, a Python number, another shape
+    bias, s = ember.randn(257, device="cuda"), ember.tensor(0.25, device="cuda")
+    f2 = ember.compile(lambda a, b, c: ((a * b + c).tanh() * s).relu() - a.sigmoid())
+    for a in (x, ember.randn(5000, 257, device="cuda")):
+        want = ((a * bias + 0.5).tanh() * s).relu() - a.sigmoid()
+        assert _close(f2(a, bias, 0.5), want)
+
+
+@cuda_only
+def test_cuda_generated_backward_matches_eager():
+    def f(x, w, b):
+        return F.gelu(x * w + b, approximate="tanh").tanh() * 2.0 - x.sigmoid()
+
+    x0, w0, b0 = (ember.randn(*s, device="cuda") for s in [(128, 96), (128, 96), (96,)])
+    grads = []
+    for fn in (f, ember.compile(f)):
+        x, w, b = (t.clone().requires_grad_() for t in (x0, w0, b0))
+        for _ in range(2):
+            x.grad = w.grad = b.grad = None
+            out = fn(x, w, b)
+            (out * out).sum().backward()
+        grads.append([out.detach(), x.grad, w.grad, b.grad])
+        if fn is not f:
+            assert "FusedElementwiseBackward" in out.grad_fn.name()
+    for got, want in zip(grads[1], grads[0]):
+        assert _close(got, want, 1e-4)
+
+
+@cuda_only
+def test_cuda_kernels_come_from_the_disk_cache_in_a_new_process(tmp_path):
+    script = textwrap.dedent("""
+        import ember
+        f = ember.compile(lambda x: (x * 2.0 + 1.0).tanh().exp())
+        x = ember.randn(1000, device="cuda")
+        assert (f(x) - (x * 2.0 + 1.0).tanh().exp()).abs().max().item() < 1e-5
+        print("cached" if "from the disk cache" in str(ember.compiler.explain(f, x)) else "built")
+    """)
+    env = dict(os.environ, EMBER_CACHE_DIR=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr + runs[1].stderr
+    assert [r.stdout.strip() for r in runs] == ["built", "cached"]
+    assert any(p.suffix == ".cubin" for p in (tmp_path / "kernels").iterdir())

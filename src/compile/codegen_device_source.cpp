@@ -1,0 +1,156 @@
+// The CUDA C++ of a device group's fused kernels (fusion.h: generate_device_source): the same
+// node formulas as the CPU kernels (ops/elementwise_formulas.h, here with StdMath, the policy
+// ember's eager CUDA kernels use) in a grid-stride loop, 32-bit indices when the group fits. The
+// backward recomputes the forward values and accumulates each node's input gradients in
+// reverse, as the CPU's does. Plain text: built at run time by the device's builder
+// (device_codegen.h; NVRTC for CUDA), and readable in explain()'s graph_code_source log.
+#include <sstream>
+#include <unordered_map>
+
+#include "compile/fusion.h"
+
+namespace ember::compiler {
+namespace {
+using namespace fusion_detail;
+
+// A number operand lives on the host (passed by value in p.s[k]) or on the device (read there).
+bool number_on_host(const Graph& g, const FusedOperand& o) { return g.values[size_t(o.value)].device.is_cpu(); }
+
+const char* number_type(DType dt) {
+  return dt == kFloat64 ? "double" : dt == kInt64 ? "long long" : dt == kInt32 ? "int" : dt == kBool ? "bool" : "float";
+}
+
+bool has_inner_operand(const FusedGroup& grp) {
+  for (const auto& o : grp.inputs)
+    if (o.kind == FusedOperand::kInner) return true;
+  return false;
+}
+
+// The operand pointers and numbers, before the loop.
+void emit_operands(std::ostringstream& os, const Graph& g, const FusedGroup& grp) {
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    const auto& o = grp.inputs[k];
+    if (o.kind != FusedOperand::kScalar)
+      os << "  const float* __restrict__ in" << k << " = static_cast<const float*>(p.in[" << k << "]);\n";
+    else if (number_on_host(g, o))
+      os << "  const float in" << k << " = p.s[" << k << "];\n";
+    else
+      os << "  const float in" << k << " = float(*static_cast<const " << number_type(o.dtype) << "*>(p.in[" << k
+         << "]));\n";
+  }
+}
+
+// Inside the loop: each operand loaded (a<k>), then each node's formula in program order (t<v>).
+void emit_values(std::ostringstream& os, const Graph& g, const FusedGroup& grp,
+                 std::unordered_map<ValueId, std::string>& name) {
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    const auto& o = grp.inputs[k];
+    const std::string v = "a" + std::to_string(k);
+    os << "    const float " << v << " = in" << k
+       << (o.kind == FusedOperand::kScalar ? "" : o.kind == FusedOperand::kFull ? "[i]" : "[j]") << ";\n";
+    name[o.value] = v;
+  }
+  for (int32_t i : grp.nodes) {
+    const Node& n = g.nodes[size_t(i)];
+    std::vector<std::string> args;
+    for (ValueId v : n.inputs) args.push_back(name.at(v));
+    const std::string v = "t" + std::to_string(n.outputs[0]);
+    os << "    const float " << v << " = " << *expression(g, n, args) << ";  // " << n.op << "\n";
+    name[n.outputs[0]] = v;
+  }
+}
+
+// The loop over elements [0, numel): I is the index type, j the position along the kInner
+// operands (a bias over the last dims).
+void emit_loop_head(std::ostringstream& os, const FusedGroup& grp) {
+  os << "  const I n = I(p.numel);\n"
+        "  const I step = I(blockDim.x) * I(gridDim.x);\n"
+        "  for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += step) {\n";
+  if (has_inner_operand(grp)) os << "    const I j = i % I(p.inner);\n";
+}
+
+// The entry: 32-bit indices when every index fits (i + step < 2^32 then), 64-bit otherwise.
+void emit_entry(std::ostringstream& os, const char* name, const char* body) {
+  os << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const " << body
+     << "Params p) {\n"
+        "  if (p.numel <= 0x7fffffffLL) " << body << "<unsigned>(p);\n"
+        "  else " << body << "<long long>(p);\n}\n\n";
+}
+
+}  // namespace
+
+std::string fusion_detail::generate_device_source(const Graph& g, const FusedGroup& grp) {
+  const size_t n_in = grp.inputs.size(), n_out = grp.outputs.size();
+  // (arrays of at least one element: C++ has no empty ones)
+  const std::string in_len = std::to_string(n_in ? n_in : 1), out_len = std::to_string(n_out ? n_out : 1);
+  std::ostringstream os;
+  os << "// ember.compile fused kernel (CUDA):";
+  for (int32_t i : grp.nodes) os << " " << g.nodes[size_t(i)].op;
+  os << "\n#include \"ops/elementwise_formulas.h\"\n\n"
+        "namespace f = ember::formula;\nusing M = f::StdMath;\n\n"
+        // the layout DeviceKernelShape describes: the host fills the same fields in this order
+        "struct forwardParams { long long numel, inner; const void* in[" << in_len << "]; void* out[" << out_len
+     << "]; float s[" << in_len << "]; };\n"
+        "struct backwardParams { long long numel, inner; const void* in[" << in_len << "]; const void* gout["
+     << out_len << "]; void* gin[" << in_len << "]; float s[" << in_len << "]; };\n\n";
+
+  os << "template <class I> __device__ __forceinline__ void forward(const forwardParams& p) {\n";
+  emit_operands(os, g, grp);
+  for (size_t k = 0; k < n_out; ++k)
+    os << "  float* __restrict__ out" << k << " = static_cast<float*>(p.out[" << k << "]);\n";
+  emit_loop_head(os, grp);
+  std::unordered_map<ValueId, std::string> name;
+  emit_values(os, g, grp, name);
+  for (size_t k = 0; k < n_out; ++k) os << "    out" << k << "[i] = " << name.at(grp.outputs[k]) << ";\n";
+  os << "  }\n}\n\n";
+  emit_entry(os, "ember_fused", "forward");
+
+  if (!grp.needs_grad) return os.str();
+  auto wants_grad = [&](size_t k) { return g.values[size_t(grp.inputs[k].value)].requires_grad; };
+  os << "template <class I> __device__ __forceinline__ void backward(const backwardParams& p) {\n";
+  emit_operands(os, g, grp);
+  for (size_t k = 0; k < n_out; ++k)
+    os << "  const float* __restrict__ gout" << k << " = static_cast<const float*>(p.gout[" << k << "]);\n";
+  for (size_t k = 0; k < n_in; ++k)
+    if (wants_grad(k)) os << "  float* __restrict__ gin" << k << " = static_cast<float*>(p.gin[" << k << "]);\n";
+  emit_loop_head(os, grp);
+  name.clear();
+  emit_values(os, g, grp, name);
+  std::unordered_map<ValueId, std::string> grad;
+  auto grad_of = [&](ValueId v) -> const std::string& {
+    auto it = grad.find(v);
+    if (it == grad.end()) {
+      it = grad.emplace(v, "d" + std::to_string(v)).first;
+      os << "    float " << it->second << " = 0.0f;\n";
+    }
+    return it->second;
+  };
+  // (each gradient is declared before the line that adds to it is started)
+  for (size_t k = 0; k < n_out; ++k) {
+    const std::string d = grad_of(grp.outputs[k]);
+    os << "    " << d << " += gout" << k << "[i];\n";
+  }
+  for (auto it = grp.nodes.rbegin(); it != grp.nodes.rend(); ++it) {
+    const Node& n = g.nodes[size_t(*it)];
+    const ValueId out = n.outputs[0];
+    if (!grad.count(out)) continue;
+    std::vector<std::string> args;
+    for (ValueId v : n.inputs) args.push_back(name.at(v));
+    const auto shares = *derivative(g, n, args, name.at(out), grad.at(out));
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (!shares[i].empty()) {
+        const std::string d = grad_of(n.inputs[i]);
+        os << "    " << d << " += " << shares[i] << ";  // " << n.op << "\n";
+      }
+  }
+  for (size_t k = 0; k < n_in; ++k) {
+    if (!wants_grad(k)) continue;
+    auto it = grad.find(grp.inputs[k].value);
+    os << "    gin" << k << "[i] = " << (it == grad.end() ? "0.0f" : it->second) << ";\n";
+  }
+  os << "  }\n}\n\n";
+  emit_entry(os, "ember_fused_backward", "backward");
+  return os.str();
+}
+
+}  // namespace ember::compiler

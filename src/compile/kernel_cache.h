@@ -1,0 +1,15 @@
+#pragma once
+// Where generated kernels are cached on disk, and the hash that names them (codegen_cpu.cpp
+// defines both; the CPU's shared objects and a device builder's binaries share the directory).
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace ember::compiler {
+
+// $EMBER_CACHE_DIR/kernels, else $XDG_CACHE_HOME/ember/kernels, else ~/.cache/ember/kernels.
+std::filesystem::path kernel_cache_dir();
+// FNV-1a over the bytes of s.
+uint64_t content_hash(const std::string& s);
+
+}  // namespace ember::compiler
