@@ -30,8 +30,11 @@ bool has_inner_operand(const FusedGroup& grp) {
 void emit_operands(std::ostringstream& os, const Graph& g, const FusedGroup& grp) {
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     const auto& o = grp.inputs[k];
-    if (o.kind != FusedOperand::kScalar)
-      os << "  const float* __restrict__ in" << k << " = static_cast<const float*>(p.in[" << k << "]);\n";
+    if (o.kind != FusedOperand::kScalar) {
+      const char* type = o.dtype == kBFloat16 ? "unsigned short" : "float";
+      os << "  const " << type << "* __restrict__ in" << k << " = static_cast<const " << type << "*>(p.in[" << k
+         << "]);\n";
+    }
     else if (number_on_host(g, o))
       os << "  const float in" << k << " = p.s[" << k << "];\n";
     else
@@ -45,9 +48,10 @@ void emit_values(std::ostringstream& os, const Graph& g, const FusedGroup& grp,
                  std::unordered_map<ValueId, std::string>& name) {
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     const auto& o = grp.inputs[k];
-    const std::string v = "a" + std::to_string(k);
-    os << "    const float " << v << " = in" << k
-       << (o.kind == FusedOperand::kScalar ? "" : o.kind == FusedOperand::kFull ? "[i]" : "[j]") << ";\n";
+    const std::string v = "a" + std::to_string(k), in = "in" + std::to_string(k);
+    os << "    const float " << v << " = "
+       << (o.kind == FusedOperand::kScalar ? in : load_expression(o, in + (o.kind == FusedOperand::kFull ? "[i]" : "[j]")))
+       << ";\n";
     name[o.value] = v;
   }
   for (int32_t i : grp.nodes) {
@@ -55,7 +59,7 @@ void emit_values(std::ostringstream& os, const Graph& g, const FusedGroup& grp,
     std::vector<std::string> args;
     for (ValueId v : n.inputs) args.push_back(name.at(v));
     const std::string v = "t" + std::to_string(n.outputs[0]);
-    os << "    const float " << v << " = " << *expression(g, n, args) << ";  // " << n.op << "\n";
+    os << "    const float " << v << " = " << node_value(g, n, *expression(g, n, args)) << ";  // " << n.op << "\n";
     name[n.outputs[0]] = v;
   }
 }
@@ -92,16 +96,29 @@ std::string fusion_detail::generate_device_source(const Graph& g, const FusedGro
         "struct forwardParams { long long numel, inner; const void* in[" << in_len << "]; void* out[" << out_len
      << "]; float s[" << in_len << "]; };\n"
         "struct backwardParams { long long numel, inner; const void* in[" << in_len << "]; const void* gout["
-     << out_len << "]; void* gin[" << in_len << "]; float s[" << in_len << "]; };\n\n";
+     << out_len << "]; void* gin[" << in_len << "]; float s[" << in_len << "]; };\n\n"
+        // bfloat16 in float: widened exactly, rounded to nearest even (NaN -> 0x7fc0) where made
+        "__device__ __forceinline__ float ember_bf16_load(unsigned short b) { return __uint_as_float(unsigned(b) << 16); }\n"
+        "__device__ __forceinline__ unsigned short ember_bf16_store(float x) {\n"
+        "  const unsigned u = __float_as_uint(x);\n"
+        "  return (u & 0x7fffffffu) > 0x7f800000u ? 0x7fc0u : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+        "}\n"
+        "__device__ __forceinline__ float ember_bf16_round(float x) { return ember_bf16_load(ember_bf16_store(x)); }\n\n";
 
   os << "template <class I> __device__ __forceinline__ void forward(const forwardParams& p) {\n";
   emit_operands(os, g, grp);
-  for (size_t k = 0; k < n_out; ++k)
-    os << "  float* __restrict__ out" << k << " = static_cast<float*>(p.out[" << k << "]);\n";
+  auto bf16_out = [&](size_t k) { return g.values[size_t(grp.outputs[k])].dtype == kBFloat16; };
+  for (size_t k = 0; k < n_out; ++k) {
+    const char* type = bf16_out(k) ? "unsigned short" : "float";
+    os << "  " << type << "* __restrict__ out" << k << " = static_cast<" << type << "*>(p.out[" << k << "]);\n";
+  }
   emit_loop_head(os, grp);
   std::unordered_map<ValueId, std::string> name;
   emit_values(os, g, grp, name);
-  for (size_t k = 0; k < n_out; ++k) os << "    out" << k << "[i] = " << name.at(grp.outputs[k]) << ";\n";
+  for (size_t k = 0; k < n_out; ++k) {
+    const std::string& v = name.at(grp.outputs[k]);
+    os << "    out" << k << "[i] = " << (bf16_out(k) ? "ember_bf16_store(" + v + ")" : v) << ";\n";
+  }
   os << "  }\n}\n\n";
   emit_entry(os, "ember_fused", "forward");
 

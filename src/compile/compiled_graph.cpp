@@ -192,6 +192,7 @@ CompiledGraph::CompiledGraph(Graph g, const CompileConfig& config) : impl_(std::
         const ValueId v = grp.inputs[i].value;
         const auto& dies = m.release_after[s];
         if (!taken[i] && grp.inputs[i].kind == FusedOperand::kFull && G.values[size_t(v)].kind == ValueKind::NodeOutput &&
+            G.values[size_t(v)].dtype == G.values[size_t(grp.outputs[o])].dtype &&
             std::find(dies.begin(), dies.end(), v) != dies.end())
           pick = int32_t(i);
       }
@@ -269,7 +270,7 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
                                                              : t.device() == grp.device) &&
             (o.kind == FusedOperand::kScalar
                  ? t.numel() == 1 && t.dtype() == o.dtype
-                 : t.dtype() == kFloat32 && t.is_contiguous() &&
+                 : t.dtype() == o.dtype && t.is_contiguous() &&
                        (o.kind == FusedOperand::kFull  ? Shape(t.sizes().begin(), t.sizes().end()) == grp.sizes
                         : o.kind == FusedOperand::kRow ? grp.inner > 0 && t.numel() == numel / grp.inner
                                                        : t.numel() == grp.inner));
@@ -293,7 +294,7 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
           if (dying.impl_ptr().use_count() == 1 && dying.impl()->storage().use_count() == 1 && dying.is_contiguous())
             t = dying.detach();
         }
-        if (!t.defined()) t = empty(grp.output_sizes[o], {.dtype = kFloat32, .device = grp.device});
+        if (!t.defined()) t = empty(grp.output_sizes[o], {.dtype = G.values[size_t(grp.outputs[o])].dtype, .device = grp.device});
         out_ptrs.push_back(t.data_ptr());
         env[size_t(grp.outputs[o])] = std::move(t);
       }

@@ -41,6 +41,8 @@ std::string float_literal(double v) {
 }  // namespace
 
 namespace fusion_detail {
+bool fusible_dtype(DType dt) { return dt == kFloat32 || dt == kBFloat16; }
+
 bool is_contiguous(const ValueInfo& v) {
   int64_t expect = 1;
   for (size_t d = v.sizes.size(); d-- > 0;) {
@@ -80,6 +82,11 @@ double alpha_of(const Node& n) {
 std::optional<std::string> fusion_detail::expression(const Graph& g, const Node& n, const std::vector<std::string>& a) {
   const std::string op = n.op;
   if (in(n.op, kUnary) && a.size() == 1) return "f::" + op + "_fn<M>{}(" + a[0] + ")";
+  // a cast between float32 and bfloat16: the value itself (a bfloat16 result is rounded where it
+  // is made, as every bfloat16 value of a group is: emit_node_value)
+  if (op == "to_dtype" && a.size() == 1 && n.inputs.size() == 1 &&
+      fusible_dtype(g.values[size_t(n.inputs[0])].dtype) && fusible_dtype(g.values[size_t(n.outputs[0])].dtype))
+    return a[0];
   if (in(n.op, kBinary) && a.size() == 2) return "f::" + op + "_fn<M>{}(" + a[0] + ", " + a[1] + ")";
   const std::string attrs = n.attrs();
   if ((op == "add" || op == "sub") && a.size() == 2) {
@@ -121,6 +128,7 @@ std::optional<std::vector<std::string>> fusion_detail::derivative(const Graph& g
   auto one = [](std::string e) { return std::optional<std::vector<std::string>>(std::vector<std::string>{std::move(e)}); };
   if (a.size() == 1) {
     const std::string& x = a[0];
+    if (op == "to_dtype") return one(gr);
     if (op == "exp") return one(gr + " * " + y);
     if (op == "exp2") return one(gr + " * " + y + " * 0.693147180559945309f");
     if (op == "log") return one(gr + " / " + x);
@@ -211,7 +219,7 @@ struct Builder {
         (i.dtype == kFloat32 || i.dtype == kFloat64 || i.dtype == kInt64 || i.dtype == kInt32 || i.dtype == kBool))
       return FusedOperand{v, FusedOperand::kScalar, i.dtype};
     if (i.device != device) return std::nullopt;
-    if (i.dtype != kFloat32 || !is_contiguous(i)) return std::nullopt;
+    if (!fusible_dtype(i.dtype) || !is_contiguous(i)) return std::nullopt;
     if (i.sizes == sizes) return FusedOperand{v, FusedOperand::kFull, i.dtype};
     // the trailing dims of the output (leading 1s dropped): a bias over the last dims
     size_t lead = 0;
@@ -229,7 +237,7 @@ struct Builder {
   bool fusible(const Node& n, int64_t& inner) const {
     if (n.mutates || n.random() || n.opaque() || n.outputs.size() != 1) return false;
     const ValueInfo& out = g.values[size_t(n.outputs[0])];
-    if (out.dtype != kFloat32 || !is_contiguous(out) || numel(out.sizes) == 0) return false;
+    if (!fusible_dtype(out.dtype) || !is_contiguous(out) || numel(out.sizes) == 0) return false;
     if (!out.device.is_cpu() && !device_codegen(out.device.type)) return false;
     if (!grp.nodes.empty() && (out.sizes != grp.sizes || out.device != grp.device)) return false;
     std::vector<std::string> names;
@@ -273,9 +281,19 @@ void fusion_detail::emit_operand_pointers(std::ostringstream& os, const FusedGro
                          : o.dtype == kBool ? "bool" : "float";
       os << "  const float in" << k << " = float(*static_cast<const " << type << "*>(a.in[" << k << "]));\n";
     }
+    else if (o.dtype == kBFloat16)
+      os << "  const uint16_t* __restrict in" << k << " = static_cast<const uint16_t*>(a.in[" << k << "]);\n";
     else
       os << "  const float* __restrict in" << k << " = static_cast<const float*>(a.in[" << k << "]);\n";
   }
+}
+
+std::string fusion_detail::load_expression(const FusedOperand& o, const std::string& element) {
+  return o.dtype == kBFloat16 && o.kind != FusedOperand::kScalar ? "ember_bf16_load(" + element + ")" : element;
+}
+
+std::string fusion_detail::node_value(const Graph& g, const Node& n, const std::string& formula) {
+  return g.values[size_t(n.outputs[0])].dtype == kBFloat16 ? "ember_bf16_round(" + formula + ")" : formula;
 }
 
 namespace {
@@ -286,9 +304,11 @@ void emit_forward_values(std::ostringstream& os, const Graph& g, const FusedGrou
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     const auto& o = grp.inputs[k];
     const std::string v = "a" + std::to_string(k);
-    if (o.kind == FusedOperand::kScalar) os << "      const float " << v << " = in" << k << ";\n";
-    else if (o.kind == FusedOperand::kFull) os << "      const float " << v << " = in" << k << "[base + j];\n";
-    else os << "      const float " << v << " = in" << k << "[j];\n";
+    const std::string in = "in" + std::to_string(k);
+    os << "      const float " << v << " = "
+       << (o.kind == FusedOperand::kScalar ? in
+           : load_expression(o, in + (o.kind == FusedOperand::kFull ? "[base + j]" : "[j]")))
+       << ";\n";
     name[o.value] = v;
   }
   for (int32_t i : grp.nodes) {
@@ -296,10 +316,21 @@ void emit_forward_values(std::ostringstream& os, const Graph& g, const FusedGrou
     std::vector<std::string> args;
     for (ValueId v : n.inputs) args.push_back(name.at(v));
     const std::string v = "t" + std::to_string(n.outputs[0]);
-    os << "      const float " << v << " = " << *expression(g, n, args) << ";  // " << n.op << "\n";
+    os << "      const float " << v << " = " << node_value(g, n, *expression(g, n, args)) << ";  // " << n.op << "\n";
     name[n.outputs[0]] = v;
   }
 }
+
+// bfloat16 values in float: loaded exactly, stored and rounded as ember's eager kernels round
+// (nearest even, NaN -> 0x7fc0: cpu/tensor_iter.h's store_block), branch-free so loops vectorise.
+const char* const kBFloat16Helpers =
+    "inline float ember_bf16_load(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }\n"
+    "inline uint16_t ember_bf16_store(float x) {\n"
+    "  const uint32_t u = std::bit_cast<uint32_t>(x);\n"
+    "  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;\n"
+    "  return uint16_t((u & 0x7fffffffu) > 0x7f800000u ? 0x7fc0u : rounded);\n"
+    "}\n"
+    "inline float ember_bf16_round(float x) { return ember_bf16_load(ember_bf16_store(x)); }\n";
 
 const char* const kLoopHead =
     "  for (int64_t r = r0; r < r1; ++r) {\n"
@@ -379,19 +410,25 @@ std::string generate_source(const Graph& g, const FusedGroup& grp) {
   std::ostringstream os;
   os << "// ember.compile fused kernel:";
   for (int32_t i : grp.nodes) os << " " << g.nodes[size_t(i)].op;
-  os << "\n#include <cstdint>\n#include \"cpu/elementwise_math.h\"\n\nnamespace {\n"
+  os << "\n#include <bit>\n#include <cstdint>\n#include \"cpu/elementwise_math.h\"\n\nnamespace {\n"
         "namespace f = ember::formula;\nusing M = ember::cpu::CpuMath;\n"
-        "struct Args { int64_t numel, inner; const void* const* in; void* const* out; };\n\n"
+        "struct Args { int64_t numel, inner; const void* const* in; void* const* out; };\n"
+     << kBFloat16Helpers << "\n"
         "void body(void* ctx, int64_t r0, int64_t r1) {\n"
         "  const Args& a = *static_cast<const Args*>(ctx);\n";
   emit_operand_pointers(os, grp);
-  for (size_t k = 0; k < grp.outputs.size(); ++k)
-    os << "  float* __restrict out" << k << " = static_cast<float*>(a.out[" << k << "]);\n";
+  for (size_t k = 0; k < grp.outputs.size(); ++k) {
+    const char* type = g.values[size_t(grp.outputs[k])].dtype == kBFloat16 ? "uint16_t" : "float";
+    os << "  " << type << "* __restrict out" << k << " = static_cast<" << type << "*>(a.out[" << k << "]);\n";
+  }
   os << kLoopHead;
   std::unordered_map<ValueId, std::string> name;
   emit_forward_values(os, g, grp, name);
-  for (size_t k = 0; k < grp.outputs.size(); ++k)
-    os << "      out" << k << "[base + j] = " << name.at(grp.outputs[k]) << ";\n";
+  for (size_t k = 0; k < grp.outputs.size(); ++k) {
+    const bool bf16 = g.values[size_t(grp.outputs[k])].dtype == kBFloat16;
+    const std::string& v = name.at(grp.outputs[k]);
+    os << "      out" << k << "[base + j] = " << (bf16 ? "ember_bf16_store(" + v + ")" : v) << ";\n";
+  }
   os << "    }\n  }\n}\n\n";
   if (grp.needs_grad) emit_backward(os, g, grp);
   os << "}  // namespace\n\n";

@@ -16,7 +16,8 @@ struct FusedOperand {
   enum Kind : uint8_t { kFull, kScalar, kInner, kRow };
   ValueId value;
   Kind kind;
-  DType dtype;  // kScalar: float32/float64/int64/int32/bool (read, then converted to float)
+  DType dtype;  // kScalar: float32/float64/int64/int32/bool (read, then converted to float);
+                // kFull/kInner: float32 or bfloat16 (fusible_dtype)
 };
 
 struct FusedGroup {
@@ -24,7 +25,7 @@ struct FusedGroup {
   std::vector<FusedOperand> inputs;
   std::vector<ValueId> outputs;  // values read after the group (or returned)
   std::vector<Shape> output_sizes;  // each output's shape (sizes, or a row group's per-row values)
-  Shape sizes;                   // every value of the group has this shape, contiguous float32
+  Shape sizes;                   // every value of the group has this shape, contiguous (float32 or bfloat16)
   Device device;                 // where its tensors live: the CPU, or a device with a codegen (device_codegen.h)
   int64_t inner = 0;             // the kInner operands' length (0: none); a row group's row length
   // A row group (fusion_rows.cpp): reductions over the last dim (sum, mean, amax, amin with
@@ -59,6 +60,13 @@ std::optional<std::string> expression(const Graph& g, const Node& n, const std::
 std::optional<std::vector<std::string>> derivative(const Graph& g, const Node& n, const std::vector<std::string>& a,
                                                    const std::string& y, const std::string& gr);
 bool is_contiguous(const ValueInfo& v);
+// The dtypes elementwise groups hold (float32, bfloat16: computed in float, a bfloat16 value
+// rounded where it is made, so results keep eager's bits).
+bool fusible_dtype(DType dt);
+// Operand o's element read as float (bfloat16 widened), and node n's value from its formula
+// (rounded to bfloat16 when n makes a bfloat16 value).
+std::string load_expression(const FusedOperand& o, const std::string& element);
+std::string node_value(const Graph& g, const Node& n, const std::string& formula);
 int64_t numel(const Shape& s);
 // `in<k>` for each operand: a converted number, or a float pointer
 void emit_operand_pointers(std::ostringstream& os, const FusedGroup& grp);

@@ -10,6 +10,7 @@
 
 #include "compile/fusion.h"
 #include "ember/compile/capture.h"
+#include "ember/compile/compiled_graph.h"
 #include "ember/ember.h"
 #include "ember/nn/functional.h"
 #if EMBER_CUDA
@@ -30,6 +31,15 @@ compiler::Graph captured_chain(bool with_grad) {
   y = ember::nn::functional::gelu(y, "tanh") * s;
   y = ember::maximum(y * 2.0, zeros({})) - x.sigmoid();
   return session.finish({y});
+}
+
+// A bfloat16 chain with casts to and from float32 (autocast's shape), with gradients.
+compiler::Graph captured_bfloat16_chain() {
+  Tensor x = randn({6, 5}, {.dtype = kBFloat16, .requires_grad = true}), y = randn({6, 5}, {.dtype = kBFloat16});
+  compiler::CaptureSession session({x, y});
+  Tensor a = (x * y + 1.0).tanh();
+  Tensor out = a.to(kFloat32).sigmoid() * 2.0 + a.to(kFloat32);
+  return session.finish({out, a * 3.0});
 }
 
 // Every value that is not a Python number moves to cuda:0.
@@ -64,6 +74,16 @@ TEST(CompileDeviceSource, CudaGroupsGetSourceThatNvrtcCompiles) {
     EXPECT_GT(cubin.size(), 1000u);
     EXPECT_EQ(cubin.compare(0, 4, "\x7f" "ELF"), 0);
   }
+  {
+    compiler::Graph g = captured_bfloat16_chain();
+    retarget_to_cuda(g);
+    const auto groups = compiler::find_fusion_groups(g);
+    ASSERT_EQ(groups.size(), 1u) << g.str();
+    EXPECT_NE(groups[0].source.find("ember_bf16_round("), std::string::npos);
+    EXPECT_NE(groups[0].source.find("unsigned short* __restrict__ out"), std::string::npos);
+    if (std::getenv("EMBER_TEST_PRINT_SOURCE")) std::cout << groups[0].source << "\n";
+    EXPECT_GT(cuda::compile_to_cubin(groups[0].source, "sm_90").size(), 1000u);
+  }
   // a compile error comes back with NVRTC's log and the source
   try {
     cuda::compile_to_cubin("extern \"C\" __global__ void ember_fused() { undefined_name(); }", "sm_90");
@@ -72,6 +92,18 @@ TEST(CompileDeviceSource, CudaGroupsGetSourceThatNvrtcCompiles) {
     EXPECT_NE(std::string(e.what()).find("undefined_name"), std::string::npos) << e.what();
   }
 #endif
+}
+
+TEST(CompileDeviceSource, CpuBFloat16ChainsFuseWithTheEagerBits) {
+  compiler::Graph g = captured_bfloat16_chain();
+  compiler::CompiledGraph cg(g);
+  EXPECT_EQ(cg.fused_kernels(), 1);
+  Tensor x = randn({6, 5}, {.dtype = kBFloat16}), y = randn({6, 5}, {.dtype = kBFloat16});
+  auto out = cg.run({x, y});
+  Tensor a = (x * y + 1.0).tanh();
+  EXPECT_TRUE(out[0].equal(a.to(kFloat32).sigmoid() * 2.0 + a.to(kFloat32)));
+  EXPECT_TRUE(out[1].equal(a * 3.0));
+  EXPECT_EQ(out[1].dtype(), kBFloat16);
 }
 
 TEST(CompileDeviceSource, CpuGraphsStayOnTheCpu) {
