@@ -320,10 +320,14 @@ Tensor& index_add_cpu(Tensor& self, int64_t dim, const Tensor& index, const Tens
     T* s = static_cast<T*>(work.data_ptr());
     const T* v = static_cast<const T*>(src.data_ptr());
     const T al = scalar_as<T>(alpha);
-    // Tasks own disjoint (outer row, inner range) blocks and apply every index in order.
-    const int64_t blk = 4096;
+    // Tasks own disjoint (outer row, inner range) blocks and apply every index in order; rows
+    // are cut into as many blocks (of at least 16) as give every thread two (an embedding's
+    // gradient, one outer row of 256, ran on one thread).
+    const int64_t threads = ember::detail::max_parallel_threads();
+    const int64_t per_row = std::max<int64_t>(1, (2 * threads + outer - 1) / outer);
+    const int64_t blk = std::min<int64_t>(4096, std::max<int64_t>(16, ((inner + per_row - 1) / per_row + 15) / 16 * 16));
     const int64_t nblk = (inner + blk - 1) / blk;
-    parallel_for(0, outer * nblk, std::max<int64_t>(1, kGrainSize / (K * std::min(inner, blk))),
+    parallel_for(0, outer * nblk, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, K * std::min(inner, blk))),
                  [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
         int64_t o = t / nblk, i0 = (t % nblk) * blk, i1 = std::min(inner, i0 + blk);

@@ -258,7 +258,9 @@ Tensor index_select_ag(const Tensor& self, int64_t dim, const Tensor& index) {
   record("IndexSelectBackward0", {self}, {out}, {saved_input(index)},
          [s = self.sizes(), dim](const variable_list& g, LambdaNode& n) -> variable_list {
            Tensor gi = s.empty() ? g[0].reshape({}) : g[0];
-           return {zeros(s, like(g[0])).index_add(dim, n.unpack(0), gi)};
+           Tensor r = zeros(s, like(g[0]));  // (in place: index_add would copy the zeros first)
+           r.index_add_(dim, n.unpack(0), gi);
+           return {r};
          });
   return out;
 }
@@ -418,7 +420,9 @@ Tensor embedding_ag(const Tensor& weight, const Tensor& indices, std::optional<i
            Tensor idx = n.unpack(0).reshape({-1});
            Tensor rows = g[0].reshape({-1, ws[1]});
            if (pad) rows = rows.masked_fill((idx == *pad).unsqueeze(1), 0);
-           return {zeros(ws, like(g[0])).index_add(0, idx, rows)};
+           Tensor r = zeros(ws, like(g[0]));  // (in place: index_add would copy the zeros first)
+           r.index_add_(0, idx, rows);
+           return {r};
          });
   return out;
 }

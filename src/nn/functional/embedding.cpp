@@ -37,7 +37,9 @@ Tensor embedding_freq_scaled(const Tensor& weight, const Tensor& indices, std::o
                      if (pad) rows = rows.masked_fill((idx == *pad).unsqueeze(1), 0);
                      Tensor counts = bincount(idx, std::nullopt, ws[0]).index_select(0, idx);
                      rows = rows / counts.unsqueeze(1).to(rows.dtype());
-                     return {zeros(ws, {.dtype = g[0].dtype(), .device = g[0].device()}).index_add(0, idx, rows)};
+                     Tensor r = zeros(ws, {.dtype = g[0].dtype(), .device = g[0].device()});
+                     r.index_add_(0, idx, rows);
+                     return {r};
                    });
   return out;
 }
