@@ -244,6 +244,14 @@ EMBER_OP(native_rms_norm, std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef,
 // backward when no graph of the backward is built (create_graph uses differentiable ops).
 EMBER_OP(native_layer_norm_backward, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, IntArrayRef, const Tensor&,
                                                                         const Tensor&, const std::optional<Tensor>&, int64_t))
+// One LSTM step's pointwise part (nn/functional/rnn.cpp; torch's _thnn_fused_lstm_cell):
+// gates (N, 4H) = x W_ih^T + h W_hh^T + biases, c (N, H); i, f, g, o = sigmoid, sigmoid, tanh,
+// sigmoid of gates' four column blocks, c' = f c + i g, h' = o tanh(c') -> (h', c'). One pass on
+// the CPU (src/cpu/rnn_kernels.cpp); other backends run the composition (src/ops/rnn_cell.cpp).
+EMBER_OP(_lstm_cell, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&))
+// (grad_h', grad_c', gates, c, c') -> (grad_gates, grad_c): its gradient, also one pass
+EMBER_OP(_lstm_cell_backward, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                                         const Tensor&))
 // Flash attention (F::scaled_dot_product_attention's fused path; nn/functional/flash_attention.cpp
 // picks it, CUDA kernels in cuda/flash_attention_*): q (..., Tq, D), k and v (..., Tk, D) with the
 // same leading dims; (attn_mask, is_causal, scale) -> (out, lse), lse float32 (..., Tq): the

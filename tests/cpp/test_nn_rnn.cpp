@@ -394,3 +394,64 @@ EMBER_DEVICE_TEST(RecurrentFunctional, RunsTheModulesParameters) {
   EXPECT_THROW_MSG(nn::functional::lstm(x, {h0}, lstm.flat_weights(), true, 2, 0.0, false, true, false), Error,
                    "LSTM: hx must hold (h_0, c_0), got 1 tensors");
 }
+
+// ---- the fused LSTM cell step (_lstm_cell: src/ops/rnn_cell.cpp, src/cpu/rnn_kernels.cpp)
+#include "device_test.h"
+#include "ops/rnn_cell.h"
+
+namespace {
+// The step as the layer composed it before the fused op: the reference the fused kernel must equal.
+std::tuple<Tensor, Tensor> composed_cell(const Tensor& gates, const Tensor& c) {
+  auto a = chunk(gates, 4, 1);
+  Tensor c_new = add(mul(sigmoid(a[1]), c), mul(sigmoid(a[0]), ember::tanh(a[2])));
+  return {mul(sigmoid(a[3]), ember::tanh(c_new)), c_new};
+}
+}  // namespace
+
+EMBER_DEVICE_TEST(LstmCell, FusedStepEqualsTheCompositionWithItsGradients) {
+  manual_seed(3);
+  for (int64_t H : {1, 7, 37}) {  // (37: vector bodies and tails)
+    Tensor gates = (randn({5, 4 * H}) * 3.0).requires_grad_(true), c = randn({5, H}).requires_grad_(true);
+    Tensor gh = randn({5, H}), gc = randn({5, H});
+    auto [h, c_new] = lstm_cell_pointwise(gates, c);
+    auto [h_ref, c_ref] = composed_cell(gates, c);
+    if (device().is_cpu()) {  // the same formulas, built without contraction: the same bits
+      EXPECT_TRUE(h.equal(h_ref));
+      EXPECT_TRUE(c_new.equal(c_ref));
+    } else {
+      EXPECT_TRUE(allclose(h, h_ref, 1e-6, 1e-6));
+      EXPECT_TRUE(allclose(c_new, c_ref, 1e-6, 1e-6));
+    }
+    EXPECT_EQ(h.grad_fn()->name(), "ThnnFusedLstmCellBackward0");
+    auto g = autograd::grad({h, c_new}, {gates, c}, {gh, gc}, /*retain_graph=*/true);
+    auto g_ref = autograd::grad({h_ref, c_ref}, {gates, c}, {gh, gc}, true);
+    EXPECT_TRUE(allclose(g[0], g_ref[0], 1e-5, 1e-6));
+    EXPECT_TRUE(allclose(g[1], g_ref[1], 1e-5, 1e-6));
+    // only h' used: c's gradient flows through h' alone
+    auto g_h = autograd::grad({h.sum()}, {gates, c});
+    auto g_h_ref = autograd::grad({h_ref.sum()}, {gates, c});
+    EXPECT_TRUE(allclose(g_h[0], g_h_ref[0], 1e-5, 1e-6));
+    EXPECT_TRUE(allclose(g_h[1], g_h_ref[1], 1e-5, 1e-6));
+  }
+}
+
+TEST(LstmCell, GradcheckAndDoubleBackward) {
+  manual_seed(4);
+  Tensor gates = randn({3, 8}, {.dtype = kFloat64}).requires_grad_(true);
+  Tensor c = randn({3, 2}, {.dtype = kFloat64}).requires_grad_(true);
+  auto fn = [](const autograd::variable_list& x) {
+    auto [h, cn] = lstm_cell_pointwise(x[0], x[1]);
+    return h * 1.5 + cn * cn;
+  };
+  EXPECT_TRUE(gradcheck(fn, {gates, c}));
+  EXPECT_TRUE(gradgradcheck(fn, {gates, c}));
+}
+
+TEST(LstmCell, ErrorsAndMixedDtypes) {
+  EXPECT_THROW_MSG(lstm_cell_pointwise(randn({3, 8}), randn({3, 3})), Error,
+                   "_lstm_cell: expected gates of shape (N, 4H) and c of shape (N, H), got [3, 8] and [3, 3]");
+  // autocast's mixes (bfloat16 gates, float32 state) take the composition
+  auto [h, cn] = lstm_cell_pointwise(randn({2, 8}).to(kBFloat16), randn({2, 2}));
+  EXPECT_EQ(cn.dtype(), kFloat32);
+  EXPECT_EQ(h.sizes(), Shape({2, 2}));
+}

@@ -392,6 +392,21 @@ class _Converter:
                 scaled = masked
             self.add("Softmax", [scaled], [p], axis=-1)
             return self.add("MatMul", [p, x[2]], y[:1])
+        if op == "_lstm_cell":  # the fused LSTM step: gates' four blocks, c' = f c + i g, h' = o tanh(c')
+            hidden = self.g["values"][ins[1]]["sizes"][-1]
+            acts = []
+            for k, act in enumerate(("Sigmoid", "Sigmoid", "Tanh", "Sigmoid")):
+                block, out = self.fresh("gate"), self.fresh("act")
+                self.add("Slice", [x[0], self.const([k * hidden]), self.const([(k + 1) * hidden]), self.const([1])],
+                         [block])
+                self.add(act, [block], [out])
+                acts.append(out)
+            fc, ig, tc = self.fresh("fc"), self.fresh("ig"), self.fresh("tanh_c")
+            self.add("Mul", [acts[1], x[1]], [fc])
+            self.add("Mul", [acts[0], acts[2]], [ig])
+            self.add("Add", [fc, ig], [y[1]])
+            self.add("Tanh", [y[1]], [tc])
+            return self.add("Mul", [acts[3], tc], [y[0]])
         if op == "silu":  # x * sigmoid(x)
             sig = self.fresh("sigmoid")
             self.add("Sigmoid", x[:1], [sig])

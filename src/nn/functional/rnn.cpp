@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ember/nn/functional.h"
+#include "ops/rnn_cell.h"
 
 namespace ember::nn::functional {
 
@@ -153,11 +154,7 @@ Result run(Cell cell, const Tensor& input_in, const Tensor& hx_in, const Tensor&
           } else if (cell == Cell::Relu) {
             h = ember::relu(pre);
           } else {
-            auto g = chunk(pre, 4, 1);
-            Tensor i = ember::sigmoid(g[0]), f = ember::sigmoid(g[1]);
-            Tensor gg = ember::tanh(g[2]), og = ember::sigmoid(g[3]);
-            c = add(mul(f, c), mul(i, gg));
-            h = mul(og, ember::tanh(c));
+            std::tie(h, c) = lstm_cell_pointwise(pre, c);  // one fused op (ops/rnn_cell.cpp)
           }
           outs[size_t(step)] = h;
           continue;

@@ -1,0 +1,78 @@
+// The LSTM cell's pointwise step as one op (_lstm_cell, op_list.h), its gradient beside it, and
+// the compositions backends without a fused kernel run. Per step the composition is nine ops
+// (four activations on column blocks, three products, a sum, a tanh), each with its own pass,
+// allocation and autograd node; the seeds' LSTM spent most of its time there.
+//   forward:  i, f, g, o = sigmoid(a_i), sigmoid(a_f), tanh(a_g), sigmoid(a_o)
+//             c' = f c + i g,  h' = o tanh(c')
+//   backward: t = tanh(c'), dc = gc' + gh' o (1 - t^2)
+//             da_o = gh' t o (1 - o), da_i = dc g i (1 - i), da_f = dc c f (1 - f),
+//             da_g = dc i (1 - g^2), gc = dc f
+#include "ops/rnn_cell.h"
+
+#include "autograd/record.h"
+#include "ember/ops.h"
+#include "ops/op_handles.h"
+
+namespace ember {
+namespace {
+using namespace autograd;
+
+void check_cell(const char* op, const Tensor& gates, const Tensor& c) {
+  EMBER_CHECK(gates.dim() == 2 && c.dim() == 2 && gates.size(0) == c.size(0) && gates.size(1) == 4 * c.size(1), op,
+              ": expected gates of shape (N, 4H) and c of shape (N, H), got ", gates.sizes(), " and ", c.sizes());
+  EMBER_CHECK(gates.device() == c.device(), op, ": expected gates and c on one device, got ", gates.device().str(),
+              " and ", c.device().str());
+}
+
+std::tuple<Tensor, Tensor> lstm_cell_composite(const Tensor& gates, const Tensor& c) {
+  check_cell("_lstm_cell", gates, c);
+  auto a = chunk(gates, 4, 1);
+  Tensor i = sigmoid(a[0]), f = sigmoid(a[1]), g = tanh(a[2]), o = sigmoid(a[3]);
+  Tensor c_new = add(mul(f, c), mul(i, g));
+  return {mul(o, tanh(c_new)), c_new};
+}
+
+std::tuple<Tensor, Tensor> lstm_cell_backward_composite(const Tensor& gh, const Tensor& gc, const Tensor& gates,
+                                                        const Tensor& c, const Tensor& c_new) {
+  auto a = chunk(gates, 4, 1);
+  Tensor i = sigmoid(a[0]), f = sigmoid(a[1]), g = tanh(a[2]), o = sigmoid(a[3]);
+  Tensor t = tanh(c_new);
+  Tensor dc = gc + gh * o * (1 - t * t);
+  Tensor da_o = gh * t * (o * (1 - o));
+  Tensor da_i = dc * g * (i * (1 - i));
+  Tensor da_f = dc * c * (f * (1 - f));
+  Tensor da_g = dc * i * (1 - g * g);
+  return {cat({da_i, da_f, da_g, da_o}, 1), dc * f};
+}
+
+std::tuple<Tensor, Tensor> lstm_cell_ag(const Tensor& gates, const Tensor& c) {
+  auto [h, c_new] = below_autograd([&] { return ops::_lstm_cell()(gates, c); });
+  record("ThnnFusedLstmCellBackward0", {gates, c}, {h, c_new},
+         {saved_input(gates), saved_input(c), saved_output(c_new)},
+         [](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor gates = n.unpack(0), c = n.unpack(1), c_new = n.unpack(2);
+           Tensor gh = g[0].defined() ? g[0] : zeros_like(c_new);
+           Tensor gc = g[1].defined() ? g[1] : zeros_like(c_new);
+           // create_graph: the composition, whose ops record their own gradients
+           auto [dgates, dc] = GradMode::is_enabled() ? lstm_cell_backward_composite(gh, gc, gates, c, c_new)
+                                                      : ops::_lstm_cell_backward()(gh, gc, gates, c, c_new);
+           return {grad_for(n, 0, [&] { return dgates; }), grad_for(n, 1, [&] { return dc; })};
+         });
+  return {h, c_new};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> lstm_cell_pointwise(const Tensor& gates, const Tensor& c) {
+  check_cell("_lstm_cell", gates, c);
+  // the fused kernels take float32/float64 of one dtype; anything else (autocast's mixes) composes
+  if (gates.dtype() != c.dtype() || !(gates.dtype() == kFloat32 || gates.dtype() == kFloat64))
+    return lstm_cell_composite(gates, c);
+  return ops::_lstm_cell()(gates, c);
+}
+
+EMBER_REGISTER_KERNEL(_lstm_cell, Autograd, lstm_cell_ag);
+EMBER_REGISTER_KERNEL(_lstm_cell, CompositeBackend, lstm_cell_composite);
+EMBER_REGISTER_KERNEL(_lstm_cell_backward, CompositeBackend, lstm_cell_backward_composite);
+
+}  // namespace ember
