@@ -1,7 +1,7 @@
-// CPU kernels of the LSTM cell's pointwise step (_lstm_cell, _lstm_cell_backward; formulas in
-// src/ops/rnn_cell.cpp): one pass over a step's gates instead of nine ops. The activations are
+// CPU kernels of the LSTM and GRU cells' pointwise steps (_lstm_cell, _gru_cell and their
+// backwards; formulas in src/ops/rnn_cell.cpp): one pass over a step's gates instead of nine ops. The activations are
 // the eager kernels' formulas (ops/elementwise_formulas.h with CpuMath) and this file is built
-// without contraction (CMakeLists.txt), so h' and c' have the bits the composition gives.
+// without contraction (CMakeLists.txt), so h' (and c') have the bits the composition gives.
 #include "core/parallel.h"
 #include "cpu/elementwise_math.h"
 #include "ember/ops.h"
@@ -65,6 +65,81 @@ void lstm_backward_row(const T* __restrict a, const T* __restrict c, const T* __
   }
 }
 
+// One GRU row: input gates x and hidden gates hg (three blocks H apart each), h -> h'.
+template <class T>
+void gru_row(const T* __restrict x, const T* __restrict hg, const T* __restrict h, T* __restrict h_new, int64_t H) {
+  for (int64_t j = 0; j < H; ++j) {
+    const T r = Act<T>::sigmoid(x[j] + hg[j]), z = Act<T>::sigmoid(x[H + j] + hg[H + j]);
+    const T n = Act<T>::tanh(x[2 * H + j] + r * hg[2 * H + j]);
+    h_new[j] = n + z * (h[j] - n);
+  }
+}
+
+template <class T>
+void gru_backward_row(const T* __restrict g, const T* __restrict x, const T* __restrict hg, const T* __restrict h,
+                      T* __restrict dx, T* __restrict dhg, T* __restrict dh, int64_t H) {
+  for (int64_t j = 0; j < H; ++j) {
+    const T r = Act<T>::sigmoid(x[j] + hg[j]), z = Act<T>::sigmoid(x[H + j] + hg[H + j]);
+    const T n = Act<T>::tanh(x[2 * H + j] + r * hg[2 * H + j]);
+    const T da_n = g[j] * (T(1) - z) * (T(1) - n * n);
+    const T da_r = da_n * hg[2 * H + j] * (r * (T(1) - r));
+    const T da_z = g[j] * (h[j] - n) * (z * (T(1) - z));
+    dx[j] = da_r;
+    dx[H + j] = da_z;
+    dx[2 * H + j] = da_n;
+    dhg[j] = da_r;
+    dhg[H + j] = da_z;
+    dhg[2 * H + j] = da_n * r;
+    dh[j] = g[j] * z;
+  }
+}
+
+void check_gru_fused(const char* op, const Tensor& xg, const Tensor& hg, const Tensor& h) {
+  EMBER_CHECK(xg.dim() == 2 && hg.dim() == 2 && h.dim() == 2 && IntArrayRef(xg.sizes()) == IntArrayRef(hg.sizes()) &&
+                  xg.size(0) == h.size(0) && xg.size(1) == 3 * h.size(1),
+              op, ": expected input and hidden gates of shape (N, 3H) and h of shape (N, H), got ", xg.sizes(), ", ",
+              hg.sizes(), " and ", h.sizes());
+  EMBER_CHECK(xg.dtype() == h.dtype() && hg.dtype() == h.dtype() && (h.dtype() == kFloat32 || h.dtype() == kFloat64),
+              op, ": expected float32 or float64 tensors of one dtype, got ", dtype_name(xg.dtype()), ", ",
+              dtype_name(hg.dtype()), " and ", dtype_name(h.dtype()));
+}
+
+Tensor gru_cell_cpu(const Tensor& xg_in, const Tensor& hg_in, const Tensor& h_in) {
+  check_gru_fused("_gru_cell", xg_in, hg_in, h_in);
+  const Tensor xg = xg_in.contiguous(), hg = hg_in.contiguous(), h = h_in.contiguous();
+  const int64_t N = h.size(0), H = h.size(1);
+  Tensor out = empty({N, H}, h.options());
+  float_or_double(h.dtype(), [&]<class T>() {
+    const T *x = xg.data_ptr<T>(), *hp = hg.data_ptr<T>(), *hh = h.data_ptr<T>();
+    T* o = out.data_ptr<T>();
+    over_rows(N, 3 * H, [=](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) gru_row<T>(x + r * 3 * H, hp + r * 3 * H, hh + r * H, o + r * H, H);
+    });
+  });
+  return out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> gru_cell_backward_cpu(const Tensor& g_in, const Tensor& xg_in, const Tensor& hg_in,
+                                                         const Tensor& h_in) {
+  check_gru_fused("_gru_cell_backward", xg_in, hg_in, h_in);
+  const Tensor xg = xg_in.contiguous(), hg = hg_in.contiguous(), h = h_in.contiguous();
+  const Tensor g = g_in.to(h.dtype()).contiguous();
+  EMBER_CHECK(IntArrayRef(g.sizes()) == IntArrayRef(h.sizes()), "_gru_cell_backward: expected grad_h' of shape ",
+              h.sizes(), ", got ", g.sizes());
+  const int64_t N = h.size(0), H = h.size(1);
+  Tensor dx = empty({N, 3 * H}, h.options()), dhg = empty({N, 3 * H}, h.options()), dh = empty({N, H}, h.options());
+  float_or_double(h.dtype(), [&]<class T>() {
+    const T *gp = g.data_ptr<T>(), *x = xg.data_ptr<T>(), *hp = hg.data_ptr<T>(), *hh = h.data_ptr<T>();
+    T *dxp = dx.data_ptr<T>(), *dhgp = dhg.data_ptr<T>(), *dhp = dh.data_ptr<T>();
+    over_rows(N, 3 * H, [=](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        gru_backward_row<T>(gp + r * H, x + r * 3 * H, hp + r * 3 * H, hh + r * H, dxp + r * 3 * H, dhgp + r * 3 * H,
+                            dhp + r * H, H);
+    });
+  });
+  return {dx, dhg, dh};
+}
+
 std::tuple<Tensor, Tensor> lstm_cell_cpu(const Tensor& gates_in, const Tensor& c_in) {
   check_fused("_lstm_cell", gates_in, c_in);
   const Tensor gates = gates_in.contiguous(), c = c_in.contiguous();
@@ -108,6 +183,8 @@ std::tuple<Tensor, Tensor> lstm_cell_backward_cpu(const Tensor& gh_in, const Ten
 
 EMBER_REGISTER_KERNEL(_lstm_cell, CPU, lstm_cell_cpu);
 EMBER_REGISTER_KERNEL(_lstm_cell_backward, CPU, lstm_cell_backward_cpu);
+EMBER_REGISTER_KERNEL(_gru_cell, CPU, gru_cell_cpu);
+EMBER_REGISTER_KERNEL(_gru_cell_backward, CPU, gru_cell_backward_cpu);
 
 }  // namespace
 }  // namespace ember::cpu

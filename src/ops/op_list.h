@@ -252,6 +252,13 @@ EMBER_OP(_lstm_cell, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&))
 // (grad_h', grad_c', gates, c, c') -> (grad_gates, grad_c): its gradient, also one pass
 EMBER_OP(_lstm_cell_backward, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                                                          const Tensor&))
+// One GRU step's pointwise part (torch's _thnn_fused_gru_cell): xg = x W_ih^T + b_ih and
+// hg = h W_hh^T + b_hh, both (N, 3H), h (N, H); r = sigmoid(xg_r + hg_r), z = sigmoid(xg_z +
+// hg_z), n = tanh(xg_n + r hg_n), h' = n + z (h - n).
+EMBER_OP(_gru_cell, Tensor(const Tensor&, const Tensor&, const Tensor&))
+// (grad_h', xg, hg, h) -> (grad_xg, grad_hg, grad_h)
+EMBER_OP(_gru_cell_backward, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&,
+                                                                const Tensor&))
 // Flash attention (F::scaled_dot_product_attention's fused path; nn/functional/flash_attention.cpp
 // picks it, CUDA kernels in cuda/flash_attention_*): q (..., Tq, D), k and v (..., Tk, D) with the
 // same leading dims; (attn_mask, is_causal, scale) -> (out, lse), lse float32 (..., Tq): the

@@ -1,4 +1,5 @@
-// The LSTM cell's pointwise step as one op (_lstm_cell, op_list.h), its gradient beside it, and
+// The LSTM and GRU cells' pointwise steps as one op each (_lstm_cell, _gru_cell: op_list.h), their
+// gradients beside them, and
 // the compositions backends without a fused kernel run. Per step the composition is nine ops
 // (four activations on column blocks, three products, a sum, a tanh), each with its own pass,
 // allocation and autograd node; the seeds' LSTM spent most of its time there.
@@ -61,7 +62,60 @@ std::tuple<Tensor, Tensor> lstm_cell_ag(const Tensor& gates, const Tensor& c) {
   return {h, c_new};
 }
 
+void check_gru(const Tensor& xg, const Tensor& hg, const Tensor& h) {
+  EMBER_CHECK(xg.dim() == 2 && hg.dim() == 2 && h.dim() == 2 && IntArrayRef(xg.sizes()) == IntArrayRef(hg.sizes()) &&
+                  xg.size(0) == h.size(0) && xg.size(1) == 3 * h.size(1),
+              "_gru_cell: expected input and hidden gates of shape (N, 3H) and h of shape (N, H), got ", xg.sizes(), ", ",
+              hg.sizes(), " and ", h.sizes());
+  EMBER_CHECK(xg.device() == h.device() && hg.device() == h.device(), "_gru_cell: expected tensors on one device, got ",
+              xg.device().str(), ", ", hg.device().str(), " and ", h.device().str());
+}
+
+// The GRU step as the layer composed it: r, z, n, then h' = n + z (h - n).
+Tensor gru_cell_composite(const Tensor& xg, const Tensor& hg, const Tensor& h) {
+  check_gru(xg, hg, h);
+  auto x = chunk(xg, 3, 1), hh = chunk(hg, 3, 1);
+  Tensor r = sigmoid(add(x[0], hh[0])), z = sigmoid(add(x[1], hh[1]));
+  Tensor n = tanh(add(x[2], mul(r, hh[2])));
+  return add(n, mul(z, sub(h, n)));
+}
+
+//   dn = g (1 - z), dz = g (h - n), dh = g z
+//   da_n = dn (1 - n^2)        -> grad_xg_n = da_n, grad_hg_n = da_n r
+//   da_r = da_n hg_n r (1 - r) -> grad_xg_r = grad_hg_r = da_r
+//   da_z = dz z (1 - z)        -> grad_xg_z = grad_hg_z = da_z
+std::tuple<Tensor, Tensor, Tensor> gru_cell_backward_composite(const Tensor& g, const Tensor& xg, const Tensor& hg,
+                                                               const Tensor& h) {
+  auto x = chunk(xg, 3, 1), hh = chunk(hg, 3, 1);
+  Tensor r = sigmoid(x[0] + hh[0]), z = sigmoid(x[1] + hh[1]);
+  Tensor n = tanh(x[2] + r * hh[2]);
+  Tensor da_n = g * (1 - z) * (1 - n * n);
+  Tensor da_r = da_n * hh[2] * (r * (1 - r));
+  Tensor da_z = g * (h - n) * (z * (1 - z));
+  return {cat({da_r, da_z, da_n}, 1), cat({da_r, da_z, da_n * r}, 1), g * z};
+}
+
+Tensor gru_cell_ag(const Tensor& xg, const Tensor& hg, const Tensor& h) {
+  Tensor out = below_autograd([&] { return ops::_gru_cell()(xg, hg, h); });
+  record("ThnnFusedGruCellBackward0", {xg, hg, h}, {out}, {saved_input(xg), saved_input(hg), saved_input(h)},
+         [](const variable_list& g, LambdaNode& n) -> variable_list {
+           Tensor xg = n.unpack(0), hg = n.unpack(1), h = n.unpack(2);
+           auto [dx, dh_gates, dh] = GradMode::is_enabled() ? gru_cell_backward_composite(g[0], xg, hg, h)
+                                                            : ops::_gru_cell_backward()(g[0], xg, hg, h);
+           return {grad_for(n, 0, [&] { return dx; }), grad_for(n, 1, [&] { return dh_gates; }),
+                   grad_for(n, 2, [&] { return dh; })};
+         });
+  return out;
+}
+
 }  // namespace
+
+Tensor gru_cell_pointwise(const Tensor& xg, const Tensor& hg, const Tensor& h) {
+  check_gru(xg, hg, h);
+  const DType dt = h.dtype();
+  if (xg.dtype() != dt || hg.dtype() != dt || !(dt == kFloat32 || dt == kFloat64)) return gru_cell_composite(xg, hg, h);
+  return ops::_gru_cell()(xg, hg, h);
+}
 
 std::tuple<Tensor, Tensor> lstm_cell_pointwise(const Tensor& gates, const Tensor& c) {
   check_cell("_lstm_cell", gates, c);
@@ -74,5 +128,8 @@ std::tuple<Tensor, Tensor> lstm_cell_pointwise(const Tensor& gates, const Tensor
 EMBER_REGISTER_KERNEL(_lstm_cell, Autograd, lstm_cell_ag);
 EMBER_REGISTER_KERNEL(_lstm_cell, CompositeBackend, lstm_cell_composite);
 EMBER_REGISTER_KERNEL(_lstm_cell_backward, CompositeBackend, lstm_cell_backward_composite);
+EMBER_REGISTER_KERNEL(_gru_cell, Autograd, gru_cell_ag);
+EMBER_REGISTER_KERNEL(_gru_cell, CompositeBackend, gru_cell_composite);
+EMBER_REGISTER_KERNEL(_gru_cell_backward, CompositeBackend, gru_cell_backward_composite);
 
 }  // namespace ember

@@ -1,5 +1,5 @@
 #pragma once
-// The LSTM cell's pointwise step (src/ops/rnn_cell.cpp): (gates, c) -> (h', c'), one fused op
+// The recurrent cells' pointwise steps (src/ops/rnn_cell.cpp): LSTM (gates, c) -> (h', c'), one fused op
 // with its gradient where the dtypes allow, the composition otherwise.
 #include <tuple>
 
@@ -8,5 +8,7 @@
 namespace ember {
 
 std::tuple<Tensor, Tensor> lstm_cell_pointwise(const Tensor& gates, const Tensor& c);
+// The GRU's step: (x W_ih^T + b_ih, h W_hh^T + b_hh, h) -> h'.
+Tensor gru_cell_pointwise(const Tensor& xg, const Tensor& hg, const Tensor& h);
 
 }  // namespace ember

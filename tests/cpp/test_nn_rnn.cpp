@@ -455,3 +455,39 @@ TEST(LstmCell, ErrorsAndMixedDtypes) {
   EXPECT_EQ(cn.dtype(), kFloat32);
   EXPECT_EQ(h.sizes(), Shape({2, 2}));
 }
+
+namespace {
+Tensor composed_gru(const Tensor& xg, const Tensor& hg, const Tensor& h) {
+  auto x = chunk(xg, 3, 1), hh = chunk(hg, 3, 1);
+  Tensor r = sigmoid(add(x[0], hh[0])), z = sigmoid(add(x[1], hh[1]));
+  Tensor n = ember::tanh(add(x[2], mul(r, hh[2])));
+  return add(n, mul(z, sub(h, n)));
+}
+}  // namespace
+
+EMBER_DEVICE_TEST(GruCell, FusedStepEqualsTheCompositionWithItsGradients) {
+  manual_seed(5);
+  for (int64_t H : {1, 7, 37}) {
+    Tensor xg = (randn({4, 3 * H}) * 2.0).requires_grad_(true), hg = (randn({4, 3 * H}) * 2.0).requires_grad_(true);
+    Tensor h = randn({4, H}).requires_grad_(true), g = randn({4, H});
+    Tensor out = gru_cell_pointwise(xg, hg, h), ref = composed_gru(xg, hg, h);
+    if (device().is_cpu()) EXPECT_TRUE(out.equal(ref));
+    else EXPECT_TRUE(allclose(out, ref, 1e-6, 1e-6));
+    EXPECT_EQ(out.grad_fn()->name(), "ThnnFusedGruCellBackward0");
+    auto d = autograd::grad({out}, {xg, hg, h}, {g});
+    auto d_ref = autograd::grad({ref}, {xg, hg, h}, {g});
+    for (size_t k = 0; k < 3; ++k) EXPECT_TRUE(allclose(d[k], d_ref[k], 1e-5, 1e-6)) << k;
+  }
+}
+
+TEST(GruCell, GradcheckDoubleBackwardAndErrors) {
+  manual_seed(6);
+  auto f64 = [](Shape s) { return randn(s, {.dtype = kFloat64}).requires_grad_(true); };
+  Tensor xg = f64({3, 6}), hg = f64({3, 6}), h = f64({3, 2});
+  auto fn = [](const autograd::variable_list& x) { return gru_cell_pointwise(x[0], x[1], x[2]).pow(2); };
+  EXPECT_TRUE(gradcheck(fn, {xg, hg, h}));
+  EXPECT_TRUE(gradgradcheck(fn, {xg, hg, h}));
+  EXPECT_THROW_MSG(gru_cell_pointwise(randn({3, 6}), randn({3, 9}), randn({3, 2})), Error,
+                   "_gru_cell: expected input and hidden gates of shape (N, 3H) and h of shape (N, H), got [3, 6], "
+                   "[3, 9] and [3, 2]");
+}

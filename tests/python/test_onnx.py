@@ -155,7 +155,7 @@ def test_dynamic_axes_gpt2_batch_and_sequence(tmp_path):
 
 def test_resnet_and_lstm_text_models_in_onnxruntime(tmp_path):
     """More of what models are made of: residual blocks with BatchNorm, average and adaptive
-    pooling, nearest and bilinear upsampling; an embedding and an LSTM (unrolled over its steps),
+    pooling, nearest and bilinear upsampling; an embedding, an LSTM and a GRU (unrolled over their steps),
     select, cat, mean/amax over a dim, clamp, leaky_relu, silu. Dynamic batch for both."""
     import ember.nn.functional as F
 
@@ -185,11 +185,12 @@ def test_resnet_and_lstm_text_models_in_onnxruntime(tmp_path):
         def __init__(self):
             super().__init__()
             self.embed, self.lstm, self.fc = nn.Embedding(50, 16), nn.LSTM(16, 32, batch_first=True), nn.Linear(32, 4)
+            self.gru = nn.GRU(32, 8, batch_first=True)
 
         def forward(self, ids):
             out, (h, c) = self.lstm(self.embed(ids))
             return (self.fc(out.mean(1)) + self.fc(h[-1]).clamp(-1, 1) + F.leaky_relu(self.fc(out[:, -1]), 0.1)
-                    + F.silu(self.fc(out.amax(1))))
+                    + F.silu(self.fc(out.amax(1))) + self.gru(out)[0].mean((1, 2)).unsqueeze(1))
 
     ember.manual_seed(4)
     for (model, make), opset in zip([(ResNet(), lambda n: ember.randn(n, 3, 16, 16)),

@@ -407,6 +407,22 @@ class _Converter:
             self.add("Add", [fc, ig], [y[1]])
             self.add("Tanh", [y[1]], [tc])
             return self.add("Mul", [acts[3], tc], [y[0]])
+        if op == "_gru_cell":  # the fused GRU step: r, z, n from both gates, h' = n + z (h - n)
+            hidden = self.g["values"][ins[2]]["sizes"][-1]
+
+            def block(t, k):
+                out = self.fresh("gate")
+                self.add("Slice", [t, self.const([k * hidden]), self.const([(k + 1) * hidden]), self.const([1])], [out])
+                return out
+
+            def node(kind, inputs):
+                out = self.fresh(kind.lower())
+                self.add(kind, inputs, [out])
+                return out
+            r = node("Sigmoid", [node("Add", [block(x[0], 0), block(x[1], 0)])])
+            z = node("Sigmoid", [node("Add", [block(x[0], 1), block(x[1], 1)])])
+            n = node("Tanh", [node("Add", [block(x[0], 2), node("Mul", [r, block(x[1], 2)])])])
+            return self.add("Add", [n, node("Mul", [z, node("Sub", [x[2], n])])], y)
         if op == "silu":  # x * sigmoid(x)
             sig = self.fresh("sigmoid")
             self.add("Sigmoid", x[:1], [sig])

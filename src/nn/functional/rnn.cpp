@@ -161,12 +161,7 @@ Result run(Cell cell, const Tensor& input_in, const Tensor& hx_in, const Tensor&
         }
         // GRU: n = tanh(x_n + r * (h W_hn^T + b_hn)) keeps the hidden projection apart
         Tensor hw = b_hh.defined() ? addmm(b_hh, h, w_hh_t) : mm(h, w_hh_t);
-        auto xg = chunk(xt, 3, 1);
-        auto hg = chunk(hw, 3, 1);
-        Tensor r = ember::sigmoid(add(xg[0], hg[0]));
-        Tensor z = ember::sigmoid(add(xg[1], hg[1]));
-        Tensor n = ember::tanh(add(xg[2], mul(r, hg[2])));
-        h = add(n, mul(z, sub(h, n)));  // (1 - z) * n + z * h
+        h = gru_cell_pointwise(xt, hw, h);  // (1 - z) n + z h, one fused op (ops/rnn_cell.cpp)
         outs[size_t(step)] = h;
       }
       h_n.push_back(h);
