@@ -84,8 +84,8 @@ autograd::variable_list fused_backward(const Kernel& k, const autograd::variable
   {
     profiler::detail::CompositeScope event(grp.rows ? "ember::fused_rows_backward" : "ember::fused_elementwise_backward");
     if (k.device)
-      k.device->run_backward(numel, grp.inner > 0 ? grp.inner : 1, in_ptr.data(), gout_ptr.data(), gin_ptr.data(),
-                             host_numbers(k, operands).data());
+      k.device->run_backward(grp.device, numel, grp.inner > 0 ? grp.inner : 1, in_ptr.data(), gout_ptr.data(),
+                             gin_ptr.data(), host_numbers(k, operands).data());
     else
       k.backward(numel, grp.inner > 0 ? grp.inner : 4096, in_ptr.data(), gout_ptr.data(), gin_ptr.data(), &run_on_pool);
   }
@@ -302,7 +302,7 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
       {
         // one profiler event per fused kernel, in place of the ops it replaced
         profiler::detail::CompositeScope event(grp.rows ? "ember::fused_rows" : "ember::fused_elementwise");
-        if (k.device) k.device->run(numel, grp.inner > 0 ? grp.inner : 1, in_ptrs.data(), out_ptrs.data(),
+        if (k.device) k.device->run(grp.device, numel, grp.inner > 0 ? grp.inner : 1, in_ptrs.data(), out_ptrs.data(),
                                     numbers.data());
         else k.fn(numel, inner, in_ptrs.data(), out_ptrs.data(), &run_on_pool);
       }

@@ -24,11 +24,12 @@ struct DeviceKernelShape {
 class DeviceKernel {
  public:
   virtual ~DeviceKernel() = default;
-  // Launches on the device's current stream (asynchronous, as every kernel).
-  virtual void run(int64_t numel, int64_t inner, const void* const* in, void* const* out,
+  // Launches on `device` (the group's tensors' GPU), on its current stream (asynchronous, as
+  // every kernel).
+  virtual void run(const Device& device, int64_t numel, int64_t inner, const void* const* in, void* const* out,
                    const float* scalars) const = 0;
-  virtual void run_backward(int64_t numel, int64_t inner, const void* const* in, const void* const* grad_out,
-                            void* const* grad_in, const float* scalars) const = 0;
+  virtual void run_backward(const Device& device, int64_t numel, int64_t inner, const void* const* in,
+                            const void* const* grad_out, void* const* grad_in, const float* scalars) const = 0;
   bool from_cache = false;  // found in the disk cache, not compiled now
   double seconds = 0;       // what building it took
 };

@@ -196,17 +196,18 @@ class NvrtcKernel final : public compiler::DeviceKernel {
   }
   // (the library lives as long as the process: autograd nodes may still hold the kernel)
 
-  void run(int64_t numel, int64_t inner, const void* const* in, void* const* out, const float* scalars) const override {
+  void run(const Device& device, int64_t numel, int64_t inner, const void* const* in, void* const* out,
+           const float* scalars) const override {
     std::vector<char> p(size_t(param_bytes(shape_, false)), 0);
     char* at = header(p.data(), numel, inner);
     at = put(at, in, shape_.n_in);
     at = put(at, out, shape_.n_out);
     std::memcpy(at, scalars, sizeof(float) * size_t(shape_.n_in));
-    launch(forward_, numel, p);
+    launch(device, forward_, numel, p);
   }
 
-  void run_backward(int64_t numel, int64_t inner, const void* const* in, const void* const* grad_out,
-                    void* const* grad_in, const float* scalars) const override {
+  void run_backward(const Device& device, int64_t numel, int64_t inner, const void* const* in,
+                    const void* const* grad_out, void* const* grad_in, const float* scalars) const override {
     EMBER_CHECK(backward_, "ember.compile: this fused CUDA kernel was built without a backward");
     std::vector<char> p(size_t(param_bytes(shape_, true)), 0);
     char* at = header(p.data(), numel, inner);
@@ -214,7 +215,7 @@ class NvrtcKernel final : public compiler::DeviceKernel {
     at = put(at, grad_out, shape_.n_out);
     at = put(at, grad_in, shape_.n_in);
     std::memcpy(at, scalars, sizeof(float) * size_t(shape_.n_in));
-    launch(backward_, numel, p);
+    launch(device, backward_, numel, p);
   }
 
  private:
@@ -228,9 +229,10 @@ class NvrtcKernel final : public compiler::DeviceKernel {
     if (n) std::memcpy(at, ptrs, sizeof(void*) * size_t(n));
     return at + sizeof(void*) * size_t(std::max(n, 1));
   }
-  void launch(cudaKernel_t kernel, int64_t numel, std::vector<char>& params) const {
+  void launch(const Device& on, cudaKernel_t kernel, int64_t numel, std::vector<char>& params) const {
     if (numel == 0) return;
-    const int device = current_gpu();
+    const int device = on.index >= 0 ? on.index : current_gpu();
+    GpuGuard guard(device);  // (the library is context-independent: its kernels run on any GPU)
     // enough blocks to fill the GPU (8 of 256 threads per SM), each thread striding on from there
     static int sms[kMaxGpus] = {};
     if (!sms[device]) EMBER_CUDA_CHECK(cudaDeviceGetAttribute(&sms[device], cudaDevAttrMultiProcessorCount, device));

@@ -55,9 +55,11 @@ std::tuple<Tensor, Tensor> lstm_cell_ag(const Tensor& gates, const Tensor& c) {
            Tensor gh = g[0].defined() ? g[0] : zeros_like(c_new);
            Tensor gc = g[1].defined() ? g[1] : zeros_like(c_new);
            // create_graph: the composition, whose ops record their own gradients
-           auto [dgates, dc] = GradMode::is_enabled() ? lstm_cell_backward_composite(gh, gc, gates, c, c_new)
-                                                      : ops::_lstm_cell_backward()(gh, gc, gates, c, c_new);
-           return {grad_for(n, 0, [&] { return dgates; }), grad_for(n, 1, [&] { return dc; })};
+           // (std::get, not a structured binding: clang before 16 cannot capture those in lambdas)
+           const std::tuple<Tensor, Tensor> d = GradMode::is_enabled()
+                                                    ? lstm_cell_backward_composite(gh, gc, gates, c, c_new)
+                                                    : ops::_lstm_cell_backward()(gh, gc, gates, c, c_new);
+           return {grad_for(n, 0, [&] { return std::get<0>(d); }), grad_for(n, 1, [&] { return std::get<1>(d); })};
          });
   return {h, c_new};
 }
@@ -100,10 +102,11 @@ Tensor gru_cell_ag(const Tensor& xg, const Tensor& hg, const Tensor& h) {
   record("ThnnFusedGruCellBackward0", {xg, hg, h}, {out}, {saved_input(xg), saved_input(hg), saved_input(h)},
          [](const variable_list& g, LambdaNode& n) -> variable_list {
            Tensor xg = n.unpack(0), hg = n.unpack(1), h = n.unpack(2);
-           auto [dx, dh_gates, dh] = GradMode::is_enabled() ? gru_cell_backward_composite(g[0], xg, hg, h)
+           const std::tuple<Tensor, Tensor, Tensor> d = GradMode::is_enabled()
+                                                            ? gru_cell_backward_composite(g[0], xg, hg, h)
                                                             : ops::_gru_cell_backward()(g[0], xg, hg, h);
-           return {grad_for(n, 0, [&] { return dx; }), grad_for(n, 1, [&] { return dh_gates; }),
-                   grad_for(n, 2, [&] { return dh; })};
+           return {grad_for(n, 0, [&] { return std::get<0>(d); }), grad_for(n, 1, [&] { return std::get<1>(d); }),
+                   grad_for(n, 2, [&] { return std::get<2>(d); })};
          });
   return out;
 }
