@@ -157,7 +157,7 @@ std::optional<std::vector<std::string>> fusion_detail::derivative(const Graph& g
     if (op == "neg") return one("-" + gr);
     if (op == "abs") return one(x + " > 0.0f ? " + gr + " : (" + x + " < 0.0f ? -" + gr + " : 0.0f)");
     if (op == "square") return one("2.0f * " + x + " * " + gr);
-    if (op == "relu") return one(y + " > 0.0f ? " + gr + " : 0.0f");
+    if (op == "relu") return one(y + " <= 0.0f ? 0.0f : " + gr);  // threshold_backward: NaN passes
     if (op == "sign") return one("");
     if (op == "gelu" && n.attrs() == "'none'") return one("f::gelu_backward_fn<M>{}(" + gr + ", " + x + ")");
     if (op == "gelu" && n.attrs() == "'tanh'") return one("f::gelu_tanh_backward_fn<M>{}(" + gr + ", " + x + ")");

@@ -856,3 +856,19 @@ def test_bfloat16_chain_gradients_match_eager():
     for got, want in zip(grads[1], grads[0]):
         assert got.dtype == ember.bfloat16
         assert (got.float() - want.float()).abs().max().item() <= 0.02 * max(1.0, want.float().abs().max().item())
+
+
+def test_fused_relu_backward_passes_nan_like_eager():
+    # relu's gradient is torch's threshold_backward (zero where the output is <= 0): a NaN passes,
+    # in the generated backward as in eager
+    def f(x):
+        return (x * 2.0).relu() * 3.0
+
+    fast = ember.compile(f)
+    grads = []
+    for fn in (f, fast, fast):
+        x = ember.tensor([float("nan"), -1.0, 0.0, 2.0], requires_grad=True)
+        fn(x).sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == grads[1] == grads[2] == [6.0, 0.0, 0.0, 6.0]
+    assert explain(fast, ember.randn(4, requires_grad=True)).fused_kernels == 1
