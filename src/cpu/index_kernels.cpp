@@ -311,11 +311,35 @@ Tensor& index_add_cpu(Tensor& self, int64_t dim, const Tensor& index, const Tens
   check_range(ip, K, dim, N);
   if (self.numel() == 0 || K == 0) return self;
   Tensor work = self.is_contiguous() ? self : self.contiguous();
-  Tensor src = source.contiguous();
-  if (src.is_alias_of(work)) src = src.clone();
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < dim; ++d) outer *= ssz[d];
   for (size_t d = dim + 1; d < ssz.size(); ++d) inner *= ssz[d];
+  // The source is read in place when its dims before and after `dim` each walk with one stride
+  // (a dense tensor, or an expand: the gradient of `.sum()` reaching an embedding is one number
+  // broadcast, whose contiguous copy cost more than the adds); otherwise from a contiguous copy.
+  const Shape src_strides = source.dim() ? Shape(source.strides().begin(), source.strides().end()) : Shape{1};
+  auto flat_stride = [&](int64_t from, int64_t to) -> std::optional<int64_t> {  // dims [from, to) as one index
+    std::optional<int64_t> unit;
+    int64_t span = 1;
+    for (int64_t d = to - 1; d >= from; --d) {
+      if (want[size_t(d)] == 1) continue;
+      if (!unit) unit = src_strides[size_t(d)];
+      else if (src_strides[size_t(d)] != *unit * span) return std::nullopt;
+      span *= want[size_t(d)];
+    }
+    return unit.value_or(0);
+  };
+  const std::optional<int64_t> outer_stride = flat_stride(0, dim);
+  const std::optional<int64_t> inner_stride = flat_stride(dim + 1, int64_t(want.size()));
+  Tensor src = source;
+  int64_t so = outer_stride.value_or(0), sk = src_strides[size_t(dim)], si = inner_stride.value_or(0);
+  if (!outer_stride || !inner_stride || source.is_alias_of(work)) {
+    src = source.contiguous();
+    if (src.is_same(source)) src = source.clone();  // (an alias of self: read a copy)
+    so = K * inner;
+    sk = inner;
+    si = 1;
+  }
   visit_dtype<kAllTypes>(self.dtype(), "index_add_", [&]<class T>() {
     T* s = static_cast<T*>(work.data_ptr());
     const T* v = static_cast<const T*>(src.data_ptr());
@@ -333,8 +357,12 @@ Tensor& index_add_cpu(Tensor& self, int64_t dim, const Tensor& index, const Tens
         int64_t o = t / nblk, i0 = (t % nblk) * blk, i1 = std::min(inner, i0 + blk);
         for (int64_t k = 0; k < K; ++k) {
           T* d = s + (o * N + ip[k]) * inner;
-          const T* x = v + (o * K + k) * inner;
-          for (int64_t i = i0; i < i1; ++i) d[i] = add_scaled(d[i], x[i], al);
+          const T* x = v + o * so + k * sk;
+          if (si == 1) {
+            for (int64_t i = i0; i < i1; ++i) d[i] = add_scaled(d[i], x[i], al);
+          } else {
+            for (int64_t i = i0; i < i1; ++i) d[i] = add_scaled(d[i], x[i * si], al);
+          }
         }
       }
     });

@@ -123,3 +123,37 @@ def test_mask_setitem_number():
     np.testing.assert_array_equal(x.numpy(), expected)
     with pytest.raises(IndexError, match="shape of the mask"):
         x[ember.tensor(m[:, :2])]
+
+
+@pytest.mark.parametrize("layout", ["dense", "transposed", "expanded", "sliced"])
+@pytest.mark.parametrize("shape,dim", [((5, 6, 7), 0), ((5, 6, 7), 1), ((5, 6, 7), 2), ((4, 3), 1), ((8,), 0)])
+def test_index_add_reads_sources_of_any_layout(shape, dim, layout):
+    # index_add_ reads a source whose dims before and after `dim` each walk with one stride in
+    # place (an expand from .sum()'s gradient, a transpose, a strided slice), others from a copy
+    rng = np.random.default_rng(len(shape) * 10 + dim)
+    base = rng.standard_normal(shape)
+    idx = rng.integers(0, shape[dim], 4)
+    sshape = list(shape)
+    sshape[dim] = 4
+    if layout == "dense":
+        src = rng.standard_normal(sshape)
+        t = ember.tensor(src)
+    elif layout == "transposed":
+        src = rng.standard_normal(sshape)
+        t = ember.tensor(np.ascontiguousarray(np.swapaxes(src, 0, -1))).transpose(0, -1)
+    elif layout == "expanded":
+        one = rng.standard_normal([1] * len(sshape))
+        src = np.broadcast_to(one, sshape)
+        t = ember.tensor(one).expand(*sshape)
+    else:
+        big = list(sshape)
+        big[-1] *= 2
+        b2 = rng.standard_normal(big)
+        cut = tuple([slice(None)] * (len(big) - 1) + [slice(None, None, 2)])
+        src, t = b2[cut], ember.tensor(b2)[cut]
+    want = np.moveaxis(base.copy(), dim, 0)
+    moved = np.moveaxis(src, dim, 0)
+    for k, i in enumerate(idx):
+        want[i] += 1.5 * moved[k]
+    got = ember.tensor(base).index_add(dim, ember.tensor(idx), t, alpha=1.5)
+    np.testing.assert_allclose(got.numpy(), np.moveaxis(want, 0, dim), rtol=1e-12, atol=1e-12)
