@@ -345,8 +345,9 @@ std::string CompiledGraph::describe(bool with_source) const {
   std::ostringstream os;
   os << m.g.str();
   os << "  (" << m.g.ops_captured << " ops captured; " << m.g.dead_removed << " dead removed, " << m.g.common_merged
-     << " common subexpressions merged, " << m.g.constants_folded << " folded into constants; " << m.kernels.size()
-     << " fused kernels replace " << m.fused_nodes << " ops)\n";
+     << " common subexpressions merged, " << m.g.constants_folded << " folded into constants; ";
+  if (m.g.pools_before_relu) os << m.g.pools_before_relu << " max pools moved before their relu; ";
+  os << m.kernels.size() << " fused kernels replace " << m.fused_nodes << " ops)\n";
   for (size_t k = 0; k < m.kernels.size(); ++k) {
     const auto& grp = m.kernels[k]->group;
     os << "  fused kernel " << k << ":";

@@ -1,4 +1,4 @@
-// Graph passes (passes.h). All three assume no aliasing surprises, so folding and merging are
+// Graph passes (passes.h). All of them assume no aliasing surprises, so folding and merging are
 // skipped in graphs that write any tensor in place (a write through one view changes what an
 // identical-looking read of another returns); dead code removal keeps every writing node.
 #include "compile/passes.h"
@@ -114,6 +114,52 @@ void remove_dead(Graph& g) {
     if (g.values[v].kind == ValueKind::Constant && !live[v]) g.values[v].constant = Tensor();
 }
 
+// relu then max pooling is max pooling then relu: relu is monotone, so it commutes with a max,
+// bit for bit, and the gradient reaches the same element or is zero either way (a window whose
+// max is <= 0 gives 0 through relu's gradient in both orders; a NaN wins the max and passes
+// relu's gradient in both). The relu then runs on the pooled tensor, a quarter of the elements
+// for 2x2 windows, forward and backward (a CNN's conv -> relu -> pool). Only where the relu's
+// result feeds the pool alone and the pool's indices go unread (they could differ at ties
+// between non-positive values).
+void pool_before_relu(Graph& g) {
+  std::vector<std::vector<int32_t>> readers(g.values.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (ValueId v : g.nodes[i].inputs)
+      if (v != kNoValue) readers[size_t(v)].push_back(int32_t(i));
+  std::vector<char> returned(g.values.size(), 0);
+  for (ValueId v : g.outputs) returned[size_t(v)] = 1;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& relu = g.nodes[i];
+    if (std::strcmp(relu.op, "relu") != 0 || relu.inputs.size() != 1 || relu.outputs.size() != 1 ||
+        relu.inputs[0] == kNoValue)
+      continue;
+    const ValueId x = relu.inputs[0], a = relu.outputs[0];
+    if (returned[size_t(a)] || readers[size_t(a)].size() != 1) continue;
+    const size_t j = size_t(readers[size_t(a)][0]);
+    Node& pool = g.nodes[j];
+    if (std::strcmp(pool.op, "max_pool2d_with_indices") != 0 || pool.inputs.size() != 1 || pool.outputs.size() != 2 ||
+        pool.grad_enabled != relu.grad_enabled)
+      continue;
+    const ValueId pooled = pool.outputs[0], indices = pool.outputs[1];
+    if (!readers[size_t(indices)].empty() || returned[size_t(indices)]) continue;
+    // the pool takes x and makes a new value; the relu of that takes over the pooled value's id
+    // (its readers stay as they are); the full-size relu value is gone
+    const ValueId raw = ValueId(g.values.size());
+    g.values.push_back(g.values[size_t(pooled)]);
+    readers.emplace_back();
+    returned.push_back(0);
+    pool.inputs[0] = x;
+    pool.outputs[0] = raw;
+    relu.inputs[0] = raw;
+    relu.outputs[0] = pooled;
+    g.values[size_t(a)].producer = -1;
+    std::swap(g.nodes[i], g.nodes[j]);  // the pool first, where the relu was
+    for (size_t k : {i, j})
+      for (ValueId v : g.nodes[k].outputs) g.values[size_t(v)].producer = int32_t(k);
+    ++g.pools_before_relu;
+  }
+}
+
 }  // namespace
 
 void run_graph_passes(Graph& g, const std::vector<Tensor>& captured, bool simplify) {
@@ -122,6 +168,7 @@ void run_graph_passes(Graph& g, const std::vector<Tensor>& captured, bool simpli
     merge_common(g);
   }
   remove_dead(g);
+  if (simplify && !writes_shared_tensors(g)) pool_before_relu(g);
 }
 
 }  // namespace ember::compiler

@@ -1,6 +1,6 @@
 #pragma once
 // The graph passes that run when a capture finishes (passes.cpp): constant folding, common
-// subexpressions, dead code. Fusion and code generation come after (fusion.cpp).
+// subexpressions, dead code, and max pooling moved before the relu that feeds it. Fusion and code generation come after (fusion.cpp).
 #include <vector>
 
 #include "ember/compile/graph.h"
