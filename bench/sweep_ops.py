@@ -38,6 +38,7 @@ def cases(T):
     logits, tgt = T.randn(4096, 1000, requires_grad=True), T.randint(0, 1000, (4096,))
     seq = T.randn(64, 32, 128)
     lstm = T.nn.LSTM(128, 128, batch_first=True)
+    gru = T.nn.GRU(128, 128, batch_first=True)
     depthwise = T.nn.Conv2d(64, 64, 3, padding=1, groups=64)
     conv1d, sig = T.nn.Conv1d(64, 64, 5, padding=2), T.randn(32, 64, 256)
     small = T.randn(64, 64)
@@ -81,6 +82,8 @@ def cases(T):
         "depthwise conv 3x3": (lambda: depthwise(img), 5),
         "conv1d k5": (lambda: conv1d(sig), 5),
         "lstm 64x32x128 fwd": (lambda: lstm(seq), 3),
+        "gru 64x32x128 fwd": (lambda: gru(seq), 3),
+        "lstm 64x32x128 fwd+bwd": (lambda: lstm(seq)[0].sum().backward(), 2),
         "dropout 1M": (lambda: F.dropout(x, 0.5), 30),
         "small chain 64x64": (lambda: (small * 2 + 1).relu().sum(), 2000),
         "randn 1M": (lambda: T.randn(1024, 1024), 20),

@@ -26,6 +26,10 @@ struct AutogradMeta final : AutogradMetaInterface {
   bool requires_grad() const override { return requires_grad_flag || grad_fn != nullptr; }
 };
 
+// Whether g's storage is reachable only through g: held by g alone, or g is a view whose base
+// nobody else holds (node.cpp). A gradient that passes can be taken or written in place.
+bool storage_held_only_by(const Tensor& g);
+
 AutogradMeta* get_meta(const Tensor& t);
 AutogradMeta& materialize_meta(const Tensor& t);
 

@@ -126,17 +126,14 @@ void LambdaNode::release_variables() {
 
 // ---- AccumulateGrad
 
-namespace {
-// Whether g's storage is reachable only through g: held by g alone, or g is a view whose base
-// nobody else holds (a gradient built as a transpose or reshape of a fresh result: linear's
-// weight and bias gradients, whose copies were a quarter of the seeds' MLP step).
+// (a view counts too: linear's weight and bias gradients are a transpose and a reshape of fresh
+// results, and their copies were a quarter of the seeds' MLP step)
 bool storage_held_only_by(const Tensor& g) {
   const long storage_refs = g.impl()->storage().use_count();
   if (!g.impl()->is_view()) return storage_refs == 1;
   const auto& base = g.impl()->view_base();
   return storage_refs == 2 && base.use_count() == 1 && base->storage() == g.impl()->storage();
 }
-}  // namespace
 
 AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf_(std::move(leaf)) {
   Tensor t(leaf_);

@@ -824,3 +824,40 @@ def test_bool_operands_in_float_ops():
     assert (m & ember.tensor([True, True, False, True])).tolist() == [True, False, False, True]
     assert f.masked_fill(m, 0.5).tolist() == [0.5, 2.0, 0.5, 0.5]
     assert (f[::2] * m[::2]).tolist() == [1.5, -3.0]  # strided bool operand
+
+
+def test_gradients_gathering_in_a_buffer_leave_shared_tensors_alone():
+    # The engine adds a second gradient into the first in place only when nothing else holds the
+    # first: a tensor a custom backward also keeps elsewhere stays as it was.
+    kept = ember.ones(3)
+
+    class Keep(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return kept
+
+    x = ember.zeros(3, requires_grad=True)
+    (Keep.apply(x) + Keep.apply(x) + Keep.apply(x)).sum().backward()
+    assert kept.tolist() == [1.0, 1.0, 1.0]
+    assert x.grad.tolist() == [3.0, 3.0, 3.0]
+    # a weight read at every step of a loop gathers every step's share
+    w = ember.randn(4, 4, requires_grad=True)
+    h = ember.randn(2, 4)
+    out = h
+    for _ in range(5):
+        out = (out @ w).tanh()
+    out.sum().backward()
+    w2 = w.detach().clone().requires_grad_()
+    out2 = h
+    for _ in range(5):
+        out2 = (out2 @ w2).tanh()
+    g = ember.autograd.grad(out2.sum(), w2, create_graph=True)[0]  # (the out-of-place path)
+    assert close(w.grad, g.detach(), 1e-6)
+    y = ember.randn(3, requires_grad=True) * 2
+    y.retain_grad()
+    (y * 3 + y * 4).sum().backward()
+    assert y.grad.tolist() == [7.0, 7.0, 7.0]
