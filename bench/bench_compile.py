@@ -97,21 +97,26 @@ def train_step(T, model, x, y, opt):
     return step
 
 
-def cases(T, quick):
+def chain_cases(T, quick, device="cpu", prefix=""):
+    """The chain of 10 ops over 16M elements (1M with --quick), forward and forward+backward."""
     T.manual_seed(0)
     n = 1 << (20 if quick else 24)
-    x, y = T.randn(n), T.randn(n)
+    x, y = T.randn(n, device=device), T.randn(n, device=device)
     f = chain10(T)
     size = "16M" if not quick else "1M"
-    yield f"chain of 10 ops, {size}", f, lambda g: (lambda: g(x, y)), True
-    xg, yg = T.randn(n, requires_grad=True), T.randn(n, requires_grad=True)
+    yield f"{prefix}chain of 10 ops, {size}", f, lambda g: (lambda: g(x, y)), True
+    xg, yg = T.randn(n, device=device, requires_grad=True), T.randn(n, device=device, requires_grad=True)
 
     def chain_fwd_bwd(g):
         def step():
             xg.grad = yg.grad = None
             g(xg, yg).sum().backward()
         return step
-    yield f"chain of 10 ops fwd+bwd, {size}", f, chain_fwd_bwd, False
+    yield f"{prefix}chain of 10 ops fwd+bwd, {size}", f, chain_fwd_bwd, False
+
+
+def cases(T, quick):
+    yield from chain_cases(T, quick)
     h, w, b = T.randn(4096, 768), T.randn(768), T.randn(768)
     yield "RMSNorm by hand (4096x768)", rms_norm_by_hand, (lambda g: (lambda: g(h, w))), True
     yield "layer norm by hand (4096x768)", layer_norm_by_hand, (lambda g: (lambda: g(h, w, b))), True
@@ -141,20 +146,7 @@ def cases(T, quick):
 
 def cuda_cases(T, quick):
     """The chain rows on the GPU (--cuda): ember's fused kernels there are CUDA C++ built by NVRTC."""
-    T.manual_seed(0)
-    n = 1 << (20 if quick else 24)
-    x, y = T.randn(n, device="cuda"), T.randn(n, device="cuda")
-    f = chain10(T)
-    size = "16M" if not quick else "1M"
-    yield f"cuda: chain of 10 ops, {size}", f, lambda g: (lambda: g(x, y)), True
-    xg, yg = T.randn(n, device="cuda", requires_grad=True), T.randn(n, device="cuda", requires_grad=True)
-
-    def chain_fwd_bwd(g):
-        def step():
-            xg.grad = yg.grad = None
-            g(xg, yg).sum().backward()
-        return step
-    yield f"cuda: chain of 10 ops fwd+bwd, {size}", f, chain_fwd_bwd, False
+    yield from chain_cases(T, quick, device="cuda", prefix="cuda: ")
 
 
 def synchronized(T, step):

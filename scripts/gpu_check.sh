@@ -57,9 +57,7 @@ if [[ " $stages " == *" cudapy "* ]]; then
     tests/python/test_default_device.py tests/python/test_profiler.py tests/python/test_serialization.py \
     tests/python/test_tensor.py tests/python/test_namespaces15.py tests/python/test_distributed.py \
     tests/python/test_export.py tests/python/test_library.py tests/python/test_foreach.py tests/python/test_cuda_graphs.py \
-    "tests/python/test_compile.py::test_cuda_chain_runs_as_one_generated_kernel" \
-    "tests/python/test_compile.py::test_cuda_generated_backward_matches_eager" \
-    "tests/python/test_compile.py::test_cuda_kernels_come_from_the_disk_cache_in_a_new_process" \
+    tests/python/test_compile_dtypes_devices.py \
     > "$OUT/cudapy.log" 2>&1
   summary+=("cudapy ($(( $(date +%s) - start )) s): $(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)' "$OUT/cudapy.log" | tail -1)")
 fi

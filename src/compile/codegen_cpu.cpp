@@ -37,10 +37,12 @@ namespace fs = std::filesystem;
 
 namespace ember::compiler {
 
-uint64_t content_hash(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
+std::string content_key(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return std::string(hex) + "-" + std::to_string(s.size());
 }
 
 fs::path kernel_cache_dir() {
@@ -87,7 +89,7 @@ const std::string& header_fingerprint() {
         if (end != std::string::npos) todo.push_back(body.substr(at + 10, end - at - 10));
       }
     }
-    return std::to_string(content_hash(text_of_all)) + "-" + std::to_string(text_of_all.size());  // (hashed once)
+    return content_key(text_of_all);  // (hashed once)
   }();
   return all;
 }
@@ -130,9 +132,7 @@ BuiltKernel build_cpu_kernel(const std::string& source) {
   static std::mutex mu;
   static std::unordered_map<std::string, BuiltKernel> loaded;
   const std::string everything = compiler() + "\n" + flags() + "\n" + header_fingerprint() + "\n" + source;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(content_hash(everything)));
-  const std::string key = std::string(hex) + "-" + std::to_string(everything.size());
+  const std::string key = content_key(everything);
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = loaded.find(key); it != loaded.end()) {
     BuiltKernel k = it->second;

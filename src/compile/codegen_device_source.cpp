@@ -43,26 +43,8 @@ void emit_operands(std::ostringstream& os, const Graph& g, const FusedGroup& grp
   }
 }
 
-// Inside the loop: each operand loaded (a<k>), then each node's formula in program order (t<v>).
-void emit_values(std::ostringstream& os, const Graph& g, const FusedGroup& grp,
-                 std::unordered_map<ValueId, std::string>& name) {
-  for (size_t k = 0; k < grp.inputs.size(); ++k) {
-    const auto& o = grp.inputs[k];
-    const std::string v = "a" + std::to_string(k), in = "in" + std::to_string(k);
-    os << "    const float " << v << " = "
-       << (o.kind == FusedOperand::kScalar ? in : load_expression(o, in + (o.kind == FusedOperand::kFull ? "[i]" : "[j]")))
-       << ";\n";
-    name[o.value] = v;
-  }
-  for (int32_t i : grp.nodes) {
-    const Node& n = g.nodes[size_t(i)];
-    std::vector<std::string> args;
-    for (ValueId v : n.inputs) args.push_back(name.at(v));
-    const std::string v = "t" + std::to_string(n.outputs[0]);
-    os << "    const float " << v << " = " << node_value(g, n, *expression(g, n, args)) << ";  // " << n.op << "\n";
-    name[n.outputs[0]] = v;
-  }
-}
+// The CUDA loop body's lines and elements (element i, j along the kInner operands).
+const LoopBody kDeviceBody{"    ", "[i]", "[j]"};
 
 // The loop over elements [0, numel): I is the index type, j the position along the kInner
 // operands (a bias over the last dims).
@@ -114,7 +96,7 @@ std::string fusion_detail::generate_device_source(const Graph& g, const FusedGro
   }
   emit_loop_head(os, grp);
   std::unordered_map<ValueId, std::string> name;
-  emit_values(os, g, grp, name);
+  emit_values(os, g, grp, kDeviceBody, name);
   for (size_t k = 0; k < n_out; ++k) {
     const std::string& v = name.at(grp.outputs[k]);
     os << "    out" << k << "[i] = " << (bf16_out(k) ? "ember_bf16_store(" + v + ")" : v) << ";\n";
@@ -132,39 +114,8 @@ std::string fusion_detail::generate_device_source(const Graph& g, const FusedGro
     if (wants_grad(k)) os << "  float* __restrict__ gin" << k << " = static_cast<float*>(p.gin[" << k << "]);\n";
   emit_loop_head(os, grp);
   name.clear();
-  emit_values(os, g, grp, name);
-  std::unordered_map<ValueId, std::string> grad;
-  auto grad_of = [&](ValueId v) -> const std::string& {
-    auto it = grad.find(v);
-    if (it == grad.end()) {
-      it = grad.emplace(v, "d" + std::to_string(v)).first;
-      os << "    float " << it->second << " = 0.0f;\n";
-    }
-    return it->second;
-  };
-  // (each gradient is declared before the line that adds to it is started)
-  for (size_t k = 0; k < n_out; ++k) {
-    const std::string d = grad_of(grp.outputs[k]);
-    os << "    " << d << " += gout" << k << "[i];\n";
-  }
-  for (auto it = grp.nodes.rbegin(); it != grp.nodes.rend(); ++it) {
-    const Node& n = g.nodes[size_t(*it)];
-    const ValueId out = n.outputs[0];
-    if (!grad.count(out)) continue;
-    std::vector<std::string> args;
-    for (ValueId v : n.inputs) args.push_back(name.at(v));
-    const auto shares = *derivative(g, n, args, name.at(out), grad.at(out));
-    for (size_t i = 0; i < n.inputs.size(); ++i)
-      if (!shares[i].empty()) {
-        const std::string d = grad_of(n.inputs[i]);
-        os << "    " << d << " += " << shares[i] << ";  // " << n.op << "\n";
-      }
-  }
-  for (size_t k = 0; k < n_in; ++k) {
-    if (!wants_grad(k)) continue;
-    auto it = grad.find(grp.inputs[k].value);
-    os << "    gin" << k << "[i] = " << (it == grad.end() ? "0.0f" : it->second) << ";\n";
-  }
+  emit_values(os, g, grp, kDeviceBody, name);
+  emit_gradients(os, g, grp, kDeviceBody, name);
   os << "  }\n}\n\n";
   emit_entry(os, "ember_fused_backward", "backward");
   return os.str();

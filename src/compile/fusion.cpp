@@ -296,18 +296,15 @@ std::string fusion_detail::node_value(const Graph& g, const Node& n, const std::
   return g.values[size_t(n.outputs[0])].dtype == kBFloat16 ? "ember_bf16_round(" + formula + ")" : formula;
 }
 
-namespace {
-
-// Inside the element loop: each operand loaded (a<k>), each node's formula in program order (t<v>).
-void emit_forward_values(std::ostringstream& os, const Graph& g, const FusedGroup& grp,
-                         std::unordered_map<ValueId, std::string>& name) {
+void fusion_detail::emit_values(std::ostringstream& os, const Graph& g, const FusedGroup& grp, const LoopBody& at,
+                                std::unordered_map<ValueId, std::string>& name) {
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     const auto& o = grp.inputs[k];
     const std::string v = "a" + std::to_string(k);
     const std::string in = "in" + std::to_string(k);
-    os << "      const float " << v << " = "
+    os << at.indent << "const float " << v << " = "
        << (o.kind == FusedOperand::kScalar ? in
-           : load_expression(o, in + (o.kind == FusedOperand::kFull ? "[base + j]" : "[j]")))
+           : load_expression(o, in + (o.kind == FusedOperand::kFull ? at.full : at.inner)))
        << ";\n";
     name[o.value] = v;
   }
@@ -316,10 +313,52 @@ void emit_forward_values(std::ostringstream& os, const Graph& g, const FusedGrou
     std::vector<std::string> args;
     for (ValueId v : n.inputs) args.push_back(name.at(v));
     const std::string v = "t" + std::to_string(n.outputs[0]);
-    os << "      const float " << v << " = " << node_value(g, n, *expression(g, n, args)) << ";  // " << n.op << "\n";
+    os << at.indent << "const float " << v << " = " << node_value(g, n, *expression(g, n, args)) << ";  // " << n.op
+       << "\n";
     name[n.outputs[0]] = v;
   }
 }
+
+void fusion_detail::emit_gradients(std::ostringstream& os, const Graph& g, const FusedGroup& grp, const LoopBody& at,
+                                   const std::unordered_map<ValueId, std::string>& name) {
+  std::unordered_map<ValueId, std::string> grad;
+  auto grad_of = [&](ValueId v) -> const std::string& {
+    auto it = grad.find(v);
+    if (it == grad.end()) {
+      it = grad.emplace(v, "d" + std::to_string(v)).first;
+      os << at.indent << "float " << it->second << " = 0.0f;\n";
+    }
+    return it->second;
+  };
+  // (each gradient is declared before the line that adds to it is started)
+  for (size_t k = 0; k < grp.outputs.size(); ++k) {
+    const std::string d = grad_of(grp.outputs[k]);
+    os << at.indent << d << " += gout" << k << at.full << ";\n";
+  }
+  for (auto it = grp.nodes.rbegin(); it != grp.nodes.rend(); ++it) {
+    const Node& n = g.nodes[size_t(*it)];
+    const ValueId out = n.outputs[0];
+    if (!grad.count(out)) continue;  // nothing flows back through this node
+    std::vector<std::string> args;
+    for (ValueId v : n.inputs) args.push_back(name.at(v));
+    const auto shares = *derivative(g, n, args, name.at(out), grad.at(out));
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (!shares[i].empty()) {
+        const std::string d = grad_of(n.inputs[i]);
+        os << at.indent << d << " += " << shares[i] << ";  // " << n.op << "\n";
+      }
+  }
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    if (!g.values[size_t(grp.inputs[k].value)].requires_grad) continue;
+    auto it = grad.find(grp.inputs[k].value);
+    os << at.indent << "gin" << k << at.full << " = " << (it == grad.end() ? "0.0f" : it->second) << ";\n";
+  }
+}
+
+namespace {
+
+// The CPU loop body's lines and elements (a row of `inner` from `base`).
+const fusion_detail::LoopBody kCpuBody{"      ", "[base + j]", "[j]"};
 
 // bfloat16 values in float: loaded exactly, stored and rounded as ember's eager kernels round
 // (nearest even, NaN -> 0x7fc0: cpu/tensor_iter.h's store_block), branch-free so loops vectorise.
@@ -367,39 +406,8 @@ void emit_backward(std::ostringstream& os, const Graph& g, const FusedGroup& grp
     if (wants_grad(k)) os << "  float* __restrict gin" << k << " = static_cast<float*>(a.gin[" << k << "]);\n";
   os << kLoopHead;
   std::unordered_map<ValueId, std::string> name;
-  emit_forward_values(os, g, grp, name);
-  std::unordered_map<ValueId, std::string> grad;
-  auto grad_of = [&](ValueId v) -> const std::string& {
-    auto it = grad.find(v);
-    if (it == grad.end()) {
-      it = grad.emplace(v, "d" + std::to_string(v)).first;
-      os << "      float " << it->second << " = 0.0f;\n";
-    }
-    return it->second;
-  };
-  // (each gradient is declared before the line that adds to it is started)
-  for (size_t k = 0; k < grp.outputs.size(); ++k) {
-    const std::string d = grad_of(grp.outputs[k]);
-    os << "      " << d << " += gout" << k << "[base + j];\n";
-  }
-  for (auto it = grp.nodes.rbegin(); it != grp.nodes.rend(); ++it) {
-    const Node& n = g.nodes[size_t(*it)];
-    const ValueId out = n.outputs[0];
-    if (!grad.count(out)) continue;  // nothing flows back through this node
-    std::vector<std::string> args;
-    for (ValueId v : n.inputs) args.push_back(name.at(v));
-    const auto shares = *derivative(g, n, args, name.at(out), grad.at(out));
-    for (size_t i = 0; i < n.inputs.size(); ++i)
-      if (!shares[i].empty()) {
-        const std::string d = grad_of(n.inputs[i]);
-        os << "      " << d << " += " << shares[i] << ";  // " << n.op << "\n";
-      }
-  }
-  for (size_t k = 0; k < grp.inputs.size(); ++k) {
-    if (!wants_grad(k)) continue;
-    auto it = grad.find(grp.inputs[k].value);
-    os << "      gin" << k << "[base + j] = " << (it == grad.end() ? "0.0f" : it->second) << ";\n";
-  }
+  emit_values(os, g, grp, kCpuBody, name);
+  emit_gradients(os, g, grp, kCpuBody, name);
   os << "    }\n  }\n}\n\n";
 }
 
@@ -423,7 +431,7 @@ std::string generate_source(const Graph& g, const FusedGroup& grp) {
   }
   os << kLoopHead;
   std::unordered_map<ValueId, std::string> name;
-  emit_forward_values(os, g, grp, name);
+  emit_values(os, g, grp, kCpuBody, name);
   for (size_t k = 0; k < grp.outputs.size(); ++k) {
     const bool bf16 = g.values[size_t(grp.outputs[k])].dtype == kBFloat16;
     const std::string& v = name.at(grp.outputs[k]);

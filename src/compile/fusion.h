@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ember/compile/graph.h"
@@ -67,6 +68,22 @@ bool fusible_dtype(DType dt);
 // (rounded to bfloat16 when n makes a bfloat16 value).
 std::string load_expression(const FusedOperand& o, const std::string& element);
 std::string node_value(const Graph& g, const Node& n, const std::string& formula);
+// How a generated loop body reads its elements: the indent of its lines and the element of a
+// full-size operand and of a kInner one (CPU: "[base + j]" and "[j]"; CUDA: "[i]" and "[j]").
+struct LoopBody {
+  const char* indent;
+  const char* full;
+  const char* inner;
+};
+// Inside a loop body: each operand loaded (a<k>), then each node's value in program order (t<v>),
+// their names recorded in `name`.
+void emit_values(std::ostringstream& os, const Graph& g, const FusedGroup& grp, const LoopBody& at,
+                 std::unordered_map<ValueId, std::string>& name);
+// After emit_values, the backward: the outputs' gradients read from gout<k>, each node's input
+// shares accumulated in reverse program order (d<v>), and gin<k> stored for the operands that
+// wanted a gradient at capture.
+void emit_gradients(std::ostringstream& os, const Graph& g, const FusedGroup& grp, const LoopBody& at,
+                    const std::unordered_map<ValueId, std::string>& name);
 int64_t numel(const Shape& s);
 // `in<k>` for each operand: a converted number, or a float pointer
 void emit_operand_pointers(std::ostringstream& os, const FusedGroup& grp);

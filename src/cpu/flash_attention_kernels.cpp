@@ -118,20 +118,27 @@ template <class P> struct HeadRows {
   P* head(int64_t h) const { return data + head_offset[size_t(h)]; }
 };
 
+// Where each [T, ...] matrix of t starts: the element offset of every flattened leading index
+// (t's dims before its last two; a mask broadcast there has stride 0).
+std::vector<int64_t> head_offsets(const Tensor& t, int64_t heads) {
+  std::vector<int64_t> offsets(static_cast<size_t>(heads));
+  for (int64_t h = 0; h < heads; ++h) {
+    int64_t rest = h, off = 0;
+    for (int64_t i = t.dim() - 3; i >= 0; --i) {
+      off += (rest % t.sizes()[i]) * t.strides()[i];
+      rest /= t.sizes()[i];
+    }
+    offsets[size_t(h)] = off;
+  }
+  return offsets;
+}
+
 template <class P> HeadRows<P> head_rows(const Tensor& t, int64_t heads) {
   HeadRows<P> r;
   r.data = static_cast<P*>(t.data_ptr());
   const int64_t nd = t.dim(), rows = t.sizes()[nd - 2], d = t.sizes()[nd - 1];
   r.ld = rows > 1 ? t.strides()[nd - 2] : std::max<int64_t>(d, 1);
-  r.head_offset.resize(size_t(heads));
-  for (int64_t h = 0; h < heads; ++h) {
-    int64_t rest = h, off = 0;
-    for (int64_t i = nd - 3; i >= 0; --i) {
-      off += (rest % t.sizes()[i]) * t.strides()[i];
-      rest /= t.sizes()[i];
-    }
-    r.head_offset[size_t(h)] = off;
-  }
+  r.head_offset = head_offsets(t, heads);
   return r;
 }
 
@@ -369,16 +376,7 @@ template <class T> MaskView<T> mask_view(const Tensor& a, const Geometry& g) {
   if (!a.defined()) return view;
   view.data = a.data_ptr<T>();
   view.row_stride = a.strides()[a.dim() - 2];
-  view.head_offset.resize(size_t(g.heads));
-  const int64_t lead = a.dim() - 2;
-  for (int64_t h = 0; h < g.heads; ++h) {
-    int64_t rest = h, off = 0;
-    for (int64_t i = lead - 1; i >= 0; --i) {
-      off += (rest % a.sizes()[i]) * a.strides()[i];
-      rest /= a.sizes()[i];
-    }
-    view.head_offset[size_t(h)] = off;
-  }
+  view.head_offset = head_offsets(a, g.heads);
   return view;
 }
 

@@ -509,66 +509,20 @@ Tensor index_by_mask(const Tensor& self, ArrayRef<std::optional<Tensor>> indices
 // ------------------------------------------------------------------ nonzero
 
 Tensor nonzero_cpu(const Tensor& self) {
-  if (self.dim() > 0 && self.is_contiguous()) {
+  if (self.dim() == 0) {  // one number: one row of no coordinates, or none
     Tensor out;
     visit_dtype<kAllTypes>(self.dtype(), "nonzero", [&]<class T>() {
-      out = nonzero_dense<T>(self, static_cast<const T*>(self.data_ptr()));
+      out = empty({nonzero_value(*static_cast<const T*>(self.data_ptr())) ? 1 : 0, 0},
+                  {.dtype = kInt64, .device = self.device()});
     });
     return out;
   }
-  const int64_t nd = self.dim();
-  const int64_t n = self.numel();
-  Walker<1> w;
-  w.sizes = self.sizes();
-  w.strides = {self.strides()};
-  int64_t nchunks = n > kGrainSize ? std::min<int64_t>(ember::detail::max_parallel_threads(), (n + kGrainSize - 1) / kGrainSize) : 1;
-  if (n == 0) nchunks = 0;
-  const int64_t per = nchunks ? (n + nchunks - 1) / nchunks : 0;
-  std::vector<int64_t> counts(nchunks + 1, 0);
+  // a strided tensor is compacted from a contiguous copy: one pass, then the dense compaction
+  // (walking its strides per element cost more than the copy)
+  const Tensor dense = self.contiguous();
   Tensor out;
   visit_dtype<kAllTypes>(self.dtype(), "nonzero", [&]<class T>() {
-    const T* p = static_cast<const T*>(self.data_ptr());
-    auto nz = [](T v) {
-      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return float(v) != 0.0f;
-      else return v != T(0);
-    };
-    if (nd == 0) {
-      int64_t c = nz(*p) ? 1 : 0;
-      out = empty({c, 0}, {.dtype = kInt64, .device = self.device()});
-      return;
-    }
-    parallel_for(0, nchunks, 1, [&](int64_t cb, int64_t ce) {
-      std::vector<int64_t> counter(nd);
-      for (int64_t c = cb; c < ce; ++c) {
-        int64_t b = c * per, e = std::min(n, b + per), cnt = 0, off;
-        if (b >= e) continue;
-        w.seek(b, counter.data(), &off);
-        for (int64_t i = b; i < e; ++i) {
-          cnt += nz(p[off]);
-          if (i + 1 < e) w.next(counter.data(), &off);
-        }
-        counts[c + 1] = cnt;
-      }
-    });
-    for (int64_t c = 0; c < nchunks; ++c) counts[c + 1] += counts[c];
-    out = empty({counts[nchunks], nd}, {.dtype = kInt64, .device = self.device()});
-    int64_t* o = out.data_ptr<int64_t>();
-    parallel_for(0, nchunks, 1, [&](int64_t cb, int64_t ce) {
-      std::vector<int64_t> counter(nd);
-      for (int64_t c = cb; c < ce; ++c) {
-        int64_t b = c * per, e = std::min(n, b + per), off;
-        if (b >= e) continue;
-        int64_t* q = o + counts[c] * nd;
-        w.seek(b, counter.data(), &off);
-        for (int64_t i = b; i < e; ++i) {
-          if (nz(p[off])) {
-            for (int64_t d = 0; d < nd; ++d) q[d] = counter[d];
-            q += nd;
-          }
-          if (i + 1 < e) w.next(counter.data(), &off);
-        }
-      }
-    });
+    out = nonzero_dense<T>(dense, static_cast<const T*>(dense.data_ptr()));
   });
   return out;
 }

@@ -1,11 +1,12 @@
 // CPU kernels of the LSTM and GRU cells' pointwise steps (_lstm_cell, _gru_cell and their
-// backwards; formulas in src/ops/rnn_cell.cpp): one pass over a step's gates instead of nine ops. The activations are
-// the eager kernels' formulas (ops/elementwise_formulas.h with CpuMath) and this file is built
+// backwards; formulas in src/ops/rnn_cell.cpp): one pass over a step's gates instead of nine ops.
+// The activations are the eager kernels' formulas (ops/elementwise_formulas.h with CpuMath) and this file is built
 // without contraction (CMakeLists.txt), so h' (and c') have the bits the composition gives.
 #include "core/parallel.h"
 #include "cpu/elementwise_math.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
+#include "ops/rnn_cell.h"
 
 namespace ember::cpu {
 namespace {
@@ -29,8 +30,7 @@ template <class Body> void over_rows(int64_t rows, int64_t width, const Body& bo
 }
 
 void check_fused(const char* op, const Tensor& gates, const Tensor& c) {
-  EMBER_CHECK(gates.dim() == 2 && c.dim() == 2 && gates.size(0) == c.size(0) && gates.size(1) == 4 * c.size(1), op,
-              ": expected gates of shape (N, 4H) and c of shape (N, H), got ", gates.sizes(), " and ", c.sizes());
+  check_lstm_cell(op, gates, c);
   EMBER_CHECK(gates.dtype() == c.dtype() && (c.dtype() == kFloat32 || c.dtype() == kFloat64), op,
               ": expected float32 or float64 gates and c of one dtype, got ", dtype_name(gates.dtype()), " and ",
               dtype_name(c.dtype()));
@@ -95,10 +95,7 @@ void gru_backward_row(const T* __restrict g, const T* __restrict x, const T* __r
 }
 
 void check_gru_fused(const char* op, const Tensor& xg, const Tensor& hg, const Tensor& h) {
-  EMBER_CHECK(xg.dim() == 2 && hg.dim() == 2 && h.dim() == 2 && IntArrayRef(xg.sizes()) == IntArrayRef(hg.sizes()) &&
-                  xg.size(0) == h.size(0) && xg.size(1) == 3 * h.size(1),
-              op, ": expected input and hidden gates of shape (N, 3H) and h of shape (N, H), got ", xg.sizes(), ", ",
-              hg.sizes(), " and ", h.sizes());
+  check_gru_cell(op, xg, hg, h);
   EMBER_CHECK(xg.dtype() == h.dtype() && hg.dtype() == h.dtype() && (h.dtype() == kFloat32 || h.dtype() == kFloat64),
               op, ": expected float32 or float64 tensors of one dtype, got ", dtype_name(xg.dtype()), ", ",
               dtype_name(hg.dtype()), " and ", dtype_name(h.dtype()));

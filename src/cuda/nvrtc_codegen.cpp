@@ -265,9 +265,7 @@ std::shared_ptr<const compiler::DeviceKernel> build(const std::string& source,
   std::string everything = nvrtc().version_text + "\n" + arch + "\n" + kFormulas + kTypeTraits + kCstdint + kCmath +
                            kPrelude + "\n" + source;
   for (const auto& o : options(arch)) everything += "\n" + o;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(compiler::content_hash(everything)));
-  const std::string key = std::string(hex) + "-" + std::to_string(everything.size()) + "-" + arch;
+  const std::string key = compiler::content_key(everything) + "-" + arch;
   const std::string magic = "ember cubin " + key + "\n";
   const auto start = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mu);

@@ -1,6 +1,6 @@
 // The LSTM and GRU cells' pointwise steps as one op each (_lstm_cell, _gru_cell: op_list.h), their
-// gradients beside them, and
-// the compositions backends without a fused kernel run. Per step the composition is nine ops
+// gradients beside them, and the compositions backends without a fused kernel run. Per step the
+// composition is nine ops
 // (four activations on column blocks, three products, a sum, a tanh), each with its own pass,
 // allocation and autograd node; the seeds' LSTM spent most of its time there.
 //   forward:  i, f, g, o = sigmoid(a_i), sigmoid(a_f), tanh(a_g), sigmoid(a_o)
@@ -15,18 +15,28 @@
 #include "ops/op_handles.h"
 
 namespace ember {
-namespace {
-using namespace autograd;
 
-void check_cell(const char* op, const Tensor& gates, const Tensor& c) {
+void check_lstm_cell(const char* op, const Tensor& gates, const Tensor& c) {
   EMBER_CHECK(gates.dim() == 2 && c.dim() == 2 && gates.size(0) == c.size(0) && gates.size(1) == 4 * c.size(1), op,
               ": expected gates of shape (N, 4H) and c of shape (N, H), got ", gates.sizes(), " and ", c.sizes());
   EMBER_CHECK(gates.device() == c.device(), op, ": expected gates and c on one device, got ", gates.device().str(),
               " and ", c.device().str());
 }
 
+void check_gru_cell(const char* op, const Tensor& xg, const Tensor& hg, const Tensor& h) {
+  EMBER_CHECK(xg.dim() == 2 && hg.dim() == 2 && h.dim() == 2 && IntArrayRef(xg.sizes()) == IntArrayRef(hg.sizes()) &&
+                  xg.size(0) == h.size(0) && xg.size(1) == 3 * h.size(1),
+              op, ": expected input and hidden gates of shape (N, 3H) and h of shape (N, H), got ", xg.sizes(), ", ",
+              hg.sizes(), " and ", h.sizes());
+  EMBER_CHECK(xg.device() == h.device() && hg.device() == h.device(), op, ": expected tensors on one device, got ",
+              xg.device().str(), ", ", hg.device().str(), " and ", h.device().str());
+}
+
+namespace {
+using namespace autograd;
+
 std::tuple<Tensor, Tensor> lstm_cell_composite(const Tensor& gates, const Tensor& c) {
-  check_cell("_lstm_cell", gates, c);
+  check_lstm_cell("_lstm_cell", gates, c);
   auto a = chunk(gates, 4, 1);
   Tensor i = sigmoid(a[0]), f = sigmoid(a[1]), g = tanh(a[2]), o = sigmoid(a[3]);
   Tensor c_new = add(mul(f, c), mul(i, g));
@@ -64,18 +74,9 @@ std::tuple<Tensor, Tensor> lstm_cell_ag(const Tensor& gates, const Tensor& c) {
   return {h, c_new};
 }
 
-void check_gru(const Tensor& xg, const Tensor& hg, const Tensor& h) {
-  EMBER_CHECK(xg.dim() == 2 && hg.dim() == 2 && h.dim() == 2 && IntArrayRef(xg.sizes()) == IntArrayRef(hg.sizes()) &&
-                  xg.size(0) == h.size(0) && xg.size(1) == 3 * h.size(1),
-              "_gru_cell: expected input and hidden gates of shape (N, 3H) and h of shape (N, H), got ", xg.sizes(), ", ",
-              hg.sizes(), " and ", h.sizes());
-  EMBER_CHECK(xg.device() == h.device() && hg.device() == h.device(), "_gru_cell: expected tensors on one device, got ",
-              xg.device().str(), ", ", hg.device().str(), " and ", h.device().str());
-}
-
 // The GRU step as the layer composed it: r, z, n, then h' = n + z (h - n).
 Tensor gru_cell_composite(const Tensor& xg, const Tensor& hg, const Tensor& h) {
-  check_gru(xg, hg, h);
+  check_gru_cell("_gru_cell", xg, hg, h);
   auto x = chunk(xg, 3, 1), hh = chunk(hg, 3, 1);
   Tensor r = sigmoid(add(x[0], hh[0])), z = sigmoid(add(x[1], hh[1]));
   Tensor n = tanh(add(x[2], mul(r, hh[2])));
@@ -114,14 +115,14 @@ Tensor gru_cell_ag(const Tensor& xg, const Tensor& hg, const Tensor& h) {
 }  // namespace
 
 Tensor gru_cell_pointwise(const Tensor& xg, const Tensor& hg, const Tensor& h) {
-  check_gru(xg, hg, h);
+  check_gru_cell("_gru_cell", xg, hg, h);
   const DType dt = h.dtype();
   if (xg.dtype() != dt || hg.dtype() != dt || !(dt == kFloat32 || dt == kFloat64)) return gru_cell_composite(xg, hg, h);
   return ops::_gru_cell()(xg, hg, h);
 }
 
 std::tuple<Tensor, Tensor> lstm_cell_pointwise(const Tensor& gates, const Tensor& c) {
-  check_cell("_lstm_cell", gates, c);
+  check_lstm_cell("_lstm_cell", gates, c);
   // the fused kernels take float32/float64 of one dtype; anything else (autocast's mixes) composes
   if (gates.dtype() != c.dtype() || !(gates.dtype() == kFloat32 || gates.dtype() == kFloat64))
     return lstm_cell_composite(gates, c);
