@@ -11,6 +11,7 @@
 #include "autograd/record.h"
 #include "compile/device_codegen.h"
 #include "compile/fusion.h"
+#include "compile/passes.h"
 #include "core/parallel.h"
 #include "ember/core/errors.h"
 #include "ember/dispatch/op_recording.h"
@@ -127,6 +128,9 @@ struct CompiledGraph::Impl {
 CompiledGraph::CompiledGraph(Graph g, const CompileConfig& config) : impl_(std::make_unique<Impl>()) {
   auto& m = *impl_;
   m.g = std::move(g);
+  // (EMBER_COMPILE_EPILOGUES=0 leaves the products alone, to compare)
+  const char* epilogues_env = std::getenv("EMBER_COMPILE_EPILOGUES");
+  if (fusion_enabled(config) && !(epilogues_env && std::strcmp(epilogues_env, "0") == 0)) fuse_matmul_epilogues(m.g);
   const Graph& G = m.g;
   std::vector<int32_t> kernel_at(G.nodes.size(), -1);  // the kernel that runs at a node (its group's last)
   std::vector<char> fused(G.nodes.size(), 0);
@@ -347,6 +351,7 @@ std::string CompiledGraph::describe(bool with_source) const {
   os << "  (" << m.g.ops_captured << " ops captured; " << m.g.dead_removed << " dead removed, " << m.g.common_merged
      << " common subexpressions merged, " << m.g.constants_folded << " folded into constants; ";
   if (m.g.pools_before_relu) os << m.g.pools_before_relu << " max pools moved before their relu; ";
+  if (m.g.matmul_epilogues) os << m.g.matmul_epilogues << " matmul epilogues; ";
   os << m.kernels.size() << " fused kernels replace " << m.fused_nodes << " ops)\n";
   for (size_t k = 0; k < m.kernels.size(); ++k) {
     const auto& grp = m.kernels[k]->group;

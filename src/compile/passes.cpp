@@ -34,12 +34,6 @@ bool initialises_fresh_buffer(const Graph& g, const Node& n) {
   return self.kind == ValueKind::NodeOutput && allocates_uninitialised(g.nodes[size_t(self.producer)].op);
 }
 
-bool writes_shared_tensors(const Graph& g) {
-  for (const auto& n : g.nodes)
-    if (n.mutates && !initialises_fresh_buffer(g, n)) return true;
-  return false;
-}
-
 // Values computed from the graph's own constants alone become constants: the capture already
 // computed them. (Not from external tensors: they may change between calls.)
 // A factory's fill (deterministic: not the random fills) folds too.
@@ -161,6 +155,12 @@ void pool_before_relu(Graph& g) {
 }
 
 }  // namespace
+
+bool writes_shared_tensors(const Graph& g) {
+  for (const auto& n : g.nodes)
+    if (n.mutates && !initialises_fresh_buffer(g, n)) return true;
+  return false;
+}
 
 void run_graph_passes(Graph& g, const std::vector<Tensor>& captured, bool simplify) {
   if (simplify && !writes_shared_tensors(g)) {

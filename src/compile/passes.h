@@ -1,6 +1,7 @@
 #pragma once
 // The graph passes that run when a capture finishes (passes.cpp): constant folding, common
-// subexpressions, dead code, and max pooling moved before the relu that feeds it. Fusion and code generation come after (fusion.cpp).
+// subexpressions, dead code, and max pooling moved before the relu that feeds it. Matmul
+// epilogues, fusion and code generation come after (compile_graph).
 #include <vector>
 
 #include "ember/compile/graph.h"
@@ -21,5 +22,15 @@ bool is_pure(const Node& n);
 // random fills): on an `empty` they are how a factory gives it contents.
 bool overwrites_first_argument(const char* op);
 bool allocates_uninitialised(const char* op);  // empty, empty_strided
+
+// Whether a node writes a tensor in place other than a fresh buffer's first fill: then a read
+// moved to another place, merged or precomputed could see other contents.
+bool writes_shared_tensors(const Graph& g);
+
+// A Linear (addmm with a bias row) whose result only an activation (relu, gelu) or a residual
+// add reads, through a reshape or not, becomes one _addmm_epilogue node (src/compile/
+// matmul_epilogue.cpp): the epilogue runs on each block of the product while it is in cache,
+// and one autograd node replaces two. Run by compile_graph when fusion is on, not for export.
+void fuse_matmul_epilogues(Graph& g);
 
 }  // namespace ember::compiler

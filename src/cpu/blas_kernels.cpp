@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/blas_layout.h"
 #include "cpu/dnnl_matmul.h"
 #include "cpu/gemm.h"
 #include "cpu/tensor_iter.h"
@@ -26,19 +27,8 @@
 #include "ops/op_handles.h"
 
 namespace ember::cpu {
-namespace {
 
-// Below this many multiply-adds per matrix a batch is split across threads by matrix.
-constexpr int64_t kSmallGemm = 64 * 64 * 64;
-constexpr int64_t kMediumGemm = 256 * 256 * 256;
-
-// A (batch of) matrix operand: element strides of batch, row and column.
-struct Mat {
-  Tensor hold;  // the tensor the pointer points into (a contiguous copy when one was needed)
-  const char* data = nullptr;
-  int64_t bs = 0, rs = 0, cs = 0;
-};
-
+// (blas_layout.h)
 Mat mat_of(const Tensor& t) {
   int64_t d = t.dim();
   Mat m;
@@ -50,13 +40,6 @@ Mat mat_of(const Tensor& t) {
   return m;
 }
 
-// How BLAS can read a rows x cols matrix with element strides (rs, cs): row-major
-// (NoTrans, ld = rs) or column-major (Trans, ld = cs). Strides of size-1 dims do not matter.
-struct BlasLayout {
-  bool ok = false;
-  bool trans = false;
-  int64_t ld = 0;
-};
 BlasLayout blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
   auto fits = [](int64_t v) { return v < INT_MAX; };
   if ((cs == 1 || cols <= 1) && (rows <= 1 || rs >= std::max<int64_t>(1, cols))) {
@@ -70,7 +53,6 @@ BlasLayout blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
   return {};
 }
 
-// Returns m as BLAS can read it, copying to contiguous when its strides don't allow.
 Mat blas_ready(const Tensor& t, int64_t rows, int64_t cols, BlasLayout& layout) {
   Mat m = mat_of(t);
   layout = blas_layout(rows, cols, m.rs, m.cs);
@@ -80,6 +62,12 @@ Mat blas_ready(const Tensor& t, int64_t rows, int64_t cols, BlasLayout& layout) 
   EMBER_CHECK(layout.ok, "matmul: matrix too large for BLAS (", rows, "x", cols, ")");
   return m;
 }
+
+namespace {
+
+// Below this many multiply-adds per matrix a batch is split across threads by matrix.
+constexpr int64_t kSmallGemm = 64 * 64 * 64;
+constexpr int64_t kMediumGemm = 256 * 256 * 256;
 
 // C[i] = alpha * A[i] @ B[i] + beta * C[i] for i < batch; C contiguous (batch, M, N); K > 0.
 template <class T>

@@ -245,18 +245,10 @@ Tensor matmul(const Tensor& t1, const Tensor& t2) {
 // when that gradient can be needed (as PyTorch), so an in-place change of an operand whose
 // partner does not require grad is not an error.
 #include "autograd/record.h"
+#include "ops/product_grads.h"
 
-namespace ember {
-namespace {
-using namespace autograd;  // record, below_autograd, saved_input, grad_for, ...
+namespace ember::product_grads {
 
-bool scalar_is_one(const Scalar& s) { return s.is_floating() ? s.to_double() == 1.0 : s.to_int() == 1; }
-Tensor maybe_multiply(const Tensor& t, const Scalar& s) { return scalar_is_one(s) ? t : t * s; }
-Tensor saved_if(bool needed, const Tensor& t) { return needed ? t : Tensor(); }
-
-// A matrix stored column-major (a t() of a contiguous one, e.g. linear's weight.t()): its
-// gradient is computed in that layout too, (g^T m1)^T instead of m1^T g, so it arrives at the
-// leaf with the leaf's own strides and AccumulateGrad takes it without a transposing copy.
 bool column_major(const Tensor& m) {
   return m.dim() == 2 && m.sizes()[0] > 1 && m.sizes()[1] > 1 && m.strides()[0] == 1 && m.strides()[1] == m.sizes()[0];
 }
@@ -266,6 +258,18 @@ Tensor mat1_grad(const Tensor& g, const Tensor& m2, bool m1_column_major) {
 Tensor mat2_grad(const Tensor& g, const Tensor& m1, bool m2_column_major) {
   return m2_column_major ? mm(g.t(), conj(m1)).t() : mm(conj(m1).t(), g);
 }
+
+}  // namespace ember::product_grads
+
+namespace ember {
+namespace {
+using namespace autograd;  // record, below_autograd, saved_input, grad_for, ...
+
+bool scalar_is_one(const Scalar& s) { return s.is_floating() ? s.to_double() == 1.0 : s.to_int() == 1; }
+Tensor maybe_multiply(const Tensor& t, const Scalar& s) { return scalar_is_one(s) ? t : t * s; }
+Tensor saved_if(bool needed, const Tensor& t) { return needed ? t : Tensor(); }
+
+using product_grads::column_major, product_grads::mat1_grad, product_grads::mat2_grad;
 
 Tensor mm_ag(const Tensor& a, const Tensor& b) {
   Tensor out = below_autograd([&] { return ops::mm()(a, b); });

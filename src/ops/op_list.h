@@ -134,6 +134,14 @@ EMBER_OP(mm, Tensor(const Tensor&, const Tensor&))
 EMBER_OP(bmm, Tensor(const Tensor&, const Tensor&))
 EMBER_OP(addmm, Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&))
 EMBER_OP(dot, Tensor(const Tensor&, const Tensor&))
+// A Linear and what reads it alone, as one op (ember.compile's matmul epilogues: src/compile/
+// matmul_epilogue.cpp; ops/addmm_epilogue.cpp; cpu/addmm_epilogue_kernels.cpp):
+// (bias (N) or none, mat1 (M, K), mat2 (K, N), residual (M, N) or none, activation, save_pre)
+// -> (out, pre) with pre = mat1 @ mat2 + bias and out = act(pre) + residual, act 0 none, 1 relu,
+// 2 gelu, 3 gelu (tanh); pre is returned when save_pre, else undefined. The CPU applies bias,
+// activation and residual to each block of the product while it is in cache.
+EMBER_OP(_addmm_epilogue, std::tuple<Tensor, Tensor>(const std::optional<Tensor>&, const Tensor&, const Tensor&,
+                                                     const std::optional<Tensor>&, int64_t, bool))
 
 // ---- linalg (LAPACK) (ops/linalg_factor.cpp, linalg_decomp.cpp; cpu/lapack_*.cpp)
 // Inputs arrive checked: float32/float64 batches of matrices (..., m, n), square where the

@@ -116,6 +116,32 @@ Tensor positive(const Tensor& a) {
 #include <cmath>
 
 #include "autograd/record.h"
+#include "ops/product_grads.h"
+
+namespace ember::product_grads {
+
+// PyTorch's gelu_backward, both forms:
+//   none: x * Phi(x) -> Phi(x) + x * phi(x)
+//   tanh: 0.5 x (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2 / pi)
+Tensor gelu_grad(const Tensor& g, const Tensor& x, const std::string& approximate) {
+  if (approximate == "tanh") {
+    constexpr double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5, kKappa = 0.044715;
+    Tensor x_sq = x * x;
+    Tensor inner = (x + x_sq * x * kKappa) * kBeta;
+    Tensor t = inner.tanh();
+    Tensor left = x * 0.5, right = t + 1;
+    Tensor left_derivative = right * 0.5;
+    Tensor right_derivative = left * (1 - t * t);
+    Tensor inner_derivative = (x_sq * (3 * kKappa) + 1) * kBeta;
+    return g * (left_derivative + right_derivative * inner_derivative);
+  }
+  constexpr double kAlpha = M_SQRT1_2, kBeta = M_2_SQRTPI * M_SQRT1_2 * 0.5;
+  Tensor cdf = ((x * kAlpha).erf() + 1) * 0.5;
+  Tensor pdf = (x * x * -0.5).exp() * kBeta;
+  return g * (cdf + x * pdf);
+}
+
+}  // namespace ember::product_grads
 
 namespace ember {
 namespace {
@@ -213,26 +239,7 @@ Tensor leaky_relu_autograd(const Tensor& a, const Scalar& slope) {
   return out;
 }
 
-// PyTorch's gelu_backward, both forms:
-//   none: x * Phi(x) -> Phi(x) + x * phi(x)
-//   tanh: 0.5 x (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2 / pi)
-Tensor gelu_grad(const Tensor& g, const Tensor& x, const std::string& approximate) {
-  if (approximate == "tanh") {
-    constexpr double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5, kKappa = 0.044715;
-    Tensor x_sq = x * x;
-    Tensor inner = (x + x_sq * x * kKappa) * kBeta;
-    Tensor t = inner.tanh();
-    Tensor left = x * 0.5, right = t + 1;
-    Tensor left_derivative = right * 0.5;
-    Tensor right_derivative = left * (1 - t * t);
-    Tensor inner_derivative = (x_sq * (3 * kKappa) + 1) * kBeta;
-    return g * (left_derivative + right_derivative * inner_derivative);
-  }
-  constexpr double kAlpha = M_SQRT1_2, kBeta = M_2_SQRTPI * M_SQRT1_2 * 0.5;
-  Tensor cdf = ((x * kAlpha).erf() + 1) * 0.5;
-  Tensor pdf = (x * x * -0.5).exp() * kBeta;
-  return g * (cdf + x * pdf);
-}
+using product_grads::gelu_grad;
 Tensor gelu_autograd(const Tensor& a, const std::string& approximate) {
   Tensor out = below_autograd([&] { return ops::gelu()(a, approximate); });
   record("GeluBackward0", {a}, {out}, {saved_input(a)},
