@@ -63,23 +63,24 @@ std::string compiler() {
 std::string flags() {
   std::string f = "-O3 -DNDEBUG -std=c++20 -fPIC -shared -fno-math-errno -ffp-contract=off";
   if (EMBER_CODEGEN_NATIVE) f += " -march=native";
-  return f + " -I" + std::string(EMBER_SOURCE_DIR) + "/src";
+  return f + " -I" + std::string(EMBER_SOURCE_DIR) + "/src -I" + std::string(EMBER_SOURCE_DIR) + "/include";
 }
 
-// The ember headers a kernel includes (cpu/elementwise_math.h, cpu/vec16.h and, transitively,
-// their local includes), read once per process: part of the cache key, so an ember whose
+// The ember headers a kernel includes (cpu/elementwise_math.h, cpu/vec16.h, ember/core/half.h
+// and, transitively, their local includes, from src/ or include/), read once per process: part of the cache key, so an ember whose
 // formulas changed builds new kernels instead of loading ones compiled against the old headers.
 const std::string& header_fingerprint() {
   static const std::string all = [] {
     std::string text_of_all;
-    std::vector<std::string> todo = {"cpu/elementwise_math.h", "cpu/vec16.h"};
+    std::vector<std::string> todo = {"cpu/elementwise_math.h", "cpu/vec16.h", "ember/core/half.h"};
     std::vector<std::string> seen;
     while (!todo.empty()) {
       const std::string rel = todo.back();
       todo.pop_back();
       if (std::find(seen.begin(), seen.end(), rel) != seen.end()) continue;
       seen.push_back(rel);
-      std::ifstream f(fs::path(EMBER_SOURCE_DIR) / "src" / rel);
+      const fs::path in_src = fs::path(EMBER_SOURCE_DIR) / "src" / rel;
+      std::ifstream f(fs::exists(in_src) ? in_src : fs::path(EMBER_SOURCE_DIR) / "include" / rel);
       std::stringstream text;
       text << f.rdbuf();
       const std::string body = text.str();

@@ -31,7 +31,7 @@ void emit_operands(std::ostringstream& os, const Graph& g, const FusedGroup& grp
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     const auto& o = grp.inputs[k];
     if (o.kind != FusedOperand::kScalar) {
-      const char* type = o.dtype == kBFloat16 ? "unsigned short" : "float";
+      const char* type = is_16bit_float(o.dtype) ? "unsigned short" : "float";
       os << "  const " << type << "* __restrict__ in" << k << " = static_cast<const " << type << "*>(p.in[" << k
          << "]);\n";
     }
@@ -85,21 +85,37 @@ std::string fusion_detail::generate_device_source(const Graph& g, const FusedGro
         "  const unsigned u = __float_as_uint(x);\n"
         "  return (u & 0x7fffffffu) > 0x7f800000u ? 0x7fc0u : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
         "}\n"
-        "__device__ __forceinline__ float ember_bf16_round(float x) { return ember_bf16_load(ember_bf16_store(x)); }\n\n";
+        "__device__ __forceinline__ float ember_bf16_round(float x) { return ember_bf16_load(ember_bf16_store(x)); }\n"
+        // float16 in float: ember::Half's conversions (include/ember/core/half.h), nearest even
+        "__device__ __forceinline__ float ember_f16_load(unsigned short h) {\n"
+        "  const unsigned sign = unsigned(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;\n"
+        "  if (e == 0) return __uint_as_float(__float_as_uint(float(m) * (1.0f / 16777216.0f)) | sign);\n"
+        "  if (e == 31) return __uint_as_float(sign | 0x7f800000u | (m << 13));\n"
+        "  return __uint_as_float(sign | ((e + 112) << 23) | (m << 13));\n"
+        "}\n"
+        "__device__ __forceinline__ unsigned short ember_f16_store(float x) {\n"
+        "  unsigned a = __float_as_uint(x);\n"
+        "  const unsigned sign = (a >> 16) & 0x8000u;\n"
+        "  a &= 0x7fffffffu;\n"
+        "  if (a >= 0x7f800000u) return (unsigned short)(sign | (a > 0x7f800000u ? 0x7e00u : 0x7c00u));\n"
+        "  if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);\n"
+        "  if (a < 0x38800000u) return (unsigned short)(sign | (__float_as_uint(__uint_as_float(a) + 0.5f) - 0x3f000000u));\n"
+        "  return (unsigned short)(sign | ((a + 0xc8000fffu + ((a >> 13) & 1u)) >> 13));\n"
+        "}\n"
+        "__device__ __forceinline__ float ember_f16_round(float x) { return ember_f16_load(ember_f16_store(x)); }\n\n";
 
   os << "template <class I> __device__ __forceinline__ void forward(const forwardParams& p) {\n";
   emit_operands(os, g, grp);
-  auto bf16_out = [&](size_t k) { return g.values[size_t(grp.outputs[k])].dtype == kBFloat16; };
+  auto out_dtype = [&](size_t k) { return g.values[size_t(grp.outputs[k])].dtype; };
   for (size_t k = 0; k < n_out; ++k) {
-    const char* type = bf16_out(k) ? "unsigned short" : "float";
+    const char* type = is_16bit_float(out_dtype(k)) ? "unsigned short" : "float";
     os << "  " << type << "* __restrict__ out" << k << " = static_cast<" << type << "*>(p.out[" << k << "]);\n";
   }
   emit_loop_head(os, grp);
   std::unordered_map<ValueId, std::string> name;
   emit_values(os, g, grp, kDeviceBody, name);
   for (size_t k = 0; k < n_out; ++k) {
-    const std::string& v = name.at(grp.outputs[k]);
-    os << "    out" << k << "[i] = " << (bf16_out(k) ? "ember_bf16_store(" + v + ")" : v) << ";\n";
+    os << "    out" << k << "[i] = " << store_expression(out_dtype(k), name.at(grp.outputs[k])) << ";\n";
   }
   os << "  }\n}\n\n";
   emit_entry(os, "ember_fused", "forward");

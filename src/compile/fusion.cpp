@@ -41,7 +41,8 @@ std::string float_literal(double v) {
 }  // namespace
 
 namespace fusion_detail {
-bool fusible_dtype(DType dt) { return dt == kFloat32 || dt == kBFloat16; }
+bool fusible_dtype(DType dt) { return dt == kFloat32 || dt == kBFloat16 || dt == kFloat16; }
+bool is_16bit_float(DType dt) { return dt == kBFloat16 || dt == kFloat16; }
 
 bool is_contiguous(const ValueInfo& v) {
   int64_t expect = 1;
@@ -82,8 +83,8 @@ double alpha_of(const Node& n) {
 std::optional<std::string> fusion_detail::expression(const Graph& g, const Node& n, const std::vector<std::string>& a) {
   const std::string op = n.op;
   if (in(n.op, kUnary) && a.size() == 1) return "f::" + op + "_fn<M>{}(" + a[0] + ")";
-  // a cast between float32 and bfloat16: the value itself (a bfloat16 result is rounded where it
-  // is made, as every bfloat16 value of a group is: emit_node_value)
+  // a cast between fused dtypes: the value itself (a 16-bit result is rounded where it is made,
+  // as every 16-bit value of a group is: node_value)
   if (op == "to_dtype" && a.size() == 1 && n.inputs.size() == 1 &&
       fusible_dtype(g.values[size_t(n.inputs[0])].dtype) && fusible_dtype(g.values[size_t(n.outputs[0])].dtype))
     return a[0];
@@ -281,19 +282,30 @@ void fusion_detail::emit_operand_pointers(std::ostringstream& os, const FusedGro
                          : o.dtype == kBool ? "bool" : "float";
       os << "  const float in" << k << " = float(*static_cast<const " << type << "*>(a.in[" << k << "]));\n";
     }
-    else if (o.dtype == kBFloat16)
+    else if (is_16bit_float(o.dtype))
       os << "  const uint16_t* __restrict in" << k << " = static_cast<const uint16_t*>(a.in[" << k << "]);\n";
     else
       os << "  const float* __restrict in" << k << " = static_cast<const float*>(a.in[" << k << "]);\n";
   }
 }
 
+namespace {
+// the generated helpers' prefix for a 16-bit float dtype
+const char* helper_prefix(DType dt) { return dt == kBFloat16 ? "ember_bf16_" : "ember_f16_"; }
+}  // namespace
+
 std::string fusion_detail::load_expression(const FusedOperand& o, const std::string& element) {
-  return o.dtype == kBFloat16 && o.kind != FusedOperand::kScalar ? "ember_bf16_load(" + element + ")" : element;
+  if (!is_16bit_float(o.dtype) || o.kind == FusedOperand::kScalar) return element;
+  return std::string(helper_prefix(o.dtype)) + "load(" + element + ")";
 }
 
 std::string fusion_detail::node_value(const Graph& g, const Node& n, const std::string& formula) {
-  return g.values[size_t(n.outputs[0])].dtype == kBFloat16 ? "ember_bf16_round(" + formula + ")" : formula;
+  const DType dt = g.values[size_t(n.outputs[0])].dtype;
+  return is_16bit_float(dt) ? std::string(helper_prefix(dt)) + "round(" + formula + ")" : formula;
+}
+
+std::string fusion_detail::store_expression(DType dt, const std::string& v) {
+  return is_16bit_float(dt) ? std::string(helper_prefix(dt)) + "store(" + v + ")" : v;
 }
 
 void fusion_detail::emit_values(std::ostringstream& os, const Graph& g, const FusedGroup& grp, const LoopBody& at,
@@ -360,16 +372,20 @@ namespace {
 // The CPU loop body's lines and elements (a row of `inner` from `base`).
 const fusion_detail::LoopBody kCpuBody{"      ", "[base + j]", "[j]"};
 
-// bfloat16 values in float: loaded exactly, stored and rounded as ember's eager kernels round
-// (nearest even, NaN -> 0x7fc0: cpu/tensor_iter.h's store_block), branch-free so loops vectorise.
-const char* const kBFloat16Helpers =
+// 16-bit float values in float: loaded exactly, stored and rounded as ember's eager kernels round
+// them. bfloat16: nearest even, NaN -> 0x7fc0 (cpu/tensor_iter.h's store_block), branch-free so
+// loops vectorise; float16: ember::Half's own conversions, which eager's kernels call.
+const char* const kHalfHelpers =
     "inline float ember_bf16_load(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }\n"
     "inline uint16_t ember_bf16_store(float x) {\n"
     "  const uint32_t u = std::bit_cast<uint32_t>(x);\n"
     "  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;\n"
     "  return uint16_t((u & 0x7fffffffu) > 0x7f800000u ? 0x7fc0u : rounded);\n"
     "}\n"
-    "inline float ember_bf16_round(float x) { return ember_bf16_load(ember_bf16_store(x)); }\n";
+    "inline float ember_bf16_round(float x) { return ember_bf16_load(ember_bf16_store(x)); }\n"
+    "inline float ember_f16_load(uint16_t h) { return ember::Half::to_float(h); }\n"
+    "inline uint16_t ember_f16_store(float x) { return ember::Half::from_float(x); }\n"
+    "inline float ember_f16_round(float x) { return ember_f16_load(ember_f16_store(x)); }\n";
 
 const char* const kLoopHead =
     "  for (int64_t r = r0; r < r1; ++r) {\n"
@@ -418,24 +434,24 @@ std::string generate_source(const Graph& g, const FusedGroup& grp) {
   std::ostringstream os;
   os << "// ember.compile fused kernel:";
   for (int32_t i : grp.nodes) os << " " << g.nodes[size_t(i)].op;
-  os << "\n#include <bit>\n#include <cstdint>\n#include \"cpu/elementwise_math.h\"\n\nnamespace {\n"
+  os << "\n#include <bit>\n#include <cstdint>\n#include \"cpu/elementwise_math.h\"\n#include \"ember/core/half.h\"\n\n"
+        "namespace {\n"
         "namespace f = ember::formula;\nusing M = ember::cpu::CpuMath;\n"
         "struct Args { int64_t numel, inner; const void* const* in; void* const* out; };\n"
-     << kBFloat16Helpers << "\n"
+     << kHalfHelpers << "\n"
         "void body(void* ctx, int64_t r0, int64_t r1) {\n"
         "  const Args& a = *static_cast<const Args*>(ctx);\n";
   emit_operand_pointers(os, grp);
   for (size_t k = 0; k < grp.outputs.size(); ++k) {
-    const char* type = g.values[size_t(grp.outputs[k])].dtype == kBFloat16 ? "uint16_t" : "float";
+    const char* type = is_16bit_float(g.values[size_t(grp.outputs[k])].dtype) ? "uint16_t" : "float";
     os << "  " << type << "* __restrict out" << k << " = static_cast<" << type << "*>(a.out[" << k << "]);\n";
   }
   os << kLoopHead;
   std::unordered_map<ValueId, std::string> name;
   emit_values(os, g, grp, kCpuBody, name);
   for (size_t k = 0; k < grp.outputs.size(); ++k) {
-    const bool bf16 = g.values[size_t(grp.outputs[k])].dtype == kBFloat16;
-    const std::string& v = name.at(grp.outputs[k]);
-    os << "      out" << k << "[base + j] = " << (bf16 ? "ember_bf16_store(" + v + ")" : v) << ";\n";
+    os << "      out" << k << "[base + j] = "
+       << store_expression(g.values[size_t(grp.outputs[k])].dtype, name.at(grp.outputs[k])) << ";\n";
   }
   os << "    }\n  }\n}\n\n";
   if (grp.needs_grad) emit_backward(os, g, grp);

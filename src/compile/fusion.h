@@ -18,7 +18,7 @@ struct FusedOperand {
   ValueId value;
   Kind kind;
   DType dtype;  // kScalar: float32/float64/int64/int32/bool (read, then converted to float);
-                // kFull/kInner: float32 or bfloat16 (fusible_dtype)
+                // kFull/kInner: float32, bfloat16 or float16 (fusible_dtype)
 };
 
 struct FusedGroup {
@@ -26,7 +26,7 @@ struct FusedGroup {
   std::vector<FusedOperand> inputs;
   std::vector<ValueId> outputs;  // values read after the group (or returned)
   std::vector<Shape> output_sizes;  // each output's shape (sizes, or a row group's per-row values)
-  Shape sizes;                   // every value of the group has this shape, contiguous (float32 or bfloat16)
+  Shape sizes;                   // every value of the group has this shape, contiguous (fusible_dtype)
   Device device;                 // where its tensors live: the CPU, or a device with a codegen (device_codegen.h)
   int64_t inner = 0;             // the kInner operands' length (0: none); a row group's row length
   // A row group (fusion_rows.cpp): reductions over the last dim (sum, mean, amax, amin with
@@ -61,13 +61,17 @@ std::optional<std::string> expression(const Graph& g, const Node& n, const std::
 std::optional<std::vector<std::string>> derivative(const Graph& g, const Node& n, const std::vector<std::string>& a,
                                                    const std::string& y, const std::string& gr);
 bool is_contiguous(const ValueInfo& v);
-// The dtypes elementwise groups hold (float32, bfloat16: computed in float, a bfloat16 value
-// rounded where it is made, so results keep eager's bits).
+// The dtypes elementwise groups hold (float32, bfloat16, float16: computed in float, a 16-bit
+// value rounded where it is made, as eager's kernels round each op's result, so results keep
+// eager's bits).
 bool fusible_dtype(DType dt);
-// Operand o's element read as float (bfloat16 widened), and node n's value from its formula
-// (rounded to bfloat16 when n makes a bfloat16 value).
+// Operand o's element read as float (a 16-bit float widened), node n's value from its formula
+// (rounded to n's 16-bit dtype when it makes one), and float v stored as dtype's element; the
+// helpers they call (ember_bf16_*, ember_f16_*) are each generator's.
 std::string load_expression(const FusedOperand& o, const std::string& element);
 std::string node_value(const Graph& g, const Node& n, const std::string& formula);
+std::string store_expression(DType dt, const std::string& v);
+bool is_16bit_float(DType dt);  // stored as 16-bit words by the generated code
 // How a generated loop body reads its elements: the indent of its lines and the element of a
 // full-size operand and of a kInner one (CPU: "[base + j]" and "[j]"; CUDA: "[i]" and "[j]").
 struct LoopBody {

@@ -33,9 +33,9 @@ compiler::Graph captured_chain(bool with_grad) {
   return session.finish({y});
 }
 
-// A bfloat16 chain with casts to and from float32 (autocast's shape), with gradients.
-compiler::Graph captured_bfloat16_chain() {
-  Tensor x = randn({6, 5}, {.dtype = kBFloat16, .requires_grad = true}), y = randn({6, 5}, {.dtype = kBFloat16});
+// A bfloat16 (or float16) chain with casts to and from float32 (autocast's shape), with gradients.
+compiler::Graph captured_half_chain(DType dt = kBFloat16) {
+  Tensor x = randn({6, 5}, {.dtype = dt, .requires_grad = true}), y = randn({6, 5}, {.dtype = dt});
   compiler::CaptureSession session({x, y});
   Tensor a = (x * y + 1.0).tanh();
   Tensor out = a.to(kFloat32).sigmoid() * 2.0 + a.to(kFloat32);
@@ -74,12 +74,12 @@ TEST(CompileDeviceSource, CudaGroupsGetSourceThatNvrtcCompiles) {
     EXPECT_GT(cubin.size(), 1000u);
     EXPECT_EQ(cubin.compare(0, 4, "\x7f" "ELF"), 0);
   }
-  {
-    compiler::Graph g = captured_bfloat16_chain();
+  for (DType dt : {kBFloat16, kFloat16}) {
+    compiler::Graph g = captured_half_chain(dt);
     retarget_to_cuda(g);
     const auto groups = compiler::find_fusion_groups(g);
     ASSERT_EQ(groups.size(), 1u) << g.str();
-    EXPECT_NE(groups[0].source.find("ember_bf16_round("), std::string::npos);
+    EXPECT_NE(groups[0].source.find(dt == kBFloat16 ? "ember_bf16_round(" : "ember_f16_round("), std::string::npos);
     EXPECT_NE(groups[0].source.find("unsigned short* __restrict__ out"), std::string::npos);
     if (std::getenv("EMBER_TEST_PRINT_SOURCE")) std::cout << groups[0].source << "\n";
     EXPECT_GT(cuda::compile_to_cubin(groups[0].source, "sm_90").size(), 1000u);
@@ -94,16 +94,19 @@ TEST(CompileDeviceSource, CudaGroupsGetSourceThatNvrtcCompiles) {
 #endif
 }
 
-TEST(CompileDeviceSource, CpuBFloat16ChainsFuseWithTheEagerBits) {
-  compiler::Graph g = captured_bfloat16_chain();
-  compiler::CompiledGraph cg(g);
-  EXPECT_EQ(cg.fused_kernels(), 1);
-  Tensor x = randn({6, 5}, {.dtype = kBFloat16}), y = randn({6, 5}, {.dtype = kBFloat16});
-  auto out = cg.run({x, y});
-  Tensor a = (x * y + 1.0).tanh();
-  EXPECT_TRUE(out[0].equal(a.to(kFloat32).sigmoid() * 2.0 + a.to(kFloat32)));
-  EXPECT_TRUE(out[1].equal(a * 3.0));
-  EXPECT_EQ(out[1].dtype(), kBFloat16);
+TEST(CompileDeviceSource, CpuHalfChainsFuseWithTheEagerBits) {
+  for (DType dt : {kBFloat16, kFloat16}) {
+    compiler::Graph g = captured_half_chain(dt);
+    compiler::CompiledGraph cg(g);
+    EXPECT_EQ(cg.fused_kernels(), 1);
+    // (x20: float16's overflow to inf and its subnormals are reached too)
+    Tensor x = (randn({6, 5}) * 20.0).to(dt), y = (randn({6, 5}) * 20.0).to(dt);
+    auto out = cg.run({x, y});
+    Tensor a = (x * y + 1.0).tanh();
+    EXPECT_TRUE(out[0].equal(a.to(kFloat32).sigmoid() * 2.0 + a.to(kFloat32)));
+    EXPECT_TRUE(out[1].equal(a * 3.0));
+    EXPECT_EQ(out[1].dtype(), dt);
+  }
 }
 
 TEST(CompileDeviceSource, CpuGraphsStayOnTheCpu) {

@@ -1,4 +1,4 @@
-"""ember.compile beyond float32 on the CPU: bfloat16 (autocast) chains fused with eager's bits, and
+"""ember.compile beyond float32 on the CPU: bfloat16 and float16 (autocast) chains fused with eager's bits, and
 the CUDA kernels NVRTC builds (src/compile/codegen_device_source.cpp, src/cuda/nvrtc_codegen.cpp),
 which run only where a GPU is present (their source is compiled without one by
 tests/cpp/test_compile_device_source.cpp)."""
@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import ember
@@ -50,10 +51,11 @@ def test_cuda_chain_runs_as_one_generated_kernel():
     for a in (x, ember.randn(5000, 257, device="cuda")):
         want = ((a * bias + 0.5).tanh() * s).relu() - a.sigmoid()
         assert _close(f2(a, bias, 0.5), want)
-    # bfloat16 values: computed in float, rounded where made (CUDA's eager rounding may differ in NaN payloads only)
-    xb, yb = x.to(ember.bfloat16), y.to(ember.bfloat16)
-    got, want = fast(xb, yb), chain(xb, yb)
-    assert all(g.dtype == ember.bfloat16 and _close(g, w, 1e-2) for g, w in zip(got, want))
+    # 16-bit values: computed in float, rounded where made (CUDA's eager rounding may differ in NaN payloads only)
+    for dt in (ember.bfloat16, ember.float16):
+        xb, yb = x.to(dt), y.to(dt)
+        got, want = fast(xb, yb), chain(xb, yb)
+        assert all(g.dtype == dt and _close(g, w, 1e-2) for g, w in zip(got, want))
 
 
 @cuda_only
@@ -92,26 +94,27 @@ def test_cuda_kernels_come_from_the_disk_cache_in_a_new_process(tmp_path):
     assert any(p.suffix == ".cubin" for p in (tmp_path / "kernels").iterdir())
 
 
-def test_bfloat16_chains_fuse_with_the_eager_bits():
-    # bfloat16 values compute in float and round where they are made, as eager's kernels do, so
-    # a fused bfloat16 chain (casts to and from float32 included) keeps eager's bits.
+@pytest.mark.parametrize("dt", [ember.bfloat16, ember.float16])
+def test_half_chains_fuse_with_the_eager_bits(dt):
+    # 16-bit values compute in float and round where they are made, as eager's kernels do, so
+    # a fused bfloat16 or float16 chain (casts to and from float32 included) keeps eager's bits.
     def f(x, y):
         a = (x * y + 1.0).tanh()
         return F.gelu(a.to(ember.float32)) * 2.0, (a * 3.0).sigmoid()
 
     fast = ember.compile(f)
     for shape in [(64, 33), (1000,), (7, 3, 5)]:
-        x, y = ember.randn(*shape, dtype=ember.bfloat16), ember.randn(*shape, dtype=ember.bfloat16)
+        x, y = ember.randn(*shape, dtype=dt), ember.randn(*shape, dtype=dt)
         for _ in range(2):
             got, want = fast(x, y), f(x, y)
-            assert [g.dtype for g in got] == [ember.float32, ember.bfloat16]
+            assert [g.dtype for g in got] == [ember.float32, dt]
             assert all(ember.equal(g, w) for g, w in zip(got, want))
     info = explain(fast, x, y)
     assert info.fused_kernels == info.graph_count == 3  # one kernel per shape's graph
     assert "mul add tanh to_dtype gelu mul mul sigmoid" in str(info)
 
-    def g(x, w, b):  # autocast: a bfloat16 matmul, then float32 and bfloat16 values mixed
-        with ember.autocast("cpu", dtype=ember.bfloat16):
+    def g(x, w, b):  # autocast: a 16-bit matmul, then float32 and 16-bit values mixed
+        with ember.autocast("cpu", dtype=dt):
             h = x @ w
             return F.gelu(h + b, approximate="tanh") * 0.5 + h
 
@@ -122,13 +125,30 @@ def test_bfloat16_chains_fuse_with_the_eager_bits():
     assert explain(fast, x, w, b).fused_kernels == 1
 
 
-def test_bfloat16_chain_gradients_match_eager():
-    # the generated backward computes in float (eager's bfloat16 backward rounds every step):
+def test_every_float16_value_rounds_as_eager():
+    # every finite float16 (subnormals, the largest values) through a chain whose results round
+    # up to inf, down into the subnormals and to zero
+    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    x = ember.from_numpy(every[np.isfinite(every)].copy())
+
+    def f(x):
+        return (x * 1.875).sigmoid() * x + x * 0.0078125, x * 65504.0
+
+    fast = ember.compile(f)
+    for _ in range(2):
+        assert all(ember.equal(g.isnan(), w.isnan()) and ember.equal(g.nan_to_num(), w.nan_to_num())
+                   for g, w in zip(fast(x), f(x)))
+    assert explain(fast, x).fused_kernels == 1
+
+
+@pytest.mark.parametrize("dt", [ember.bfloat16, ember.float16])
+def test_half_chain_gradients_match_eager(dt):
+    # the generated backward computes in float (eager's 16-bit backward rounds every step):
     # close, not equal
     def f(x, w):
-        return (x * w + 0.5).tanh() * x.to(ember.float32).sigmoid().to(ember.bfloat16)
+        return (x * w + 0.5).tanh() * x.to(ember.float32).sigmoid().to(dt)
 
-    x0, w0 = ember.randn(96, 80, dtype=ember.bfloat16), ember.randn(80, dtype=ember.bfloat16)
+    x0, w0 = ember.randn(96, 80, dtype=dt), ember.randn(80, dtype=dt)
     grads = []
     for fn in (f, ember.compile(f)):
         x, w = x0.clone().requires_grad_(), w0.clone().requires_grad_()
@@ -137,5 +157,5 @@ def test_bfloat16_chain_gradients_match_eager():
             fn(x, w).float().pow(2).sum().backward()
         grads.append((x.grad, w.grad))
     for got, want in zip(grads[1], grads[0]):
-        assert got.dtype == ember.bfloat16
+        assert got.dtype == dt
         assert (got.float() - want.float()).abs().max().item() <= 0.02 * max(1.0, want.float().abs().max().item())
