@@ -104,6 +104,9 @@ Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> delet
 
 // ---------------------------------------------------------------- shape and views (src/ops/shape.cpp)
 Tensor view(const Tensor& self, IntArrayRef shape);
+// self's bytes read as dtype (torch's view.dtype): not differentiable; with another element size
+// the last dim (stride 1) scales by the ratio.
+Tensor view(const Tensor& self, DType dtype);
 Tensor reshape(const Tensor& self, IntArrayRef shape);
 Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, OptInt offset = std::nullopt);
 Tensor permute(const Tensor& self, IntArrayRef dims);

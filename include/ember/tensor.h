@@ -109,6 +109,7 @@ class Tensor {
 
   // --- views and shape ---
   Tensor view(IntArrayRef shape) const;
+  Tensor view(DType dtype) const;  // the same bytes as another dtype (not differentiable)
   Tensor view_as(const Tensor& other) const;
   Tensor reshape(IntArrayRef shape) const;
   Tensor reshape_as(const Tensor& other) const;

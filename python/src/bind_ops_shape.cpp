@@ -30,10 +30,7 @@ nb::tuple split_any(const Tensor& self, nb::handle sizes, int64_t dim) {
 
 Tensor view_any(const Tensor& self, const nb::args& args) {
   if (args.size() == 1 && nb::isinstance<PyDType>(args[0])) {
-    DType t = nb::inst_ptr<PyDType>(args[0])->value;
-    EMBER_CHECK(t == self.dtype(), "view(dtype): reinterpreting a ", scalar_type_name(self.dtype()),
-                " tensor as ", scalar_type_name(t), " is not supported by ember; use .to(dtype) to convert values");
-    return view(self, self.sizes());
+    return view(self, nb::inst_ptr<PyDType>(args[0])->value);
   }
   return view(self, sizes_from_args(args, "view"));
 }

@@ -15,14 +15,6 @@
 namespace ember {
 namespace {
 
-// A view of self's storage read as another dtype (element size halves or doubles).
-Tensor retyped_view(const Tensor& self, DType dtype, Shape sizes, Shape strides, int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>(self.impl()->storage(), dtype, std::move(sizes), std::move(strides), offset);
-  impl->share_version_counter(self.impl()->version_counter());
-  impl->set_view_base(self.impl()->is_view() ? self.impl()->view_base() : self.impl_ptr());
-  return Tensor(std::move(impl));
-}
-
 Tensor view_as_real_impl(const Tensor& self) {
   EMBER_CHECK(is_complex(self.dtype()), "view_as_real is only supported for complex tensors, got ",
               dtype_name(self.dtype()));
@@ -30,7 +22,7 @@ Tensor view_as_real_impl(const Tensor& self) {
   for (auto& s : strides) s *= 2;
   sizes.push_back(2);
   strides.push_back(1);
-  return retyped_view(self, complex_to_real(self.dtype()), std::move(sizes), std::move(strides),
+  return make_view(self, complex_to_real(self.dtype()), std::move(sizes), std::move(strides),
                       self.storage_offset() * 2);
 }
 
@@ -48,7 +40,7 @@ Tensor view_as_complex_impl(const Tensor& self) {
     s /= 2;
   }
   EMBER_CHECK(self.storage_offset() % 2 == 0, "Tensor must have a storage_offset divisible by 2");
-  return retyped_view(self, real_to_complex(t), std::move(sizes), std::move(strides), self.storage_offset() / 2);
+  return make_view(self, real_to_complex(t), std::move(sizes), std::move(strides), self.storage_offset() / 2);
 }
 
 EMBER_REGISTER_KERNEL(view_as_real, CompositeBackend, view_as_real_impl);

@@ -353,6 +353,9 @@ EMBER_OP(igammac, Tensor(const Tensor&, const Tensor&))
 // reinterpret the storage (CompositeBackend); conj_physical conjugates into a new tensor.
 EMBER_OP(view_as_real, Tensor(const Tensor&))
 EMBER_OP(view_as_complex, Tensor(const Tensor&))
+// Tensor.view(dtype): self's storage read as another dtype (ops/view.cpp; CompositeBackend). Not
+// differentiable (torch's view.dtype neither). Element sizes may differ: the last dim scales.
+EMBER_OP(view_dtype, Tensor(const Tensor&, DType))
 EMBER_OP(conj_physical, Tensor(const Tensor&))
 
 // ---- FFT (ops/fft.cpp, cpu/fft_kernels.cpp): torch's three primitives under torch.fft.

@@ -21,7 +21,9 @@ Shape infer_size(IntArrayRef shape, int64_t numel);
 // no view exists (PyTorch's computeStride).
 std::optional<Shape> compute_view_strides(IntArrayRef oldshape, IntArrayRef oldstride, IntArrayRef newshape);
 
-// A new tensor sharing self's storage and version counter with another window.
+// A new tensor sharing self's storage and version counter with another window (read as `dtype`:
+// view_as_real, view(dtype)).
 Tensor make_view(const Tensor& self, Shape sizes, Shape strides, int64_t offset);
+Tensor make_view(const Tensor& self, DType dtype, Shape sizes, Shape strides, int64_t offset);
 
 }  // namespace ember

@@ -26,6 +26,7 @@ Tensor& Tensor::fill_(const Tensor& v) {
 Tensor& Tensor::zero_() { return ember::zero_(*this); }
 
 Tensor Tensor::view(IntArrayRef s) const { return ember::view(*this, s); }
+Tensor Tensor::view(DType t) const { return ember::view(*this, t); }
 Tensor Tensor::view_as(const Tensor& o) const { return ember::view(*this, o.sizes()); }
 Tensor Tensor::reshape(IntArrayRef s) const { return ember::reshape(*this, s); }
 Tensor Tensor::reshape_as(const Tensor& o) const { return ember::reshape(*this, o.sizes()); }

@@ -66,8 +66,11 @@ std::optional<Shape> compute_view_strides(IntArrayRef oldshape, IntArrayRef olds
 }
 
 Tensor make_view(const Tensor& self, Shape sizes, Shape strides, int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>(self.impl()->storage(), self.dtype(), std::move(sizes),
-                                           std::move(strides), offset);
+  return make_view(self, self.dtype(), std::move(sizes), std::move(strides), offset);
+}
+
+Tensor make_view(const Tensor& self, DType dtype, Shape sizes, Shape strides, int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>(self.impl()->storage(), dtype, std::move(sizes), std::move(strides), offset);
   impl->share_version_counter(self.impl()->version_counter());
   impl->set_view_base(self.impl()->is_view() ? self.impl()->view_base() : self.impl_ptr());
   return Tensor(std::move(impl));
@@ -234,7 +237,39 @@ Tensor diagonal_impl(const Tensor& self, int64_t offset, int64_t dim1, int64_t d
   return make_view(self, std::move(sizes), std::move(strides), off);
 }
 
+// self's bytes as dtype. Equal element sizes keep the window; otherwise the last dim (stride 1)
+// is cut into (or merged from) elements of the new size, and the other strides and the offset
+// scale by the ratio, with torch's checks and messages.
+Tensor view_dtype_impl(const Tensor& self, DType dtype) {
+  const int64_t from = element_size(self.dtype()), to = element_size(dtype);
+  Shape sizes = self.sizes(), strides = self.strides();
+  int64_t offset = self.storage_offset();
+  if (from == to) return make_view(self, dtype, std::move(sizes), std::move(strides), offset);
+  const std::string what = std::string(" to view ") + scalar_type_name(self.dtype()) + " as " + scalar_type_name(dtype) +
+                           " (different element sizes)";
+  EMBER_CHECK(self.dim() > 0, "self.dim() cannot be 0", what);
+  const int64_t last = self.dim() - 1;
+  EMBER_CHECK(strides[size_t(last)] == 1, "self.stride(-1) must be 1", what, ", but got ", strides[size_t(last)]);
+  if (from > to) {  // each element becomes `ratio` smaller ones
+    const int64_t ratio = from / to;
+    sizes[size_t(last)] *= ratio;
+    for (int64_t d = 0; d < last; ++d) strides[size_t(d)] *= ratio;
+    return make_view(self, dtype, std::move(sizes), std::move(strides), offset * ratio);
+  }
+  const int64_t ratio = to / from;  // `ratio` elements make one larger one
+  EMBER_CHECK(sizes[size_t(last)] % ratio == 0, "self.size(-1) must be divisible by ", ratio, what, ", but got ",
+              sizes[size_t(last)]);
+  EMBER_CHECK(offset % ratio == 0, "self.storage_offset() must be divisible by ", ratio, what, ", but got ", offset);
+  for (int64_t d = 0; d < last; ++d)
+    EMBER_CHECK(strides[size_t(d)] % ratio == 0, "self.stride(", d, ") must be divisible by ", ratio, what,
+                ", but got ", strides[size_t(d)]);
+  sizes[size_t(last)] /= ratio;
+  for (int64_t d = 0; d < last; ++d) strides[size_t(d)] /= ratio;
+  return make_view(self, dtype, std::move(sizes), std::move(strides), offset / ratio);
+}
+
 EMBER_REGISTER_KERNEL(as_strided, CompositeBackend, as_strided_impl);
+EMBER_REGISTER_KERNEL(view_dtype, CompositeBackend, view_dtype_impl);
 EMBER_REGISTER_KERNEL(view, CompositeBackend, view_impl);
 EMBER_REGISTER_KERNEL(permute, CompositeBackend, permute_impl);
 EMBER_REGISTER_KERNEL(transpose, CompositeBackend, transpose_impl);
@@ -252,6 +287,7 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, Op
   return ops::as_strided()(self, sizes, strides, offset);
 }
 Tensor view(const Tensor& self, IntArrayRef shape) { return ops::view()(self, shape); }
+Tensor view(const Tensor& self, DType dtype) { return ops::view_dtype()(self, dtype); }
 Tensor permute(const Tensor& self, IntArrayRef dims) { return ops::permute()(self, dims); }
 Tensor transpose(const Tensor& self, int64_t d0, int64_t d1) { return ops::transpose()(self, d0, d1); }
 Tensor t(const Tensor& self) {
