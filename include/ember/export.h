@@ -46,6 +46,9 @@ class Program {
  private:
   std::vector<Tensor> run_exact(const compiler::CompiledGraph& compiled, const std::vector<Tensor>& inputs) const;
   std::shared_ptr<compiler::CompiledGraph> specialised(const std::vector<int64_t>& dims) const;
+  // the graph as exported (what graph(), save and ONNX see); compiled_ runs a copy, which its
+  // passes may rewrite (matmul epilogues are ember.compile's, not part of the program)
+  compiler::Graph graph_;
   std::shared_ptr<compiler::CompiledGraph> compiled_;
   std::map<std::string, std::string> metadata_;
   std::shared_ptr<const compiler::SymbolicShapes> symbolic_;

@@ -453,11 +453,12 @@ Program::Program(compiler::Graph graph, std::map<std::string, std::string> metad
                  std::shared_ptr<const compiler::SymbolicShapes> symbolic)
     : metadata_(std::move(metadata)), symbolic_(std::move(symbolic)) {
   if (symbolic_) binders_ = symbolic_->check(graph);
+  graph_ = graph;
   compiled_ = compiler::compile_graph(std::move(graph));
 }
 
-const compiler::Graph& Program::graph() const { return compiled_->graph(); }
-int64_t Program::num_inputs() const { return int64_t(compiled_->graph().inputs.size()); }
+const compiler::Graph& Program::graph() const { return graph_; }
+int64_t Program::num_inputs() const { return int64_t(graph_.inputs.size()); }
 
 std::shared_ptr<compiler::CompiledGraph> Program::specialised(const std::vector<int64_t>& dims) const {
   if (dims == symbolic_->example) return compiled_;
