@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "bind.h"
+#include "compile/kernel_cache.h"
 #include "ember/compile/capture.h"
 #include "ember/compile/compiled_graph.h"
 #include "ember/export.h"
@@ -19,6 +20,10 @@ namespace ember::python {
 void bind_compile(nb::module_& parent) {
   nb::module_ m = parent.def_submodule("_compile", "ember.compile's capture and compiled graphs");
   using namespace compiler;
+  m.def("toolchain", [] {  // ember.utils.cpp_extension's compiler, headers and library
+    const Toolchain t = toolchain();
+    return std::map<std::string, std::string>{{"cxx", t.cxx}, {"include", t.include_dir}, {"library", t.library}};
+  });
   nb::class_<CompiledGraph>(m, "CompiledGraph")
       .def("run", &CompiledGraph::run, nb::arg("inputs"))
       .def("describe", &CompiledGraph::describe, nb::arg("source") = false)

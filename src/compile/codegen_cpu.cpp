@@ -45,6 +45,14 @@ std::string content_key(const std::string& s) {
   return std::string(hex) + "-" + std::to_string(s.size());
 }
 
+Toolchain toolchain() {
+  Dl_info info{};
+  const bool found = dladdr(reinterpret_cast<void*>(&toolchain), &info) != 0 && info.dli_fname;
+  const char* cxx = std::getenv("EMBER_CXX");
+  return {cxx && *cxx ? cxx : EMBER_CXX_COMPILER, (fs::path(EMBER_SOURCE_DIR) / "include").string(),
+          found ? fs::absolute(info.dli_fname).string() : std::string()};
+}
+
 fs::path kernel_cache_dir() {
   if (const char* d = std::getenv("EMBER_CACHE_DIR"); d && *d) return fs::path(d) / "kernels";
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "ember" / "kernels";
@@ -56,8 +64,7 @@ namespace {
 
 
 std::string compiler() {
-  const char* cxx = std::getenv("EMBER_CXX");
-  return cxx && *cxx ? cxx : EMBER_CXX_COMPILER;
+  return toolchain().cxx;
 }
 
 std::string flags() {
