@@ -150,6 +150,43 @@ void bind_vision(nb::module_& m) {
       nb::arg("degrees"), nb::arg("translate").none(), nb::arg("scale").none(), nb::arg("shear").none(),
       nb::arg("interpolation"), nb::arg("fill"));
   v.def(
+      "RandomResizedCrop",
+      [](std::vector<int64_t> size, std::pair<double, double> scale, std::pair<double, double> ratio,
+         const std::string& interpolation, bool antialias) -> Transform {
+        return transforms::RandomResizedCrop(std::move(size), scale, ratio,
+                                             interpolation_from(interpolation, "RandomResizedCrop"), antialias);
+      },
+      nb::arg("size"), nb::arg("scale"), nb::arg("ratio"), nb::arg("interpolation"), nb::arg("antialias"));
+  v.def(
+      "resized_crop",
+      [](const Tensor& image, int64_t top, int64_t left, int64_t height, int64_t width, std::vector<int64_t> size,
+         const std::string& interpolation, bool antialias) {
+        return transforms::resized_crop(image, top, left, height, width, std::move(size),
+                                        interpolation_from(interpolation, "resized_crop"), antialias);
+      },
+      nb::arg("image"), nb::arg("top"), nb::arg("left"), nb::arg("height"), nb::arg("width"), nb::arg("size"),
+      nb::arg("interpolation"), nb::arg("antialias"), nb::call_guard<nb::gil_scoped_release>());
+  v.def(
+      "ColorJitter",
+      [](OptPair brightness, OptPair contrast, OptPair saturation, OptPair hue) -> Transform {
+        return transforms::ColorJitter(brightness, contrast, saturation, hue);
+      },
+      nb::arg("brightness").none(), nb::arg("contrast").none(), nb::arg("saturation").none(), nb::arg("hue").none());
+  v.def(
+      "Grayscale", [](int64_t n) -> Transform { return transforms::Grayscale(n); }, nb::arg("num_output_channels"));
+  v.def(
+      "RandomGrayscale", [](double p) -> Transform { return transforms::RandomGrayscale(p); }, nb::arg("p"));
+  v.def("adjust_brightness", &transforms::adjust_brightness, nb::arg("image"), nb::arg("factor"),
+        nb::call_guard<nb::gil_scoped_release>());
+  v.def("adjust_contrast", &transforms::adjust_contrast, nb::arg("image"), nb::arg("factor"),
+        nb::call_guard<nb::gil_scoped_release>());
+  v.def("adjust_saturation", &transforms::adjust_saturation, nb::arg("image"), nb::arg("factor"),
+        nb::call_guard<nb::gil_scoped_release>());
+  v.def("adjust_hue", &transforms::adjust_hue, nb::arg("image"), nb::arg("hue_factor"),
+        nb::call_guard<nb::gil_scoped_release>());
+  v.def("rgb_to_grayscale", &transforms::rgb_to_grayscale, nb::arg("image"), nb::arg("num_output_channels"),
+        nb::call_guard<nb::gil_scoped_release>());
+  v.def(
       "affine",
       [](const Tensor& image, double angle, std::pair<double, double> translate, double scale,
          std::pair<double, double> shear, const std::string& interpolation, double fill) {

@@ -71,6 +71,15 @@ inline T to_pixel(A v) {
     return T(v);
 }
 
+// torchvision's draws, so a seed gives its parameters: float(torch.empty(1).uniform_(lo, hi))
+// and torch.randint(0, n, (1,)).item().
+inline double uniform(double lo, double hi) {
+  Tensor t = empty({1});
+  uniform_(t, lo, hi);
+  return double(t.item<float>());
+}
+inline int64_t random_below(int64_t n) { return randint(0, n, {1}).item<int64_t>(); }
+
 // Python's repr of a float, and of a number that torchvision keeps as given (fill=0 prints "0").
 using ::ember::nn::py_float;
 inline std::string py_number(double v) {

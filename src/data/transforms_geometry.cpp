@@ -8,6 +8,7 @@
 #include "data/image_utils.h"
 #include "ember/core/generator.h"
 #include "ember/data/transforms.h"
+#include "ember/nn/functional.h"
 
 namespace ember::transforms {
 
@@ -290,15 +291,8 @@ Tensor affine_impl(const Tensor& image, const std::array<double, 6>& m, Interpol
 
 // ------------------------------------------------------------------------------ randomness
 
-// torchvision's draws, so a seed gives its parameters: float(torch.empty(1).uniform_(lo, hi))
-// and torch.randint(0, n, (1,)).item().
-double uniform(double lo, double hi) {
-  Tensor t = empty({1});
-  uniform_(t, lo, hi);
-  return double(t.item<float>());
-}
-
-int64_t random_below(int64_t n) { return randint(0, n, {1}).item<int64_t>(); }
+using detail::random_below;
+using detail::uniform;
 
 // A single number d means [-d, d], as torchvision's _setup_angle.
 std::pair<double, double> symmetric_range(double d, const char* who, const char* name) {
@@ -431,6 +425,94 @@ Tensor RandomCrop::operator()(const Tensor& image) const {
 std::string RandomCrop::repr() const {
   std::string pad = padding.empty() ? "None" : padding.size() == 1 ? std::to_string(padding[0]) : detail::py_int_list(padding);
   return "RandomCrop(size=" + nn::py_tuple({size[0], size.back()}) + ", padding=" + pad + ")";
+}
+
+// ------------------------------------------------------------------------------ RandomResizedCrop
+
+Tensor resized_crop(const Tensor& image, int64_t top, int64_t left, int64_t height, int64_t width,
+                    std::vector<int64_t> size, Interpolation interpolation, bool antialias) {
+  Planes p = detail::image_planes(image, "resized_crop");
+  EMBER_CHECK_VALUE(height > 0 && width > 0 && top >= 0 && left >= 0 && top + height <= p.h && left + width <= p.w,
+                    "resized_crop: the window (top=", top, ", left=", left, ", height=", height, ", width=", width,
+                    ") must lie inside the ", p.h, "x", p.w, " image");
+  size = check_size(std::move(size), "resized_crop");
+  const int64_t oh = size[0], ow = size.back();
+  if (interpolation == Interpolation::Nearest) {
+    std::vector<int64_t> rows = nearest_map(height, oh), cols = nearest_map(width, ow);
+    for (auto& r : rows) r += top;
+    for (auto& c : cols) c += left;
+    return gather(image, "resized_crop", rows, cols);
+  }
+  Tensor crop = image.narrow(-2, top, height).narrow(-1, left, width).contiguous();
+  Tensor out = detail::empty_planes(p, oh, ow, crop.dtype());
+  if (antialias && (oh < height || ow < width)) {
+    // torchvision: F.interpolate(antialias=True) in float, uint8 rounded back (torch.round)
+    detail::visit_image_dtype(crop.dtype(), "resized_crop", [](auto) {});  // (the dtype check)
+    const DType compute = crop.dtype() == kFloat64 ? kFloat64 : kFloat32;
+    Tensor planes = crop.to(compute).reshape({1, p.planes, height, width});
+    Tensor scaled = nn::functional::interpolate(planes, std::vector<int64_t>{oh, ow}, std::nullopt, "bilinear", false,
+                                                std::nullopt, true);
+    scaled = scaled.reshape(out.sizes());
+    return crop.dtype() == kUInt8 ? scaled.round().clamp(0, 255).to(kUInt8) : scaled.to(crop.dtype());
+  }
+  detail::visit_image_dtype(crop.dtype(), "resized_crop", [&](auto tag) {
+    using T = decltype(tag);
+    resize_bilinear_planes<T>(crop.data_ptr<T>(), out.data_ptr<T>(), p.planes, height, width, oh, ow);
+  });
+  return out;
+}
+
+RandomResizedCrop::RandomResizedCrop(std::vector<int64_t> size, std::pair<double, double> scale,
+                                     std::pair<double, double> ratio, Interpolation interpolation, bool antialias)
+    : size(check_size(std::move(size), "RandomResizedCrop")),
+      scale(scale),
+      ratio(ratio),
+      interpolation(interpolation),
+      antialias(antialias) {
+  EMBER_CHECK_VALUE(scale.first >= 0 && ratio.first > 0 && ratio.second > 0,
+                    "RandomResizedCrop: scale must be non-negative and ratio positive, got scale=(", scale.first, ", ",
+                    scale.second, ") and ratio=(", ratio.first, ", ", ratio.second, ")");
+}
+
+// torchvision's get_params, draw for draw: area * U(scale), exp(U(log ratio)) in float32 (its
+// log and exp run on float tensors), sizes rounded half to even as Python's round().
+std::array<int64_t, 4> RandomResizedCrop::get_params(int64_t height, int64_t width) const {
+  const double area = double(height) * double(width);
+  const double log_lo = double(std::log(float(ratio.first))), log_hi = double(std::log(float(ratio.second)));
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const double target_area = area * uniform(scale.first, scale.second);
+    const double aspect = double(std::exp(float(uniform(log_lo, log_hi))));
+    const int64_t w = int64_t(std::nearbyint(std::sqrt(target_area * aspect)));
+    const int64_t h = int64_t(std::nearbyint(std::sqrt(target_area / aspect)));
+    if (0 < w && w <= width && 0 < h && h <= height) {
+      const int64_t top = random_below(height - h + 1);
+      const int64_t left = random_below(width - w + 1);
+      return {top, left, h, w};
+    }
+  }
+  // the centre crop, clamped to the ratio range
+  const double in_ratio = double(width) / double(height);
+  const double lo = std::min(ratio.first, ratio.second), hi = std::max(ratio.first, ratio.second);
+  int64_t w = width, h = height;
+  if (in_ratio < lo) h = int64_t(std::nearbyint(double(w) / lo));
+  else if (in_ratio > hi) w = int64_t(std::nearbyint(double(h) * hi));
+  return {(height - h) / 2, (width - w) / 2, h, w};
+}
+
+Tensor RandomResizedCrop::operator()(const Tensor& image) const {
+  Planes p = detail::image_planes(image, "RandomResizedCrop");
+  EMBER_CHECK_VALUE(p.h > 0 && p.w > 0, "RandomResizedCrop: cannot crop an empty image of shape ", image.sizes());
+  const auto [top, left, h, w] = get_params(p.h, p.w);
+  return resized_crop(image, top, left, h, w, {size[0], size.back()}, interpolation, antialias);
+}
+
+std::string RandomResizedCrop::repr() const {
+  auto rounded = [](std::pair<double, double> r) {  // Python's round(v, 4)
+    return std::pair<double, double>{std::nearbyint(r.first * 1e4) / 1e4, std::nearbyint(r.second * 1e4) / 1e4};
+  };
+  return "RandomResizedCrop(size=" + nn::py_tuple({size[0], size.back()}) + ", scale=" + py_pair(rounded(scale), false) +
+         ", ratio=" + py_pair(rounded(ratio), false) + ", interpolation=" + interpolation_name(interpolation) +
+         ", antialias=" + (antialias ? "True" : "False") + ")";
 }
 
 // ------------------------------------------------------------------------------ flips

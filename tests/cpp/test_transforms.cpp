@@ -365,3 +365,44 @@ TEST(Transforms, ReprMatchesTorchvision) {
   EXPECT_EQ(T::Compose({T::ToTensor(), T::Normalize({0.1307}, {0.3081}), T::Lambda([](const Tensor& x) { return x; })}).repr(),
             "Compose(\n    ToTensor()\n    Normalize(mean=[0.1307], std=[0.3081])\n    Lambda()\n)");
 }
+
+// The colour transforms and RandomResizedCrop from C++ (their values against torchvision are
+// checked in tests/python/test_vision_color.py, where torchvision runs).
+TEST(Transforms, ColourAndResizedCropFromCpp) {
+  manual_seed(0);
+  Tensor rgb = rand({3, 20, 30});
+  // brightness 1, contrast 1, saturation 1 and hue 0 are the identity; grey has one channel
+  EXPECT_TRUE(T::adjust_brightness(rgb, 1.0).equal(rgb));
+  EXPECT_TRUE(T::adjust_saturation(rgb, 1.0).equal(rgb));
+  EXPECT_TRUE(allclose(T::adjust_hue(rgb, 0.0), rgb, 1e-6, 1e-6));
+  EXPECT_EQ(T::rgb_to_grayscale(rgb).sizes(), Shape({1, 20, 30}));
+  EXPECT_TRUE(T::adjust_brightness(rgb, 0.0).equal(zeros_like(rgb)));
+  // a grey image's saturation is 0: blending with its grey changes it only by the luma weights'
+  // sum, 0.9999 (torchvision's too)
+  Tensor grey3 = T::rgb_to_grayscale(rgb, 3).contiguous();
+  EXPECT_TRUE(allclose(T::adjust_saturation(grey3, 0.3), grey3, 0, 1e-4));
+  EXPECT_THROW_MSG(T::adjust_hue(rgb, 0.7), ValueError, "hue_factor (0.7) is not in [-0.5, 0.5].");
+  EXPECT_THROW_MSG(T::adjust_contrast(rand({4, 5, 5}), 0.5), TypeError,
+                   "Input image tensor permitted channel values are [3, 1], but found 4");
+
+  T::ColorJitter jitter({{0.5, 1.5}}, {{0.5, 1.5}}, {{0.5, 1.5}}, {{-0.2, 0.2}});
+  EXPECT_EQ(jitter.repr(), "ColorJitter(brightness=(0.5, 1.5), contrast=(0.5, 1.5), saturation=(0.5, 1.5), hue=(-0.2, 0.2))");
+  Tensor u8 = (rand({3, 40, 50}) * 255).to(kUInt8);
+  manual_seed(3);
+  Tensor a = T::Compose({T::RandomResizedCrop({16, 24}), jitter})(u8);
+  manual_seed(3);
+  Tensor b = T::Compose({T::RandomResizedCrop({16, 24}), jitter})(u8);
+  EXPECT_EQ(a.sizes(), Shape({3, 16, 24}));
+  EXPECT_EQ(a.dtype(), kUInt8);
+  EXPECT_TRUE(a.equal(b));
+  // the window is inside the image, its area fraction and ratio in range (or the fallback)
+  T::RandomResizedCrop crop({8}, {0.25, 0.5}, {0.5, 2.0});
+  for (int k = 0; k < 20; ++k) {
+    auto [top, left, h, w] = crop.get_params(60, 80);
+    EXPECT_TRUE(top >= 0 && left >= 0 && top + h <= 60 && left + w <= 80);
+    EXPECT_GE(double(h * w), 0.2 * 4800);
+    EXPECT_LE(double(h * w), 0.55 * 4800);
+  }
+  EXPECT_EQ(crop.repr(), "RandomResizedCrop(size=(8, 8), scale=(0.25, 0.5), ratio=(0.5, 2.0), interpolation=bilinear, "
+                         "antialias=True)");
+}

@@ -15,6 +15,7 @@
 //
 // Random transforms draw from default_generator() (each DataLoader worker thread has its own,
 // seeded as PyTorch seeds its worker processes), so a seeded run is reproducible.
+#include <array>
 #include <concepts>
 #include <functional>
 #include <memory>
@@ -162,6 +163,72 @@ struct RandomAffine : TransformBase {
   std::optional<std::pair<double, double>> translate, scale, shear;
   Interpolation interpolation;
   double fill;
+};
+
+// torchvision's RandomResizedCrop: a window covering a fraction of the area drawn uniformly from
+// `scale`, with an aspect ratio drawn log-uniformly from `ratio` (ten tries, drawn as torchvision
+// draws them, then the centre crop clamped to the ratio range), resized to size {h, w} (one
+// value: square). Bilinear shrinking is antialiased unless antialias is false (torchvision's
+// default since 0.17 is true).
+struct RandomResizedCrop : TransformBase {
+  explicit RandomResizedCrop(std::vector<int64_t> size, std::pair<double, double> scale = {0.08, 1.0},
+                             std::pair<double, double> ratio = {3.0 / 4.0, 4.0 / 3.0},
+                             Interpolation interpolation = Interpolation::Bilinear, bool antialias = true);
+  Tensor operator()(const Tensor& image) const override;
+  std::string repr() const override;
+  // The window {top, left, height, width} a call draws for an h x w image (get_params).
+  std::array<int64_t, 4> get_params(int64_t h, int64_t w) const;
+  std::vector<int64_t> size;
+  std::pair<double, double> scale, ratio;
+  Interpolation interpolation;
+  bool antialias;
+};
+
+// torchvision's F.resized_crop: rows top..top+height, columns left..left+width (inside the
+// image), resized to size {h, w} as Resize does (bilinear antialiased when shrinking, with
+// antialias). F.resize with antialias is resized_crop of the whole image.
+Tensor resized_crop(const Tensor& image, int64_t top, int64_t left, int64_t height, int64_t width,
+                    std::vector<int64_t> size, Interpolation interpolation = Interpolation::Bilinear,
+                    bool antialias = true);
+
+// Colour, as torchvision.transforms.functional on tensors (src/data/transforms_color.cpp): images
+// of 1 or 3 channels ((C, H, W) or (N, C, H, W)), uint8 or floating point, results of the input's
+// dtype. Brightness, contrast and saturation blend the image with black, its mean grey and its
+// grey image: (f * img + (1 - f) * other) clamped to [0, 1] (float) or [0, 255] (uint8,
+// truncated as torch's cast). Hue rotates the hue channel of HSV by hue_factor in [-0.5, 0.5].
+// A 1-channel image has no saturation or hue to change: returned as it is.
+Tensor adjust_brightness(const Tensor& image, double brightness_factor);
+Tensor adjust_contrast(const Tensor& image, double contrast_factor);
+Tensor adjust_saturation(const Tensor& image, double saturation_factor);
+Tensor adjust_hue(const Tensor& image, double hue_factor);
+// 0.2989 R + 0.587 G + 0.114 B (a 1-channel image is copied); 1 or 3 output channels.
+Tensor rgb_to_grayscale(const Tensor& image, int64_t num_output_channels = 1);
+
+// torchvision's ColorJitter: per call, the four adjustments in a random order (randperm(4)), each
+// with a factor drawn uniformly from its range; nullopt leaves that adjustment out (torchvision's
+// None). Ranges as torchvision's constructor makes them (a number b means [max(0, 1 - b), 1 + b];
+// hue h means [-h, h]).
+struct ColorJitter : TransformBase {
+  using Range = std::optional<std::pair<double, double>>;
+  ColorJitter(Range brightness = std::nullopt, Range contrast = std::nullopt, Range saturation = std::nullopt,
+              Range hue = std::nullopt);
+  Tensor operator()(const Tensor& image) const override;
+  std::string repr() const override;
+  Range brightness, contrast, saturation, hue;
+};
+
+// rgb_to_grayscale as a transform, and with probability p keeping the channel count.
+struct Grayscale : TransformBase {
+  explicit Grayscale(int64_t num_output_channels = 1);
+  Tensor operator()(const Tensor& image) const override;
+  std::string repr() const override;
+  int64_t num_output_channels;
+};
+struct RandomGrayscale : TransformBase {
+  explicit RandomGrayscale(double p = 0.1);
+  Tensor operator()(const Tensor& image) const override;
+  std::string repr() const override;
+  double p;
 };
 
 // The deterministic kernel under RandomRotation and RandomAffine (torchvision.transforms.

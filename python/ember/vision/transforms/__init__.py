@@ -13,8 +13,15 @@ Each class wraps a C++ transform (include/ember/data/transforms.h). A Compose wh
 all ember transforms (Lambda included) becomes one C++ pipeline, which datasets run inside their
 C++ __getitem__ (and DataLoader worker threads without the GIL, except for Lambda's function).
 Any other Python callable works in a Compose too; that Compose then runs step by step in Python.
-Random transforms draw from ember's default generator: ember.manual_seed makes them repeatable,
-but the values differ from torchvision's under the same seed.
+Random transforms draw from ember's default generator, making torchvision's calls in torchvision's
+order (torch.empty(1).uniform_, torch.randint, torch.randperm), so ember.manual_seed(s) gives what
+torch.manual_seed(s) gives torchvision: checked for RandomResizedCrop and ColorJitter
+(tests/python/test_vision_color.py).
+
+Colour (ColorJitter, Grayscale, RandomGrayscale; functional.adjust_brightness/contrast/saturation/
+hue, rgb_to_grayscale) computes as torchvision's tensor functions, in float32: equal to
+torchvision's values, but for uint8 hue, which follows today's torchvision (* 255.999 when
+converting back; 0.14 multiplied by 255: one level apart at most).
 """
 from .transforms import *  # noqa: F401,F403
 from .transforms import __all__  # noqa: F401

@@ -5,7 +5,9 @@ from ember._C import _vision
 from .transforms import (InterpolationMode, ToTensor, _fill_value, _image_tensor, _interpolation_name,
                          _size_list)
 
-__all__ = ["to_tensor", "normalize", "resize", "center_crop", "crop", "hflip", "vflip", "affine", "rotate"]
+__all__ = ["to_tensor", "normalize", "resize", "center_crop", "crop", "hflip", "vflip", "affine", "rotate",
+           "resized_crop", "adjust_brightness", "adjust_contrast", "adjust_saturation", "adjust_hue",
+           "rgb_to_grayscale"]
 
 _to_tensor = ToTensor()
 
@@ -67,3 +69,32 @@ def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, ce
         raise NotImplementedError("rotate: expand and center are not supported by ember")
     # F.rotate turns the opposite way to F.affine's angle.
     return affine(img, -angle, [0, 0], 1.0, [0.0, 0.0], interpolation, fill)
+
+
+def resized_crop(img, top, left, height, width, size, interpolation=InterpolationMode.BILINEAR, antialias=True):
+    """The window rows top..top+height, columns left..left+width, resized to size (h, w) or a
+    square; bilinear shrinking antialiased unless antialias=False (torchvision's default)."""
+    sizes = _size_list(size, "resized_crop")
+    return _vision.resized_crop(_image_tensor(img, "resized_crop"), int(top), int(left), int(height), int(width),
+                                [sizes[0], sizes[-1]], _interpolation_name(interpolation, "resized_crop"),
+                                True if antialias is None else bool(antialias))
+
+
+def adjust_brightness(img, brightness_factor):
+    return _vision.adjust_brightness(_image_tensor(img, "adjust_brightness"), float(brightness_factor))
+
+
+def adjust_contrast(img, contrast_factor):
+    return _vision.adjust_contrast(_image_tensor(img, "adjust_contrast"), float(contrast_factor))
+
+
+def adjust_saturation(img, saturation_factor):
+    return _vision.adjust_saturation(_image_tensor(img, "adjust_saturation"), float(saturation_factor))
+
+
+def adjust_hue(img, hue_factor):
+    return _vision.adjust_hue(_image_tensor(img, "adjust_hue"), float(hue_factor))
+
+
+def rgb_to_grayscale(img, num_output_channels=1):
+    return _vision.rgb_to_grayscale(_image_tensor(img, "rgb_to_grayscale"), int(num_output_channels))

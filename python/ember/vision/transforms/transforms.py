@@ -10,6 +10,7 @@ from ember._C import _vision
 __all__ = [
     "Compose", "ToTensor", "Normalize", "Lambda", "Resize", "CenterCrop", "RandomCrop",
     "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "RandomAffine", "InterpolationMode",
+    "RandomResizedCrop", "ColorJitter", "Grayscale", "RandomGrayscale",
 ]
 
 
@@ -311,6 +312,71 @@ class RandomAffine(_CppTransform):
         s += f", interpolation={self.interpolation.value}" if self.interpolation != InterpolationMode.NEAREST else ""
         s += f", fill={self.fill}" if self.fill != 0 else ""
         return s + ")"
+
+
+class RandomResizedCrop(_CppTransform):
+    """A crop of random area (a fraction drawn from `scale`) and aspect ratio (log-uniform in
+    `ratio`), resized to `size`; drawn as torchvision draws it. Bilinear shrinking is antialiased
+    by default, as torchvision's since 0.17 (antialias=False: plain bilinear sampling)."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation=InterpolationMode.BILINEAR,
+                 antialias=True):
+        sizes = _size_list(size, "RandomResizedCrop")
+        self.size = (sizes[0], sizes[-1])
+        if not isinstance(scale, Sequence) or not isinstance(ratio, Sequence) or len(scale) != 2 or len(ratio) != 2:
+            raise TypeError("Scale and ratio should be a sequence of two numbers (min, max)")
+        if scale[0] > scale[1] or ratio[0] > ratio[1]:
+            import warnings
+            warnings.warn("Scale and ratio should be of kind (min, max)")
+        self.scale, self.ratio = scale, ratio
+        self.interpolation = _interpolation_mode(interpolation, "RandomResizedCrop")
+        self.antialias = True if antialias is None else bool(antialias)
+        self._t = _vision.RandomResizedCrop(list(self.size), (float(scale[0]), float(scale[1])),
+                                            (float(ratio[0]), float(ratio[1])),
+                                            _interpolation_name(interpolation, "RandomResizedCrop"), self.antialias)
+
+
+def _jitter_range(value, name, center=1.0, bound=(0.0, float("inf")), clip_first_on_zero=True):
+    """torchvision's ColorJitter._check_input: a number v means [center - v, center + v]; None when
+    the range is the identity."""
+    if isinstance(value, numbers.Number):
+        if value < 0:
+            raise ValueError(f"If {name} is a single number, it must be non negative.")
+        value = [center - float(value), center + float(value)]
+        if clip_first_on_zero:
+            value[0] = max(value[0], 0.0)
+    elif isinstance(value, (tuple, list)) and len(value) == 2:
+        value = [float(value[0]), float(value[1])]
+    else:
+        raise TypeError(f"{name} should be a single number or a list/tuple with length 2.")
+    if not bound[0] <= value[0] <= value[1] <= bound[1]:
+        raise ValueError(f"{name} values should be between {bound}, but got {value}.")
+    if value[0] == value[1] == center:
+        return None
+    return tuple(value)
+
+
+class ColorJitter(_CppTransform):
+    """Random brightness, contrast, saturation and hue, in a random order per call (torchvision's)."""
+
+    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+        self.brightness = _jitter_range(brightness, "brightness")
+        self.contrast = _jitter_range(contrast, "contrast")
+        self.saturation = _jitter_range(saturation, "saturation")
+        self.hue = _jitter_range(hue, "hue", center=0, bound=(-0.5, 0.5), clip_first_on_zero=False)
+        self._t = _vision.ColorJitter(self.brightness, self.contrast, self.saturation, self.hue)
+
+
+class Grayscale(_CppTransform):
+    def __init__(self, num_output_channels=1):
+        self.num_output_channels = num_output_channels
+        self._t = _vision.Grayscale(int(num_output_channels))
+
+
+class RandomGrayscale(_CppTransform):
+    def __init__(self, p=0.1):
+        self.p = p
+        self._t = _vision.RandomGrayscale(float(p))
 
 
 def _checked_pair(value, name):
