@@ -108,10 +108,10 @@ void bind_vision(nb::module_& m) {
       nb::arg("mean"), nb::arg("std"), nb::arg("inplace") = false);
   v.def(
       "Resize",
-      [](std::vector<int64_t> size, const std::string& interpolation) -> Transform {
-        return transforms::Resize(std::move(size), interpolation_from(interpolation, "Resize"));
+      [](std::vector<int64_t> size, const std::string& interpolation, bool antialias) -> Transform {
+        return transforms::Resize(std::move(size), interpolation_from(interpolation, "Resize"), antialias);
       },
-      nb::arg("size"), nb::arg("interpolation"));
+      nb::arg("size"), nb::arg("interpolation"), nb::arg("antialias") = false);
   v.def(
       "CenterCrop", [](std::vector<int64_t> size) -> Transform { return transforms::CenterCrop(std::move(size)); },
       nb::arg("size"));

@@ -323,8 +323,8 @@ std::string py_pair(std::pair<double, double> r, bool as_list) {
 
 // ------------------------------------------------------------------------------ Resize
 
-Resize::Resize(std::vector<int64_t> size, Interpolation interpolation)
-    : size(check_size(std::move(size), "Resize")), interpolation(interpolation) {}
+Resize::Resize(std::vector<int64_t> size, Interpolation interpolation, bool antialias)
+    : size(check_size(std::move(size), "Resize")), interpolation(interpolation), antialias(antialias) {}
 
 Tensor Resize::operator()(const Tensor& image) const {
   Planes p = detail::image_planes(image, "Resize");
@@ -341,6 +341,7 @@ Tensor Resize::operator()(const Tensor& image) const {
     ow = p.h <= p.w ? new_long : size[0];
   }
   if (interpolation == Interpolation::Nearest) return gather(image, "Resize", nearest_map(p.h, oh), nearest_map(p.w, ow));
+  if (antialias) return resized_crop(image, 0, 0, p.h, p.w, {oh, ow}, interpolation, true);
   Tensor src = image.contiguous();
   Tensor out = detail::empty_planes(p, oh, ow, src.dtype());
   detail::visit_image_dtype(src.dtype(), "Resize", [&](auto tag) {
@@ -353,7 +354,7 @@ Tensor Resize::operator()(const Tensor& image) const {
 std::string Resize::repr() const {
   std::string s = size.size() == 1 ? std::to_string(size[0]) : detail::py_int_list(size);
   return "Resize(size=" + s + ", interpolation=" + interpolation_name(interpolation) +
-         ", max_size=None, antialias=None)";
+         ", max_size=None, antialias=" + (antialias ? "True" : "None") + ")";
 }
 
 // ------------------------------------------------------------------------------ CenterCrop

@@ -89,13 +89,17 @@ struct Normalize : TransformBase {
 
 // Resize to `size` = {h, w}, or with one value the smaller edge to that value keeping the aspect
 // ratio (the longer edge is int(size * long / short), as torchvision). Bilinear uses
-// align_corners=False sampling (F.interpolate's); uint8 results are rounded and clamped.
+// align_corners=False sampling (F.interpolate's); uint8 results are rounded and clamped. With
+// antialias, bilinear shrinking filters every input pixel under the scaled kernel (torchvision's
+// antialias=True, its default since 0.17; ember's default stays false, torchvision 0.14's).
 struct Resize : TransformBase {
-  explicit Resize(std::vector<int64_t> size, Interpolation interpolation = Interpolation::Bilinear);
+  explicit Resize(std::vector<int64_t> size, Interpolation interpolation = Interpolation::Bilinear,
+                  bool antialias = false);
   Tensor operator()(const Tensor& image) const override;
   std::string repr() const override;
   std::vector<int64_t> size;
   Interpolation interpolation;
+  bool antialias = false;
 };
 
 // The centre crop of size {h, w} (one value: square); pads with zeros when the image is smaller.

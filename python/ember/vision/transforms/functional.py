@@ -21,9 +21,11 @@ def normalize(tensor, mean, std, inplace=False):
 
 
 def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=None):
-    if max_size is not None or antialias:
-        raise NotImplementedError("resize: max_size and antialias=True are not supported by ember")
-    return _vision.Resize(_size_list(size, "resize"), _interpolation_name(interpolation, "resize"))(
+    """antialias=None is torchvision 0.14's default for tensors (no antialiasing); True filters
+    when shrinking with bilinear (today's torchvision default)."""
+    if max_size is not None:
+        raise NotImplementedError("resize: max_size is not supported by ember")
+    return _vision.Resize(_size_list(size, "resize"), _interpolation_name(interpolation, "resize"), bool(antialias))(
         _image_tensor(img, "resize"))
 
 

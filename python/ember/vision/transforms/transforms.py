@@ -201,12 +201,10 @@ class Resize(_CppTransform):
     def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=None):
         if max_size is not None:
             raise NotImplementedError("Resize: max_size is not supported by ember")
-        if antialias:
-            raise NotImplementedError("Resize: antialias=True is not supported by ember (tensor images are "
-                                      "resized without antialiasing, torchvision's default for tensors)")
         self.size, self.max_size, self.antialias = size, max_size, antialias
         self.interpolation = _interpolation_mode(interpolation, "Resize")
-        self._t = _vision.Resize(_size_list(size, "Resize"), _interpolation_name(interpolation, "Resize"))
+        self._t = _vision.Resize(_size_list(size, "Resize"), _interpolation_name(interpolation, "Resize"),
+                                 bool(antialias))
 
     def __repr__(self):
         return (f"{type(self).__name__}(size={self.size}, interpolation={self.interpolation.value}, "
