@@ -76,3 +76,27 @@ def test_errors_carry_the_compiler_message_and_name_what_is_unsupported(tmp_path
         cpp_extension.load("missing", [tmp_path / "missing.cpp"], build_directory=tmp_path)
     with pytest.raises(ValueError, match="Python identifier"):
         cpp_extension.load("not-a-name", [bad], build_directory=tmp_path)
+
+
+_SETUP = """
+from setuptools import setup
+from ember.utils.cpp_extension import BuildExtension, CppExtension
+setup(name="cppextmod", ext_modules=[CppExtension("cppextmod", ["cppextmod.cpp"], extra_compile_args={"cxx": ["-O1"]})],
+      cmdclass={"build_ext": BuildExtension}, script_args=["-q", "build_ext", "--inplace"])
+"""
+
+
+def test_setup_py_builds_with_cpp_extension_and_build_extension(tmp_path):
+    import subprocess
+    import sys
+    (tmp_path / "cppextmod.cpp").write_text(_MODULE)
+    (tmp_path / "setup.py").write_text(_SETUP)
+    # the child processes find this ember wherever it was imported from (PYTHONPATH may be relative)
+    roots = {os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) for m in (ember, ember._C)}
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sorted(roots)))
+    done = subprocess.run([sys.executable, "setup.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    check = ("import ember, cppextmod; assert cppextmod.answer() == 42; "
+             "assert ember.equal(ember.ops.cppextmod.twice(ember.ones(2)), ember.full((2,), 2.0)); print('ok')")
+    run = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert run.stdout.strip() == "ok", run.stdout + run.stderr

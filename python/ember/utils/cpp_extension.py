@@ -12,6 +12,13 @@ returned, as torch's default is_python_module=True does; one that does not is re
 module object naming the library. PyTorch's pybind11 bindings (load_inline's `functions=`,
 TORCH_EXTENSION_NAME) and CUDA sources are not supported: an error says so.
 
+setup.py builds work as torch's do: CppExtension(name, sources) is a setuptools Extension that
+compiles against ember and links libember, and BuildExtension (cmdclass={"build_ext": ...})
+adds the C++20 flag ember's headers need:
+
+    setup(name="my_ops", ext_modules=[CppExtension("my_ops", ["my_ops.cpp"])],
+          cmdclass={"build_ext": BuildExtension})
+
 Builds go to build_directory (default $EMBER_EXTENSIONS_DIR, else $EMBER_CACHE_DIR/extensions,
 else ~/.cache/ember/extensions, one directory per name). A library is rebuilt only when its
 sources, flags, compiler or ember's library change; it is written under a temporary name and
@@ -28,7 +35,9 @@ import sysconfig
 import tempfile
 import types
 
-__all__ = ["load", "load_inline", "include_paths", "library_paths"]
+from setuptools.command.build_ext import build_ext
+
+__all__ = ["load", "load_inline", "include_paths", "library_paths", "CppExtension", "BuildExtension"]
 
 
 def _toolchain():
@@ -181,3 +190,35 @@ def load_inline(name, cpp_sources, cuda_sources=None, functions=None, extra_cfla
     return load(name, [src], extra_cflags=extra_cflags, extra_ldflags=extra_ldflags,
                 extra_include_paths=extra_include_paths, build_directory=root, verbose=verbose,
                 is_python_module=is_python_module)
+
+
+def CppExtension(name, sources, *args, **kwargs):
+    """A setuptools.Extension for C++ sources built against ember (torch's CppExtension): ember's and
+    Python's headers, libember linked with its directory as the run path, C++20."""
+    from setuptools import Extension
+    kwargs["include_dirs"] = list(kwargs.get("include_dirs", [])) + include_paths()
+    lib_dirs = library_paths()
+    kwargs["library_dirs"] = list(kwargs.get("library_dirs", [])) + lib_dirs
+    kwargs["runtime_library_dirs"] = list(kwargs.get("runtime_library_dirs", [])) + lib_dirs
+    kwargs["libraries"] = list(kwargs.get("libraries", [])) + ["ember"]
+    kwargs["language"] = "c++"
+    return Extension(name, sources, *args, **kwargs)
+
+
+class BuildExtension(build_ext):
+    """torch's BuildExtension: setuptools' build_ext with the C++20 flag ember's headers need (a
+    torch-style {"cxx": [...]} extra_compile_args is read too)."""
+
+    def build_extensions(self):
+        for ext in self.extensions:
+            args = ext.extra_compile_args
+            if isinstance(args, dict):
+                args = args.get("cxx", [])
+            if not any(a.startswith("-std=") for a in args):
+                args = list(args) + ["-std=c++20"]
+            ext.extra_compile_args = args
+        super().build_extensions()
+
+    @classmethod
+    def with_options(cls, **options):
+        return cls
