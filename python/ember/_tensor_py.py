@@ -152,6 +152,22 @@ def _tensor_setstate(self, state):
         setattr(self, k, v)
 
 
+_SHARE_MEMORY_NOTE = ("ember: share_memory_() leaves tensors where they are: ember has no shared-memory "
+                      "tensors yet, so a tensor passed to another process (ember.multiprocessing, "
+                      "multiprocessing) is a copy, and writes there are not seen here (Hogwild-style "
+                      "training would silently train copies). Exchange results through collectives "
+                      "(ember.distributed), files or queues.")
+
+
+def _share_memory_(self):
+    """torch's share_memory_: warns that ember keeps the tensor process-local (is_shared() stays
+    False), instead of silently not sharing it."""
+    import warnings
+    warnings.warn(_SHARE_MEMORY_NOTE, UserWarning, stacklevel=2)
+    return self
+
+
+Tensor.share_memory_ = _share_memory_
 Tensor.__reduce_ex__ = _tensor_reduce_ex
 Tensor.__deepcopy__ = _tensor_deepcopy
 Tensor.__setstate__ = _tensor_setstate

@@ -58,3 +58,13 @@ def test_a_failure_reaches_the_parent_with_its_traceback():
     with pytest.raises(ValueError, match="nprocs"):
         mp.spawn(_write_rank, nprocs=0)
     assert mp.Queue is not None and mp.cpu_count() >= 1  # Python's multiprocessing, re-exported
+
+
+def test_share_memory_says_that_tensors_stay_process_local():
+    t = ember.ones(3)
+    with pytest.warns(UserWarning, match="no shared-memory tensors"):
+        assert t.share_memory_() is t
+    assert not t.is_shared()
+    model = ember.nn.Linear(2, 2)
+    with pytest.warns(UserWarning, match="Hogwild"):
+        assert model.share_memory() is model

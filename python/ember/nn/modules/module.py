@@ -485,6 +485,11 @@ class Module:
                     p.grad.zero_()
 
     def share_memory(self):
+        """torch moves the parameters and buffers to shared memory; ember cannot yet, and warns
+        (Tensor.share_memory_) rather than let other processes silently train copies."""
+        for t in list(self.parameters()) + list(self.buffers()):
+            t.share_memory_()
+            break  # (one warning says it)
         return self
 
     def apply(self, fn):
