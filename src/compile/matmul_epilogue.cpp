@@ -1,5 +1,5 @@
-// Matmul epilogues (passes.h: fuse_matmul_epilogues). A Linear is captured as addmm(bias, x, W^T)
-// (with views around it for 3-d inputs); when the one reader of its result is a relu, a gelu or a
+// Matmul epilogues (passes.h: fuse_matmul_epilogues). A Linear is captured as addmm(bias, x, W^T),
+// or mm(x, W^T) without a bias (with views around it for 3-d inputs); when the one reader of its result is a relu, a gelu or a
 // residual add of a same-shaped tensor, the three become one _addmm_epilogue node:
 //
 //   %9 = addmm(%2, %7, %8, 1, 1)            %9, %_ = _addmm_epilogue(%2, %7, %8, None, 1, False)
@@ -64,7 +64,8 @@ Node make_view(ValueId in, ValueId out, const Shape& sizes, bool grad_enabled) {
 bool fusable(const ValueInfo& v) { return v.device.is_cpu() && (v.dtype == kFloat32 || v.dtype == kFloat64); }
 
 struct Match {
-  int32_t addmm = -1, view = -1, reader = -1;
+  int32_t addmm = -1, view = -1, reader = -1;  // the product (addmm or mm), its reshape, its reader
+  ValueId bias = kNoValue, mat1 = kNoValue, mat2 = kNoValue;
   int64_t activation = 0;         // EpilogueActivation's codes
   ValueId residual = kNoValue;    // the add's other operand
 };
@@ -88,16 +89,22 @@ void fuse_matmul_epilogues(Graph& g) {
   std::vector<char> taken(g.nodes.size(), 0);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& mm = g.nodes[i];
-    if (!is(mm, "addmm") || mm.inputs.size() != 3 || mm.args.size() != 5 || !is_one(mm.args[3]) || !is_one(mm.args[4]))
-      continue;
-    const ValueId bias = mm.inputs[0], product = mm.outputs[0];
-    if (bias == kNoValue || mm.inputs[1] == kNoValue || mm.inputs[2] == kNoValue) continue;
-    const ValueInfo& pv = g.values[size_t(product)];
-    const ValueInfo& bv = g.values[size_t(bias)];
-    if (!fusable(pv) || bv.sizes.size() != 1 || pv.sizes.size() != 2 || bv.sizes[0] != pv.sizes[1] ||
-        bv.dtype != pv.dtype || g.values[size_t(mm.inputs[1])].dtype != pv.dtype)
-      continue;
+    // a Linear with a bias (addmm(bias, x, W^T, 1, 1)) or without one (mm(x, W^T))
+    const bool with_bias = is(mm, "addmm") && mm.inputs.size() == 3 && mm.args.size() == 5 && is_one(mm.args[3]) &&
+                           is_one(mm.args[4]);
+    if (!with_bias && !(is(mm, "mm") && mm.inputs.size() == 2 && mm.args.size() == 2)) continue;
     Match m;
+    m.bias = with_bias ? mm.inputs[0] : kNoValue;
+    m.mat1 = mm.inputs[with_bias ? 1 : 0];
+    m.mat2 = mm.inputs[with_bias ? 2 : 1];
+    const ValueId product = mm.outputs[0];
+    if (m.mat1 == kNoValue || m.mat2 == kNoValue || (with_bias && m.bias == kNoValue)) continue;
+    const ValueInfo& pv = g.values[size_t(product)];
+    if (!fusable(pv) || pv.sizes.size() != 2 || g.values[size_t(m.mat1)].dtype != pv.dtype) continue;
+    if (with_bias) {
+      const ValueInfo& bv = g.values[size_t(m.bias)];
+      if (bv.sizes.size() != 1 || bv.sizes[0] != pv.sizes[1] || bv.dtype != pv.dtype) continue;
+    }
     m.addmm = int32_t(i);
     ValueId chain = product;
     int32_t r = sole_reader(chain);
@@ -173,7 +180,7 @@ void fuse_matmul_epilogues(Graph& g) {
     save_pre.i = 0;
     seq.push_back(make_node("_addmm_epilogue",
                             {tensors_arg(1), tensors_arg(1), tensors_arg(1), tensors_arg(1), activation, save_pre},
-                            {mm.inputs[0], mm.inputs[1], mm.inputs[2], residual}, {fused, pre}, grad));
+                            {m.bias, m.mat1, m.mat2, residual}, {fused, pre}, grad));
     if (!same_shape) seq.push_back(make_view(fused, result, g.values[size_t(result)].sizes, grad));
     drop[size_t(m.addmm)] = 1;
     if (m.view >= 0) drop[size_t(m.view)] = 1;

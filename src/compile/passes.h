@@ -27,7 +27,7 @@ bool allocates_uninitialised(const char* op);  // empty, empty_strided
 // moved to another place, merged or precomputed could see other contents.
 bool writes_shared_tensors(const Graph& g);
 
-// A Linear (addmm with a bias row) whose result only an activation (relu, gelu) or a residual
+// A Linear (addmm with a bias row, or mm without) whose result only an activation (relu, gelu) or a residual
 // add reads, through a reshape or not, becomes one _addmm_epilogue node (src/compile/
 // matmul_epilogue.cpp): the epilogue runs on each block of the product while it is in cache,
 // and one autograd node replaces two. Run by compile_graph when fusion is on, not for export.
