@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "compile/capture_kernel.h"
+#include "compile/fusion.h"
 #include "compile/passes.h"
 
 namespace ember::compiler {
@@ -22,15 +23,6 @@ namespace {
 
 bool is(const Node& n, const char* op) { return std::strcmp(n.op, op) == 0; }
 bool is_one(const Arg& a) { return (a.kind == Arg::Int && a.i == 1) || (a.kind == Arg::Double && a.d == 1.0); }
-
-bool contiguous(const ValueInfo& v) {
-  int64_t expected = 1;
-  for (size_t d = v.sizes.size(); d-- > 0;) {
-    if (v.sizes[d] != 1 && v.strides[d] != expected) return false;
-    expected *= v.sizes[d];
-  }
-  return true;
-}
 
 Arg tensors_arg(int64_t slots) {
   Arg a;
@@ -74,16 +66,8 @@ struct Match {
 
 void fuse_matmul_epilogues(Graph& g) {
   if (writes_shared_tensors(g)) return;
-  std::vector<std::vector<int32_t>> readers(g.values.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (ValueId v : g.nodes[i].inputs)
-      if (v != kNoValue) readers[size_t(v)].push_back(int32_t(i));
-  std::vector<char> returned(g.values.size(), 0);
-  for (ValueId v : g.outputs) returned[size_t(v)] = 1;
-  // the one node reading v, if v is read once and not returned
-  auto sole_reader = [&](ValueId v) -> int32_t {
-    return !returned[size_t(v)] && readers[size_t(v)].size() == 1 ? readers[size_t(v)][0] : -1;
-  };
+  const ValueUses uses(g);
+  auto sole_reader = [&](ValueId v) { return uses.sole_reader(v); };
 
   std::vector<Match> matches;
   std::vector<char> taken(g.nodes.size(), 0);
@@ -131,7 +115,7 @@ void fuse_matmul_epilogues(Graph& g) {
       const ValueInfo& cv = g.values[size_t(c.outputs[0])];
       // a residual of the result's own shape, dtype and device (no broadcast, no promotion)
       if (other == kNoValue || ov.sizes != cv.sizes || ov.dtype != pv.dtype || ov.device != pv.device ||
-          cv.dtype != pv.dtype || !contiguous(ov))
+          cv.dtype != pv.dtype || !fusion_detail::is_contiguous(ov))
         continue;
       m.residual = other;
     } else {

@@ -116,12 +116,9 @@ void remove_dead(Graph& g) {
 // result feeds the pool alone and the pool's indices go unread (they could differ at ties
 // between non-positive values).
 void pool_before_relu(Graph& g) {
-  std::vector<std::vector<int32_t>> readers(g.values.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (ValueId v : g.nodes[i].inputs)
-      if (v != kNoValue) readers[size_t(v)].push_back(int32_t(i));
-  std::vector<char> returned(g.values.size(), 0);
-  for (ValueId v : g.outputs) returned[size_t(v)] = 1;
+  ValueUses uses(g);
+  auto& readers = uses.readers;
+  auto& returned = uses.returned;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& relu = g.nodes[i];
     if (std::strcmp(relu.op, "relu") != 0 || relu.inputs.size() != 1 || relu.outputs.size() != 1 ||
@@ -155,6 +152,13 @@ void pool_before_relu(Graph& g) {
 }
 
 }  // namespace
+
+ValueUses::ValueUses(const Graph& g) : readers(g.values.size()), returned(g.values.size(), 0) {
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (ValueId v : g.nodes[i].inputs)
+      if (v != kNoValue) readers[size_t(v)].push_back(int32_t(i));
+  for (ValueId v : g.outputs) returned[size_t(v)] = 1;
+}
 
 bool writes_shared_tensors(const Graph& g) {
   for (const auto& n : g.nodes)

@@ -23,6 +23,18 @@ bool is_pure(const Node& n);
 bool overwrites_first_argument(const char* op);
 bool allocates_uninitialised(const char* op);  // empty, empty_strided
 
+// Who reads each value: readers[v] the nodes (by index) that take it, returned[v] whether the
+// graph returns it (the rewriting passes move or merge only values nothing else sees).
+struct ValueUses {
+  std::vector<std::vector<int32_t>> readers;
+  std::vector<char> returned;
+  explicit ValueUses(const Graph& g);
+  // the one node reading v when v is read once and not returned, else -1
+  int32_t sole_reader(ValueId v) const {
+    return !returned[size_t(v)] && readers[size_t(v)].size() == 1 ? readers[size_t(v)][0] : -1;
+  }
+};
+
 // Whether a node writes a tensor in place other than a fresh buffer's first fill: then a read
 // moved to another place, merged or precomputed could see other contents.
 bool writes_shared_tensors(const Graph& g);

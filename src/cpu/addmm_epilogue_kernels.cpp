@@ -8,7 +8,6 @@
 #include "core/parallel.h"
 #include "cpu/blas_layout.h"
 #include "cpu/elementwise_math.h"
-#include "cpu/gemm.h"
 #include "ember/ops.h"
 #include "ops/addmm_epilogue.h"
 #include "ops/op_handles.h"
@@ -53,24 +52,18 @@ void addmm_epilogue_typed(const Tensor* bias, const Tensor& m1, const Tensor& m2
       if (R) add_row<T>(row, R + i * N + c0, c1 - c0);
     }
   };
-  // the bias goes in first and the product accumulates onto it (beta = 1), as addmm computes it
-  auto fill_bias = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    for (int64_t i = r0; i < r1; ++i) {
-      if (B) std::memcpy(C + i * N + c0, B + c0, size_t(c1 - c0) * sizeof(T));
-      else std::fill(C + i * N + c0, C + i * N + c1, T(0));
-    }
-  };
   if (K == 0) {  // an empty product: the bias (or zeros) alone
     parallel_for(0, M, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, N)), [&](int64_t r0, int64_t r1) {
-      fill_bias(r0, r1, 0, N);
+      for (int64_t i = r0; i < r1; ++i) {
+        if (B) std::memcpy(C + i * N, B, size_t(N) * sizeof(T));
+        else std::fill(C + i * N, C + (i + 1) * N, T(0));
+      }
       epilogue(r0, r1, 0, N);
     });
     return;
   }
-  BlasLayout la, lb;
-  const Mat ma = blas_ready(m1, M, K, la), mb = blas_ready(m2, K, N, lb);
-  gemm_then(la.trans, lb.trans, M, N, K, reinterpret_cast<const T*>(ma.data), la.ld,
-            reinterpret_cast<const T*>(mb.data), lb.ld, C, N, B ? GemmBlockFn(fill_bias) : GemmBlockFn(), epilogue);
+  // the bias goes in first and the product accumulates onto it, as addmm computes it
+  addmm_then(out, b, m1, m2, epilogue);
 }
 
 std::tuple<Tensor, Tensor> addmm_epilogue_cpu(const std::optional<Tensor>& bias, const Tensor& m1, const Tensor& m2,

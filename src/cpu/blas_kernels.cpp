@@ -177,32 +177,44 @@ Tensor bmm_cpu(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-// out = self + m1 @ m2 for float32/float64 (beta = alpha = 1: a Linear's bias, an LSTM step's
-// precomputed input gates): each GEMM block first copies its part of self (broadcast) into
-// out on its own thread, then the product accumulates onto it (gemm_then). The separate copy_
-// this replaces cost ~10 us even for a 64x512 block, a sixth of the product. The same blocks and
-// the same library calls as before, so the same bits.
+}  // namespace
+
+// (blas_layout.h) The copy of self happens per block on the block's thread: the separate copy_
+// this replaces in addmm cost ~10 us even for a 64x512 block, a sixth of the product.
 template <class T>
-void add_onto_self_typed(Tensor& out, const Tensor& self, const Tensor& m1, const Tensor& m2) {
+void addmm_then_typed(Tensor& out, const Tensor& self, const Tensor& m1, const Tensor& m2, const GemmBlockFn& then) {
   const int64_t M = out.sizes()[0], N = out.sizes()[1], K = m1.sizes()[1];
-  const Tensor s = self.expand({M, N});
-  const int64_t rs = s.strides()[0], cs = s.strides()[1];
-  const T* S = s.data_ptr<T>();
+  EMBER_CHECK(M < INT_MAX && N < INT_MAX && K < INT_MAX, "matmul: matrix dimension too large for BLAS");
   T* C = out.data_ptr<T>();
   BlasLayout la, lb;
   const Mat ma = blas_ready(m1, M, K, la), mb = blas_ready(m2, K, N, lb);
-  auto copy_self = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      T* dst = C + r * N;
-      const T* src = S + r * rs;
-      if (cs == 1) std::copy(src + c0, src + c1, dst + c0);
-      else for (int64_t j = c0; j < c1; ++j) dst[j] = src[j * cs];
-    }
-  };
+  GemmBlockFn copy_self;
+  Tensor s;
+  if (self.defined()) {
+    s = self.expand({M, N});
+    copy_self = [&, S = s.data_ptr<T>(), rs = s.strides()[0], cs = s.strides()[1]](int64_t r0, int64_t r1, int64_t c0,
+                                                                                   int64_t c1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        T* dst = C + r * N;
+        const T* src = S + r * rs;
+        if (cs == 1) std::copy(src + c0, src + c1, dst + c0);
+        else for (int64_t j = c0; j < c1; ++j) dst[j] = src[j * cs];
+      }
+    };
+  }
   gemm_then(la.trans, lb.trans, M, N, K, reinterpret_cast<const T*>(ma.data), la.ld,
-            reinterpret_cast<const T*>(mb.data), lb.ld, C, N, copy_self, [](int64_t, int64_t, int64_t, int64_t) {});
+            reinterpret_cast<const T*>(mb.data), lb.ld, C, N, copy_self, then);
 }
 
+void addmm_then(Tensor& out, const Tensor& self, const Tensor& m1, const Tensor& m2, const GemmBlockFn& then) {
+  if (out.dtype() == kFloat32) addmm_then_typed<float>(out, self, m1, m2, then);
+  else addmm_then_typed<double>(out, self, m1, m2, then);
+}
+
+namespace {
+
+// addmm with beta = alpha = 1 (every Linear; an LSTM step's precomputed input gates) for
+// float32/float64: addmm_then, the same blocks and library calls as copy_ + gemm, so the same bits.
 bool add_onto_self(Tensor& out, const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta,
                    const Scalar& alpha) {
   const DType dt = out.dtype();
@@ -210,8 +222,7 @@ bool add_onto_self(Tensor& out, const Tensor& self, const Tensor& m1, const Tens
       m1.sizes()[1] == 0 || out.numel() == 0 || m1.sizes()[0] >= INT_MAX || out.sizes()[1] >= INT_MAX ||
       m1.sizes()[1] >= INT_MAX)
     return false;
-  if (dt == kFloat32) add_onto_self_typed<float>(out, self, m1, m2);
-  else add_onto_self_typed<double>(out, self, m1, m2);
+  addmm_then(out, self, m1, m2, GemmBlockFn());
   return true;
 }
 

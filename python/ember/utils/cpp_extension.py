@@ -129,12 +129,10 @@ def _build(name, sources, extra_cflags, extra_ldflags, extra_include_paths, buil
 
 def _load_built(name, path, is_python_module):
     from .. import ops
+    ops.load_library(path)  # its op registrations run here
     if not is_python_module:
-        ops.load_library(path)
         return None
-    handle = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)  # its op registrations run here
-    ops.loaded_libraries.add(path)
-    if hasattr(handle, f"PyInit_{name}"):
+    if hasattr(ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL), f"PyInit_{name}"):  # (the loaded library's handle)
         spec = importlib.util.spec_from_file_location(name, path,
                                                       loader=importlib.machinery.ExtensionFileLoader(name, path))
         module = importlib.util.module_from_spec(spec)
