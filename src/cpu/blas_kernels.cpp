@@ -219,8 +219,7 @@ bool add_onto_self(Tensor& out, const Tensor& self, const Tensor& m1, const Tens
                    const Scalar& alpha) {
   const DType dt = out.dtype();
   if ((dt != kFloat32 && dt != kFloat64) || self.dtype() != dt || beta.to_double() != 1.0 || alpha.to_double() != 1.0 ||
-      m1.sizes()[1] == 0 || out.numel() == 0 || m1.sizes()[0] >= INT_MAX || out.sizes()[1] >= INT_MAX ||
-      m1.sizes()[1] >= INT_MAX)
+      m1.sizes()[1] == 0 || out.numel() == 0)
     return false;
   addmm_then(out, self, m1, m2, GemmBlockFn());
   return true;
