@@ -25,8 +25,10 @@ namespace ember::exporting {
 class Program {
  public:
   // `symbolic`: the program's dynamic dims (export's dynamic_shapes), checked against the graph.
+  // `compile_now` off: the graph's kernels are built at the first run instead (ember.compile
+  // keeps the raw graph of each capture this way, to fit symbolic sizes on).
   Program(compiler::Graph graph, std::map<std::string, std::string> metadata = {},
-          std::shared_ptr<const compiler::SymbolicShapes> symbolic = nullptr);
+          std::shared_ptr<const compiler::SymbolicShapes> symbolic = nullptr, bool compile_now = true);
   // Inputs must have the dtypes, devices and shapes the program was exported with, where a
   // dynamic dim takes any size in its range (the graph is specialised to each new set of sizes,
   // the last 16 kept).
@@ -42,14 +44,19 @@ class Program {
   std::string save_to_bytes() const;
   // program/graph.json's text (what ONNX export and tools read).
   std::string graph_json() const;
+  // The graph with its symbolic sizes at `dims` (one per dim of symbolic()), simplified and
+  // compiled; not cached (ember.compile's dynamic shapes keep their own). The caller has checked
+  // that the sizes are the ones its inputs give.
+  std::shared_ptr<compiler::CompiledGraph> specialise(const std::vector<int64_t>& dims, bool fuse = true) const;
 
  private:
   std::vector<Tensor> run_exact(const compiler::CompiledGraph& compiled, const std::vector<Tensor>& inputs) const;
   std::shared_ptr<compiler::CompiledGraph> specialised(const std::vector<int64_t>& dims) const;
+  std::shared_ptr<compiler::CompiledGraph> compiled() const;  // compiled_, built at first use
   // the graph as exported (what graph(), save and ONNX see); compiled_ runs a copy, which its
   // passes may rewrite (matmul epilogues are ember.compile's, not part of the program)
   compiler::Graph graph_;
-  std::shared_ptr<compiler::CompiledGraph> compiled_;
+  mutable std::shared_ptr<compiler::CompiledGraph> compiled_;
   std::map<std::string, std::string> metadata_;
   std::shared_ptr<const compiler::SymbolicShapes> symbolic_;
   std::vector<compiler::DimBinder> binders_;  // where the inputs give the dynamic dims (symbolic_->check's)

@@ -34,9 +34,10 @@ from ember.nn.modules.module import Module, _structure_epoch
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 _BACKENDS = ("inductor", "ember", "eager", "aot_eager")
 cache_size_limit = 8  # torch._dynamo.config.cache_size_limit: signatures per function
-# dynamic=True: graphs are still specialised per shape (no symbolic sizes), but a new shape costs
-# one eager call (its kernels are shape-generic and come from the cache), so shapes do not count
-# against cache_size_limit: the most recently used this many signatures are kept.
+# dynamic=True (or dynamic=None once a size changed, torch's automatic dynamic shapes): calls at
+# new sizes are captured until a graph with symbolic sizes is fitted over them, and then run it
+# specialised (_compile_dynamic.py); shapes do not count against cache_size_limit: the most
+# recently used this many signatures are kept.
 dynamic_cache_size = 64
 
 
@@ -126,6 +127,8 @@ def _flatten_output(obj, tensors):
     if isinstance(obj, dict):
         return ("dict", tuple((k, _flatten_output(v, tensors)) for k, v in obj.items()))
     if obj is None or isinstance(obj, (bool, int, float, str, complex)):
+        if type(obj) not in (bool, int, float, str, complex) and isinstance(obj, int):
+            obj = int.__int__(obj)  # a size read in a dynamic capture (a SymSize): the number
         return ("V", type(obj).__name__, obj)
     fields = getattr(obj, "__dict__", None)
     if fields is not None and not isinstance(obj, Module) and not callable(obj):
@@ -266,11 +269,17 @@ class _Compiled:
         self.fullgraph = fullgraph
         self.module = module
         self.dynamic = bool(dynamic)
+        # dynamic=None (torch's default): static until a call differs from an earlier one only in
+        # sizes, dynamic from then on (torch's automatic_dynamic_shapes)
+        self.automatic = dynamic is None
+        self._static_groups = set()
         self.cudagraphs = cudagraphs  # mode="reduce-overhead"
         self.cudagraph_captures = self.cudagraph_replays = 0
         self.cache = collections.OrderedDict()
         _all_compiled.add(self)
         self.captures = self.graph_runs = self.eager_runs = 0
+        self.groups = collections.OrderedDict()  # dynamic: signatures up to sizes -> _compile_dynamic.Group
+        self.specialisations = 0  # dynamic: calls at new sizes that ran a fitted graph instead of a capture
         self.breaks = []
         self._warned_limit = False
         self._module_epoch = None
@@ -319,19 +328,22 @@ class _Compiled:
             if entry.graph is None:
                 self.eager_runs += 1
                 return self.fn(*args, **kwargs)
-            self.graph_runs += 1
-            entry.calls += 1
-            if self.cudagraphs and entry.cudagraph is not False and entry.calls > 1 and _cudagraphable(all_tensors):
-                outs = self._replay(entry, all_tensors, len(tensors))
-                if outs is not None:
-                    return _unflatten(entry.out_spec, outs)
-            results = entry.graph.run(all_tensors)
-            if entry.returns_callers is not False:
-                mapped = _as_callers_objects(results, all_tensors, entry.externals)
-                if entry.returns_callers is None:
-                    entry.returns_callers = any(m is not r for m, r in zip(mapped, results))
-                results = mapped
-            return _unflatten(entry.out_spec, results)
+            return self._run(entry, all_tensors, len(tensors))
+        group_key = (spec, _cc.signature(all_tensors, False), key[2], module_key, state)
+        if not self.dynamic and self.automatic:
+            if group_key in self._static_groups:
+                self.dynamic = True
+                _log("recompiles", f"{getattr(self.fn, '__qualname__', self.fn)}: sizes changed, dynamic from now on")
+            self._static_groups.add(group_key)
+        if not self.dynamic:
+            group_key = None
+        else:
+            entry = self._specialised(group_key, all_tensors)
+            if entry is not None:
+                if len(self.cache) >= dynamic_cache_size:
+                    self.cache.popitem(last=False)
+                self.cache[key] = entry
+                return self._run(entry, all_tensors, len(tensors))
         if self.dynamic and len(self.cache) >= dynamic_cache_size:
             self.cache.popitem(last=False)  # the least recently used signature
         elif not self.dynamic and len(self.cache) >= cache_size_limit:
@@ -343,7 +355,35 @@ class _Compiled:
             return self.fn(*args, **kwargs)
         if self.cache:
             _log("recompiles", f"{getattr(self.fn, '__qualname__', self.fn)}: new signature {key}")
-        return self._capture(key, all_tensors, args, kwargs)
+        return self._capture(key, all_tensors, args, kwargs, group_key)
+
+    def _run(self, entry, all_tensors, n_args):
+        self.graph_runs += 1
+        entry.calls += 1
+        if self.cudagraphs and entry.cudagraph is not False and entry.calls > 1 and _cudagraphable(all_tensors):
+            outs = self._replay(entry, all_tensors, n_args)
+            if outs is not None:
+                return _unflatten(entry.out_spec, outs)
+        results = entry.graph.run(all_tensors)
+        if entry.returns_callers is not False:
+            mapped = _as_callers_objects(results, all_tensors, entry.externals)
+            if entry.returns_callers is None:
+                entry.returns_callers = any(m is not r for m, r in zip(mapped, results))
+            results = mapped
+        return _unflatten(entry.out_spec, results)
+
+    def _specialised(self, group_key, all_tensors):
+        """dynamic: an entry for these tensors' sizes from a graph fitted over earlier captures
+        (_compile_dynamic), or None (then the call is captured)."""
+        group = self.groups.get(group_key)
+        if group is None or not group.regimes:
+            return None
+        made = group.specialise(all_tensors, os.environ.get("EMBER_COMPILE_FUSE", "1") != "0")
+        if made is None:
+            return None
+        graph, regime = made
+        self.specialisations += 1
+        return _Entry(graph, regime.base.out_spec, None, regime.base.externals)
 
     def _replay(self, entry, all_tensors, n_args):
         """The graph's kernels as one CUDA graph launch (torch's cudagraphs): captured on the
@@ -379,10 +419,15 @@ class _Compiled:
         self.cudagraph_replays += 1
         return entry.cudagraph[2]
 
-    def _capture(self, key, all_tensors, args, kwargs):
+    def _capture(self, key, all_tensors, args, kwargs, group_key=None):
         self.captures += 1
         session = _cc.CaptureSession(all_tensors)
-        result, outputs, out_spec, reason = _run_captured(session, self.fn, args, kwargs)
+        if group_key is not None:  # dynamic: the sizes Python reads are tracked (_compile_dynamic)
+            from . import _compile_dynamic
+            with _compile_dynamic.tracking() as events:
+                result, outputs, out_spec, reason = _run_captured(session, self.fn, args, kwargs)
+        else:
+            result, outputs, out_spec, reason = _run_captured(session, self.fn, args, kwargs)
         if reason:
             session.close()
             name = getattr(self.fn, "__qualname__", repr(self.fn))
@@ -392,13 +437,32 @@ class _Compiled:
             _log("graph_breaks", f"{name}: {reason}; this signature runs eagerly")
             self.cache[key] = _Entry(None, None, reason)
             return result
-        graph = session.finish(outputs, os.environ.get("EMBER_COMPILE_FUSE", "1") != "0")
+        fuse = os.environ.get("EMBER_COMPILE_FUSE", "1") != "0"
+        if group_key is None:
+            graph = session.finish(outputs, fuse)
+        else:
+            graph, raw = session.finish_dynamic(outputs, fuse)
         outside = set(graph.external_ids)
         externals = {_cc.impl_id(t): t for t in outputs if _cc.impl_id(t) in outside}
         self.cache[key] = _Entry(graph, out_spec, None, externals)
+        if group_key is not None:
+            self._observe(group_key, all_tensors, events, session.structure_sizes, raw, out_spec, externals)
         _log("graph_code", f"{getattr(self.fn, '__qualname__', self.fn)}\n{graph.describe('graph_code_source' in _logs)}")
         _log("guards", f"{getattr(self.fn, '__qualname__', self.fn)}: {key}")
         return result
+
+    def _observe(self, group_key, all_tensors, events, structure_sizes, raw, out_spec, externals):
+        from . import _compile_dynamic
+        group = self.groups.get(group_key)
+        if group is None:
+            if len(self.groups) >= 8:
+                self.groups.popitem(last=False)
+            group = self.groups[group_key] = _compile_dynamic.Group()
+        else:
+            self.groups.move_to_end(group_key)
+        note = group.observe(_compile_dynamic.Observation(all_tensors, events, structure_sizes, raw, out_spec, externals))
+        if note:
+            _log("recompiles", f"{getattr(self.fn, '__qualname__', self.fn)}: {note}")
 
     def explain(self):
         graphs = [e for e in self.cache.values() if e.graph is not None]
@@ -442,10 +506,11 @@ def _check(fullgraph, dynamic, backend, mode, options):
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
             disable=False):
     """torch.compile: compile a function or an nn.Module; usable as @ember.compile or
-    @ember.compile(fullgraph=True). backend="eager" runs the function as it is. dynamic=True keeps
-    graphs specialised per shape (ember has no symbolic sizes yet) but lets shapes vary freely: a
-    new shape is captured in one eager call, reuses the compiled kernels, and the last
-    `dynamic_cache_size` signatures are kept instead of stopping at cache_size_limit."""
+    @ember.compile(fullgraph=True). backend="eager" runs the function as it is. dynamic=True
+    fits a graph with symbolic sizes over the first calls at new sizes and runs it, specialised,
+    at later ones (_compile_dynamic.py); dynamic=None does so once a call differs from an earlier
+    one only in sizes (torch's automatic dynamic shapes); dynamic=False captures every new shape,
+    up to cache_size_limit signatures."""
     _check(fullgraph, dynamic, backend, mode, options)
     if model is None:
         return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
@@ -454,10 +519,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         return model
     cudagraphs = mode == "reduce-overhead"
     if isinstance(model, Module):
-        return OptimizedModule(model, fullgraph, dynamic=bool(dynamic), cudagraphs=cudagraphs)
+        return OptimizedModule(model, fullgraph, dynamic=dynamic, cudagraphs=cudagraphs)
     if not callable(model):
         raise RuntimeError("ember.compile: expected a callable or an nn.Module, got " + type(model).__name__)
-    compiled = _Compiled(model, fullgraph, dynamic=bool(dynamic), cudagraphs=cudagraphs)
+    compiled = _Compiled(model, fullgraph, dynamic=dynamic, cudagraphs=cudagraphs)
 
     @functools.wraps(model)
     def wrapper(*args, **kwargs):
@@ -472,7 +537,7 @@ class OptimizedModule(Module):
     module is `_orig_mod`, so parameters, state_dict keys ("_orig_mod.") and optimizers see the
     same tensors."""
 
-    def __init__(self, mod, fullgraph=False, dynamic=False, cudagraphs=False):
+    def __init__(self, mod, fullgraph=False, dynamic=None, cudagraphs=False):
         super().__init__()
         self._orig_mod = mod
         self._ember_compiled = _Compiled(mod, fullgraph, module=mod, dynamic=dynamic, cudagraphs=cudagraphs)
@@ -518,3 +583,5 @@ def reset(fn=None):
     for c in ([_compiled_of(fn)] if fn is not None else list(_all_compiled)):
         c.cache.clear()
         c.breaks.clear()
+        c.groups.clear()
+        c._static_groups.clear()

@@ -4,6 +4,7 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -53,6 +54,13 @@ void bind_compile(nb::module_& parent) {
                                  const std::map<std::string, std::string>& metadata, bool simplify) {
              return exporting::Program(s.finish(outputs, simplify), metadata);
            }, nb::arg("outputs"), nb::arg("metadata"), nb::arg("simplify") = true)
+      .def("finish_dynamic", [](CaptureSession& s, const std::vector<Tensor>& outputs, bool fuse) {
+             // (the graph to run at these sizes, the raw graph as a program to fit sizes on)
+             auto both = s.finish_both(outputs);
+             auto running = compile_graph(std::move(both.simplified), {.fuse = fuse});
+             return std::make_pair(running, exporting::Program(std::move(both.raw), {}, nullptr, false));
+           }, nb::arg("outputs"), nb::arg("fuse") = true)
+      .def_prop_ro("structure_sizes", &CaptureSession::structure_sizes)
       .def("close", &CaptureSession::close)
       .def("on_break", [](CaptureSession& s, nb::callable listener) {
         s.on_break([listener](const std::string& what) -> std::string {
@@ -81,6 +89,7 @@ void bind_compile(nb::module_& parent) {
       })
       .def_prop_ro("num_inputs", &exporting::Program::num_inputs)
       .def("with_symbolic", &exporting::with_symbolic, nb::arg("json"))
+      .def("specialise", &exporting::Program::specialise, nb::arg("dims"), nb::arg("fuse") = true)
       .def_prop_ro("dynamic", [](const exporting::Program& p) { return p.symbolic() != nullptr; })
       .def("describe", [](const exporting::Program& p) { return p.graph().str(); });
   m.def("load_program", &exporting::load, nb::arg("path"), nb::arg("device").none() = nb::none());
@@ -128,7 +137,7 @@ void bind_compile(nb::module_& parent) {
       .def("__exit__", [](Paused& p, nb::args) { p.guard.reset(); });
   m.def("capturing", &compiler::detail::capturing);  // a capture is open on this thread
   m.def("tracing", &compiler::detail::tracing);  // ... and ops dispatched here would be recorded
-  m.def("signature", &compiler::guard_signature, nb::arg("tensors"));
+  m.def("signature", &compiler::guard_signature, nb::arg("tensors"), nb::arg("with_sizes") = true);
   // which C++ tensor a Python one holds: a replayed result that is an input (or an outside
   // tensor) is handed back as the caller's own Python object, as eager returns `self`
   m.def("impl_id", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.impl()); });

@@ -24,6 +24,7 @@ struct CaptureSession::State {
   std::vector<Tensor> captured;      // per value: the tensor capture saw (constant folding)
   std::vector<char> written;         // per value: its contents came from ops (or outside, for inputs)
   std::string break_reason;
+  std::vector<int64_t> structure_sizes;  // note_size_shaped_structure's
   int64_t ops = 0;
   DispatchKeySet entry_layers;  // the layers on when capture began (autocast)
   std::function<std::string(const std::string&)> break_listener;
@@ -175,6 +176,11 @@ void record_node(Node&& node, const std::vector<Tensor>& results) {
 }
 
 bool tracing() { return t_session && !local_dispatch_state().excluded.has(DispatchKey::Tracer); }
+
+void note_size_shaped_structure(int64_t size) {
+  // (inside a captured op's kernel too: a slice there that clamps shapes the op's result)
+  if (t_session) t_session->structure_sizes.push_back(size);
+}
 
 void record_opaque(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                    Replay replay, bool mutates, std::vector<Arg> args) {
@@ -348,7 +354,16 @@ Graph CaptureSession::finish(const std::vector<Tensor>& outputs, bool simplify) 
   return g;
 }
 
-std::string guard_signature(const std::vector<Tensor>& all) {
+CaptureSession::Finished CaptureSession::finish_both(const std::vector<Tensor>& outputs) {
+  Graph raw = finish(outputs, /*simplify=*/false);
+  Graph simplified = raw;  // value ids are kept by the passes, so the captured tensors still match
+  run_graph_passes(simplified, state_->captured, /*simplify=*/true);
+  return {std::move(raw), std::move(simplified)};
+}
+
+const std::vector<int64_t>& CaptureSession::structure_sizes() const { return state_->structure_sizes; }
+
+std::string guard_signature(const std::vector<Tensor>& all, bool with_sizes) {
   std::string s = "grad=" + std::to_string(local_dispatch_state().grad_enabled) +
                   " layers=" + std::to_string(local_dispatch_state().included.bits);
   char buf[32];
@@ -364,9 +379,13 @@ std::string guard_signature(const std::vector<Tensor>& all) {
     s += t.device().str();
     if (t.requires_grad()) s += "+g";
     s += '[';
-    for (int64_t d : t.sizes()) s += std::to_string(d) + ',';
-    s += '/';
-    for (int64_t d : t.strides()) s += std::to_string(d) + ',';
+    if (with_sizes) {
+      for (int64_t d : t.sizes()) s += std::to_string(d) + ',';
+      s += '/';
+      for (int64_t d : t.strides()) s += std::to_string(d) + ',';
+    } else {
+      s += "rank " + std::to_string(t.dim()) + (t.is_contiguous() ? ",contiguous" : "");
+    }
     s += ']';
     for (size_t j = 0; j < i; ++j)
       if (all[j].defined() && all[j].impl() == t.impl()) {

@@ -175,4 +175,10 @@ void run_graph_passes(Graph& g, const std::vector<Tensor>& captured, bool simpli
   if (simplify && !writes_shared_tensors(g)) pool_before_relu(g);
 }
 
+void simplify_specialised(Graph& g) {
+  if (!writes_shared_tensors(g)) merge_common(g);
+  remove_dead(g);
+  if (!writes_shared_tensors(g)) pool_before_relu(g);
+}
+
 }  // namespace ember::compiler

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "compile/capture_kernel.h"
+#include "compile/passes.h"
 #include "core/json_string.h"
 #include "ember/core/backend.h"
 #include "ember/ops.h"
@@ -450,18 +451,33 @@ Graph parse_graph(const std::string& text, const std::map<std::string, Tensor>& 
 }  // namespace
 
 Program::Program(compiler::Graph graph, std::map<std::string, std::string> metadata,
-                 std::shared_ptr<const compiler::SymbolicShapes> symbolic)
+                 std::shared_ptr<const compiler::SymbolicShapes> symbolic, bool compile_now)
     : metadata_(std::move(metadata)), symbolic_(std::move(symbolic)) {
   if (symbolic_) binders_ = symbolic_->check(graph);
   graph_ = graph;
-  compiled_ = compiler::compile_graph(std::move(graph));
+  if (compile_now) compiled_ = compiler::compile_graph(std::move(graph));
+}
+
+std::shared_ptr<compiler::CompiledGraph> Program::compiled() const {
+  std::lock_guard<std::mutex> lock(specialisations_->mu);
+  if (!compiled_) compiled_ = compiler::compile_graph(graph_);
+  return compiled_;
+}
+
+std::shared_ptr<compiler::CompiledGraph> Program::specialise(const std::vector<int64_t>& dims, bool fuse) const {
+  EMBER_CHECK_VALUE(symbolic_, "exported program: specialise() on a program without dynamic dims");
+  EMBER_CHECK_VALUE(dims.size() == symbolic_->names.size(), "exported program: specialise() takes ",
+                    symbolic_->names.size(), " sizes, got ", dims.size());
+  compiler::Graph g = symbolic_->specialise(graph_, dims);
+  compiler::simplify_specialised(g);
+  return compiler::compile_graph(std::move(g), {.fuse = fuse});
 }
 
 const compiler::Graph& Program::graph() const { return graph_; }
 int64_t Program::num_inputs() const { return int64_t(graph_.inputs.size()); }
 
 std::shared_ptr<compiler::CompiledGraph> Program::specialised(const std::vector<int64_t>& dims) const {
-  if (dims == symbolic_->example) return compiled_;
+  if (dims == symbolic_->example) return compiled();
   auto& cache = *specialisations_;
   {
     std::lock_guard<std::mutex> lock(cache.mu);
@@ -488,7 +504,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   const Graph& g = graph();
   EMBER_CHECK_VALUE(inputs.size() == g.inputs.size(), "exported program: expected ", g.inputs.size(), " inputs, got ",
                     inputs.size());
-  std::shared_ptr<compiler::CompiledGraph> compiled = compiled_;
+  std::shared_ptr<compiler::CompiledGraph> compiled = symbolic_ ? nullptr : this->compiled();
   if (symbolic_) compiled = specialised(symbolic_->bind(g, binders_, inputs));
   return run_exact(*compiled, inputs);
 }
@@ -552,7 +568,7 @@ Program load_archive(const std::string& bytes, std::optional<Device> device, boo
 
 Program with_symbolic(const Program& p, const std::string& text) {
   const Json doc = json::JsonParser(text, "export: symbolic sizes").parse_document();
-  return Program(p.graph(), p.metadata(), parse_symbolic(doc));
+  return Program(p.graph(), p.metadata(), parse_symbolic(doc), /*compile_now=*/false);
 }
 
 Program load_from_bytes(const std::string& bytes, std::optional<Device> device) {

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "amp/autocast.h"
+#include "ember/compile/capture.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 #include "ops/shape_utils.h"
@@ -112,6 +113,7 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   int64_t dim_size = self.size(d);
   EMBER_CHECK(split_size > 0 || dim_size == 0, "split_size can only be 0 if dimension size is 0, but got dimension size of ",
               dim_size);
+  compiler::detail::note_size_shaped_structure(dim_size);  // one piece per split_size
   int64_t num_splits = 1;
   if (split_size != 0) num_splits = std::max<int64_t>((dim_size + split_size - 1) / split_size, 1);
   std::vector<Tensor> out;
@@ -162,6 +164,7 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
   EMBER_CHECK_INDEX(self.dim() > 0, "Dimension specified as ", dim, " but tensor has no dimensions");
   int64_t d = wrap_dim(dim, self.dim());
+  compiler::detail::note_size_shaped_structure(self.size(d));  // one select per index
   std::vector<Tensor> out;
   out.reserve(self.size(d));
   for (int64_t i = 0; i < self.size(d); ++i) out.push_back(select(self, d, i));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ember/compile/capture.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 #include "ops/shape_utils.h"
@@ -207,8 +208,12 @@ Tensor slice_impl(const Tensor& self, int64_t dim, OptInt start, OptInt end, int
   int64_t s = start.value_or(0), e = end.value_or(size);
   if (s < 0) s += size;
   if (e < 0) e += size;
+  const int64_t written_start = s, written_end = e;
   s = std::clamp<int64_t>(s, 0, size);
   e = std::clamp<int64_t>(e, s, size);
+  // a bound cut back to the size (x[:, :512] of a shorter x) makes the result's size piecewise in
+  // it: a capture notes that size, so ember.compile's dynamic shapes keep it fixed
+  if ((start && s != written_start) || (end && e != written_end)) compiler::detail::note_size_shaped_structure(size);
   Shape sizes = self.sizes(), strides = self.strides();
   int64_t off = self.storage_offset() + s * strides[d];
   sizes[d] = (e - s + step - 1) / step;
@@ -222,6 +227,10 @@ Tensor diagonal_impl(const Tensor& self, int64_t offset, int64_t dim1, int64_t d
   int64_t d1 = wrap_dim(dim1, n), d2 = wrap_dim(dim2, n);
   EMBER_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
   int64_t off = self.storage_offset(), len;
+  if (self.sizes()[d1] != self.sizes()[d2] - offset) {  // the shorter side decides the length
+    compiler::detail::note_size_shaped_structure(self.sizes()[d1]);
+    compiler::detail::note_size_shaped_structure(self.sizes()[d2]);
+  }
   if (offset >= 0) {
     len = std::max<int64_t>(std::min(self.sizes()[d1], self.sizes()[d2] - offset), 0);
     if (len > 0) off += offset * self.strides()[d2];

@@ -26,6 +26,16 @@ class CaptureSession {
   // took, or captured as constants). `simplify` off: no constant folding or merging, only dead
   // code removal (passes.h; an export with dynamic shapes).
   Graph finish(const std::vector<Tensor>& outputs, bool simplify = true);
+  // ember.compile(dynamic=True): the graph with dead code removed only (what symbolic sizes are
+  // fitted on and specialised from: a size-made factory stays a node) and the simplified graph
+  // (what runs at these sizes).
+  struct Finished {
+    Graph raw, simplified;
+  };
+  Finished finish_both(const std::vector<Tensor>& outputs);
+  // The sizes that shaped the graph's structure, not only its numbers (split/chunk/unbind make one
+  // node per piece): a graph fitted over sizes may vary none of them (note_size_shaped_structure).
+  const std::vector<int64_t>& structure_sizes() const;
   // Closes capture without a graph (the function raised); the destructor does it too.
   void close();
   // The first break (empty if none): what the graph could not capture, and after which op.
@@ -44,7 +54,9 @@ class CaptureSession {
 // What a graph depends on besides the values of its inputs (the guards): each tensor's dtype,
 // device, sizes, strides and requires_grad, which inputs are the same tensor, grad mode and the
 // dispatcher layers switched on (autocast). Equal signatures can share a graph.
-std::string guard_signature(const std::vector<Tensor>& inputs);
+// `with_sizes` off: each tensor's rank and whether it is contiguous instead of its sizes and
+// strides (dynamic=True groups the signatures that may share one graph with symbolic sizes).
+std::string guard_signature(const std::vector<Tensor>& inputs, bool with_sizes = true);
 
 namespace detail {
 bool capturing();  // on this thread
@@ -62,6 +74,11 @@ using SavedOpRun = std::function<std::vector<Tensor>(const std::string& spec, co
 void register_saved_op(const std::string& name, SavedOpRun run);
 // Ops dispatched here now would be recorded: a capture is open and not paused.
 bool tracing();
+// A size that shapes what a capture records beyond arithmetic: split(k) records one slice per
+// piece and unbind one select per index, a slice bound cut back to the size or a diagonal's
+// shorter side make a result's size piecewise in it. The open capture notes it (CaptureSession::
+// structure_sizes), so ember.compile's dynamic shapes keep it fixed.
+void note_size_shaped_structure(int64_t size);
 // A break in the capture on this thread, if one is open (Tensor::item, the autograd engine,
 // Python's print).
 void note_break(const std::string& what);

@@ -1,0 +1,471 @@
+"""Symbolic sizes for ember.compile (dynamic=True, torch._dynamo.mark_dynamic).
+
+ember's tensors have concrete sizes, so a function is never traced with symbols. Instead every call
+at a new shape is captured as before, and the captures of one function that differ only in their
+sizes are compared: when they are the same graph node for node, every number that changed (a
+value's size or stride, a view's shape, a slice's end, a Python int in the forward) is fitted with
+an integer polynomial of the sizes that vary between calls (total degree <= 2: "seq", "768*seq",
+"batch*seq", "12*seq^2"), from one capture more than the polynomials have coefficients, so the
+last one checks the fit. From then on a call at new sizes is not captured: the fitted graph is
+specialised to its sizes (ember/compile/symbolic.h, what ember.export's dynamic programs run) and
+replayed. A function of one varying size is captured at four sizes; the fifth runs specialised.
+
+What could make the fitted graph wrong at sizes it was not captured at is guarded:
+- Python that reads a size and decides something from it. During a dynamic capture Tensor.shape,
+  size(), stride(), numel() return `SymSize`s: ints that record every comparison made with them
+  (`if seq > 512`, min, max, ==) and stay SymSizes through +, -, * and **. A call's sizes must give
+  every recorded comparison its captured result. A size turned into anything else -- a float,
+  a string, a hash, int(), //, %, len(tensor) -- is pinned: it must keep its captured value, so a
+  graph built from `seq // 2` or `1 / seq` is never fitted over seq (each size is captured).
+- C++ composites whose recorded ops depend on a size beyond arithmetic (split(k), chunk and unbind
+  record one node per piece) note that size, which is then pinned the same way.
+- Sizes 0 and 1 (broadcasting, squeezing) are never fitted: those calls are captured.
+Slices and indices are recorded as written (`x[:, :512]` keeps 512; negative indices stay
+negative), so the replay clamps and wraps them for the new size as eager would.
+"""
+import itertools
+import json
+import threading
+from fractions import Fraction
+
+from . import _C
+from ._dynamic_shapes import _leaves
+
+_cc = _C._compile
+_local = threading.local()  # .events: the open dynamic capture's size events on this thread
+
+MAX_SYMBOLS = 3       # sizes varying independently between calls (batch, seq, ...)
+MAX_OBSERVATIONS = 24  # captures kept per group of signatures
+_COMPARE = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, "==": lambda a, b: a == b,
+            "!=": lambda a, b: a != b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+_plain = int.__int__  # a SymSize's value as a plain int, recording nothing
+
+
+def _note(op, operands, result=None):
+    events = getattr(_local, "events", None)
+    if events is not None:
+        events.append((op, operands, result))
+
+
+def _pin(*values):
+    for v in values:
+        if isinstance(v, SymSize):
+            _note("pin", (_plain(v),))
+
+
+class SymSize(int):
+    """A size read while a dynamic capture is open (see the module's docstring)."""
+    __slots__ = ()
+
+    def _arith(self, other, op):
+        if isinstance(other, int):
+            return SymSize(op(_plain(self), int(other) if not isinstance(other, SymSize) else _plain(other)))
+        if isinstance(other, (float, complex)):
+            _pin(self)
+            return op(_plain(self), other)
+        return NotImplemented  # a tensor: its reflected operator takes the size as a number
+
+    def __add__(self, o): return self._arith(o, lambda a, b: a + b)
+    def __radd__(self, o): return self._arith(o, lambda a, b: b + a)
+    def __sub__(self, o): return self._arith(o, lambda a, b: a - b)
+    def __rsub__(self, o): return self._arith(o, lambda a, b: b - a)
+    def __mul__(self, o): return self._arith(o, lambda a, b: a * b)
+    def __rmul__(self, o): return self._arith(o, lambda a, b: b * a)
+    def __neg__(self): return SymSize(-_plain(self))
+    def __pos__(self): return self
+    def __abs__(self): return SymSize(abs(_plain(self)))
+
+    def __pow__(self, o, mod=None):
+        if mod is None and isinstance(o, int) and not isinstance(o, SymSize) and 0 <= o <= 4:
+            return SymSize(_plain(self) ** o)
+        return self._pinned(lambda a, b: pow(a, b, mod) if mod is not None else a ** b, o)
+
+    def _pinned(self, op, other):
+        """An operation whose result is no polynomial of the size: pin both sides."""
+        _pin(self, other)
+        return op(_plain(self), _plain(other) if isinstance(other, SymSize) else other)
+
+    def __floordiv__(self, o): return self._pinned(lambda a, b: a // b, o)
+    def __rfloordiv__(self, o): return self._pinned(lambda a, b: b // a, o)
+    def __truediv__(self, o): return self._pinned(lambda a, b: a / b, o)
+    def __rtruediv__(self, o): return self._pinned(lambda a, b: b / a, o)
+    def __mod__(self, o): return self._pinned(lambda a, b: a % b, o)
+    def __rmod__(self, o): return self._pinned(lambda a, b: b % a, o)
+    def __divmod__(self, o): return self._pinned(divmod, o)
+    def __rpow__(self, o): return self._pinned(lambda a, b: b ** a, o)
+    def __and__(self, o): return self._pinned(lambda a, b: a & b, o)
+    def __or__(self, o): return self._pinned(lambda a, b: a | b, o)
+    def __xor__(self, o): return self._pinned(lambda a, b: a ^ b, o)
+    def __lshift__(self, o): return self._pinned(lambda a, b: a << b, o)
+    def __rshift__(self, o): return self._pinned(lambda a, b: a >> b, o)
+
+    def _compare(self, other, op):
+        if not isinstance(other, (int, float)):
+            return NotImplemented
+        a = _plain(self)
+        b = _plain(other) if isinstance(other, SymSize) else other
+        result = _COMPARE[op](a, b)
+        _note(op, (a, b), result)
+        return result
+
+    def __lt__(self, o): return self._compare(o, "<")
+    def __le__(self, o): return self._compare(o, "<=")
+    def __eq__(self, o): return self._compare(o, "==")
+    def __ne__(self, o): return self._compare(o, "!=")
+    def __gt__(self, o): return self._compare(o, ">")
+    def __ge__(self, o): return self._compare(o, ">=")
+
+    def __bool__(self):
+        result = _plain(self) != 0
+        _note("!=", (_plain(self), 0), result)
+        return result
+
+    def _pinned_value(self):
+        _pin(self)
+        return _plain(self)
+
+    def __hash__(self): return hash(self._pinned_value())
+    def __int__(self): return self._pinned_value()
+    def __index__(self): return self._pinned_value()
+    def __float__(self): return float(self._pinned_value())
+    def __complex__(self): return complex(self._pinned_value())
+    def __round__(self, n=None): return round(self._pinned_value(), n) if n is not None else self._pinned_value()
+    def __trunc__(self): return self._pinned_value()
+    def __floor__(self): return self._pinned_value()
+    def __ceil__(self): return self._pinned_value()
+    def __str__(self): return str(self._pinned_value())
+    def __repr__(self): return repr(self._pinned_value())
+    def __format__(self, spec): return format(self._pinned_value(), spec)
+    def __reduce__(self): return (int, (self._pinned_value(),))
+
+
+# ---- the Tensor accessors that hand sizes to Python, swapped while a dynamic capture is open -----
+_patch_lock = threading.Lock()
+_patch_depth = [0]
+_originals = {}
+
+
+def _tracking():
+    return getattr(_local, "events", None) is not None
+
+
+def _sym_tuple(values):
+    from ._size import Size
+    return Size(SymSize(v) for v in values)
+
+
+def _make_accessors():
+    o = _originals
+
+    def shape(self):
+        s = o["shape"].__get__(self)
+        return _sym_tuple(s) if _tracking() else s
+
+    def size(self, dim=None):
+        s = o["size"](self, dim)
+        if not _tracking():
+            return s
+        return SymSize(s) if dim is not None else _sym_tuple(s)
+
+    def stride(self, dim=None):
+        s = o["stride"](self, dim)
+        if not _tracking():
+            return s
+        return SymSize(s) if dim is not None else _sym_tuple(s)
+
+    def numel(self):
+        n = o["numel"](self)
+        return SymSize(n) if _tracking() else n
+
+    def length(self):
+        n = o["__len__"](self)
+        if _tracking():
+            _note("pin", (n,))  # len() must return a plain int: the size is fixed for the graph
+        return n
+    return {"shape": property(shape), "size": size, "stride": stride, "numel": numel, "nelement": numel,
+            "__len__": length}
+
+
+class tracking:
+    """Records the size events of a capture on this thread: `with tracking() as events:`."""
+
+    def __enter__(self):
+        T = _C.Tensor
+        with _patch_lock:
+            if _patch_depth[0] == 0:
+                if not _originals:
+                    for name in ("shape", "size", "stride", "numel", "nelement", "__len__"):
+                        _originals[name] = T.__dict__[name]
+                for name, f in _make_accessors().items():
+                    setattr(T, name, f)
+            _patch_depth[0] += 1
+        self.events = []
+        _local.events = self.events
+        return self.events
+
+    def __exit__(self, *exc):
+        _local.events = None
+        T = _C.Tensor
+        with _patch_lock:
+            _patch_depth[0] -= 1
+            if _patch_depth[0] == 0:
+                for name, f in _originals.items():
+                    setattr(T, name, f)
+        return False
+
+
+# ---- fitting --------------------------------------------------------------------------------
+def _monomials(k):
+    """Exponent tuples of total degree <= 2 over k sizes."""
+    return [e for e in itertools.product(range(3), repeat=k) if sum(e) <= 2]
+
+
+def _mono(point, e):
+    v = 1
+    for x, p in zip(point, e):
+        v *= x ** p
+    return v
+
+
+def _invert(rows):
+    n = len(rows)
+    m = [list(r) + [Fraction(int(i == j)) for j in range(n)] for i, r in enumerate(rows)]
+    for c in range(n):
+        pivot = next(r for r in range(c, n) if m[r][c] != 0)
+        m[c], m[pivot] = m[pivot], m[c]
+        m[c] = [x / m[c][c] for x in m[c]]
+        for r in range(n):
+            if r != c and m[r][c] != 0:
+                m[r] = [x - m[r][c] * y for x, y in zip(m[r], m[c])]
+    return [row[n:] for row in m]
+
+
+class _Fitter:
+    """Integer polynomials (total degree <= 2) through the values seen at `points` (one tuple of
+    sizes per capture), determined by as many captures as coefficients and checked by the rest;
+    None from fit() when no such polynomial goes through all of them."""
+
+    def __init__(self, points):
+        self.points = points
+        self.monos = _monomials(len(points[0]))
+        rows = [[Fraction(_mono(p, e)) for e in self.monos] for p in points]
+        chosen, echelon = [], []
+        for i, row in enumerate(rows):  # the first captures that determine every coefficient
+            v = list(row)
+            for piv, r in echelon:
+                if v[piv]:
+                    f = v[piv] / r[piv]
+                    v = [a - f * b for a, b in zip(v, r)]
+            piv = next((j for j, x in enumerate(v) if x), None)
+            if piv is not None:
+                echelon.append((piv, v))
+                chosen.append(i)
+            if len(chosen) == len(self.monos):
+                break
+        self.ready = len(chosen) == len(self.monos) and len(points) > len(self.monos)
+        if self.ready:
+            self.chosen = chosen
+            self.inverse = _invert([rows[i] for i in chosen])
+        self._memo = {}
+
+    def fit(self, values):
+        values = tuple(values)
+        if values in self._memo:
+            return self._memo[values]
+        coefs = {}
+        for e, inv_row in zip(self.monos, self.inverse):
+            c = sum((w * Fraction(values[i]) for w, i in zip(inv_row, self.chosen)), Fraction(0))
+            if c.denominator != 1:
+                coefs = None
+                break
+            if c:
+                coefs[e] = int(c)
+        if coefs is not None and any(evaluate(coefs, p) != v for p, v in zip(self.points, values)):
+            coefs = None
+        self._memo[values] = coefs
+        return coefs
+
+
+def evaluate(coefs, dims):
+    return sum(c * _mono(dims, e) for e, c in coefs.items())
+
+
+# ---- observations, regimes ---------------------------------------------------------------------
+class Observation:
+    """One capture of a dynamic function: its sizes, its raw graph's numbers, its size events."""
+
+    def __init__(self, tensors, events, structure_sizes, program, out_spec, externals):
+        self.shapes = [tuple(t.shape) for t in tensors]
+        self.program, self.out_spec, self.externals = program, out_spec, externals
+        self.doc = json.loads(program.graph_json())
+        self.leaves, skeleton = _leaves(self.doc)
+        for v, t in program.constants().items():  # a Python number in the forward (x * seq)
+            if self.doc["values"][v]["wrapped"] and t.dim() == 0:
+                self.leaves[("value", v, -1, -1)] = t.item()
+        events = list(events) + [("pin", (s,), None) for s in structure_sizes]
+        for i, (op, operands, _) in enumerate(events):
+            for j, x in enumerate(operands):
+                self.leaves[("guard", i, j, -1)] = x
+        self.events = [(op, result) for op, _, result in events]
+        self.key = (json.dumps(skeleton, sort_keys=True), repr(out_spec), tuple(self.events))
+
+
+class Regime:
+    """A fitted graph: which input dims are which symbol, the polynomials, the guards."""
+
+    def __init__(self, base, symbols, fitted, program):
+        self.base, self.symbols, self.fitted, self.program = base, symbols, fitted, program
+        self.inputs = base.doc["inputs"]  # graph input i -> its value id
+
+    def _number(self, place, dims):
+        coefs = self.fitted.get(place)
+        return evaluate(coefs, dims) if coefs is not None else self.base.leaves[place]
+
+    def bind(self, tensors):
+        """The symbols' sizes in this call, or None when this graph does not hold for it."""
+        dims = []
+        for positions in self.symbols:
+            i, d = positions[0]
+            n = tensors[i].shape[d]
+            if n < 2 or any(tensors[j].shape[e] != n for j, e in positions[1:]):
+                return None
+            dims.append(n)
+        for i, t in enumerate(tensors):  # every input's sizes and strides as the graph has them
+            v = self.inputs[i]
+            shape, strides = t.shape, t.stride()
+            for d in range(len(shape)):
+                if shape[d] != self._number(("size", v, d, -1), dims):
+                    return None
+                if shape[d] > 1 and strides[d] != self._number(("stride", v, d, -1), dims):
+                    return None
+        for i, (op, result) in enumerate(self.base.events):
+            if op == "pin":
+                continue  # pinned numbers are constant over the captures, hence fixed
+            a, b = (self._number(("guard", i, j, -1), dims) for j in (0, 1))
+            if _COMPARE[op](a, b) != result:
+                return None
+        return dims
+
+
+def fit(observations, error_out):
+    """A Regime over `observations` (captures of one structure), or None: not enough captures yet,
+    or (with a reason appended to error_out) sizes that no polynomial fits."""
+    positions = [(i, d) for i, s in enumerate(observations[-1].shapes) for d in range(len(s))]
+
+    def varying_over(obs):
+        varying = {}
+        for i, d in positions:
+            values = tuple(o.shapes[i][d] for o in obs)
+            if len(set(values)) > 1:
+                varying.setdefault(values, []).append((i, d))
+        return varying
+    # sizes 0 and 1 are not fitted (broadcasting, squeezing): captures with one where sizes vary
+    # stay captures of their own
+    moving = {p for ps in varying_over(observations).values() for p in ps}
+    usable = [o for o in observations if all(o.shapes[i][d] >= 2 for i, d in moving)]
+    if len(usable) < 2:
+        return None
+    base = usable[-1]
+    varying = varying_over(usable)
+    if not varying:
+        return None
+    if len(varying) > MAX_SYMBOLS:
+        error_out.append(f"{len(varying)} sizes vary independently (at most {MAX_SYMBOLS} are fitted)")
+        return None
+    symbols = list(varying.values())
+    points = [tuple(o.shapes[pos[0][0]][pos[0][1]] for pos in symbols) for o in usable]
+    fitter = _Fitter(points)
+    if not fitter.ready:
+        return None
+    fitted = {}
+    for place, x in base.leaves.items():
+        values = [o.leaves.get(place) for o in usable]
+        if all(v == x for v in values):
+            continue
+        if place[0] == "guard" and base.events[place[1]][0] == "pin":
+            error_out.append("a size that varies was read as a plain number (len(), int(), //, a float, a string) or "
+                             "shaped the graph (split, chunk, unbind)")
+            return None
+        if place[0] in ("size", "stride") and base.doc["values"][place[1]]["kind"] == "constant":
+            continue
+        if any(v is None or isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()) for v in values):
+            error_out.append(f"a number changes with the sizes in a way no polynomial fits ({place})")
+            return None
+        coefs = fitter.fit(values)
+        if coefs is None:
+            error_out.append(f"a number changes with the sizes in a way no integer polynomial fits ({place}: "
+                             f"{values[:4]} at {points[:4]})")
+            return None
+        fitted[place] = coefs
+    if not _same_constants(usable, base, error_out):
+        return None
+    names = [f"s{j}" for j in range(len(symbols))]
+    graph_sites = [(p, c) for p, c in fitted.items() if p[0] != "guard"]
+    symbolic = {
+        "symbols": [{"name": n, "min": 2, "max": -1, "example": x} for n, x in zip(names, points[-1])],
+        "symbolic": [{"at": p[0], "item": p[1], "index": p[2], "element": p[3],
+                      "poly": [[c, *e] for e, c in coefs.items()]} for p, coefs in graph_sites],
+    }
+    try:
+        program = base.program.with_symbolic(json.dumps(symbolic))
+    except ValueError as e:
+        error_out.append(f"the fitted sizes do not hold: {e}")
+        return None
+    return Regime(base, symbols, fitted, program)
+
+
+def _same_constants(observations, base, error_out):
+    import ember
+    mine = base.program.constants()
+    for o in observations:
+        if o is base:
+            continue
+        for v, t in o.program.constants().items():
+            b = mine.get(v)
+            if b is None or _cc.impl_id(b) == _cc.impl_id(t) or ("value", v, -1, -1) in base.leaves:
+                continue
+            if b.shape != t.shape or b.dtype != t.dtype or not ember.equal(b, t):
+                error_out.append(f"constant %{v} was made from Python data that depends on a size")
+                return False
+    return True
+
+
+class Group:
+    """The captures of one function whose signatures differ only in sizes, and the graphs fitted
+    over them."""
+
+    def __init__(self):
+        self.observations = []
+        self.regimes = {}  # structure key -> Regime
+        self.failed = {}   # structure key -> why it cannot be fitted
+
+    def specialise(self, tensors, fuse):
+        """(the compiled graph for these tensors' sizes, the regime) from a fitted graph, or None."""
+        for regime in self.regimes.values():
+            dims = regime.bind(tensors)
+            if dims is not None:
+                return regime.program.specialise(dims, fuse), regime
+        return None
+
+    def observe(self, observation):
+        """Adds a capture; returns a note when it makes a new fitted graph or rules one out."""
+        key = observation.key
+        self.observations.append(observation)
+        if len(self.observations) > MAX_OBSERVATIONS:
+            self.observations.pop(0)
+        if key in self.failed:
+            return None
+        # (a fitted structure captured again: its sizes moved in a way it did not bind, such as two
+        # sizes that had been equal in every capture, or a fixed one; fitted anew over all of them,
+        # the old fit kept until the new one holds)
+        same = [o for o in self.observations if o.key == key]
+        why = []
+        regime = fit(same, why)
+        if regime is not None:
+            self.regimes[key] = regime
+            return f"sizes fitted over {len(same)} captures: " + ", ".join(
+                f"s{j} = input {pos[0][0]} dim {pos[0][1]}" for j, pos in enumerate(regime.symbols))
+        if why and key not in self.regimes:
+            self.failed[key] = why[0]
+            return "no symbolic sizes: " + why[0]
+        return None

@@ -1,0 +1,261 @@
+"""ember.compile(dynamic=True): symbolic sizes fitted over captures (python/ember/_compile_dynamic.py).
+
+Every test checks the results against eager at sizes that were never captured, and the counters
+say whether those calls ran a fitted graph (specialisations) or were captured: a guard that
+should have sent a call to capture and did not would show as a wrong value."""
+import ember
+import ember.nn.functional as F
+import pytest
+
+
+def _compiled(fast):
+    return getattr(fast, "_ember_compiled", fast)
+
+
+def _run(fast, fn, inputs, check=lambda a, b: ember.equal(a, b)):
+    for args in inputs:
+        got, want = fast(*args), fn(*args)
+        assert got.shape == want.shape and check(got, want), (tuple(args[0].shape), got.shape, want.shape)
+
+
+def _close(a, b):
+    return ember.allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+class Block(ember.nn.Module):
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.d, self.heads = d, heads
+        self.ln = ember.nn.LayerNorm(d)
+        self.qkv, self.proj = ember.nn.Linear(d, 3 * d), ember.nn.Linear(d, d)
+        self.fc, self.out = ember.nn.Linear(d, 4 * d), ember.nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(self.ln(x)).split(self.d, dim=2)  # over the fixed dim: no pin on t
+        q, k, v = (z.reshape(b, t, self.heads, self.d // self.heads).transpose(1, 2) for z in (q, k, v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, self.d)
+        x = x + self.proj(a)
+        return x + self.out(F.gelu(self.fc(x)))
+
+
+def test_a_transformer_block_fits_its_sequence_length():
+    ember.manual_seed(0)
+    m = Block().eval()
+    fast = ember.compile(m, dynamic=True)
+    with ember.no_grad():
+        _run(fast, m, [(ember.randn(2, t, 32),) for t in range(5, 20)], _close)
+    c = _compiled(fast)
+    assert c.captures == 4 and c.specialisations == 11
+    (group,) = c.groups.values()
+    (regime,) = group.regimes.values()
+    assert regime.symbols == [[(0, 1)]]  # input 0's dim 1
+
+
+def test_training_through_a_fitted_graph_gives_eager_gradients():
+    ember.manual_seed(0)
+    m = Block()
+    fast = ember.compile(m, dynamic=True)
+    for t in list(range(4, 9)) + [13, 21]:
+        x = ember.randn(3, t, 32, requires_grad=True)
+        for p in m.parameters():
+            p.grad = None
+        fast(x).pow(2).mean().backward()
+        got = [x.grad] + [p.grad for p in m.parameters()]
+        x.grad = None
+        for p in m.parameters():
+            p.grad = None
+        m(x).pow(2).mean().backward()
+        want = [x.grad] + [p.grad for p in m.parameters()]
+        assert all(ember.allclose(g, w, rtol=1e-4, atol=1e-6) for g, w in zip(got, want)), t
+    assert _compiled(fast).specialisations == 3  # 8, 13 and 21
+
+
+def test_mark_dynamic_switches_fitting_on():
+    fn = lambda x: (x * 2).sin()  # noqa: E731
+    fast = ember.compile(fn)
+    for t in (4, 5, 6, 7, 8, 9):
+        x = ember.randn(3, t)
+        ember._dynamo.mark_dynamic(x, 1)
+        assert ember.equal(fast(x), fn(x))
+    assert _compiled(fast).specialisations == 2
+
+
+def test_a_branch_on_a_size_sends_the_other_side_to_capture():
+    def fn(x):
+        if x.shape[1] > 12:
+            return (x * 2).sin()
+        return (x * 3).cos()
+    fast = ember.compile(fn, dynamic=True)
+    _run(fast, fn, [(ember.randn(3, t),) for t in (4, 5, 6, 7, 9, 11, 12, 16, 13, 40)])
+    c = _compiled(fast)
+    assert c.specialisations == 3  # 9, 11, 12: the others were captured (13 on: the other branch)
+
+
+def test_min_max_and_equality_are_guarded_too():
+    def fn(x):
+        n = min(x.shape[0], 6)
+        return x[:n] * (2 if x.shape[0] == 9 else 3)
+    fast = ember.compile(fn, dynamic=True)
+    _run(fast, fn, [(ember.randn(t, 4),) for t in (2, 3, 4, 5, 9, 6, 7, 8, 10)])
+
+
+def test_split_by_a_size_is_not_fitted():
+    # split(4) over a size makes one piece per 4: the captures at 9..12 (three pieces) look alike,
+    # but 13 has four; the size is pinned, so every size is captured
+    fn = lambda x: x.split(4, dim=1)[-1] * 2  # noqa: E731
+    fast = ember.compile(fn, dynamic=True)
+    _run(fast, fn, [(ember.randn(2, t),) for t in (9, 10, 11, 12, 13, 14)])
+    c = _compiled(fast)
+    assert c.specialisations == 0 and c.captures == 6
+    fn2 = lambda x: ember.stack(x.unbind(1)[:2]).sum(0)  # noqa: E731
+    fast2 = ember.compile(fn2, dynamic=True)
+    _run(fast2, fn2, [(ember.randn(2, t),) for t in (3, 4, 5, 6, 7, 8)])
+    assert _compiled(fast2).specialisations == 0
+
+
+def test_slices_keep_their_written_bounds():
+    # slices are recorded as written (-3 stays -3, :-1 stays -1), and replayed at the new size
+    fn = lambda x: x[:, 1:-1] * 2 + x[:, -3:].sum(1, keepdim=True)  # noqa: E731
+    fast = ember.compile(fn, dynamic=True)
+    _run(fast, fn, [(ember.randn(2, t),) for t in (4, 5, 6, 7, 8, 12, 30)])
+    assert _compiled(fast).specialisations == 3
+    # x[:, :10] of shorter rows is cut back to their size: the result's size is t below 10 and 10
+    # above, which no fit over the short ones can know; that size is pinned, each one captured
+    cut = lambda x: x[:, :10] * 2  # noqa: E731
+    fast = ember.compile(cut, dynamic=True)
+    _run(fast, cut, [(ember.randn(2, t),) for t in (4, 5, 6, 7, 8, 9, 12, 30)])
+    assert _compiled(fast).specialisations == 0
+    diag = lambda x: x.diagonal() * 2  # noqa: E731  (min(3, t) long)
+    fast = ember.compile(diag, dynamic=True)
+    _run(fast, diag, [(ember.randn(3, t),) for t in (4, 5, 6, 7, 8, 2)])
+    assert _compiled(fast).specialisations == 0
+    square = lambda x: x.diagonal() * 2  # noqa: E731  (both sides one size: fitted)
+    fast = ember.compile(square, dynamic=True)
+    _run(fast, square, [(ember.randn(t, t),) for t in (4, 5, 6, 7, 8, 11)])
+    assert _compiled(fast).specialisations == 2
+
+
+def test_sizes_read_as_plain_numbers_are_pinned():
+    halves = lambda x: x.reshape(x.shape[0], x.shape[1] // 2, 2).sum(-1)  # noqa: E731
+    scaled = lambda x: x * (1.0 / x.shape[1])  # noqa: E731
+    length = lambda x: x * len(x)  # noqa: E731
+    as_int = lambda x: x.new_zeros(int(x.shape[0])) + x.sum(1)  # noqa: E731
+    for fn in (halves, scaled, length, as_int):
+        fast = ember.compile(fn, dynamic=True)
+        sizes = (4, 6, 8, 10, 12, 14) if fn is halves else (4, 5, 6, 7, 8, 9)
+        _run(fast, fn, [(ember.randn(t, t),) for t in sizes])
+        assert _compiled(fast).specialisations == 0, fn
+
+
+def test_sizes_as_numbers_in_arithmetic_are_fitted():
+    fn = lambda x: (x * x.shape[1] + x.shape[0] * x.shape[1]).sum(0) + ember.arange(x.shape[1] * 2)[::2]  # noqa
+    fast = ember.compile(fn, dynamic=True)
+    _run(fast, fn, [(ember.randn(3, t),) for t in (4, 5, 6, 7, 8, 11, 31)])
+    assert _compiled(fast).specialisations == 3
+
+
+def test_two_sizes_vary_independently():
+    ember.manual_seed(1)
+    w = ember.randn(8, 5)
+    fn = lambda x: (x @ w).relu().reshape(x.shape[0] * x.shape[1], 5).sum(0)  # noqa: E731
+    fast = ember.compile(fn, dynamic=True)
+    pairs = [(2, 3), (3, 5), (4, 2), (2, 7), (5, 4), (3, 3), (6, 2), (4, 6), (7, 5), (2, 9), (9, 2), (5, 8), (6, 11)]
+    _run(fast, fn, [(ember.randn(b, s, 8),) for b, s in pairs], _close)
+    c = _compiled(fast)
+    assert c.specialisations >= 3
+    (group,) = c.groups.values()
+    assert any(len(r.symbols) == 2 for r in group.regimes.values())
+
+
+def test_sizes_equal_so_far_split_into_two_symbols_when_they_part():
+    fn = lambda x, y: (x + y).exp() * x.shape[0]  # noqa: E731
+    fast = ember.compile(fn, dynamic=True)
+    # x's rows and y's columns move together, then apart
+    inputs = [(ember.randn(t, 3, t), ember.randn(t, 3, t)) for t in (2, 3, 4, 5, 6)]
+    inputs += [(ember.randn(a, 3, b), ember.randn(a, 3, b)) for a, b in [(2, 5), (3, 7), (4, 2), (6, 3), (5, 9),
+                                                                         (7, 4), (2, 2), (8, 6), (3, 8), (9, 9)]]
+    _run(fast, fn, inputs, _close)
+    assert _compiled(fast).specialisations >= 1
+
+
+def test_size_one_and_layouts_are_captured_not_fitted():
+    fn = lambda x, b: (x + b).relu()  # noqa: E731
+    fast = ember.compile(fn, dynamic=True)
+    b = ember.randn(6)
+    _run(fast, fn, [(ember.randn(t, 6), b) for t in (2, 3, 4, 5, 6)])
+    c = _compiled(fast)
+    assert c.specialisations == 1
+    _run(fast, fn, [(ember.randn(1, 6), b)])  # size 1: a capture
+    assert c.specialisations == 1
+    # a view into a longer buffer (a KV cache): its row stride stays the buffer's
+    buf = ember.randn(40, 8)
+    _run(fast, fn, [(buf[:t, :6], b) for t in (2, 3, 4, 5, 9, 17)])
+    _run(fast, fn, [(ember.randn(6, 12).t()[:, :6][:7], b)])  # a transposed one: another layout
+
+
+def test_the_disk_cache_is_not_needed_and_fusion_survives_specialising():
+    fn = lambda x: ((x * 2).sin() + 1).sqrt()  # noqa: E731
+    fast = ember.compile(fn, dynamic=True)
+    _run(fast, fn, [(ember.rand(3, t),) for t in (4, 5, 6, 7, 10)])
+    c = _compiled(fast)
+    assert c.specialisations == 1
+    newest = next(reversed(c.cache.values()))
+    assert newest.graph.fused_kernels == 1
+
+
+def test_dynamic_false_captures_every_shape():
+    fn = lambda x: (x * 2).sin()  # noqa: E731
+    fast = ember.compile(fn, dynamic=False)
+    _run(fast, fn, [(ember.randn(3, t),) for t in (4, 5, 6, 7, 8, 9)])
+    c = _compiled(fast)
+    assert c.captures == 6 and c.specialisations == 0 and not c.groups
+
+
+def test_dynamic_none_turns_dynamic_when_sizes_change():
+    # torch's automatic dynamic shapes: the first shape is captured statically, a second that
+    # differs only in sizes switches fitting on (the four tracked captures from there: 5..8)
+    fn = lambda x: (x * 2).sin()  # noqa: E731
+    fast = ember.compile(fn)
+    _run(fast, fn, [(ember.randn(3, 4),), (ember.randn(3, 4, dtype=ember.float64),)])
+    assert not _compiled(fast).dynamic  # a dtype is no size
+    _run(fast, fn, [(ember.randn(3, t),) for t in (5, 6, 7, 8, 9, 10)])
+    c = _compiled(fast)
+    assert c.dynamic and c.captures == 6 and c.specialisations == 2
+
+
+def test_sizes_are_plain_ints_again_after_a_capture():
+    fn = lambda x: x * x.shape[0]  # noqa: E731
+    fast = ember.compile(fn, dynamic=True)
+    fast(ember.randn(3, 2))
+    assert type(ember.randn(2, 3).shape[0]) is int and type(ember.randn(2).size(0)) is int
+    assert type(ember.randn(2, 3).numel()) is int and type(len(ember.randn(2, 3))) is int
+
+
+def test_a_failing_capture_restores_the_accessors():
+    def fn(x):
+        raise ValueError("boom")
+    fast = ember.compile(fn, dynamic=True)
+    with pytest.raises(ValueError):
+        fast(ember.randn(2))
+    assert type(ember.randn(2, 3).shape[0]) is int
+
+
+def test_gpt2_decoding_with_a_growing_kv_cache():
+    """ember.models' GPT-2 with past_key_values: every step has a new cache length; after the
+    first ones each step runs the fitted graph, with eager's logits."""
+    from ember.models.gpt2 import GPT2Config, GPT2LMHeadModel
+    ember.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=97, n_positions=64, n_embd=32, n_layer=2, n_head=4)).eval()
+    fast = ember.compile(model, dynamic=True)
+    ids = ember.randint(0, 97, (2, 5))
+    with ember.no_grad():
+        past_e = past_c = None
+        for step in range(12):
+            out_e = model(ids, past_key_values=past_e, use_cache=True)
+            out_c = fast(ids, past_key_values=past_c, use_cache=True)
+            assert ember.allclose(out_c.logits, out_e.logits, rtol=1e-4, atol=1e-5), step
+            past_e, past_c = out_e.past_key_values, out_c.past_key_values
+            ids = out_e.logits[:, -1:].argmax(-1)
+    c = _compiled(fast)
+    assert c.specialisations >= 5, (c.captures, c.specialisations)
