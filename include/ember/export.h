@@ -75,7 +75,8 @@ Program load_from_bytes(const std::string& bytes, std::optional<Device> device =
 
 // The program with the symbolic sizes in `json` (the "symbols"/"symbolic" members of graph.json,
 // as export() fits them in Python), checked against its graph.
-Program with_symbolic(const Program& p, const std::string& json);
+// `caller_binds`: the dims come from the caller (ember.compile), not all from input sizes.
+Program with_symbolic(const Program& p, const std::string& json, bool caller_binds = false);
 
 namespace detail {
 // The loader without the zip's CRC check, for the fuzz target (fuzz/fuzz_load_export.cpp): random

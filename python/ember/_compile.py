@@ -139,6 +139,11 @@ def _flatten_output(obj, tensors):
     return None  # not representable: the signature runs eagerly
 
 
+def _erase_ints(spec, ints):
+    from ._compile_dynamic import erase_ints
+    return erase_ints(spec, ints)
+
+
 def _autocast_guard():
     """Autocast's dtypes (whether it is on is in the C++ signature's dispatcher layers)."""
     import ember
@@ -329,7 +334,8 @@ class _Compiled:
                 self.eager_runs += 1
                 return self.fn(*args, **kwargs)
             return self._run(entry, all_tensors, len(tensors))
-        group_key = (spec, _cc.signature(all_tensors, False), key[2], module_key, state)
+        ints = []
+        group_key = (_erase_ints(spec, ints), _cc.signature(all_tensors, False), key[2], module_key, state)
         if not self.dynamic and self.automatic:
             if group_key in self._static_groups:
                 self.dynamic = True
@@ -338,7 +344,7 @@ class _Compiled:
         if not self.dynamic:
             group_key = None
         else:
-            entry = self._specialised(group_key, all_tensors)
+            entry = self._specialised(group_key, all_tensors, ints)
             if entry is not None:
                 if len(self.cache) >= dynamic_cache_size:
                     self.cache.popitem(last=False)
@@ -355,7 +361,7 @@ class _Compiled:
             return self.fn(*args, **kwargs)
         if self.cache:
             _log("recompiles", f"{getattr(self.fn, '__qualname__', self.fn)}: new signature {key}")
-        return self._capture(key, all_tensors, args, kwargs, group_key)
+        return self._capture(key, all_tensors, args, kwargs, group_key, ints)
 
     def _run(self, entry, all_tensors, n_args):
         self.graph_runs += 1
@@ -372,13 +378,13 @@ class _Compiled:
             results = mapped
         return _unflatten(entry.out_spec, results)
 
-    def _specialised(self, group_key, all_tensors):
+    def _specialised(self, group_key, all_tensors, ints):
         """dynamic: an entry for these tensors' sizes from a graph fitted over earlier captures
         (_compile_dynamic), or None (then the call is captured)."""
         group = self.groups.get(group_key)
         if group is None or not group.regimes:
             return None
-        made = group.specialise(all_tensors, os.environ.get("EMBER_COMPILE_FUSE", "1") != "0")
+        made = group.specialise(all_tensors, ints, os.environ.get("EMBER_COMPILE_FUSE", "1") != "0")
         if made is None:
             return None
         graph, regime = made
@@ -419,11 +425,13 @@ class _Compiled:
         self.cudagraph_replays += 1
         return entry.cudagraph[2]
 
-    def _capture(self, key, all_tensors, args, kwargs, group_key=None):
+    def _capture(self, key, all_tensors, args, kwargs, group_key=None, ints=()):
         self.captures += 1
         session = _cc.CaptureSession(all_tensors)
         if group_key is not None:  # dynamic: the sizes Python reads are tracked (_compile_dynamic)
             from . import _compile_dynamic
+            if ints:
+                args, kwargs = _compile_dynamic.with_sym_ints(args, kwargs)
             with _compile_dynamic.tracking() as events:
                 result, outputs, out_spec, reason = _run_captured(session, self.fn, args, kwargs)
         else:
@@ -446,12 +454,12 @@ class _Compiled:
         externals = {_cc.impl_id(t): t for t in outputs if _cc.impl_id(t) in outside}
         self.cache[key] = _Entry(graph, out_spec, None, externals)
         if group_key is not None:
-            self._observe(group_key, all_tensors, events, session.structure_sizes, raw, out_spec, externals)
+            self._observe(group_key, all_tensors, ints, events, session.structure_sizes, raw, out_spec, externals)
         _log("graph_code", f"{getattr(self.fn, '__qualname__', self.fn)}\n{graph.describe('graph_code_source' in _logs)}")
         _log("guards", f"{getattr(self.fn, '__qualname__', self.fn)}: {key}")
         return result
 
-    def _observe(self, group_key, all_tensors, events, structure_sizes, raw, out_spec, externals):
+    def _observe(self, group_key, all_tensors, ints, events, structure_sizes, raw, out_spec, externals):
         from . import _compile_dynamic
         group = self.groups.get(group_key)
         if group is None:
@@ -460,7 +468,8 @@ class _Compiled:
             group = self.groups[group_key] = _compile_dynamic.Group()
         else:
             self.groups.move_to_end(group_key)
-        note = group.observe(_compile_dynamic.Observation(all_tensors, events, structure_sizes, raw, out_spec, externals))
+        note = group.observe(_compile_dynamic.Observation(all_tensors, ints, events, structure_sizes, raw, out_spec,
+                                                          externals))
         if note:
             _log("recompiles", f"{getattr(self.fn, '__qualname__', self.fn)}: {note}")
 

@@ -20,6 +20,9 @@ What could make the fitted graph wrong at sizes it was not captured at is guarde
 - C++ composites whose recorded ops depend on a size beyond arithmetic (split(k), chunk and unbind
   record one node per piece) note that size, which is then pinned the same way.
 - Sizes 0 and 1 (broadcasting, squeezing) are never fitted: those calls are captured.
+Python int arguments are symbols too (they are passed to the function as SymSizes while it is
+captured). Not seen: a size used as a list index (`table[t]`) and loops over range(t) that run no
+tensor op; Python offers no hook there.
 Slices and indices are recorded as written (`x[:, :512]` keeps 512; negative indices stay
 negative), so the replay clamps and wraps them for the new size as eager would.
 """
@@ -214,6 +217,36 @@ class tracking:
         return False
 
 
+# ---- Python int arguments: symbols too ------------------------------------------------------
+def erase_ints(spec, ints):
+    """The call's spec (_compile._flatten_call's) with the value of each int argument -- given
+    directly, by keyword, or in a plain list or tuple -- taken out into `ints`: calls that differ
+    only in those share a group, and the ints are fitted like sizes."""
+    def walk(s):
+        if s[0] == "V" and s[1] == "int":
+            ints.append(s[2])
+            return ("V", "int", None)
+        if s[0] in ("list", "tuple"):
+            return (s[0], tuple(walk(x) for x in s[1]))
+        return s
+    if spec[0] != "tuple" or len(spec[1]) != 2 or spec[1][1][0] != "dict":
+        return spec
+    args, kwargs = spec[1]
+    return ("tuple", (walk(args), ("dict", tuple((k, walk(v)) for k, v in kwargs[1]))))
+
+
+def with_sym_ints(args, kwargs):
+    """The arguments with the ints erase_ints takes out as SymSizes, so that what the function
+    does with them is recorded as with sizes."""
+    def walk(obj):
+        if type(obj) is int:
+            return SymSize(obj)
+        if type(obj) in (list, tuple):
+            return type(obj)(walk(o) for o in obj)
+        return obj
+    return walk(tuple(args)), {k: walk(v) for k, v in kwargs.items()}
+
+
 # ---- fitting --------------------------------------------------------------------------------
 def _monomials(k):
     """Exponent tuples of total degree <= 2 over k sizes."""
@@ -294,8 +327,9 @@ def evaluate(coefs, dims):
 class Observation:
     """One capture of a dynamic function: its sizes, its raw graph's numbers, its size events."""
 
-    def __init__(self, tensors, events, structure_sizes, program, out_spec, externals):
+    def __init__(self, tensors, ints, events, structure_sizes, program, out_spec, externals):
         self.shapes = [tuple(t.shape) for t in tensors]
+        self.ints = tuple(ints)  # the call's Python int arguments, in order
         self.program, self.out_spec, self.externals = program, out_spec, externals
         self.doc = json.loads(program.graph_json())
         self.leaves, skeleton = _leaves(self.doc)
@@ -310,29 +344,42 @@ class Observation:
         self.key = (json.dumps(skeleton, sort_keys=True), repr(out_spec), tuple(self.events))
 
 
+def _value_at(shapes, ints, position):
+    """A position's number: ("int", k) is the k-th int argument, (i, d) tensor i's size at dim d."""
+    return ints[position[1]] if position[0] == "int" else shapes[position[0]][position[1]]
+
+
 class Regime:
-    """A fitted graph: which input dims are which symbol, the polynomials, the guards."""
+    """A fitted graph: which input dims (and int arguments) are which symbol, the polynomials,
+    the guards."""
 
     def __init__(self, base, symbols, fitted, program):
         self.base, self.symbols, self.fitted, self.program = base, symbols, fitted, program
         self.inputs = base.doc["inputs"]  # graph input i -> its value id
+        moving = {p[1] for ps in symbols for p in ps if p[0] == "int"}
+        self.static_ints = [k for k in range(len(base.ints)) if k not in moving]
 
     def _number(self, place, dims):
         coefs = self.fitted.get(place)
         return evaluate(coefs, dims) if coefs is not None else self.base.leaves[place]
 
-    def bind(self, tensors):
+    def bind(self, tensors, ints):
         """The symbols' sizes in this call, or None when this graph does not hold for it."""
+        if len(ints) != len(self.base.ints):
+            return None
+        shapes = [t.shape for t in tensors]
         dims = []
         for positions in self.symbols:
-            i, d = positions[0]
-            n = tensors[i].shape[d]
-            if n < 2 or any(tensors[j].shape[e] != n for j, e in positions[1:]):
+            n = _value_at(shapes, ints, positions[0])
+            if n < 2 or any(_value_at(shapes, ints, p) != n for p in positions[1:]):
                 return None
             dims.append(n)
+        for k in self.static_ints:
+            if ints[k] != self.base.ints[k]:
+                return None
         for i, t in enumerate(tensors):  # every input's sizes and strides as the graph has them
             v = self.inputs[i]
-            shape, strides = t.shape, t.stride()
+            shape, strides = shapes[i], t.stride()
             for d in range(len(shape)):
                 if shape[d] != self._number(("size", v, d, -1), dims):
                     return None
@@ -350,19 +397,21 @@ class Regime:
 def fit(observations, error_out):
     """A Regime over `observations` (captures of one structure), or None: not enough captures yet,
     or (with a reason appended to error_out) sizes that no polynomial fits."""
-    positions = [(i, d) for i, s in enumerate(observations[-1].shapes) for d in range(len(s))]
+    last = observations[-1]
+    positions = [(i, d) for i, s in enumerate(last.shapes) for d in range(len(s))]
+    positions += [("int", k) for k in range(len(last.ints))]
 
     def varying_over(obs):
         varying = {}
-        for i, d in positions:
-            values = tuple(o.shapes[i][d] for o in obs)
+        for p in positions:
+            values = tuple(_value_at(o.shapes, o.ints, p) for o in obs)
             if len(set(values)) > 1:
-                varying.setdefault(values, []).append((i, d))
+                varying.setdefault(values, []).append(p)
         return varying
-    # sizes 0 and 1 are not fitted (broadcasting, squeezing): captures with one where sizes vary
-    # stay captures of their own
+    # sizes 0 and 1 are not fitted (broadcasting, squeezing; an int argument alike): captures with
+    # one where sizes vary stay captures of their own
     moving = {p for ps in varying_over(observations).values() for p in ps}
-    usable = [o for o in observations if all(o.shapes[i][d] >= 2 for i, d in moving)]
+    usable = [o for o in observations if all(_value_at(o.shapes, o.ints, p) >= 2 for p in moving)]
     if len(usable) < 2:
         return None
     base = usable[-1]
@@ -372,8 +421,9 @@ def fit(observations, error_out):
     if len(varying) > MAX_SYMBOLS:
         error_out.append(f"{len(varying)} sizes vary independently (at most {MAX_SYMBOLS} are fitted)")
         return None
-    symbols = list(varying.values())
-    points = [tuple(o.shapes[pos[0][0]][pos[0][1]] for pos in symbols) for o in usable]
+    # (a symbol named by a tensor dim first: that is where the graph sees it)
+    symbols = [sorted(ps, key=lambda p: p[0] == "int") for ps in varying.values()]
+    points = [tuple(_value_at(o.shapes, o.ints, pos[0]) for pos in symbols) for o in usable]
     fitter = _Fitter(points)
     if not fitter.ready:
         return None
@@ -407,7 +457,7 @@ def fit(observations, error_out):
                       "poly": [[c, *e] for e, c in coefs.items()]} for p, coefs in graph_sites],
     }
     try:
-        program = base.program.with_symbolic(json.dumps(symbolic))
+        program = base.program.with_symbolic(json.dumps(symbolic), caller_binds=True)
     except ValueError as e:
         error_out.append(f"the fitted sizes do not hold: {e}")
         return None
@@ -439,10 +489,11 @@ class Group:
         self.regimes = {}  # structure key -> Regime
         self.failed = {}   # structure key -> why it cannot be fitted
 
-    def specialise(self, tensors, fuse):
-        """(the compiled graph for these tensors' sizes, the regime) from a fitted graph, or None."""
+    def specialise(self, tensors, ints, fuse):
+        """(the compiled graph for these tensors' sizes and int arguments, the regime) from a
+        fitted graph, or None."""
         for regime in self.regimes.values():
-            dims = regime.bind(tensors)
+            dims = regime.bind(tensors, ints)
             if dims is not None:
                 return regime.program.specialise(dims, fuse), regime
         return None
@@ -464,7 +515,8 @@ class Group:
         if regime is not None:
             self.regimes[key] = regime
             return f"sizes fitted over {len(same)} captures: " + ", ".join(
-                f"s{j} = input {pos[0][0]} dim {pos[0][1]}" for j, pos in enumerate(regime.symbols))
+                f"s{j} = " + (f"int argument {pos[0][1]}" if pos[0][0] == "int" else f"input {pos[0][0]} dim {pos[0][1]}")
+                for j, pos in enumerate(regime.symbols))
         if why and key not in self.regimes:
             self.failed[key] = why[0]
             return "no symbolic sizes: " + why[0]

@@ -88,7 +88,7 @@ void bind_compile(nb::module_& parent) {
         return out;
       })
       .def_prop_ro("num_inputs", &exporting::Program::num_inputs)
-      .def("with_symbolic", &exporting::with_symbolic, nb::arg("json"))
+      .def("with_symbolic", &exporting::with_symbolic, nb::arg("json"), nb::arg("caller_binds") = false)
       .def("specialise", &exporting::Program::specialise, nb::arg("dims"), nb::arg("fuse") = true)
       .def_prop_ro("dynamic", [](const exporting::Program& p) { return p.symbolic() != nullptr; })
       .def("describe", [](const exporting::Program& p) { return p.graph().str(); });

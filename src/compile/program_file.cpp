@@ -566,9 +566,15 @@ Program load_archive(const std::string& bytes, std::optional<Device> device, boo
 }
 }  // namespace
 
-Program with_symbolic(const Program& p, const std::string& text) {
+Program with_symbolic(const Program& p, const std::string& text, bool caller_binds) {
   const Json doc = json::JsonParser(text, "export: symbolic sizes").parse_document();
-  return Program(p.graph(), p.metadata(), parse_symbolic(doc), /*compile_now=*/false);
+  auto symbolic = parse_symbolic(doc);
+  if (symbolic && caller_binds) {
+    auto own = std::make_shared<compiler::SymbolicShapes>(*symbolic);
+    own->caller_binds = true;
+    symbolic = own;
+  }
+  return Program(p.graph(), p.metadata(), std::move(symbolic), /*compile_now=*/false);
 }
 
 Program load_from_bytes(const std::string& bytes, std::optional<Device> device) {

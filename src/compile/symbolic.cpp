@@ -150,7 +150,7 @@ std::vector<DimBinder> SymbolicShapes::check(const Graph& g) const {
       bad("a symbolic size names constant " + std::to_string(s.item) + ", whose size is fixed");
   }
   for (size_t i = 0; i < k; ++i)
-    if (!bound[i]) bad("dynamic dim '" + names[i] + "' is not the size of any input dim");
+    if (!bound[i] && !caller_binds) bad("dynamic dim '" + names[i] + "' is not the size of any input dim");
   return binders;
 }
 

@@ -259,3 +259,65 @@ def test_gpt2_decoding_with_a_growing_kv_cache():
             ids = out_e.logits[:, -1:].argmax(-1)
     c = _compiled(fast)
     assert c.specialisations >= 5, (c.captures, c.specialisations)
+
+
+class StaticCacheAttention(ember.nn.Module):
+    """LLaMA's reference decoding: a preallocated KV cache (buffers) written at start_pos, an int."""
+
+    def __init__(self, d=32, heads=4, max_len=64, batch=2):
+        super().__init__()
+        self.heads, self.hd = heads, d // heads
+        self.wq, self.wk, self.wv, self.wo = (ember.nn.Linear(d, d, bias=False) for _ in range(4))
+        self.register_buffer("cache_k", ember.zeros(batch, max_len, heads, d // heads))
+        self.register_buffer("cache_v", ember.zeros(batch, max_len, heads, d // heads))
+
+    def forward(self, x, start_pos):
+        b, t, _ = x.shape
+        q, k, v = (w(x).view(b, t, self.heads, self.hd) for w in (self.wq, self.wk, self.wv))
+        self.cache_k[:b, start_pos:start_pos + t] = k
+        self.cache_v[:b, start_pos:start_pos + t] = v
+        keys = self.cache_k[:b, :start_pos + t].transpose(1, 2)
+        values = self.cache_v[:b, :start_pos + t].transpose(1, 2)
+        y = F.scaled_dot_product_attention(q.transpose(1, 2), keys, values)
+        return self.wo(y.transpose(1, 2).reshape(b, t, -1))
+
+
+def test_int_arguments_are_fitted_like_sizes():
+    ember.manual_seed(0)
+    eager, compiled = StaticCacheAttention(), StaticCacheAttention()
+    compiled.load_state_dict(eager.state_dict())
+    fast = ember.compile(compiled, dynamic=True)
+    with ember.no_grad():
+        prompt = ember.randn(2, 4, 32)
+        assert _close(fast(prompt, 0), eager(prompt, 0))
+        pos = 4
+        for step in range(14):
+            x = ember.randn(2, 1, 32)
+            assert _close(fast(x, pos), eager(x, pos)), step
+            assert ember.equal(compiled.cache_k, eager.cache_k) and ember.equal(compiled.cache_v, eager.cache_v)
+            pos += 1
+    c = _compiled(fast)
+    assert c.specialisations >= 8, (c.captures, c.specialisations)
+    regime = next(iter(next(iter(c.groups.values())).regimes.values()))
+    assert regime.symbols == [[("int", 0)]]
+
+
+def test_an_int_argument_in_a_branch_or_a_loop():
+    def fn(x, n):
+        for _ in range(n):  # a loop over an int: a graph per n
+            x = x * 2
+        return x
+    fast = ember.compile(fn, dynamic=True)
+    _run(fast, fn, [(ember.randn(3), n) for n in (2, 3, 4, 5, 6, 7)])
+    assert _compiled(fast).specialisations == 0
+
+    def gated(x, n):
+        return x * n if n < 6 else x - n
+    fast = ember.compile(gated, dynamic=True)
+    _run(fast, gated, [(ember.randn(3), n) for n in (2, 3, 4, 5, 6, 7, 8)])
+    assert _compiled(fast).specialisations == 0  # 2..5 fit (one check), 6.. take the other side
+
+    scaled = lambda x, n: x * n + n * n  # noqa: E731
+    fast = ember.compile(scaled, dynamic=True)
+    _run(fast, scaled, [(ember.randn(3), n) for n in (2, 3, 4, 5, 6, 9, 1, 0, -4)])
+    assert _compiled(fast).specialisations == 2  # 6 and 9; 1, 0 and -4 are captured

@@ -52,6 +52,9 @@ struct SymbolicShapes {
   std::vector<int64_t> min, max;  // the sizes accepted (max -1: unbounded)
   std::vector<int64_t> example;   // the sizes the graph holds
   std::vector<SymSite> sites;
+  // ember.compile's dynamic shapes: the caller gives the dims (a Python int argument can be one),
+  // so check() lets a dim be no input's size and bind() is not used.
+  bool caller_binds = false;
 
   // Checks the sites against g: each on a number of the graph (a size, a stride, an Int/Ints/
   // Double/Doubles argument), polynomials over these dims giving the graph's own numbers at the
