@@ -479,7 +479,9 @@ class _Compiled:
             graph_count=len(graphs), graph_break_count=len(self.breaks), break_reasons=list(self.breaks),
             graphs=[e.graph.describe() for e in graphs], ops_per_graph=[e.graph.ops for e in graphs],
             fused_kernels=sum(e.graph.fused_kernels for e in graphs), guards=[k for k, e in self.cache.items()],
-            compile_seconds=sum(e.graph.codegen_seconds for e in graphs))
+            compile_seconds=sum(e.graph.codegen_seconds for e in graphs),
+            symbolic=[line for g in self.groups.values() for line in g.describe()],
+            specialisations=self.specialisations)
 
 
 class ExplainOutput:
@@ -494,6 +496,9 @@ class ExplainOutput:
         if self.break_reasons:
             lines.append("Break Reasons:")
             lines += [f"  {r}" for r in self.break_reasons]
+        if getattr(self, "symbolic", None):
+            lines.append(f"Symbolic Sizes ({self.specialisations} calls ran a fitted graph):")
+            lines += [f"  {r}" for r in self.symbolic]
         for i, g in enumerate(self.graphs):
             lines.append(f"Graph {i}:")
             lines.append(g.rstrip())

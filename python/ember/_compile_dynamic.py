@@ -427,15 +427,16 @@ def fit(observations, error_out):
     fitter = _Fitter(points)
     if not fitter.ready:
         return None
+    for i, (op, _) in enumerate(base.events):  # a pinned number must not vary (the clearest reason first)
+        if op == "pin" and len({o.leaves.get(("guard", i, 0, -1)) for o in usable}) > 1:
+            error_out.append("a size that varies was read as a plain number (len(), int(), //, a float, a string) or "
+                             "shaped the graph (split, chunk, unbind, a clamped slice)")
+            return None
     fitted = {}
     for place, x in base.leaves.items():
         values = [o.leaves.get(place) for o in usable]
         if all(v == x for v in values):
             continue
-        if place[0] == "guard" and base.events[place[1]][0] == "pin":
-            error_out.append("a size that varies was read as a plain number (len(), int(), //, a float, a string) or "
-                             "shaped the graph (split, chunk, unbind)")
-            return None
         if place[0] in ("size", "stride") and base.doc["values"][place[1]]["kind"] == "constant":
             continue
         if any(v is None or isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()) for v in values):
@@ -489,6 +490,18 @@ class Group:
         self.regimes = {}  # structure key -> Regime
         self.failed = {}   # structure key -> why it cannot be fitted
 
+    def describe(self):
+        """A line per fitted graph (its symbols and polynomials' count) and per structure that could
+        not be fitted (why), for explain()."""
+        lines = []
+        for regime in self.regimes.values():
+            where = ", ".join(f"s{j} = " + (f"int argument {p[0][1]}" if p[0][0] == "int" else
+                                            f"input {p[0][0]} dim {p[0][1]}") for j, p in enumerate(regime.symbols))
+            guards = sum(op != "pin" for op, _ in regime.base.events)
+            lines.append(f"fitted: {where}; {len(regime.fitted)} numbers follow them, {guards} comparisons guarded")
+        lines += [f"not fitted: {why}" for why in self.failed.values()]
+        return lines
+
     def specialise(self, tensors, ints, fuse):
         """(the compiled graph for these tensors' sizes and int arguments, the regime) from a
         fitted graph, or None."""
@@ -514,9 +527,7 @@ class Group:
         regime = fit(same, why)
         if regime is not None:
             self.regimes[key] = regime
-            return f"sizes fitted over {len(same)} captures: " + ", ".join(
-                f"s{j} = " + (f"int argument {pos[0][1]}" if pos[0][0] == "int" else f"input {pos[0][0]} dim {pos[0][1]}")
-                for j, pos in enumerate(regime.symbols))
+            return f"sizes fitted over {len(same)} captures: " + self.describe()[len(self.regimes) - 1]
         if why and key not in self.regimes:
             self.failed[key] = why[0]
             return "no symbolic sizes: " + why[0]

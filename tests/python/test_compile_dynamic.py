@@ -321,3 +321,15 @@ def test_an_int_argument_in_a_branch_or_a_loop():
     fast = ember.compile(scaled, dynamic=True)
     _run(fast, scaled, [(ember.randn(3), n) for n in (2, 3, 4, 5, 6, 9, 1, 0, -4)])
     assert _compiled(fast).specialisations == 2  # 6 and 9; 1, 0 and -4 are captured
+
+
+def test_explain_reports_fitted_and_unfitted_sizes():
+    fn = lambda x: (x * 2).sin()  # noqa: E731
+    fast = ember.compile(fn, dynamic=True)
+    _run(fast, fn, [(ember.randn(3, t),) for t in (4, 5, 6, 7, 8)])
+    text = str(ember.compiler.explain(fast, ember.randn(3, 9)))
+    assert "Symbolic Sizes (2 calls ran a fitted graph)" in text and "s0 = input 0 dim 1" in text
+    halves = lambda x: x.reshape(x.shape[0] // 2, 2).sum(-1)  # noqa: E731
+    fast = ember.compile(halves, dynamic=True)
+    _run(fast, halves, [(ember.randn(t),) for t in (4, 6, 8, 10, 12)])
+    assert "not fitted: a size that varies was read as a plain number" in str(ember.compiler.explain(fast, ember.randn(14)))

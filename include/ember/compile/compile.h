@@ -19,9 +19,10 @@ namespace ember {
 
 struct CompileOptions {
   bool fullgraph = false;          // a break is an error (naming what and where) instead of eager
-  // Graphs stay specialised per shape (no symbolic sizes yet); true lets shapes vary freely: a new
-  // shape is captured in one eager call, reuses the compiled kernels, and does not count against
-  // cache_size_limit (the cache keeps 64 signatures).
+  // Graphs stay specialised per shape: a C++ function's branches on sizes cannot be seen, so the
+  // symbolic sizes Python's ember.compile fits (its SymSize guards) are not fitted here. true lets
+  // shapes vary freely: a new shape is captured in one eager call, reuses the compiled kernels,
+  // and does not count against cache_size_limit (the cache keeps 64 signatures).
   bool dynamic = false;
   std::string mode = "default";    // "default", "reduce-overhead", "max-autotune" (one behaviour on the CPU)
   int64_t cache_size_limit = 8;    // signatures captured per function; past it, new ones run eagerly
