@@ -3,6 +3,7 @@
 // Ordering (cpu/sort_utils.h) follows PyTorch: NaN sorts as the largest value (last ascending,
 // first descending); equal keys keep their original order (ties are broken by position), so
 // every sort here is stable whether or not `stable` was asked for.
+#include "cpu/radix_sort.h"
 #include "cpu/sort_utils.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -10,6 +11,11 @@
 
 namespace ember::cpu {
 namespace {
+
+// From this row length on, sort runs a radix sort (cpu/radix_sort.h) instead of std::sort; the
+// order is the same. Measured on rows of random floats (2 threads): 32 long 6.8 -> 4.9 ms for 16K
+// rows, 1024 long 27 -> 4.2 ms for 1K rows; at 16, std::sort is the faster (4.4 against 8.5 ms).
+constexpr int64_t kRadixRow = 32;
 
 std::tuple<Tensor, Tensor> sort_cpu(const Tensor& self, int64_t dim, bool descending, bool stable) {
   dim = wrap_dim(dim, self.dim());
@@ -23,6 +29,26 @@ std::tuple<Tensor, Tensor> sort_cpu(const Tensor& self, int64_t dim, bool descen
     const T* in = static_cast<const T*>(self.data_ptr());
     T* vo = static_cast<T*>(values.data_ptr());
     int64_t* io = indices.data_ptr<int64_t>();
+    if constexpr (std::is_arithmetic_v<K>) {
+      if (n >= kRadixRow && n < (int64_t(1) << 31)) {
+        using U = radix_key_t<K>;
+        for_each_row(sz, ist, ost, dim, n * 4, [&](int64_t ioff, int64_t ooff) {
+          thread_local std::vector<U> keys, keys2;
+          thread_local std::vector<int64_t> pos, pos2;
+          keys.resize(n), keys2.resize(n), pos.resize(n), pos2.resize(n);
+          for (int64_t j = 0; j < n; ++j) {
+            keys[j] = radix_key(K(in[ioff + j * is]), descending);
+            pos[j] = j;
+          }
+          const int64_t* order = radix_sort(keys.data(), pos.data(), keys2.data(), pos2.data(), n);
+          for (int64_t j = 0; j < n; ++j) {
+            vo[ooff + j * os] = in[ioff + order[j] * is];
+            io[ooff + j * os] = order[j];
+          }
+        });
+        return;
+      }
+    }
     for_each_row(sz, ist, ost, dim, n * 8, [&](int64_t ioff, int64_t ooff) {
       thread_local std::vector<Item<K>> buf;
       buf.resize(n);
