@@ -131,6 +131,7 @@ CompiledGraph::CompiledGraph(Graph g, const CompileConfig& config) : impl_(std::
   // (EMBER_COMPILE_EPILOGUES=0 leaves the products alone, to compare)
   const char* epilogues_env = std::getenv("EMBER_COMPILE_EPILOGUES");
   if (fusion_enabled(config) && !(epilogues_env && std::strcmp(epilogues_env, "0") == 0)) fuse_matmul_epilogues(m.g);
+  if (fusion_enabled(config)) join_pieces(m.g);
   const Graph& G = m.g;
   std::vector<int32_t> kernel_at(G.nodes.size(), -1);  // the kernel that runs at a node (its group's last)
   std::vector<char> fused(G.nodes.size(), 0);
@@ -352,6 +353,7 @@ std::string CompiledGraph::describe(bool with_source) const {
      << " common subexpressions merged, " << m.g.constants_folded << " folded into constants; ";
   if (m.g.pools_before_relu) os << m.g.pools_before_relu << " max pools moved before their relu; ";
   if (m.g.matmul_epilogues) os << m.g.matmul_epilogues << " matmul epilogues; ";
+  if (m.g.pieces_joined) os << m.g.pieces_joined << " splits joined; ";
   os << m.kernels.size() << " fused kernels replace " << m.fused_nodes << " ops)\n";
   for (size_t k = 0; k < m.kernels.size(); ++k) {
     const auto& grp = m.kernels[k]->group;

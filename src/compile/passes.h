@@ -48,4 +48,10 @@ bool writes_shared_tensors(const Graph& g);
 // and one autograd node replaces two. Run by compile_graph when fusion is on, not for export.
 void fuse_matmul_epilogues(Graph& g);
 
+// Slices that tile a value along one dim, or selects of its every index (how capture records
+// split, chunk and unbind), become one split_with_sizes (unbind) node where gradients flow, so
+// that their backward is one cat (stack) as in eager, not a full-size scatter and add per piece
+// (src/compile/join_pieces.cpp). Run by compile_graph when fusion is on, not for export.
+void join_pieces(Graph& g);
+
 }  // namespace ember::compiler

@@ -4,6 +4,7 @@
 // copying ops dispatch to kernels in cpu/shape_kernels.cpp. The pure views (view, permute,
 // narrow, select, ...) are in view.cpp.
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "amp/autocast.h"
@@ -105,6 +106,13 @@ Tensor movedim(const Tensor& self, int64_t src, int64_t dst) {
 }
 
 // ---------------------------------------------------------------- splitting
+namespace detail {
+// The pieces make() cuts from self along dim d (views), under one autograd node for all of them
+// (torch's SplitBackward0 / UnbindBackward0, defined with the gradients below).
+std::vector<Tensor> pieces_under_one_node(const char* name, const Tensor& self, int64_t d, bool stacked,
+                                          const std::function<std::vector<Tensor>()>& make);
+}  // namespace detail
+
 
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   EMBER_CHECK(self.dim() != 0, "split expects at least a 1-dimensional tensor");
@@ -116,14 +124,16 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   compiler::detail::note_size_shaped_structure(dim_size);  // one piece per split_size
   int64_t num_splits = 1;
   if (split_size != 0) num_splits = std::max<int64_t>((dim_size + split_size - 1) / split_size, 1);
-  std::vector<Tensor> out;
-  out.reserve(num_splits);
-  int64_t last = split_size * num_splits - dim_size;
-  for (int64_t i = 0; i < num_splits; ++i) {
-    int64_t len = i < num_splits - 1 ? split_size : split_size - last;
-    out.push_back(narrow(self, d, i * split_size, len));
-  }
-  return out;
+  const int64_t last = split_size * num_splits - dim_size;
+  return detail::pieces_under_one_node("SplitBackward0", self, d, false, [&] {
+    std::vector<Tensor> out;
+    out.reserve(num_splits);
+    for (int64_t i = 0; i < num_splits; ++i) {
+      int64_t len = i < num_splits - 1 ? split_size : split_size - last;
+      out.push_back(narrow(self, d, i * split_size, len));
+    }
+    return out;
+  });
 }
 
 std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
@@ -138,14 +148,16 @@ std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t d
   }
   EMBER_CHECK(sum == dim_size, "split_with_sizes expects split_sizes to sum exactly to ", dim_size,
               " (input tensor's size at dimension ", d, "), but got split_sizes=", split_sizes);
-  std::vector<Tensor> out;
-  out.reserve(split_sizes.size());
-  int64_t start = 0;
-  for (auto s : split_sizes) {
-    out.push_back(narrow(self, d, start, s));
-    start += s;
-  }
-  return out;
+  return detail::pieces_under_one_node("SplitWithSizesBackward0", self, d, false, [&] {
+    std::vector<Tensor> out;
+    out.reserve(split_sizes.size());
+    int64_t start = 0;
+    for (auto s : split_sizes) {
+      out.push_back(narrow(self, d, start, s));
+      start += s;
+    }
+    return out;
+  });
 }
 
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
@@ -165,10 +177,12 @@ std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
   EMBER_CHECK_INDEX(self.dim() > 0, "Dimension specified as ", dim, " but tensor has no dimensions");
   int64_t d = wrap_dim(dim, self.dim());
   compiler::detail::note_size_shaped_structure(self.size(d));  // one select per index
-  std::vector<Tensor> out;
-  out.reserve(self.size(d));
-  for (int64_t i = 0; i < self.size(d); ++i) out.push_back(select(self, d, i));
-  return out;
+  return detail::pieces_under_one_node("UnbindBackward0", self, d, true, [&] {
+    std::vector<Tensor> out;
+    out.reserve(self.size(d));
+    for (int64_t i = 0; i < self.size(d); ++i) out.push_back(select(self, d, i));
+    return out;
+  });
 }
 
 // ---------------------------------------------------------------- joining
@@ -463,6 +477,30 @@ Tensor diag(const Tensor& self, int64_t diagonal) {
 #include "autograd/record.h"
 
 namespace ember {
+
+// One node for every piece: its backward joins the pieces' gradients with one cat (or stack),
+// zeros standing in for pieces that got none. A node per piece (narrow's, select's) would each
+// scatter its gradient into zeros of self's whole size and the engine would add those up: for
+// an LSTM's unbound input projection, L full-size zero fills and adds per backward.
+std::vector<Tensor> detail::pieces_under_one_node(const char* name, const Tensor& self, int64_t d, bool stacked,
+                                                  const std::function<std::vector<Tensor>()>& make) {
+  if (!autograd::GradMode::is_enabled() || !self.requires_grad()) return make();
+  std::vector<Tensor> out = autograd::below_autograd(make);
+  std::vector<Shape> sizes;
+  for (const auto& t : out) sizes.push_back(t.sizes());
+  autograd::record(name, {self}, out, {},
+                   [sizes = std::move(sizes), d, stacked](const autograd::variable_list& g,
+                                                          autograd::LambdaNode&) -> autograd::variable_list {
+                     const Tensor* any = nullptr;
+                     for (const auto& t : g)
+                       if (t.defined()) any = &t;
+                     std::vector<Tensor> parts;
+                     for (size_t i = 0; i < g.size(); ++i)
+                       parts.push_back(g[i].defined() ? g[i] : zeros(sizes[i], {.dtype = any->dtype(), .device = any->device()}));
+                     return {stacked ? ember::stack(parts, d) : ember::cat(parts, d)};
+                   });
+  return out;
+}
 namespace {
 using namespace autograd;  // record, below_autograd, saved_input, grad_for, ...
 

@@ -78,6 +78,7 @@ struct Graph {
   int64_t ops_captured = 0, dead_removed = 0, common_merged = 0, constants_folded = 0;
   int64_t pools_before_relu = 0;  // relu -> max pool pairs turned into max pool -> relu
   int64_t matmul_epilogues = 0;   // addmm -> activation / residual add pairs made one node
+  int64_t pieces_joined = 0;      // slices tiling a value (selects of every index) made one split (unbind)
   bool has_mutation() const;
   // "%3 = mul(%1, %2)" lines, for explain() and logs.
   std::string str() const;
