@@ -14,7 +14,7 @@ namespace {
 namespace f = formula;
 
 template <class T> struct Act {
-  static T sigmoid(T x) { return f::sigmoid_fn<CpuMath>{}(x); }
+  static T sigmoid(T x) { return CpuFormula<f::sigmoid_fn>::type{}(x); }
   static T tanh(T x) { return f::tanh_fn<CpuMath>{}(x); }
 };
 

@@ -64,9 +64,9 @@ template <class Fn> Tensor& unary_float_into(Tensor& out, const Tensor& a, const
   return out;
 }
 
-#define EMBER_FLOAT_KERNELS(n)                                                                              \
-  Tensor n##_cpu(const Tensor& a) { Tensor out; return unary_float_into<f::n##_fn<CpuMath>>(out, a, #n); } \
-  Tensor& n##_inplace_cpu(Tensor& a) { return unary_float_into<f::n##_fn<CpuMath>>(a, a, #n "_"); }        \
+#define EMBER_FLOAT_KERNELS(n)                                                                                       \
+  Tensor n##_cpu(const Tensor& a) { Tensor out; return unary_float_into<CpuFormula<f::n##_fn>::type>(out, a, #n); } \
+  Tensor& n##_inplace_cpu(Tensor& a) { return unary_float_into<CpuFormula<f::n##_fn>::type>(a, a, #n "_"); }        \
   EMBER_REGISTER_KERNEL(n, CPU, n##_cpu);                                                                   \
   EMBER_REGISTER_KERNEL(n##_, CPU, n##_inplace_cpu);
 EMBER_UNARY_FLOAT_OPS(EMBER_FLOAT_KERNELS)

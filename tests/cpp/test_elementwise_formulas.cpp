@@ -519,3 +519,28 @@ TEST(FormulasAgree, CpuFloat32MathStaysCloseToLibm) {
     EXPECT_LE(worst, c.max_ulps) << "at x = " << worst_x;
   }
 }
+
+// sigmoid and silu run on the CPU with exp_for_logistic_f32 (exp_f32 without its NaN and
+// underflow guards, which cannot change 1 / (1 + e) or x / (1 + e)); ember.compile's fused
+// kernels use CpuMath's exp_f32. Both must give the same bits, for every float.
+TEST(Formulas, LogisticMathGivesCpuMathsBits) {
+  const cpu::CpuFormula<formula::sigmoid_fn>::type sigmoid_fast;
+  const cpu::CpuFormula<formula::silu_fn>::type silu_fast;
+  const formula::sigmoid_fn<cpu::CpuMath> sigmoid;
+  const formula::silu_fn<cpu::CpuMath> silu;
+  auto same = [](float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) || (a != a && b != b); };
+  int64_t checked = 0;
+  for (uint64_t u = 0; u < (uint64_t(1) << 32); u += 61) {  // every 61st bit pattern: all exponents, NaNs, infs
+    const float x = std::bit_cast<float>(uint32_t(u));
+    ASSERT_TRUE(same(sigmoid_fast(x), sigmoid(x))) << "sigmoid(" << x << ")";
+    ASSERT_TRUE(same(silu_fast(x), silu(x))) << "silu(" << x << ")";
+    ++checked;
+  }
+  for (float x : {0.0f, -0.0f, 88.7f, -88.7f, 89.0f, -89.0f, 103.9f, 104.0f, -104.0f, 200.0f, -200.0f,
+                  std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::denorm_min()}) {
+    EXPECT_TRUE(same(sigmoid_fast(x), sigmoid(x))) << x;
+    EXPECT_TRUE(same(silu_fast(x), silu(x))) << x;
+  }
+  EXPECT_GT(checked, 70000000);
+}
