@@ -4,9 +4,10 @@ than Python bytecode, so these act on that capture:
 
     reset()                  forget every compiled function's graphs (the kernel disk cache stays)
     explain(fn)(*args)       graphs, breaks and reasons (ember.compiler.explain)
-    mark_dynamic(t, dim)     t's sizes vary: a compiled function it is passed to keeps its 64 most
-                             recent shapes (as dynamic=True) instead of stopping at cache_size_limit
-    mark_static / maybe_mark_dynamic   accepted (ember re-captures per shape either way)
+    mark_dynamic(t, dim)     t's sizes vary: a compiled function it is passed to turns dynamic (as
+                             dynamic=True: symbolic sizes fitted over its first captures; the size
+                             that varies is found from the calls, not from `dim`)
+    mark_static / maybe_mark_dynamic   accepted (mark_static undoes a mark_dynamic)
     graph_break()            a break here, as torch's (the function then runs eagerly; with
                              fullgraph=True an error naming this line)
     disable, allow_in_graph, optimize("inductor")(fn), is_compiling
