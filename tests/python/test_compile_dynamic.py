@@ -333,3 +333,20 @@ def test_explain_reports_fitted_and_unfitted_sizes():
     fast = ember.compile(halves, dynamic=True)
     _run(fast, halves, [(ember.randn(t),) for t in (4, 6, 8, 10, 12)])
     assert "not fitted: a size that varies was read as a plain number" in str(ember.compiler.explain(fast, ember.randn(14)))
+
+
+def test_the_fitter_is_exact_and_refuses_what_is_not_a_polynomial():
+    from ember._compile_dynamic import _Fitter, evaluate
+    one = _Fitter([(s,) for s in (5, 6, 7, 9)])
+    assert one.ready
+    assert one.fit([12 * s * s + 3 * s - 7 for s in (5, 6, 7, 9)]) == {(2,): 12, (1,): 3, (0,): -7}
+    assert one.fit([s // 2 for s in (5, 6, 7, 9)]) is None        # a floor: no integer polynomial
+    assert one.fit([(s * s + s) // 2 for s in (5, 6, 7, 9)]) is None  # rational coefficients: refused
+    assert one.fit([min(s, 7) for s in (5, 6, 7, 9)]) is None     # piecewise: the fourth point says no
+    assert not _Fitter([(s,) for s in (5, 6, 7)]).ready          # as many points as coefficients: no check
+    pts = [(2, 3), (3, 5), (4, 2), (2, 7), (5, 4), (3, 3), (6, 2)]
+    two = _Fitter(pts)
+    assert two.ready
+    coefs = two.fit([b * s * 768 + 4 * s for b, s in pts])
+    assert coefs == {(1, 1): 768, (0, 1): 4} and evaluate(coefs, (8, 100)) == 8 * 100 * 768 + 400
+    assert not _Fitter([(2, 3), (2, 5), (2, 7), (2, 9), (2, 4), (2, 6), (2, 8)]).ready  # b never moved
