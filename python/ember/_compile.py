@@ -350,6 +350,17 @@ class _Compiled:
                     self.cache.popitem(last=False)
                 self.cache[key] = entry
                 return self._run(entry, all_tensors, len(tensors))
+            group = self.groups.get(group_key)
+            if group is not None and group.failed and not group.regimes and group.captures >= cache_size_limit:
+                # sizes that vary in a way no graph fits (a size read as a plain number, a floor
+                # division): past cache_size_limit captures, new ones run eagerly, as static signatures do
+                if not self._warned_limit:
+                    warnings.warn(f"ember.compile: {getattr(self.fn, '__qualname__', self.fn)}: its sizes cannot be made "
+                                  f"symbolic ({next(iter(group.failed.values()))}) and it reached cache_size_limit "
+                                  f"({cache_size_limit}); new sizes run eagerly")
+                    self._warned_limit = True
+                self.eager_runs += 1
+                return self.fn(*args, **kwargs)
         if self.dynamic and len(self.cache) >= dynamic_cache_size:
             self.cache.popitem(last=False)  # the least recently used signature
         elif not self.dynamic and len(self.cache) >= cache_size_limit:

@@ -486,6 +486,7 @@ class Group:
     over them."""
 
     def __init__(self):
+        self.captures = 0
         self.observations = []
         self.regimes = {}  # structure key -> Regime
         self.failed = {}   # structure key -> why it cannot be fitted
@@ -514,6 +515,7 @@ class Group:
     def observe(self, observation):
         """Adds a capture; returns a note when it makes a new fitted graph or rules one out."""
         key = observation.key
+        self.captures += 1
         self.observations.append(observation)
         if len(self.observations) > MAX_OBSERVATIONS:
             self.observations.pop(0)

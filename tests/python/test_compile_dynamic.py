@@ -350,3 +350,12 @@ def test_the_fitter_is_exact_and_refuses_what_is_not_a_polynomial():
     coefs = two.fit([b * s * 768 + 4 * s for b, s in pts])
     assert coefs == {(1, 1): 768, (0, 1): 4} and evaluate(coefs, (8, 100)) == 8 * 100 * 768 + 400
     assert not _Fitter([(2, 3), (2, 5), (2, 7), (2, 9), (2, 4), (2, 6), (2, 8)]).ready  # b never moved
+
+
+def test_sizes_that_cannot_be_fitted_stop_capturing_at_the_limit():
+    halves = lambda x: x.reshape(x.shape[0] // 2, 2).sum(-1)  # noqa: E731
+    fast = ember.compile(halves, dynamic=True)
+    with pytest.warns(UserWarning, match="cannot be made symbolic"):
+        _run(fast, halves, [(ember.randn(t),) for t in range(4, 40, 2)])
+    c = _compiled(fast)
+    assert c.captures == ember._compile.cache_size_limit and c.eager_runs == 18 - c.captures
