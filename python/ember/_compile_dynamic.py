@@ -358,10 +358,20 @@ class Regime:
         self.inputs = base.doc["inputs"]  # graph input i -> its value id
         moving = {p[1] for ps in symbols for p in ps if p[0] == "int"}
         self.static_ints = [k for k in range(len(base.ints)) if k not in moving]
-
-    def _number(self, place, dims):
-        coefs = self.fitted.get(place)
-        return evaluate(coefs, dims) if coefs is not None else self.base.leaves[place]
+        # what bind checks, worked out once: inputs whose sizes and strides the fit leaves alone
+        # compare whole (a model's parameters), the others dim by dim; the comparisons' operands
+        number = lambda place: (fitted.get(place), base.leaves[place])  # noqa: E731
+        self.fixed_inputs, self.moving_inputs = [], []
+        for i, v in enumerate(self.inputs):
+            rank = len(base.shapes[i])
+            sizes = [number(("size", v, d, -1)) for d in range(rank)]
+            strides = [number(("stride", v, d, -1)) for d in range(rank)]
+            if all(c is None for c, _ in sizes + strides):
+                self.fixed_inputs.append((i, tuple(x for _, x in sizes), tuple(x for _, x in strides)))
+            else:
+                self.moving_inputs.append((i, sizes, strides))
+        self.guards = [(_COMPARE[op], result, number(("guard", k, 0, -1)), number(("guard", k, 1, -1)))
+                       for k, (op, result) in enumerate(base.events) if op != "pin"]  # (pins are fixed)
 
     def bind(self, tensors, ints):
         """The symbols' sizes in this call, or None when this graph does not hold for it."""
@@ -377,19 +387,23 @@ class Regime:
         for k in self.static_ints:
             if ints[k] != self.base.ints[k]:
                 return None
-        for i, t in enumerate(tensors):  # every input's sizes and strides as the graph has them
-            v = self.inputs[i]
-            shape, strides = shapes[i], t.stride()
-            for d in range(len(shape)):
-                if shape[d] != self._number(("size", v, d, -1), dims):
+
+        def at(number):
+            coefs, fixed = number
+            return fixed if coefs is None else evaluate(coefs, dims)
+        for i, sizes, strides in self.fixed_inputs:
+            if shapes[i] != sizes:
+                return None
+            if tensors[i].stride() != strides and any(
+                    n > 1 and s != w for n, s, w in zip(sizes, tensors[i].stride(), strides)):
+                return None
+        for i, sizes, strides in self.moving_inputs:  # sizes and strides as the graph has them here
+            shape, actual = shapes[i], tensors[i].stride()
+            for d, (size, stride) in enumerate(zip(sizes, strides)):
+                if shape[d] != at(size) or (shape[d] > 1 and actual[d] != at(stride)):
                     return None
-                if shape[d] > 1 and strides[d] != self._number(("stride", v, d, -1), dims):
-                    return None
-        for i, (op, result) in enumerate(self.base.events):
-            if op == "pin":
-                continue  # pinned numbers are constant over the captures, hence fixed
-            a, b = (self._number(("guard", i, j, -1), dims) for j in (0, 1))
-            if _COMPARE[op](a, b) != result:
+        for compare, result, a, b in self.guards:
+            if compare(at(a), at(b)) != result:
                 return None
         return dims
 
