@@ -26,6 +26,7 @@ tensor op; Python offers no hook there.
 Slices and indices are recorded as written (`x[:, :512]` keeps 512; negative indices stay
 negative), so the replay clamps and wraps them for the new size as eager would.
 """
+import hashlib
 import itertools
 import json
 import threading
@@ -331,17 +332,21 @@ class Observation:
         self.shapes = [tuple(t.shape) for t in tensors]
         self.ints = tuple(ints)  # the call's Python int arguments, in order
         self.program, self.out_spec, self.externals = program, out_spec, externals
-        self.doc = json.loads(program.graph_json())
-        self.leaves, skeleton = _leaves(self.doc)
+        doc = json.loads(program.graph_json())  # (not kept: a big graph's is megabytes of objects)
+        self.inputs = doc["inputs"]  # graph input i -> its value id
+        self.constant_values = {v for v, info in enumerate(doc["values"]) if info["kind"] == "constant"}
+        self.leaves, skeleton = _leaves(doc)
         for v, t in program.constants().items():  # a Python number in the forward (x * seq)
-            if self.doc["values"][v]["wrapped"] and t.dim() == 0:
+            if doc["values"][v]["wrapped"] and t.dim() == 0:
                 self.leaves[("value", v, -1, -1)] = t.item()
         events = list(events) + [("pin", (s,), None) for s in structure_sizes]
         for i, (op, operands, _) in enumerate(events):
             for j, x in enumerate(operands):
                 self.leaves[("guard", i, j, -1)] = x
         self.events = [(op, result) for op, _, result in events]
-        self.key = (json.dumps(skeleton, sort_keys=True), repr(out_spec), tuple(self.events))
+        # the structure: captures with equal keys are the same graph up to their numbers
+        text = json.dumps(skeleton, sort_keys=True) + repr(out_spec) + repr(self.events)
+        self.key = hashlib.sha256(text.encode()).hexdigest()
 
 
 def _value_at(shapes, ints, position):
@@ -355,7 +360,7 @@ class Regime:
 
     def __init__(self, base, symbols, fitted, program):
         self.base, self.symbols, self.fitted, self.program = base, symbols, fitted, program
-        self.inputs = base.doc["inputs"]  # graph input i -> its value id
+        self.inputs = base.inputs
         moving = {p[1] for ps in symbols for p in ps if p[0] == "int"}
         self.static_ints = [k for k in range(len(base.ints)) if k not in moving]
         # what bind checks, worked out once: inputs whose sizes and strides the fit leaves alone
@@ -451,7 +456,7 @@ def fit(observations, error_out):
         values = [o.leaves.get(place) for o in usable]
         if all(v == x for v in values):
             continue
-        if place[0] in ("size", "stride") and base.doc["values"][place[1]]["kind"] == "constant":
+        if place[0] in ("size", "stride") and place[1] in base.constant_values:
             continue
         if any(v is None or isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()) for v in values):
             error_out.append(f"a number changes with the sizes in a way no polynomial fits ({place})")
