@@ -335,7 +335,7 @@ class Observation:
         doc = json.loads(program.graph_json())  # (not kept: a big graph's is megabytes of objects)
         self.inputs = doc["inputs"]  # graph input i -> its value id
         self.constant_values = {v for v, info in enumerate(doc["values"]) if info["kind"] == "constant"}
-        self.leaves, skeleton = _leaves(doc)
+        self.leaves, skeleton = _leaves(doc, in_place=True)  # (reads "wrapped" and "kind", which stay)
         for v, t in program.constants().items():  # a Python number in the forward (x * seq)
             if doc["values"][v]["wrapped"] and t.dim() == 0:
                 self.leaves[("value", v, -1, -1)] = t.item()

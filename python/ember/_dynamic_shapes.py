@@ -193,10 +193,13 @@ def _inputs_at(dims, sizes, tensors):
     return [replaced.get(id(t), t) for t in tensors]
 
 
-def _leaves(graph):
-    """{place: number} for every number that may depend on a size, and the graph with them blanked."""
+def _leaves(graph, in_place=False):
+    """{place: number} for every number that may depend on a size, and the graph with them blanked
+    (`graph` itself with in_place: ember.compile's dynamic captures do not keep it)."""
     leaves = {}
-    skeleton = copy.deepcopy({k: graph[k] for k in ("inputs", "outputs", "values", "nodes")})
+    skeleton = {k: graph[k] for k in ("inputs", "outputs", "values", "nodes")}
+    if not in_place:
+        skeleton = copy.deepcopy(skeleton)
     for v, info in enumerate(skeleton["values"]):
         for key in ("sizes", "strides"):
             for d, x in enumerate(info[key]):
