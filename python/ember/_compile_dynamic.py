@@ -17,14 +17,18 @@ What could make the fitted graph wrong at sizes it was not captured at is guarde
   every recorded comparison its captured result. A size turned into anything else -- a float,
   a string, a hash, int(), //, %, len(tensor) -- is pinned: it must keep its captured value, so a
   graph built from `seq // 2` or `1 / seq` is never fitted over seq (each size is captured).
-- C++ composites whose recorded ops depend on a size beyond arithmetic (split(k), chunk and unbind
-  record one node per piece) note that size, which is then pinned the same way.
+- C++ composites whose recorded ops depend on a size beyond arithmetic note that size, which is
+  then pinned the same way: split(k), chunk and unbind record one node per piece; a slice bound
+  cut back to the size (x[:, :512] of a shorter x) and a non-square diagonal make a result's size
+  piecewise in it.
 - Sizes 0 and 1 (broadcasting, squeezing) are never fitted: those calls are captured.
 Python int arguments are symbols too (they are passed to the function as SymSizes while it is
 captured). Not seen: a size used as a list index (`table[t]`) and loops over range(t) that run no
 tensor op; Python offers no hook there.
 Slices and indices are recorded as written (`x[:, :512]` keeps 512; negative indices stay
 negative), so the replay clamps and wraps them for the new size as eager would.
+Fitted sizes that do not hold at a call (bind's checks) send it to capture; sizes that cannot be
+fitted at all run eagerly past cache_size_limit captures (_compile._Compiled.__call__).
 """
 import hashlib
 import itertools
