@@ -359,3 +359,21 @@ def test_sizes_that_cannot_be_fitted_stop_capturing_at_the_limit():
         _run(fast, halves, [(ember.randn(t),) for t in range(4, 40, 2)])
     c = _compiled(fast)
     assert c.captures == ember._compile.cache_size_limit and c.eager_runs == 18 - c.captures
+
+
+def test_fitted_graphs_under_autocast_and_in_training_mode():
+    ember.manual_seed(0)
+    m = Block().eval()
+    fast = ember.compile(m, dynamic=True)
+    with ember.no_grad(), ember.autocast("cpu", dtype=ember.bfloat16):
+        for t in range(5, 14):
+            x = ember.randn(2, t, 32)
+            got, want = fast(x), m(x)
+            assert got.dtype == want.dtype  # (the residual keeps float32)
+            assert ember.allclose(got.float(), want.float(), rtol=2e-2, atol=2e-2), t
+    assert _compiled(fast).specialisations >= 3
+    m.train()  # (a training flag is a guard: its own group)
+    for t in range(5, 12):
+        x = ember.randn(2, t, 32)
+        assert _close(fast(x), m(x)), t
+    assert _compiled(fast).specialisations >= 6
