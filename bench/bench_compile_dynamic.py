@@ -16,23 +16,11 @@ Columns: ms for the whole sweep (sum over its calls), and ratios to the library'
 """
 import os
 import sys
-import tempfile
 import time
 
-_tmp = tempfile.mkdtemp(prefix="bench_compile_dynamic_")
-os.environ["EMBER_CACHE_DIR"] = os.path.join(_tmp, "ember")
-os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_tmp, "inductor")
-
-import ember  # noqa: E402
-
-try:
-    import torch  # noqa: E402
-    has_compile = hasattr(torch, "compile")
-except ImportError:
-    torch, has_compile = None, False
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_compile import gpt_block  # noqa: E402
+# (bench_compile points both kernel caches at fresh directories before importing ember and torch)
+from bench_compile import ember, gpt_block, has_compile, torch  # noqa: E402
 
 
 def decoder(T, d=256, heads=4):

@@ -334,8 +334,9 @@ class _Compiled:
                 self.eager_runs += 1
                 return self.fn(*args, **kwargs)
             return self._run(entry, all_tensors, len(tensors))
-        ints = []
-        group_key = (_erase_ints(spec, ints), _cc.signature(all_tensors, False), key[2], module_key, state)
+        ints, group_key = [], None
+        if self.dynamic or self.automatic:  # (signatures up to sizes and int values)
+            group_key = (_erase_ints(spec, ints), _cc.signature(all_tensors, False), key[2], module_key, state)
         if not self.dynamic and self.automatic:
             if group_key in self._static_groups:
                 self.dynamic = True

@@ -37,7 +37,7 @@ import threading
 from fractions import Fraction
 
 from . import _C
-from ._dynamic_shapes import _leaves
+from ._dynamic_shapes import _leaves, invert
 
 _cc = _C._compile
 _local = threading.local()  # .events: the open dynamic capture's size events on this thread
@@ -67,7 +67,7 @@ class SymSize(int):
 
     def _arith(self, other, op):
         if isinstance(other, int):
-            return SymSize(op(_plain(self), int(other) if not isinstance(other, SymSize) else _plain(other)))
+            return SymSize(op(_plain(self), _plain(other)))
         if isinstance(other, (float, complex)):
             _pin(self)
             return op(_plain(self), other)
@@ -265,19 +265,6 @@ def _mono(point, e):
     return v
 
 
-def _invert(rows):
-    n = len(rows)
-    m = [list(r) + [Fraction(int(i == j)) for j in range(n)] for i, r in enumerate(rows)]
-    for c in range(n):
-        pivot = next(r for r in range(c, n) if m[r][c] != 0)
-        m[c], m[pivot] = m[pivot], m[c]
-        m[c] = [x / m[c][c] for x in m[c]]
-        for r in range(n):
-            if r != c and m[r][c] != 0:
-                m[r] = [x - m[r][c] * y for x, y in zip(m[r], m[c])]
-    return [row[n:] for row in m]
-
-
 class _Fitter:
     """Integer polynomials (total degree <= 2) through the values seen at `points` (one tuple of
     sizes per capture), determined by as many captures as coefficients and checked by the rest;
@@ -303,7 +290,7 @@ class _Fitter:
         self.ready = len(chosen) == len(self.monos) and len(points) > len(self.monos)
         if self.ready:
             self.chosen = chosen
-            self.inverse = _invert([rows[i] for i in chosen])
+            self.inverse = invert([rows[i] for i in chosen])
         self._memo = {}
 
     def fit(self, values):

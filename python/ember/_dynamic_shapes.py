@@ -270,21 +270,25 @@ def _capture(fn, in_spec, dims, sizes, tensors, meta_for, error):
     return _Capture(sizes, program, outputs, out_spec), inputs
 
 
+def invert(rows):
+    """The inverse of a square matrix of Fractions (Gauss-Jordan, exact); rows must be independent."""
+    n = len(rows)
+    m = [list(r) + [Fraction(int(i == j)) for j in range(n)] for i, r in enumerate(rows)]
+    for c in range(n):
+        pivot = next(r for r in range(c, n) if m[r][c] != 0)
+        m[c], m[pivot] = m[pivot], m[c]
+        m[c] = [x / m[c][c] for x in m[c]]
+        for r in range(n):
+            if r != c and m[r][c] != 0:
+                m[r] = [x - m[r][c] * y for x, y in zip(m[r], m[c])]
+    return [row[n:] for row in m]
+
+
 def _solve(grids, values):
     """Integer coefficients of sum c[p] prod dims^p (p over the grid's powers) through `values`
     ({sizes: number}); None if some coefficient is not an integer."""
-    inverses = []
-    for grid in grids:  # the inverse of each dim's Vandermonde matrix
-        n = len(grid)
-        m = [[Fraction(v) ** p for p in range(n)] + [Fraction(int(r == c)) for c in range(n)] for r, v in enumerate(grid)]
-        for c in range(n):
-            pivot = next(r for r in range(c, n) if m[r][c] != 0)
-            m[c], m[pivot] = m[pivot], m[c]
-            m[c] = [x / m[c][c] for x in m[c]]
-            for r in range(n):
-                if r != c and m[r][c] != 0:
-                    m[r] = [x - m[r][c] * y for x, y in zip(m[r], m[c])]
-        inverses.append([row[n:] for row in m])
+    # the inverse of each dim's Vandermonde matrix
+    inverses = [invert([[Fraction(v) ** p for p in range(len(grid))] for v in grid]) for grid in grids]
     powers = list(itertools.product(*[range(len(g)) for g in grids]))
     points = list(itertools.product(*[range(len(g)) for g in grids]))
     coefs = {}

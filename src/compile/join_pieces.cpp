@@ -15,11 +15,11 @@
 // epilogues (an exported program keeps the slices).
 #include <algorithm>
 #include <cstring>
-#include <limits>
 #include <map>
 #include <optional>
-#include <tuple>
+#include <utility>
 
+#include "compile/capture_kernel.h"
 #include "compile/passes.h"
 #include "ember/ops.h"
 
@@ -59,31 +59,12 @@ void replace(Graph& g, std::vector<int32_t> pieces, Node joined) {
   for (size_t k = 1; k < pieces.size(); ++k) g.nodes[size_t(pieces[k])].outputs.clear();  // dropped below
 }
 
-Arg ints_arg(std::vector<int64_t> v) {
-  Arg a;
-  a.kind = Arg::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-Arg int_value(int64_t v) {
-  Arg a;
-  a.kind = Arg::Int;
-  a.i = v;
-  return a;
-}
-Arg one_tensor() {
-  Arg a;
-  a.kind = Arg::Tensors;
-  a.i = 1;
-  return a;
-}
-
 }  // namespace
 
 void join_pieces(Graph& g) {
   if (writes_shared_tensors(g)) return;
-  // (value, dim, grad mode) -> the slices / selects reading it there
-  std::map<std::tuple<ValueId, int64_t, bool>, std::vector<Piece>> slices, selects;
+  // (value, dim) -> the slices / selects reading it there, in grad mode
+  std::map<std::pair<ValueId, int64_t>, std::vector<Piece>> slices, selects;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     if (n.inputs.size() != 1 || n.inputs[0] == kNoValue || !n.grad_enabled) continue;
@@ -95,12 +76,12 @@ void join_pieces(Graph& g) {
     if (!dim || *dim < -rank || *dim >= rank) continue;
     const int64_t d = *dim < 0 ? *dim + rank : *dim;
     if (is(n, "slice")) {
-      if (auto p = slice_piece(n, int32_t(i), v.sizes[size_t(d)])) slices[{n.inputs[0], d, true}].push_back(*p);
+      if (auto p = slice_piece(n, int32_t(i), v.sizes[size_t(d)])) slices[{n.inputs[0], d}].push_back(*p);
     } else if (is(n, "select") && n.args.size() == 3 && n.outputs.size() == 1) {
       if (auto idx = int_arg(n.args[2])) {
         const int64_t size = v.sizes[size_t(d)];
         const int64_t at = *idx < 0 ? *idx + size : *idx;
-        if (at >= 0 && at < size) selects[{n.inputs[0], d, true}].push_back({int32_t(i), at, at + 1});
+        if (at >= 0 && at < size) selects[{n.inputs[0], d}].push_back({int32_t(i), at, at + 1});
       }
     }
   }
@@ -108,7 +89,7 @@ void join_pieces(Graph& g) {
   for (auto* found : {&slices, &selects}) {
     const bool unbind = found == &selects;
     for (auto& [key, pieces] : *found) {
-      const auto [value, d, grad] = key;
+      const auto [value, d] = key;
       const int64_t size = g.values[size_t(value)].sizes[size_t(d)];
       if (pieces.size() < 2) continue;
       std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.start < b.start; });
@@ -118,7 +99,7 @@ void join_pieces(Graph& g) {
       if (!tiles || (unbind && int64_t(pieces.size()) != size)) continue;
       Node joined;
       joined.inputs = {value};
-      joined.grad_enabled = grad;
+      joined.grad_enabled = true;
       std::vector<int32_t> nodes;
       std::vector<int64_t> lengths;
       for (const auto& p : pieces) {
@@ -128,11 +109,11 @@ void join_pieces(Graph& g) {
       }
       if (unbind) {
         joined.op = "unbind";
-        joined.args = {one_tensor(), int_value(d)};
+        joined.args = {detail::to_arg_owned(Tensor()), detail::to_arg_owned(d)};
         joined.replay = [d = d](const std::vector<Tensor>& in) { return ember::unbind(in[0], d); };
       } else {
         joined.op = "split_with_sizes";
-        joined.args = {one_tensor(), ints_arg(lengths), int_value(d)};
+        joined.args = {detail::to_arg_owned(Tensor()), detail::to_arg_owned(lengths), detail::to_arg_owned(d)};
         joined.replay = [lengths, d = d](const std::vector<Tensor>& in) { return ember::split(in[0], lengths, d); };
       }
       replace(g, std::move(nodes), std::move(joined));

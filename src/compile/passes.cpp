@@ -168,17 +168,11 @@ bool writes_shared_tensors(const Graph& g) {
 
 void run_graph_passes(Graph& g, const std::vector<Tensor>& captured, bool simplify) {
   if (simplify && !writes_shared_tensors(g)) {
-    fold_constants(g, captured);
+    if (!captured.empty()) fold_constants(g, captured);
     merge_common(g);
   }
   remove_dead(g);
   if (simplify && !writes_shared_tensors(g)) pool_before_relu(g);
-}
-
-void simplify_specialised(Graph& g) {
-  if (!writes_shared_tensors(g)) merge_common(g);
-  remove_dead(g);
-  if (!writes_shared_tensors(g)) pool_before_relu(g);
 }
 
 }  // namespace ember::compiler

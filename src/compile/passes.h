@@ -8,14 +8,12 @@
 
 namespace ember::compiler {
 
-// `captured[v]`: the tensor value v held during capture (what folding turns into a constant).
+// `captured[v]`: the tensor value v held during capture (what folding turns into a constant);
+// none (a graph specialised from symbolic sizes, whose captured tensors had other sizes): no folding.
 // `simplify` off: dead code only. An export with dynamic shapes wants the graph as the program ran
 // it, so that captures at different sizes line up node for node (folding a factory of a dynamic
 // size into a constant, or merging two nodes whose sizes happen to coincide, would not).
 void run_graph_passes(Graph& g, const std::vector<Tensor>& captured, bool simplify = true);
-// The passes for a graph specialised from symbolic sizes (SymbolicShapes::specialise): merging,
-// dead code and the rewrites, but no folding (the captured tensors have other sizes).
-void simplify_specialised(Graph& g);
 
 // Every op with no side effect on its arguments, no randomness, defined contents and arguments the
 // passes can see (not opaque Python): what they may drop, merge or precompute.

@@ -469,7 +469,7 @@ std::shared_ptr<compiler::CompiledGraph> Program::specialise(const std::vector<i
   EMBER_CHECK_VALUE(dims.size() == symbolic_->names.size(), "exported program: specialise() takes ",
                     symbolic_->names.size(), " sizes, got ", dims.size());
   compiler::Graph g = symbolic_->specialise(graph_, dims);
-  compiler::simplify_specialised(g);
+  compiler::run_graph_passes(g, {}, /*simplify=*/true);  // (no captured tensors at these sizes: no folding)
   return compiler::compile_graph(std::move(g), {.fuse = fuse});
 }
 

@@ -494,6 +494,7 @@ std::vector<Tensor> detail::pieces_under_one_node(const char* name, const Tensor
                      const Tensor* any = nullptr;
                      for (const auto& t : g)
                        if (t.defined()) any = &t;
+                     if (!any) return {Tensor()};  // no piece got a gradient
                      std::vector<Tensor> parts;
                      for (size_t i = 0; i < g.size(); ++i)
                        parts.push_back(g[i].defined() ? g[i] : zeros(sizes[i], {.dtype = any->dtype(), .device = any->device()}));

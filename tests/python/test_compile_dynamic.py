@@ -377,3 +377,15 @@ def test_fitted_graphs_under_autocast_and_in_training_mode():
         x = ember.randn(2, t, 32)
         assert _close(fast(x), m(x)), t
     assert _compiled(fast).specialisations >= 6
+
+
+def test_specialise_refuses_bad_sizes():
+    fn = lambda x: (x * 2).sin()  # noqa: E731
+    fast = ember.compile(fn, dynamic=True)
+    _run(fast, fn, [(ember.randn(3, t),) for t in (4, 5, 6, 7)])
+    (group,) = _compiled(fast).groups.values()
+    (regime,) = group.regimes.values()
+    with pytest.raises(ValueError, match="specialise\\(\\) takes 1 sizes, got 2"):
+        regime.program.specialise([5, 6])
+    with pytest.raises(ValueError, match="without dynamic dims"):
+        regime.base.program.specialise([5])  # the raw capture has no symbols
