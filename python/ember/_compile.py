@@ -14,7 +14,9 @@ training flags and plain attributes; for a bound method's object and a closure, 
 they reach (its tensors and their .grad become graph inputs fetched per call). What capture cannot
 stand for (a value read back into Python: .item(), .tolist(), .numpy(), bool(tensor); a backward
 pass; print; writing .grad or requires_grad; hooks; an explicit Generator) makes that signature run
-eagerly, or with fullgraph=True raises CompileError naming the reason and the source line.
+eagerly, or with fullgraph=True raises CompileError naming the reason and the source line. A
+module's signature that breaks is split: its forward runs eagerly and the submodules it calls run
+compiled, each on its own (_Compiled._submodule_routes).
 
 Python runs only while capturing: other side effects (appending to a list, Python's random,
 logging in a hook) happen on the capture call only, as torch.jit.trace's; a module-level global
@@ -229,10 +231,11 @@ def _run_captured(session, fn, args, kwargs):
 
 
 class _Entry:
-    __slots__ = ("graph", "out_spec", "reason", "calls", "externals", "cudagraph", "returns_callers")
+    __slots__ = ("graph", "out_spec", "reason", "calls", "externals", "cudagraph", "returns_callers", "split")
 
-    def __init__(self, graph, out_spec, reason, externals=None):
+    def __init__(self, graph, out_spec, reason, externals=None, split=False):
         self.graph, self.out_spec, self.reason, self.calls = graph, out_spec, reason, 0
+        self.split = split  # a module's signature that broke: its body runs eagerly, its submodules compiled
         self.externals = externals or {}  # impl id -> the Python tensor from outside the function
         self.cudagraph = None  # mode="reduce-overhead": (CUDAGraph, static inputs, outputs), or False
         # whether the graph returns an input or an outside tensor (then the caller's object is
@@ -271,9 +274,12 @@ class _Compiled:
     def __init__(self, fn, fullgraph, module=None, dynamic=False, cudagraphs=False):
         import collections
         self.fn = fn
+        # what logs, warnings and errors call it: the function, or the module's class
+        self.name = f"{type(module).__name__}.forward" if module is not None else getattr(fn, "__qualname__", repr(fn))
         self.fullgraph = fullgraph
         self.module = module
         self.dynamic = bool(dynamic)
+        self._dynamic_arg = dynamic  # what submodules compiled on their own get (a split graph)
         # dynamic=None (torch's default): static until a call differs from an earlier one only in
         # sizes, dynamic from then on (torch's automatic_dynamic_shapes)
         self.automatic = dynamic is None
@@ -286,6 +292,8 @@ class _Compiled:
         self.groups = collections.OrderedDict()  # dynamic: signatures up to sizes -> _compile_dynamic.Group
         self.specialisations = 0  # dynamic: calls at new sizes that ran a fitted graph instead of a capture
         self.breaks = []
+        self.split_runs = 0  # calls whose module body ran eagerly around compiled submodules
+        self._routes, self._routes_epoch = {}, None  # id(submodule) -> its _Compiled (a split graph)
         self._warned_limit = False
         self._module_epoch = None
         self._module_cached = ([], ())
@@ -331,6 +339,8 @@ class _Compiled:
             if self.dynamic:
                 self.cache.move_to_end(key)
             if entry.graph is None:
+                if entry.split:
+                    return self._run_split(args, kwargs)
                 self.eager_runs += 1
                 return self.fn(*args, **kwargs)
             return self._run(entry, all_tensors, len(tensors))
@@ -340,7 +350,7 @@ class _Compiled:
         if not self.dynamic and self.automatic:
             if group_key in self._static_groups:
                 self.dynamic = True
-                _log("recompiles", f"{getattr(self.fn, '__qualname__', self.fn)}: sizes changed, dynamic from now on")
+                _log("recompiles", f"{self.name}: sizes changed, dynamic from now on")
             self._static_groups.add(group_key)
         if not self.dynamic:
             group_key = None
@@ -356,7 +366,7 @@ class _Compiled:
                 # sizes that vary in a way no graph fits (a size read as a plain number, a floor
                 # division): past cache_size_limit captures, new ones run eagerly, as static signatures do
                 if not self._warned_limit:
-                    warnings.warn(f"ember.compile: {getattr(self.fn, '__qualname__', self.fn)}: its sizes cannot be made "
+                    warnings.warn(f"ember.compile: {self.name}: its sizes cannot be made "
                                   f"symbolic ({next(iter(group.failed.values()))}) and it reached cache_size_limit "
                                   f"({cache_size_limit}); new sizes run eagerly")
                     self._warned_limit = True
@@ -366,13 +376,13 @@ class _Compiled:
             self.cache.popitem(last=False)  # the least recently used signature
         elif not self.dynamic and len(self.cache) >= cache_size_limit:
             if not self._warned_limit:
-                warnings.warn(f"ember.compile: {getattr(self.fn, '__qualname__', self.fn)} reached cache_size_limit "
+                warnings.warn(f"ember.compile: {self.name} reached cache_size_limit "
                               f"({cache_size_limit}); new input signatures run eagerly")
                 self._warned_limit = True
             self.eager_runs += 1
             return self.fn(*args, **kwargs)
         if self.cache:
-            _log("recompiles", f"{getattr(self.fn, '__qualname__', self.fn)}: new signature {key}")
+            _log("recompiles", f"{self.name}: new signature {key}")
         return self._capture(key, all_tensors, args, kwargs, group_key, ints)
 
     def _run(self, entry, all_tensors, n_args):
@@ -418,7 +428,7 @@ class _Compiled:
                 with cuda.graph(g):
                     outs = entry.graph.run(inputs)
             except RuntimeError as e:
-                _log("graph_breaks", f"{getattr(self.fn, '__qualname__', self.fn)}: no CUDA graph ({e}); "
+                _log("graph_breaks", f"{self.name}: no CUDA graph ({e}); "
                                      "this signature runs its kernels one by one")
                 entry.cudagraph = False
                 return None
@@ -450,12 +460,14 @@ class _Compiled:
             result, outputs, out_spec, reason = _run_captured(session, self.fn, args, kwargs)
         if reason:
             session.close()
-            name = getattr(self.fn, "__qualname__", repr(self.fn))
+            name = self.name
             if self.fullgraph:
                 raise CompileError(f"ember.compile(fullgraph=True): {name} cannot be captured whole: {reason}")
             self.breaks.append(reason)
-            _log("graph_breaks", f"{name}: {reason}; this signature runs eagerly")
-            self.cache[key] = _Entry(None, None, reason)
+            split = bool(self._submodule_routes())
+            _log("graph_breaks", f"{name}: {reason}; this signature runs "
+                 + ("its own code eagerly and its submodules compiled" if split else "eagerly"))
+            self.cache[key] = _Entry(None, None, reason, split=split)
             return result
         fuse = os.environ.get("EMBER_COMPILE_FUSE", "1") != "0"
         if group_key is None:
@@ -467,9 +479,54 @@ class _Compiled:
         self.cache[key] = _Entry(graph, out_spec, None, externals)
         if group_key is not None:
             self._observe(group_key, all_tensors, ints, events, session.structure_sizes, raw, out_spec, externals)
-        _log("graph_code", f"{getattr(self.fn, '__qualname__', self.fn)}\n{graph.describe('graph_code_source' in _logs)}")
-        _log("guards", f"{getattr(self.fn, '__qualname__', self.fn)}: {key}")
+        _log("graph_code", f"{self.name}\n{graph.describe('graph_code_source' in _logs)}")
+        _log("guards", f"{self.name}: {key}")
         return result
+
+    def _submodule_routes(self):
+        """A module's graph broke: the submodules its forward calls, each compiled on its own
+        (torch splits the graph at the break; ember splits it at the submodule calls around it).
+        Containers without a forward of their own (ModuleList, ModuleDict) are looked through.
+        A submodule that breaks in turn splits the same way. Kept across structure changes by
+        identity, so their caches survive."""
+        if self.module is None:
+            return {}
+        if self._routes_epoch != _structure_epoch[0]:
+            routes, pending = {}, list(self.module.children())
+            while pending:
+                m = pending.pop()
+                if id(m) in routes:
+                    continue
+                if type(m).forward is Module.forward:  # a container: its elements are what gets called
+                    pending.extend(m.children())
+                    continue
+                routes[id(m)] = self._routes.get(id(m)) or _Compiled(
+                    m._call_unrouted, False, module=m, dynamic=self._dynamic_arg, cudagraphs=self.cudagraphs)
+            self._routes, self._routes_epoch = routes, _structure_epoch[0]
+        return self._routes
+
+    def _run_split(self, args, kwargs):
+        """The module's forward run eagerly, with its submodule calls routed to their compiled
+        selves (Module.__call__ reads _forward_routes)."""
+        from ember.nn.modules import module as _module
+        routes = self._submodule_routes()
+        saved = {k: _module._forward_routes.get(k) for k in routes}
+        _module._forward_routes.update(routes)
+        self.split_runs += 1
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    _module._forward_routes.pop(k, None)
+                else:
+                    _module._forward_routes[k] = v
+
+    def _all(self):
+        """This compiled callable and the submodules a split graph compiled, depth first."""
+        yield self
+        for c in self._routes.values():
+            yield from c._all()
 
     def _observe(self, group_key, all_tensors, ints, events, structure_sizes, raw, out_spec, externals):
         from . import _compile_dynamic
@@ -483,17 +540,21 @@ class _Compiled:
         note = group.observe(_compile_dynamic.Observation(all_tensors, ints, events, structure_sizes, raw, out_spec,
                                                           externals))
         if note:
-            _log("recompiles", f"{getattr(self.fn, '__qualname__', self.fn)}: {note}")
+            _log("recompiles", f"{self.name}: {note}")
 
     def explain(self):
-        graphs = [e for e in self.cache.values() if e.graph is not None]
+        """What compiled, what broke: a split graph's submodules count in."""
+        every = list(self._all())
+        graphs = [e for c in every for e in c.cache.values() if e.graph is not None]
         return ExplainOutput(
-            graph_count=len(graphs), graph_break_count=len(self.breaks), break_reasons=list(self.breaks),
+            graph_count=len(graphs), graph_break_count=sum(len(c.breaks) for c in every),
+            break_reasons=[r for c in every for r in c.breaks],
             graphs=[e.graph.describe() for e in graphs], ops_per_graph=[e.graph.ops for e in graphs],
-            fused_kernels=sum(e.graph.fused_kernels for e in graphs), guards=[k for k, e in self.cache.items()],
+            fused_kernels=sum(e.graph.fused_kernels for e in graphs),
+            guards=[k for c in every for k in c.cache],
             compile_seconds=sum(e.graph.codegen_seconds for e in graphs),
-            symbolic=[line for g in self.groups.values() for line in g.describe()],
-            specialisations=self.specialisations)
+            symbolic=[line for c in every for g in c.groups.values() for line in g.describe()],
+            specialisations=sum(c.specialisations for c in every))
 
 
 class ExplainOutput:
@@ -606,7 +667,7 @@ def is_compiling():
 def reset(fn=None):
     """Forget compiled graphs: fn's, or every compiled function's (torch.compiler.reset). The disk
     cache of kernels stays."""
-    for c in ([_compiled_of(fn)] if fn is not None else list(_all_compiled)):
+    for c in (list(_compiled_of(fn)._all()) if fn is not None else list(_all_compiled)):
         c.cache.clear()
         c.breaks.clear()
         c.groups.clear()

@@ -20,6 +20,9 @@ __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pr
 
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
+# id(module) -> a callable run in its place: filled only while ember.compile runs a module whose
+# graph broke, so its submodules run compiled (a split graph; ember/_compile.py)
+_forward_routes = {}
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -311,9 +314,17 @@ class Module:
     # ---- calling -----------------------------------------------------------------------------
 
     def _call_impl(self, *args, **kwargs):
+        if _forward_routes:
+            route = _forward_routes.get(id(self))
+            if route is not None:
+                return route(*args, **kwargs)
         if not (self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
                 or _global_forward_pre_hooks or self._backward_hooks):
             return self.forward(*args, **kwargs)
+        return self._call_unrouted(*args, **kwargs)
+
+    def _call_unrouted(self, *args, **kwargs):
+        """The call with its hooks, never routed (what a routed compiled submodule runs)."""
         for hook in itertools.chain(_global_forward_pre_hooks.values(), self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:

@@ -1,0 +1,195 @@
+"""A compiled module whose graph breaks (a print, .item() control flow, an unrepresentable return)
+splits: its own forward runs eagerly and the submodules it calls run compiled, each with its own
+guards; a submodule that breaks in turn splits the same way (python/ember/_compile.py,
+_Compiled._submodule_routes). Results and gradients equal eager ones; counters show which calls
+ran graphs, so a split that silently ran everything eagerly would fail."""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember.compiler import CompileError, explain
+from ember.nn.modules import module as module_mod
+
+
+@pytest.fixture(autouse=True)
+def _kernel_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "ember-cache"))
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, x):
+        return x + F.gelu(self.ln(self.fc(x))) * 0.5
+
+
+class Noisy(nn.Module):
+    """Two blocks in a ModuleList with a print and a data-dependent branch between them."""
+
+    def __init__(self, d=16):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(d), Block(d)])
+        self.head = nn.Linear(d, 4)
+
+    def forward(self, x):
+        x = self.blocks[0](x)
+        print("between blocks")
+        if x.mean().item() > 100.0:  # never true: a branch on a value read into Python
+            x = x * 0.0
+        x = self.blocks[1](x)
+        return self.head(x)
+
+
+def _runs(compiled):
+    return [(c.name, c.captures, c.graph_runs, c.eager_runs) for c in compiled._all()]
+
+
+def test_a_broken_module_runs_its_submodules_compiled(capsys):
+    ember.manual_seed(0)
+    model = Noisy()
+    fast = ember.compile(model)
+    x = ember.randn(8, 16)
+    want = model(x)
+    for _ in range(4):
+        assert ember.allclose(fast(x), want, rtol=1e-5, atol=1e-6)
+    # the print runs on every call, as eager's (the module's own code is not captured)
+    assert capsys.readouterr().out.count("between blocks") == 5
+    c = fast._ember_compiled
+    assert len(c.breaks) == 1 and "print()" in c.breaks[0]
+    # call 1 captured the module (and broke), call 2 captured each submodule, calls 3-4 ran graphs
+    assert c.split_runs == 3 and c.eager_runs == 0
+    # the ModuleList was looked through: both blocks and the head compiled, each captured once
+    # (the blocks share a class, not a cache: each has its own parameters)
+    subs = [s for s in c._all() if s is not c]
+    assert sorted(s.name for s in subs) == ["Block.forward", "Block.forward", "Linear.forward"]
+    assert all(s.captures == 1 and s.graph_runs == 2 and s.eager_runs == 0 for s in subs)
+    assert not module_mod._forward_routes  # routing lasts only as long as the call
+    info = explain(fast, x)
+    assert info.graph_count == 3 and info.graph_break_count == 1
+    assert info.fused_kernels >= 2  # each block's layer_norm/gelu/residual chain
+
+
+def test_split_training_matches_eager_gradients():
+    ember.manual_seed(1)
+    model = Noisy()
+    twin = Noisy()
+    twin.load_state_dict(model.state_dict())
+    fast = ember.compile(model)
+    opt_fast = ember.optim.SGD(model.parameters(), lr=0.1)
+    opt_eager = ember.optim.SGD(twin.parameters(), lr=0.1)
+    x, y = ember.randn(8, 16), ember.randint(0, 4, (8,))
+    for _ in range(4):
+        for m, opt, f in ((model, opt_fast, fast), (twin, opt_eager, twin)):
+            opt.zero_grad()
+            F.cross_entropy(f(x), y).backward()
+            opt.step()
+        for (name, a), b in zip(model.named_parameters(), twin.parameters()):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+    subs = [s for s in fast._ember_compiled._all() if s is not fast._ember_compiled]
+    assert all(s.graph_runs == 2 for s in subs)
+
+
+class Gate(nn.Module):
+    """A submodule that breaks itself: .item() on its input picks a branch."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.up = nn.Linear(d, d)
+        self.down = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.up(x)
+        if h.sum().item() >= 0:
+            return self.down(h.relu())
+        return self.down(-h)
+
+
+class Outer(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.gate = Gate(d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        return {"y": self.out(self.gate(x)), "note": object()}  # an object a graph cannot return
+
+
+def test_a_submodule_that_breaks_splits_in_turn():
+    ember.manual_seed(2)
+    model = Outer()
+    fast = ember.compile(model)
+    for x in (ember.randn(4, 8), -ember.randn(4, 8).abs() * 10, ember.randn(4, 8).abs() * 10):
+        for _ in range(2):
+            assert ember.allclose(fast(x)["y"], model(x)["y"], rtol=1e-5, atol=1e-6)
+    runs = _runs(fast._ember_compiled)
+    c = fast._ember_compiled
+    assert "item()" in c.breaks[0]  # met inside gate, before the unrepresentable return
+    gate = c._routes[id(model.gate)]
+    assert gate.breaks and "item()" in gate.breaks[0]
+    # Gate's own code runs eagerly; its Linear layers compiled (one signature each, whichever
+    # branch): call 1 captured Outer, call 2 Gate, call 3 the Linears, calls 4-6 ran their graphs
+    leaves = [s for s in gate._all() if s is not gate]
+    assert len(leaves) == 2 and all(s.captures == 1 and s.graph_runs == 3 for s in leaves), runs
+    assert explain(fast, ember.randn(4, 8)).graph_break_count == 2
+
+
+def test_fullgraph_still_raises_and_functions_still_run_eagerly():
+    model = Noisy()
+    with pytest.raises(CompileError, match="print"):
+        ember.compile(model, fullgraph=True)(ember.randn(2, 16))
+
+    def f(x):
+        print("f")
+        return x + 1
+    fast = ember.compile(f)
+    for _ in range(2):
+        fast(ember.zeros(2))
+    assert fast._ember_compiled.eager_runs == 1 and fast._ember_compiled.split_runs == 0
+
+
+def test_routes_are_removed_when_the_forward_raises():
+    class Fails(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x, fail):
+            y = self.fc(x)
+            print("before")
+            if fail:
+                raise ValueError("boom")
+            return y
+    model = Fails()
+    fast = ember.compile(model)
+    x = ember.randn(2, 3)
+    fast(x, False)
+    with pytest.raises(ValueError, match="boom"):
+        fast(x, True)
+    fast(x, False)  # the split signature: fc routed
+    with pytest.raises(ValueError, match="boom"):
+        fast(x, True)
+    assert not module_mod._forward_routes
+    assert ember.equal(model.fc(x), fast(x, False))  # called directly: not routed, eager
+
+
+def test_a_replaced_submodule_gets_its_own_compiled_graph_and_reset_forgets_them():
+    ember.manual_seed(3)
+    model = Noisy()
+    fast = ember.compile(model)
+    x = ember.randn(2, 16)
+    fast(x)
+    fast(x)
+    model.head = nn.Linear(16, 4)
+    for _ in range(2):  # (a new parameter: Noisy is captured again, and splits again)
+        assert ember.allclose(fast(x), model(x), rtol=1e-5, atol=1e-6)
+    c = fast._ember_compiled
+    assert id(model.head) in c._routes and c._routes[id(model.head)].captures == 1
+    assert c._routes[id(model.blocks[0])].captures == 1  # the blocks kept their graphs
+    ember.compiler.reset(fast)
+    assert all(not s.cache for s in c._all())
+    assert ember.allclose(fast(x), model(x), rtol=1e-5, atol=1e-6)
