@@ -1,11 +1,12 @@
 """ember.compile against ember eager, and torch.compile against torch eager, on this CPU (2 threads,
 float32), in one run: a chain of 10 elementwise ops over 16M elements, an RMSNorm, a layer norm
 and a softmax written by hand (inference), the seeds' MLP and CNN train steps, a GPT block's
-forward (inference) and train step. First-call times (capture and
+forward (inference) and train step, two blocks with a finiteness check between (a graph
+break: ember splits it at the blocks). First-call times (capture and
 code generation) too; the kernel caches are cleared first for both (ember's EMBER_CACHE_DIR and
 inductor's TORCHINDUCTOR_CACHE_DIR point at fresh directories), so first calls really build.
 
-    PYTHONPATH=python:build/python /work/torch2/bin/python bench/bench_compile.py [--quick]
+    PYTHONPATH=python:build/python /work/torch2/bin/python bench/bench_compile.py [--quick] [--only=NAME_PART]
     ... bench_compile.py --cuda    # the chain rows on a GPU instead (ember's kernels from NVRTC)
 
 Columns: ms per call (best of interleaved rounds), compiled/eager time ratios (below 1: faster),
@@ -71,6 +72,23 @@ def gpt_block(T, d=256, heads=4):
             x = x + self.proj(a)
             return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
     return Block()
+
+
+def checked_stack(T, blocks=2):
+    """GPT blocks with a finiteness check after each: `bool(tensor)` reads a value back, a graph
+    break in both compilers (ember splits at the blocks, torch at the check)."""
+    class Stack(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = T.nn.ModuleList([gpt_block(T) for _ in range(blocks)])
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x)
+                if not T.isfinite(x).all():
+                    raise FloatingPointError("a block made a non-finite value")
+            return x
+    return Stack()
 
 
 def rms_norm_by_hand(x, w):  # LLaMA's RMSNorm, as model code writes it
@@ -139,6 +157,8 @@ def cases(T, quick):
     block = gpt_block(T).eval()
     xb = T.randn(8, 128, 256)
     yield "GPT block forward (8x128x256)", block, (lambda m, xb=xb: (lambda: m(xb))), True
+    stack = checked_stack(T).eval()
+    yield "2 GPT blocks + checks (a break)", stack, (lambda m, xb=xb: (lambda: m(xb))), True
     block_t = gpt_block(T).train()
     opt = T.optim.AdamW(block_t.parameters(), lr=1e-4)
     yield "GPT block train step", block_t, (lambda m, xb=xb, opt=opt: train_step(T, m, xb, None, opt)), False
@@ -158,7 +178,10 @@ def synchronized(T, step):
 
 def measure(T, compile_fn, quick, on_cuda=False):
     rows = {}
+    only = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--only=")), "")
     for name, thing, make_step, no_grad in (cuda_cases if on_cuda else cases)(T, quick):
+        if only not in name:
+            continue
         with (T.no_grad() if no_grad else contextlib.nullcontext()):
             eager = make_step(thing)
             compiled_thing = compile_fn(thing)
