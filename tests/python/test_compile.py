@@ -621,6 +621,30 @@ def test_row_groups_propagate_nan_and_return_per_row_values():
         assert g.shape == w.shape and ember.allclose(g, w, rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
+def test_row_reductions_read_in_place_at_every_tail_length():
+    """Reductions of an input or of a value kept for later passes read it from memory in two
+    16-float vectors and a padded tail: lengths around 16 and 32, a NaN in the tail or the body,
+    -inf and +inf rows, against eager."""
+    def f(x):
+        e = (x - x.amax(-1, keepdim=True)).exp()  # amax of an input; e kept: reduced, then read again
+        return e / e.sum(-1, keepdim=True), x.amin(-1, keepdim=True), e.amax(-1, keepdim=True) * e
+    fast = ember.compile(f)
+    for n in (1, 15, 16, 17, 31, 32, 33, 47, 64, 100):
+        x = ember.randn(6, n) * 4
+        x[1, n - 1] = float("nan")  # the tail (or the only element)
+        x[2, 0] = float("nan")
+        x[3].fill_(float("-inf"))
+        x[4, n // 2] = float("inf")
+        with ember.no_grad():
+            fast(x)
+            got, want = fast(x), f(x)
+            info = str(explain(f, x))
+            # (over one element the reductions are the values themselves: no row kernel)
+            assert n == 1 or "Fused Kernels: 1" in info and "(row reductions)" in info, info
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and ember.allclose(g, w, rtol=1e-5, atol=1e-6, equal_nan=True), n
+
+
 def test_row_groups_reduce_a_one_number_operand_as_itself():
     """A [1, 1] operand in a group over [1, L] rows is one number that broadcasts; reducing it over
     its last dim gives it back (it was once summed L times)."""
