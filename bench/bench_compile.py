@@ -1,8 +1,9 @@
 """ember.compile against ember eager, and torch.compile against torch eager, on this CPU (2 threads,
 float32), in one run: a chain of 10 elementwise ops over 16M elements, an RMSNorm, a layer norm
 and a softmax written by hand (inference), the seeds' MLP and CNN train steps, a GPT block's
-forward (inference) and train step, two blocks with a finiteness check between (a graph
-break: ember splits it at the blocks). First-call times (capture and
+forward (inference) and train step (the model compiled, and the whole step compiled: backward and
+the optimizer break it), two blocks with a finiteness check between (a graph break: ember splits
+it at the blocks). First-call times (capture and
 code generation) too; the kernel caches are cleared first for both (ember's EMBER_CACHE_DIR and
 inductor's TORCHINDUCTOR_CACHE_DIR point at fresh directories), so first calls really build.
 
@@ -162,6 +163,10 @@ def cases(T, quick):
     block_t = gpt_block(T).train()
     opt = T.optim.AdamW(block_t.parameters(), lr=1e-4)
     yield "GPT block train step", block_t, (lambda m, xb=xb, opt=opt: train_step(T, m, xb, None, opt)), False
+    # the whole step compiled: backward() and step() break it; ember runs the block compiled around them
+    block_s = gpt_block(T).train()
+    opt_s = T.optim.AdamW(block_s.parameters(), lr=1e-4)
+    yield "GPT block step, step compiled", train_step(T, block_s, xb, None, opt_s), (lambda f: f), False
 
 
 def cuda_cases(T, quick):

@@ -15,8 +15,8 @@ they reach (its tensors and their .grad become graph inputs fetched per call). W
 stand for (a value read back into Python: .item(), .tolist(), .numpy(), bool(tensor); a backward
 pass; print; writing .grad or requires_grad; hooks; an explicit Generator) makes that signature run
 eagerly, or with fullgraph=True raises CompileError naming the reason and the source line. A
-module's signature that breaks is split: its forward runs eagerly and the submodules it calls run
-compiled, each on its own (_Compiled._submodule_routes).
+signature that breaks is split: the function (or module's forward) runs eagerly and the modules it
+calls run compiled, each on its own (_Compiled._submodule_routes, _route_called).
 
 Python runs only while capturing: other side effects (appending to a list, Python's random,
 logging in a hook) happen on the capture call only, as torch.jit.trace's; a module-level global
@@ -205,11 +205,34 @@ def _where(what):
     return ""
 
 
-def _run_captured(session, fn, args, kwargs):
+class _CallRecorder(dict):
+    """Module.__call__'s route table while a function is captured: the routes in force, and every
+    module called noted in order (if the capture breaks, they are routed to their compiled selves)."""
+
+    def __init__(self, routes):
+        super().__init__(routes)
+        self.called, self._seen = [], set()
+
+    def __bool__(self):
+        return True  # (Module.__call__ consults a table only when it is non-empty)
+
+    def get(self, module, default=None):
+        if module not in self._seen:
+            self._seen.add(module)
+            self.called.append(module)
+        return dict.get(self, module, default)
+
+
+def _run_captured(session, fn, args, kwargs, called=None):
     """Runs fn under an open capture session (print patched to note a break, the session closed if
-    fn raises): returns (result, its tensors, its spec, the break reason or "")."""
+    fn raises): returns (result, its tensors, its spec, the break reason or ""). With `called`, the
+    modules fn calls are appended to it."""
+    from ember.nn.modules import module as _module
     session.on_break(_where)
     real_print = builtins.print
+    routes = _module._forward_routes
+    if called is not None:
+        _module._forward_routes = _CallRecorder(routes)
 
     def print_breaks(*a, **k):
         _cc.note_break("print() has a side effect outside the graph")
@@ -222,6 +245,9 @@ def _run_captured(session, fn, args, kwargs):
         raise
     finally:
         builtins.print = real_print
+        if called is not None:
+            called += _module._forward_routes.called
+            _module._forward_routes = routes
     outputs = []
     out_spec = _flatten_output(result, outputs)
     reason = session.break_reason
@@ -293,7 +319,7 @@ class _Compiled:
         self.specialisations = 0  # dynamic: calls at new sizes that ran a fitted graph instead of a capture
         self.breaks = []
         self.split_runs = 0  # calls whose module body ran eagerly around compiled submodules
-        self._routes, self._routes_epoch = {}, None  # id(submodule) -> its _Compiled (a split graph)
+        self._routes, self._routes_epoch = {}, None  # module -> its _Compiled (a split graph)
         self._warned_limit = False
         self._module_epoch = None
         self._module_cached = ([], ())
@@ -450,23 +476,26 @@ class _Compiled:
     def _capture(self, key, all_tensors, args, kwargs, group_key=None, ints=()):
         self.captures += 1
         session = _cc.CaptureSession(all_tensors)
+        called = [] if self.module is None else None  # (a function's module calls: where a break splits it)
         if group_key is not None:  # dynamic: the sizes Python reads are tracked (_compile_dynamic)
             from . import _compile_dynamic
             if ints:
                 args, kwargs = _compile_dynamic.with_sym_ints(args, kwargs)
             with _compile_dynamic.tracking() as events:
-                result, outputs, out_spec, reason = _run_captured(session, self.fn, args, kwargs)
+                result, outputs, out_spec, reason = _run_captured(session, self.fn, args, kwargs, called)
         else:
-            result, outputs, out_spec, reason = _run_captured(session, self.fn, args, kwargs)
+            result, outputs, out_spec, reason = _run_captured(session, self.fn, args, kwargs, called)
         if reason:
             session.close()
             name = self.name
             if self.fullgraph:
                 raise CompileError(f"ember.compile(fullgraph=True): {name} cannot be captured whole: {reason}")
             self.breaks.append(reason)
+            if called:
+                self._route_called(called)
             split = bool(self._submodule_routes())
             _log("graph_breaks", f"{name}: {reason}; this signature runs "
-                 + ("its own code eagerly and its submodules compiled" if split else "eagerly"))
+                 + ("its own code eagerly and the modules it calls compiled" if split else "eagerly"))
             self.cache[key] = _Entry(None, None, reason, split=split)
             return result
         fuse = os.environ.get("EMBER_COMPILE_FUSE", "1") != "0"
@@ -490,37 +519,60 @@ class _Compiled:
         A submodule that breaks in turn splits the same way. Kept across structure changes by
         identity, so their caches survive."""
         if self.module is None:
-            return {}
+            return self._routes  # (a function: the modules its breaking captures called)
         if self._routes_epoch != _structure_epoch[0]:
             routes, pending = {}, list(self.module.children())
             while pending:
                 m = pending.pop()
-                if id(m) in routes:
+                if m in routes:
                     continue
                 if type(m).forward is Module.forward:  # a container: its elements are what gets called
                     pending.extend(m.children())
                     continue
-                routes[id(m)] = self._routes.get(id(m)) or _Compiled(
-                    m._call_unrouted, False, module=m, dynamic=self._dynamic_arg, cudagraphs=self.cudagraphs)
+                routes[m] = self._compiled_module(m)
             self._routes, self._routes_epoch = routes, _structure_epoch[0]
         return self._routes
+
+    def _compiled_module(self, m):
+        """m compiled on its own for a split graph (the one made before, if any)."""
+        return self._routes.get(m) or _Compiled(m._call_unrouted, False, module=m, dynamic=self._dynamic_arg,
+                                                cudagraphs=self.cudagraphs)
+
+    def _route_called(self, called):
+        """A function's capture broke: the modules it called at the top (none inside another; not
+        ones compiled already) run compiled from now on, around its eager code."""
+        new = [m for m in called if m not in self._routes and not isinstance(m, OptimizedModule)]
+        if not new:
+            return
+        inner = set()
+        for m in called:
+            inner.update(d for d in m.modules() if d is not m)
+        for m in new:
+            if m not in inner:
+                self._routes[m] = self._compiled_module(m)
 
     def _run_split(self, args, kwargs):
         """The module's forward run eagerly, with its submodule calls routed to their compiled
         selves (Module.__call__ reads _forward_routes)."""
         from ember.nn.modules import module as _module
         routes = self._submodule_routes()
-        saved = {k: _module._forward_routes.get(k) for k in routes}
-        _module._forward_routes.update(routes)
+        table = _module._forward_routes
+        saved = {k: table.get(k) for k in routes}
+        table.update(routes)
+        if self.module is None:  # a function may reach modules its capture did not: noted, and routed next time
+            _module._forward_routes = _CallRecorder(table)
         self.split_runs += 1
         try:
             return self.fn(*args, **kwargs)
         finally:
+            if self.module is None:
+                self._route_called(_module._forward_routes.called)
+                _module._forward_routes = table
             for k, v in saved.items():
                 if v is None:
-                    _module._forward_routes.pop(k, None)
+                    table.pop(k, None)
                 else:
-                    _module._forward_routes[k] = v
+                    table[k] = v
 
     def _all(self):
         """This compiled callable and the submodules a split graph compiled, depth first."""

@@ -164,6 +164,11 @@ void record_node(Node&& node, const std::vector<Tensor>& results) {
   node.grad_enabled = local_dispatch_state().grad_enabled;
   if (local_dispatch_state().included.remove(DispatchKey::Tracer).bits != s.entry_layers.bits)
     note_break("autocast (a dispatcher layer) was switched inside the function");
+  for (const auto& r : results)
+    if (!r.defined()) {  // (an optional result not computed: a graph value cannot stand for it)
+      note_break(std::string(node.op) + "() returned an undefined tensor");
+      return;
+    }
   const auto index = int32_t(s.graph.nodes.size());
   const bool uninitialised = allocates_uninitialised(node.op);
   for (const auto& r : results) {
@@ -175,7 +180,11 @@ void record_node(Node&& node, const std::vector<Tensor>& results) {
   ++s.ops;
 }
 
-bool tracing() { return t_session && !local_dispatch_state().excluded.has(DispatchKey::Tracer); }
+bool tracing() {
+  return t_session && t_session->break_reason.empty() && !local_dispatch_state().excluded.has(DispatchKey::Tracer);
+}
+
+bool broken() { return t_session && !t_session->break_reason.empty(); }
 
 void note_size_shaped_structure(int64_t size) {
   // (inside a captured op's kernel too: a slice there that clamps shapes the op's result)

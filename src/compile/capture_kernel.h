@@ -21,6 +21,10 @@ namespace ember::compiler::detail {
 // yet (an `empty` the program filled outside the dispatcher) becomes a constant snapshot.
 std::vector<ValueId> values_of_arguments(const char* op, const std::vector<Tensor>& tensors, bool mutates);
 void record_node(Node&& node, const std::vector<Tensor>& results);
+// The open capture met a break: its graph is given up, so later ops run as eager ones unrecorded
+// (a backward pass under a broken capture was recorded, and an optional gradient it did not
+// compute crashed the recording).
+bool broken();
 // Notes a break for arguments a replay cannot hold (an explicit Generator); called before the op
 // runs below the Tracer layer, where breaks are the op's own business.
 void note_uncapturable_args(const Node& node);
@@ -226,6 +230,10 @@ template <auto H, class R, class... A> struct CaptureKernelImpl<H, R(A...)> {
   }
 
   static R run(A... args) {
+    if (broken()) {  // the graph is given up already: the rest of the call runs as eager
+      ExcludeDispatchKeyGuard below(DispatchKey::Tracer);
+      return H()(std::forward<A>(args)...);
+    }
     Node node;
     node.op = H().name();
     // in-place by signature (Tensor& or nothing returned) or by name (_amp_update_scale_ writes

@@ -129,7 +129,7 @@ def test_a_submodule_that_breaks_splits_in_turn():
     runs = _runs(fast._ember_compiled)
     c = fast._ember_compiled
     assert "item()" in c.breaks[0]  # met inside gate, before the unrepresentable return
-    gate = c._routes[id(model.gate)]
+    gate = c._routes[model.gate]
     assert gate.breaks and "item()" in gate.breaks[0]
     # Gate's own code runs eagerly; its Linear layers compiled (one signature each, whichever
     # branch): call 1 captured Outer, call 2 Gate, call 3 the Linears, calls 4-6 ran their graphs
@@ -188,8 +188,83 @@ def test_a_replaced_submodule_gets_its_own_compiled_graph_and_reset_forgets_them
     for _ in range(2):  # (a new parameter: Noisy is captured again, and splits again)
         assert ember.allclose(fast(x), model(x), rtol=1e-5, atol=1e-6)
     c = fast._ember_compiled
-    assert id(model.head) in c._routes and c._routes[id(model.head)].captures == 1
-    assert c._routes[id(model.blocks[0])].captures == 1  # the blocks kept their graphs
+    assert model.head in c._routes and c._routes[model.head].captures == 1
+    assert c._routes[model.blocks[0]].captures == 1  # the blocks kept their graphs
     ember.compiler.reset(fast)
     assert all(not s.cache for s in c._all())
     assert ember.allclose(fast(x), model(x), rtol=1e-5, atol=1e-6)
+
+
+def test_a_train_step_function_runs_the_model_compiled_around_backward_and_step():
+    """backward() and the optimizer's step() break a compiled train step: the step runs eagerly and
+    the model it calls runs compiled (forward graph, its backward through autograd), so the
+    parameters after five steps equal eager's."""
+    ember.manual_seed(4)
+    model, twin = Noisy(), Noisy()
+    twin.load_state_dict(model.state_dict())
+    x, y = ember.randn(8, 16), ember.randint(0, 4, (8,))
+
+    def make_step(m):
+        opt = ember.optim.AdamW(m.parameters(), lr=1e-2)
+
+        def step():
+            opt.zero_grad()
+            loss = F.cross_entropy(m(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+    fast, eager = ember.compile(make_step(model)), make_step(twin)
+    for _ in range(5):
+        np.testing.assert_allclose(fast().item(), eager().item(), rtol=1e-5)
+    for (name, a), b in zip(model.named_parameters(), twin.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+    c = fast._ember_compiled
+    assert c.breaks and c.split_runs == 4 and list(c._routes) == [model]
+    # Noisy breaks too (its print): it splits in turn, its blocks and head run compiled
+    inner = c._routes[model]
+    assert inner.breaks and sum(s.graph_runs for s in inner._all() if s is not inner) >= 3 * 2
+
+
+def test_a_function_routes_the_modules_it_reaches_later():
+    """A module the capture call did not reach (another branch) is routed once a split call meets it."""
+    ember.manual_seed(5)
+    enc, dec_a, dec_b = nn.Linear(6, 6), nn.Linear(6, 3), nn.Linear(6, 3)
+
+    def f(x):
+        h = enc(x).relu()
+        return dec_a(h) if x.sum().item() > 0 else dec_b(h)
+    fast = ember.compile(f)
+    pos, neg = ember.ones(2, 6), -ember.ones(2, 6)
+    with ember.no_grad():
+        for x in (pos, pos, neg, neg, neg, pos):
+            assert ember.allclose(fast(x), f(x), rtol=1e-6, atol=1e-6)
+    routes = fast._ember_compiled._routes
+    assert set(routes) == {enc, dec_a, dec_b}
+    assert routes[enc].graph_runs >= 3 and routes[dec_b].captures == 1
+
+
+def test_a_backward_after_a_break_is_not_recorded():
+    """backward() under a capture is a break; the ops after it run as eager, unrecorded. (Recorded,
+    a layer norm's backward over an input without gradient returned an undefined gradient, which
+    crashed the capture.)"""
+    ember.manual_seed(6)
+    model, twin = nn.Sequential(nn.LayerNorm(8), nn.Linear(8, 2)), nn.Sequential(nn.LayerNorm(8), nn.Linear(8, 2))
+    twin.load_state_dict(model.state_dict())
+    x = ember.randn(4, 8)  # no gradient wanted for the layer norm's input
+
+    def make_step(m):
+        opt = ember.optim.AdamW(m.parameters(), lr=1e-2)
+
+        def step():
+            opt.zero_grad()
+            m(x).pow(2).mean().backward()
+            opt.step()
+        return step
+    fast, eager = ember.compile(make_step(model)), make_step(twin)
+    for _ in range(3):
+        fast()
+        eager()
+    for a, b in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert "backward" in fast._ember_compiled.breaks[0]

@@ -72,7 +72,7 @@ void record_opaque(const std::string& name, const std::vector<Tensor>& inputs, c
 // loaded node re-runs `run(string, tensors)`. Registered under `name` for the process.
 using SavedOpRun = std::function<std::vector<Tensor>(const std::string& spec, const std::vector<Tensor>& inputs)>;
 void register_saved_op(const std::string& name, SavedOpRun run);
-// Ops dispatched here now would be recorded: a capture is open and not paused.
+// Ops dispatched here now would be recorded: a capture is open, not paused, and not broken.
 bool tracing();
 // A size that shapes what a capture records beyond arithmetic: split(k) records one slice per
 // piece and unbind one select per index, a slice bound cut back to the size or a diagonal's

@@ -20,8 +20,8 @@ __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pr
 
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
-# id(module) -> a callable run in its place: filled only while ember.compile runs a module whose
-# graph broke, so its submodules run compiled (a split graph; ember/_compile.py)
+# module -> a callable run in its place: filled only while ember.compile runs a module or function
+# whose graph broke, so the modules it calls run compiled (a split graph; ember/_compile.py)
 _forward_routes = {}
 
 
@@ -315,7 +315,7 @@ class Module:
 
     def _call_impl(self, *args, **kwargs):
         if _forward_routes:
-            route = _forward_routes.get(id(self))
+            route = _forward_routes.get(self)
             if route is not None:
                 return route(*args, **kwargs)
         if not (self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
