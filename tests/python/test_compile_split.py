@@ -268,3 +268,23 @@ def test_a_backward_after_a_break_is_not_recorded():
     for a, b in zip(model.parameters(), twin.parameters()):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
     assert "backward" in fast._ember_compiled.breaks[0]
+
+
+def test_sampling_generate_splits_and_draws_eager_tokens():
+    """GPT-2's generate with sampling and an EOS check reads values back (a break): it runs eagerly
+    and the model it calls runs compiled (fitted over the growing KV cache); under one seed the
+    tokens are eager's."""
+    from ember.models.gpt2 import GPT2Config, GPT2LMHeadModel
+    ember.manual_seed(7)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=97, n_positions=64, n_embd=32, n_layer=2, n_head=2)).eval()
+    ids = ember.randint(0, 97, (1, 5))
+    gen = ember.compile(model.generate)
+    with ember.no_grad():
+        for seed in (1, 2):
+            ember.manual_seed(seed)
+            want = model.generate(ids, max_new_tokens=12, do_sample=True, top_k=10, eos_token_id=3)
+            ember.manual_seed(seed)
+            got = gen(ids, max_new_tokens=12, do_sample=True, top_k=10, eos_token_id=3)
+            assert ember.equal(got, want), seed
+    c = gen._ember_compiled
+    assert c.breaks and list(c._routes) == [model] and c._routes[model].graph_runs > 0
