@@ -606,7 +606,8 @@ class _Compiled:
             guards=[k for c in every for k in c.cache],
             compile_seconds=sum(e.graph.codegen_seconds for e in graphs),
             symbolic=[line for c in every for g in c.groups.values() for line in g.describe()],
-            specialisations=sum(c.specialisations for c in every))
+            specialisations=sum(c.specialisations for c in every),
+            split_modules=[c.name for c in every[1:]])
 
 
 class ExplainOutput:
@@ -621,6 +622,10 @@ class ExplainOutput:
         if self.break_reasons:
             lines.append("Break Reasons:")
             lines += [f"  {r}" for r in self.break_reasons]
+        if getattr(self, "split_modules", None):
+            lines.append(f"Split: the code around a break runs eagerly; {len(self.split_modules)} modules it calls "
+                         "run compiled:")
+            lines += [f"  {name}" for name in self.split_modules]
         if getattr(self, "symbolic", None):
             lines.append(f"Symbolic Sizes ({self.specialisations} calls ran a fitted graph):")
             lines += [f"  {r}" for r in self.symbolic]

@@ -71,6 +71,8 @@ def test_a_broken_module_runs_its_submodules_compiled(capsys):
     assert not module_mod._forward_routes  # routing lasts only as long as the call
     info = explain(fast, x)
     assert info.graph_count == 3 and info.graph_break_count == 1
+    text = str(info)
+    assert "3 modules it calls run compiled:" in text and text.count("  Block.forward") == 2, text
     assert info.fused_kernels >= 2  # each block's layer_norm/gelu/residual chain
 
 
