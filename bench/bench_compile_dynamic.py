@@ -24,15 +24,10 @@ from bench_compile import ember, gpt_block, has_compile, torch  # noqa: E402
 
 
 def decoder(T, d=256, heads=4):
+    """gpt_block's layers, one token at a time over a KV cache."""
     F = T.nn.functional
 
-    class Step(T.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln1, self.ln2 = T.nn.LayerNorm(d), T.nn.LayerNorm(d)
-            self.qkv, self.proj = T.nn.Linear(d, 3 * d), T.nn.Linear(d, d)
-            self.fc, self.out = T.nn.Linear(d, 4 * d), T.nn.Linear(4 * d, d)
-
+    class Step(type(gpt_block(T, d, heads))):
         def forward(self, x, k_cache, v_cache):
             b, t, _ = x.shape
             q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)

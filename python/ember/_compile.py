@@ -261,7 +261,7 @@ class _Entry:
 
     def __init__(self, graph, out_spec, reason, externals=None, split=False):
         self.graph, self.out_spec, self.reason, self.calls = graph, out_spec, reason, 0
-        self.split = split  # a module's signature that broke: its body runs eagerly, its submodules compiled
+        self.split = split  # a signature that broke: its own code runs eagerly, the modules it calls compiled
         self.externals = externals or {}  # impl id -> the Python tensor from outside the function
         self.cudagraph = None  # mode="reduce-overhead": (CUDAGraph, static inputs, outputs), or False
         # whether the graph returns an input or an outside tensor (then the caller's object is
@@ -318,7 +318,7 @@ class _Compiled:
         self.groups = collections.OrderedDict()  # dynamic: signatures up to sizes -> _compile_dynamic.Group
         self.specialisations = 0  # dynamic: calls at new sizes that ran a fitted graph instead of a capture
         self.breaks = []
-        self.split_runs = 0  # calls whose module body ran eagerly around compiled submodules
+        self.split_runs = 0  # calls whose own code ran eagerly around compiled modules (a split)
         self._routes, self._routes_epoch = {}, None  # module -> its _Compiled (a split graph)
         self._warned_limit = False
         self._module_epoch = None
@@ -552,8 +552,8 @@ class _Compiled:
                 self._routes[m] = self._compiled_module(m)
 
     def _run_split(self, args, kwargs):
-        """The module's forward run eagerly, with its submodule calls routed to their compiled
-        selves (Module.__call__ reads _forward_routes)."""
+        """The function (or module's forward) run eagerly, with its module calls routed to their
+        compiled selves (Module.__call__ reads _forward_routes)."""
         from ember.nn.modules import module as _module
         routes = self._submodule_routes()
         table = _module._forward_routes
@@ -575,7 +575,7 @@ class _Compiled:
                     table[k] = v
 
     def _all(self):
-        """This compiled callable and the submodules a split graph compiled, depth first."""
+        """This compiled callable and the modules a split graph compiled, depth first."""
         yield self
         for c in self._routes.values():
             yield from c._all()

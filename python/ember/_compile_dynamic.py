@@ -37,9 +37,8 @@ import threading
 from fractions import Fraction
 
 from . import _C
-from ._dynamic_shapes import _leaves, invert
+from ._dynamic_shapes import _leaves, differing_constant, invert
 
-_cc = _C._compile
 _local = threading.local()  # .events: the open dynamic capture's size events on this thread
 
 MAX_SYMBOLS = 3       # sizes varying independently between calls (batch, seq, ...)
@@ -476,18 +475,11 @@ def fit(observations, error_out):
 
 
 def _same_constants(observations, base, error_out):
-    import ember
-    mine = base.program.constants()
     for o in observations:
-        if o is base:
-            continue
-        for v, t in o.program.constants().items():
-            b = mine.get(v)
-            if b is None or _cc.impl_id(b) == _cc.impl_id(t) or ("value", v, -1, -1) in base.leaves:
-                continue
-            if b.shape != t.shape or b.dtype != t.dtype or not ember.equal(b, t):
-                error_out.append(f"constant %{v} was made from Python data that depends on a size")
-                return False
+        found = None if o is base else differing_constant(base, o)
+        if found is not None:
+            error_out.append(f"constant %{found[0]} was made from Python data that depends on a size")
+            return False
     return True
 
 

@@ -418,18 +418,28 @@ def _check_results(program, inputs, want, at, error, hint=""):
                         f"(shape {tuple(g.shape)} against {tuple(w.shape)}){hint}")
 
 
-def _check_constants(captures, base, dims, error):
+def differing_constant(base, other):
+    """(value id, base's tensor) of the first constant of `other`'s program whose contents differ
+    from base's (one made from Python data that depends on a size), or None. A constant that is
+    the same tensor in both, or a number the fit treats as a leaf, does not count. Shared by
+    export and ember.compile's dynamic shapes."""
     import ember
     mine = base.program.constants()
-    for sizes, c in captures.items():
-        if c is base:
+    for v, t in other.program.constants().items():
+        b = mine.get(v)
+        if b is None or _cc.impl_id(b) == _cc.impl_id(t) or ("value", v, -1, -1) in base.leaves:
             continue
-        for v, t in c.program.constants().items():
-            b = mine.get(v)
-            if b is None or _cc.impl_id(b) == _cc.impl_id(t) or ("value", v, -1, -1) in base.leaves:
-                continue
-            if b.shape != t.shape or b.dtype != t.dtype or not ember.equal(b, t):
-                at = ", ".join(f"{d.name}={n}" for d, n in zip(dims, sizes))
-                raise error(f"ember.export: constant %{v} (shape {tuple(b.shape)}) differs with {at}: it was made from "
-                            f"Python data that depends on a dynamic size; build it with tensor ops (arange, ones) from "
-                            f"the sizes instead")
+        if b.shape != t.shape or b.dtype != t.dtype or not ember.equal(b, t):
+            return v, b
+    return None
+
+
+def _check_constants(captures, base, dims, error):
+    for sizes, c in captures.items():
+        found = None if c is base else differing_constant(base, c)
+        if found is not None:
+            v, b = found
+            at = ", ".join(f"{d.name}={n}" for d, n in zip(dims, sizes))
+            raise error(f"ember.export: constant %{v} (shape {tuple(b.shape)}) differs with {at}: it was made from "
+                        f"Python data that depends on a dynamic size; build it with tensor ops (arange, ones) from "
+                        f"the sizes instead")

@@ -180,11 +180,9 @@ void record_node(Node&& node, const std::vector<Tensor>& results) {
   ++s.ops;
 }
 
-bool tracing() {
-  return t_session && t_session->break_reason.empty() && !local_dispatch_state().excluded.has(DispatchKey::Tracer);
-}
-
 bool broken() { return t_session && !t_session->break_reason.empty(); }
+
+bool tracing() { return t_session && !broken() && !local_dispatch_state().excluded.has(DispatchKey::Tracer); }
 
 void note_size_shaped_structure(int64_t size) {
   // (inside a captured op's kernel too: a slice there that clamps shapes the op's result)

@@ -256,21 +256,19 @@ void emit_row_forward(std::ostringstream& os, const RowBuilder& b, const std::un
     // A pass over the row. An operand that lies in memory (an input, a row buffer) or that later
     // passes read again (a softmax's exp: written to its row buffer first, by a plain loop the
     // compiler vectorises, exp and all) is reduced from there with two vector accumulators
-    // (row_sum, row_max: a NaN tracked on the side, so the chain through the accumulators is one
-    // instruction). 12288x128 softmax: 1.19 -> 0.98 ms on one thread. Any other operand is
+    // (cpu/vec16.h's row_sum and row_extreme: a NaN tracked on the side, so the chain through the
+    // accumulators is one instruction). 12288x128 softmax: 1.19 -> 0.98 ms on one thread. Any other operand is
     // accumulated inside the loop that computes it, sixteen lanes at a time: writing it to a
     // scratch row and reading it back made RMSNorm over 768 1.5x slower.
     const ValueId x = n.inputs[0];
     const auto operand = b.operand_of.find(x);
-    const bool direct = operand != b.operand_of.end() && (grp.inputs[operand->second].kind == FusedOperand::kFull ||
-                                                          grp.inputs[operand->second].kind == FusedOperand::kInner);
+    const auto input_kind = operand == b.operand_of.end() ? FusedOperand::kScalar : grp.inputs[operand->second].kind;
     const char* kind = r == Reduce::Max ? "max" : r == Reduce::Min ? "min" : "sum";
     std::string row;  // where the operand lies, or "" (accumulated as computed)
     if (filled.count(x)) {
       row = "buf" + std::to_string(x);
-    } else if (direct) {
-      row = "in" + std::to_string(operand->second) +
-            (grp.inputs[operand->second].kind == FusedOperand::kFull ? " + base" : "");
+    } else if (input_kind == FusedOperand::kFull || input_kind == FusedOperand::kInner) {
+      row = "in" + std::to_string(operand->second) + (input_kind == FusedOperand::kFull ? " + base" : "");
     } else if (kept.count(x)) {
       row = "buf" + std::to_string(x);
       std::unordered_map<ValueId, std::string> name = row_name;
@@ -280,7 +278,9 @@ void emit_row_forward(std::ostringstream& os, const RowBuilder& b, const std::un
       filled[x] = 1;
     }
     if (!row.empty()) {
-      os << "    const float " << v << " = row_" << kind << "(" << row << ", L)" << (r == Reduce::Mean ? " / float(L)" : "")
+      const char* reduce = r == Reduce::Max ? "v16::row_extreme<true>" : r == Reduce::Min ? "v16::row_extreme<false>"
+                                                                                           : "v16::row_sum";
+      os << "    const float " << v << " = " << reduce << "(" << row << ", L)" << (r == Reduce::Mean ? " / float(L)" : "")
          << ";  // " << n.op << "\n";
       os << "    auto " << v << "_at = [&](int64_t j) -> float { return (" << row << ")[j]; };\n";
     } else {
@@ -317,26 +317,7 @@ const char* const kPrelude =
     "inline float lanes_max(const float* acc) {\n"
     "  return v16::fold(v16::load(acc), [](v16::F a, v16::F b) { return (b > a) | (b != b) ? b : a; });\n}\n"
     "inline float lanes_min(const float* acc) {\n"
-    "  return v16::fold(v16::load(acc), [](v16::F a, v16::F b) { return (b < a) | (b != b) ? b : a; });\n}\n"
-    // a row's sum, max and min in two 16-float vectors; max and min are NaN once a NaN is met (as
-    // amax/amin), seen on the side so the chain through the accumulators stays one instruction
-    "inline float row_sum(const float* x, int64_t n) {\n"
-    "  v16::F a = v16::F{}, b = v16::F{};\n  int64_t i = 0;\n"
-    "  for (; i + 32 <= n; i += 32) { a += v16::load(x + i); b += v16::load(x + i + 16); }\n"
-    "  for (; i < n; i += 16) a += v16::load_upto(x + i, n - i, 0.0f);\n"
-    "  return v16::sum(a + b);\n}\n"
-    "template <bool kMax> inline float row_extreme(const float* x, int64_t n) {\n"
-    "  const float start = kMax ? -__builtin_inff() : __builtin_inff();\n"
-    "  const auto pick = [](v16::F a, v16::F v) { return (kMax ? v > a : v < a) ? v : a; };\n"
-    "  v16::F a = v16::F{} + start, b = a;\n  v16::I nan = v16::I{};\n  int64_t i = 0;\n"
-    "  for (; i + 32 <= n; i += 32) {\n"
-    "    const v16::F u = v16::load(x + i), v = v16::load(x + i + 16);\n"
-    "    a = pick(a, u);\n    b = pick(b, v);\n    nan |= (u != u) | (v != v);\n  }\n"
-    "  for (; i < n; i += 16) {\n"
-    "    const v16::F v = v16::load_upto(x + i, n - i, start);\n    a = pick(a, v);\n    nan |= v != v;\n  }\n"
-    "  return v16::any(nan) ? __builtin_nanf(\"\") : v16::fold(pick(a, b), pick);\n}\n"
-    "inline float row_max(const float* x, int64_t n) { return row_extreme<true>(x, n); }\n"
-    "inline float row_min(const float* x, int64_t n) { return row_extreme<false>(x, n); }\n\n";
+    "  return v16::fold(v16::load(acc), [](v16::F a, v16::F b) { return (b < a) | (b != b) ? b : a; });\n}\n\n";
 
 void emit_kept_buffers(std::ostringstream& os, const std::unordered_map<ValueId, int>& kept, const char* prefix = "buf") {
   for (const auto& [v, _] : kept)

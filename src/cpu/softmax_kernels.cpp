@@ -38,7 +38,7 @@ template <class T> inline T exp_t(T x) {
 }
 template <class T> inline T max_t(T a, T x) { return x > a ? x : a; }  // NaN rows turn NaN through exp
 
-// The max and the sum of a float row in 16-float vectors (cpu/vec16.h): at a softmax's usual 32
+// The max of a float row in 16-float vectors (its sum: vec16::row_sum): at a softmax's usual 32
 // to 128 per row the scalar trees that close the lane loops below cost as much as the row.
 inline float row_max_f32(const float* x, int64_t n) {
   vec16::F a = vec16::F{} - std::numeric_limits<float>::infinity();
@@ -47,16 +47,6 @@ inline float row_max_f32(const float* x, int64_t n) {
     a = v > a ? v : a;
   }
   return vec16::max(a);
-}
-inline float row_sum_f32(const float* y, int64_t n) {
-  vec16::F a = vec16::F{}, b = vec16::F{};
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    a += vec16::load(y + i);
-    b += vec16::load(y + i + 16);
-  }
-  for (; i < n; i += 16) a += vec16::load_upto(y + i, n - i, 0.0f);
-  return vec16::sum(a + b);
 }
 
 template <class T, bool kLog> void softmax_row(const T* __restrict x, T* __restrict y, int64_t n) {
@@ -79,7 +69,7 @@ template <class T, bool kLog> void softmax_row(const T* __restrict x, T* __restr
       return;
     }
     for (int64_t j = 0; j < n; ++j) y[j] = exp_t(x[j] - mx);
-    const float inv = 1.0f / row_sum_f32(y, n);
+    const float inv = 1.0f / vec16::row_sum(y, n);
     for (int64_t j = 0; j < n; ++j) y[j] *= inv;
     return;
   }

@@ -50,4 +50,40 @@ inline float sum(F a) { return fold(a, [](F x, F y) { return x + y; }); }
 inline float max(F a) { return fold(a, [](F x, F y) { return y > x ? y : x; }); }
 inline float min(F a) { return fold(a, [](F x, F y) { return y < x ? y : x; }); }
 
+// A row's sum in two vectors (the tail padded with zeros): two chains of adds, not one (a softmax's
+// sums, and compiled row kernels' sums over an input or a row buffer).
+inline float row_sum(const float* x, int64_t n) {
+  F a = F{}, b = F{};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    a += load(x + i);
+    b += load(x + i + 16);
+  }
+  for (; i < n; i += 16) a += load_upto(x + i, n - i, 0.0f);
+  return sum(a + b);
+}
+
+// A row's max (kMax) or min in two vectors, NaN once a NaN is met (as amax/amin): the NaN is seen
+// on the side, so the chain through each accumulator stays one instruction (compiled row kernels).
+template <bool kMax> inline float row_extreme(const float* x, int64_t n) {
+  const float start = kMax ? -__builtin_inff() : __builtin_inff();
+  const auto pick = [](F a, F v) { return (kMax ? v > a : v < a) ? v : a; };
+  F a = F{} + start, b = a;
+  I nan = I{};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const F u = load(x + i), v = load(x + i + 16);
+    a = pick(a, u);
+    b = pick(b, v);
+    nan |= (u != u) | (v != v);
+  }
+  for (; i < n; i += 16) {
+    const F v = load_upto(x + i, n - i, start);
+    a = pick(a, v);
+    nan |= v != v;
+  }
+  if (any(nan)) return __builtin_nanf("");
+  return kMax ? max(pick(a, b)) : min(pick(a, b));
+}
+
 }  // namespace ember::cpu::vec16
