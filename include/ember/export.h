@@ -83,6 +83,8 @@ namespace detail {
 // mutations rarely keep a CRC valid, and the checks behind it (JSON, ops, arguments, values,
 // constants) are what the fuzzer should reach.
 Program load_from_bytes_unchecked_crc(const std::string& bytes);
+// The "symbols"/"symbolic" members of a graph.json text, unchecked (nullptr: none).
+std::shared_ptr<const compiler::SymbolicShapes> parse_symbolic_json(const std::string& json);
 }  // namespace detail
 
 }  // namespace ember::exporting

@@ -37,7 +37,7 @@ import threading
 from fractions import Fraction
 
 from . import _C
-from ._dynamic_shapes import _leaves, differing_constant, invert
+from ._dynamic_shapes import differing_constant, invert
 
 _local = threading.local()  # .events: the open dynamic capture's size events on this thread
 
@@ -322,21 +322,17 @@ class Observation:
         self.shapes = [tuple(t.shape) for t in tensors]
         self.ints = tuple(ints)  # the call's Python int arguments, in order
         self.program, self.out_spec, self.externals = program, out_spec, externals
-        doc = json.loads(program.graph_json())  # (not kept: a big graph's is megabytes of objects)
-        self.inputs = doc["inputs"]  # graph input i -> its value id
-        self.constant_values = {v for v, info in enumerate(doc["values"]) if info["kind"] == "constant"}
-        self.leaves, skeleton = _leaves(doc, in_place=True)  # (reads "wrapped" and "kind", which stay)
-        for v, t in program.constants().items():  # a Python number in the forward (x * seq)
-            if doc["values"][v]["wrapped"] and t.dim() == 0:
-                self.leaves[("value", v, -1, -1)] = t.item()
+        # the raw graph's numbers (sizes, strides, arguments, Python numbers such as x * seq) and
+        # the rest of it (symbolic.h: graph_numbers)
+        skeleton, self.leaves, self.inputs, constants = program.numbers()
+        self.constant_values = set(constants)
         events = list(events) + [("pin", (s,), None) for s in structure_sizes]
         for i, (op, operands, _) in enumerate(events):
             for j, x in enumerate(operands):
                 self.leaves[("guard", i, j, -1)] = x
         self.events = [(op, result) for op, _, result in events]
         # the structure: captures with equal keys are the same graph up to their numbers
-        text = json.dumps(skeleton, sort_keys=True) + repr(out_spec) + repr(self.events)
-        self.key = hashlib.sha256(text.encode()).hexdigest()
+        self.key = hashlib.sha256(skeleton + (repr(out_spec) + repr(self.events)).encode()).hexdigest()
 
 
 def _value_at(shapes, ints, position):
@@ -348,8 +344,12 @@ class Regime:
     """A fitted graph: which input dims (and int arguments) are which symbol, the polynomials,
     the guards."""
 
-    def __init__(self, base, symbols, fitted, program):
+    def __init__(self, base, symbols, fitted, program, points):
         self.base, self.symbols, self.fitted, self.program = base, symbols, fitted, program
+        self.points = points  # the symbols' sizes at each capture fitted over (the base's last)
+        self.templates = {}  # fuse -> CompiledTemplate, or False where the compilations differ
+        self.no_template = None  # why there is none
+        self.renumbered = self.specialised = 0  # calls run from the template, from a new compilation
         self.inputs = base.inputs
         moving = {p[1] for ps in symbols for p in ps if p[0] == "int"}
         self.static_ints = [k for k in range(len(base.ints)) if k not in moving]
@@ -401,6 +401,58 @@ class Regime:
             if compare(at(a), at(b)) != result:
                 return None
         return dims
+
+    def specialise(self, dims, fuse):
+        """The compiled graph at these sizes (bind's): the template renumbered where one holds,
+        else the fitted graph specialised and compiled anew."""
+        template = self.templates.get(fuse)
+        if template is None:
+            why = []
+            template = self.templates[fuse] = _template(self, fuse, why) or False
+            self.no_template = why[0] if why else None
+        if template:
+            self.renumbered += 1
+            return template.at(dims)
+        self.specialised += 1
+        return self.program.specialise(dims, fuse)
+
+
+def _template(regime, fuse, why):
+    """A CompiledTemplate (ember/compile/compiled_template.h) from the fitted graph compiled at the
+    sizes of the captures it was fitted over, or None with the reason appended to `why`:
+    compilations that differ beyond their numbers (fusion, the buffer plan or a pass decided
+    something from a size), or a number no polynomial fits. The compiled graph's numbers are
+    fitted as the captured graph's were."""
+    compiled = [regime.program.specialise(list(p), fuse) for p in regime.points]
+    if len({c.structure_key() for c in compiled}) != 1:
+        why.append("its kernels, buffer plan or graph differ between the captured sizes")
+        return None
+    fitter = _Fitter(regime.points)
+    sites = {}
+    for place, values in _C._compile.differing_numbers(compiled):
+        if any(isinstance(v, float) and not v.is_integer() for v in values):
+            why.append(f"a compiled number is not an integer polynomial of the sizes ({place})")
+            return None
+        coefs = fitter.fit([int(v) for v in values])
+        if coefs is None:
+            why.append(f"a compiled number fits no integer polynomial of the sizes ({place})")
+            return None
+        sites[place] = coefs
+    try:
+        return _C._compile.CompiledTemplate(compiled[-1], json.dumps(_symbolic_json(regime.points[-1], sites)))
+    except ValueError as e:
+        why.append(str(e))
+        return None
+
+
+def _symbolic_json(example, sites):
+    """export's "symbols" and "symbolic" members: symbols s0, s1, ... (sizes from 2 up) at these
+    example sizes, and each site {place: coefficients} of the graph as a polynomial of them."""
+    return {
+        "symbols": [{"name": f"s{j}", "min": 2, "max": -1, "example": x} for j, x in enumerate(example)],
+        "symbolic": [{"at": p[0], "item": p[1], "index": p[2], "element": p[3],
+                      "poly": [[c, *e] for e, c in coefs.items()]} for p, coefs in sites.items()],
+    }
 
 
 def fit(observations, error_out):
@@ -459,19 +511,13 @@ def fit(observations, error_out):
         fitted[place] = coefs
     if not _same_constants(usable, base, error_out):
         return None
-    names = [f"s{j}" for j in range(len(symbols))]
-    graph_sites = [(p, c) for p, c in fitted.items() if p[0] != "guard"]
-    symbolic = {
-        "symbols": [{"name": n, "min": 2, "max": -1, "example": x} for n, x in zip(names, points[-1])],
-        "symbolic": [{"at": p[0], "item": p[1], "index": p[2], "element": p[3],
-                      "poly": [[c, *e] for e, c in coefs.items()]} for p, coefs in graph_sites],
-    }
+    symbolic = _symbolic_json(points[-1], {p: c for p, c in fitted.items() if p[0] != "guard"})
     try:
         program = base.program.with_symbolic(json.dumps(symbolic), caller_binds=True)
     except ValueError as e:
         error_out.append(f"the fitted sizes do not hold: {e}")
         return None
-    return Regime(base, symbols, fitted, program)
+    return Regime(base, symbols, fitted, program, points)
 
 
 def _same_constants(observations, base, error_out):
@@ -502,6 +548,10 @@ class Group:
                                             f"input {p[0][0]} dim {p[0][1]}") for j, p in enumerate(regime.symbols))
             guards = sum(op != "pin" for op, _ in regime.base.events)
             lines.append(f"fitted: {where}; {len(regime.fitted)} numbers follow them, {guards} comparisons guarded")
+            if regime.renumbered or regime.specialised:
+                lines.append(f"  new sizes: {regime.renumbered} renumbered the compiled graph, "
+                             f"{regime.specialised} compiled it anew" +
+                             (f" ({regime.no_template})" if regime.no_template else ""))
         lines += [f"not fitted: {why}" for why in self.failed.values()]
         return lines
 
@@ -511,7 +561,7 @@ class Group:
         for regime in self.regimes.values():
             dims = regime.bind(tensors, ints)
             if dims is not None:
-                return regime.program.specialise(dims, fuse), regime
+                return regime.specialise(dims, fuse), regime
         return None
 
     def observe(self, observation):

@@ -14,9 +14,21 @@
 #include "compile/kernel_cache.h"
 #include "ember/compile/capture.h"
 #include "ember/compile/compiled_graph.h"
+#include "ember/compile/compiled_template.h"
+#include "ember/compile/symbolic.h"
 #include "ember/export.h"
 
 namespace ember::python {
+namespace {
+// A number's place as _compile_dynamic names it: (at, item, index, element).
+nb::tuple place_tuple(const compiler::SymSite& s) {
+  static const char* at[] = {"size", "stride", "arg", "value"};
+  return nb::make_tuple(at[s.where], s.item, s.index, s.element);
+}
+nb::object number_object(const compiler::GraphNumbers& n, size_t k) {
+  return n.is_double[k] ? nb::object(nb::float_(n.doubles[k])) : nb::object(nb::int_(n.ints[k]));
+}
+}  // namespace
 
 void bind_compile(nb::module_& parent) {
   nb::module_ m = parent.def_submodule("_compile", "ember.compile's capture and compiled graphs");
@@ -44,7 +56,34 @@ void bind_compile(nb::module_& parent) {
         std::vector<std::string> ops;
         for (const auto& n : g.graph().nodes) ops.emplace_back(n.op);
         return ops;
-      });
+      })
+      // (dynamic shapes fit a compiled graph's numbers over its compilations: compiled_template.h)
+      .def("structure_key", [](const CompiledGraph& c) { return c.structure_key() + "\n" + graph_numbers(c.graph()).skeleton; });
+  // The numbers that differ between compilations of one structure (structure_key): [((at, item,
+  // index, element), (each compilation's value, int or float))].
+  m.def("differing_numbers", [](const std::vector<std::shared_ptr<CompiledGraph>>& compiled) {
+    std::vector<GraphNumbers> all;
+    for (const auto& c : compiled) all.push_back(graph_numbers(c->graph()));
+    nb::list out;
+    if (all.empty()) return out;
+    for (const auto& n : all)
+      EMBER_CHECK_VALUE(n.places.size() == all[0].places.size(), "differing_numbers: compilations of different structures");
+    for (size_t k = 0; k < all[0].places.size(); ++k) {
+      bool same = true;
+      for (const auto& n : all) same = same && n.ints[k] == all[0].ints[k] && n.doubles[k] == all[0].doubles[k];
+      if (same) continue;
+      nb::list values;
+      for (const auto& n : all) values.append(number_object(n, k));
+      out.append(nb::make_tuple(place_tuple(all[0].places[k]), nb::tuple(values)));
+    }
+    return out;
+  }, nb::arg("compiled"));
+  nb::class_<CompiledTemplate>(m, "CompiledTemplate")
+      .def("__init__", [](CompiledTemplate* t, std::shared_ptr<CompiledGraph> base, const std::string& sites) {
+             new (t) CompiledTemplate(std::move(base), sites);
+           }, nb::arg("base"), nb::arg("sites"))
+      .def("at", &CompiledTemplate::at, nb::arg("dims"))
+      .def_prop_ro("sites", &CompiledTemplate::sites);
   nb::class_<CaptureSession>(m, "CaptureSession")
       .def(nb::init<const std::vector<Tensor>&>(), nb::arg("inputs"))
       .def("finish", [](CaptureSession& s, const std::vector<Tensor>& outputs, bool fuse) {
@@ -80,6 +119,18 @@ void bind_compile(nb::module_& parent) {
       .def_prop_ro("metadata", &exporting::Program::metadata)
       .def("set_metadata", &exporting::Program::set_metadata, nb::arg("key"), nb::arg("value"))
       .def("graph_json", &exporting::Program::graph_json)
+      .def("numbers", [](const exporting::Program& p) {
+        // (skeleton, {place: number}, input value ids, constant value ids): what a dynamic capture
+        // is fitted from (symbolic.h: graph_numbers)
+        const auto& g = p.graph();
+        const GraphNumbers n = graph_numbers(g);
+        nb::dict leaves;
+        for (size_t k = 0; k < n.places.size(); ++k) leaves[place_tuple(n.places[k])] = number_object(n, k);
+        std::vector<int64_t> inputs(g.inputs.begin(), g.inputs.end()), constants;
+        for (size_t v = 0; v < g.values.size(); ++v)
+          if (g.values[v].kind == ValueKind::Constant) constants.push_back(int64_t(v));
+        return nb::make_tuple(nb::bytes(n.skeleton.data(), n.skeleton.size()), leaves, inputs, constants);
+      })
       .def("constants", [](const exporting::Program& p) {  // value id -> tensor
         std::map<int64_t, Tensor> out;
         const auto& g = p.graph();

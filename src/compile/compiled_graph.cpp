@@ -1,6 +1,7 @@
 // Running a captured graph (ember/compile/compiled_graph.h): fused kernels where fusion found
 // chains, the recorded ops elsewhere, intermediates released after their last reader.
 #include "ember/compile/compiled_graph.h"
+#include "ember/compile/symbolic.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include "autograd/record.h"
 #include "compile/device_codegen.h"
 #include "compile/fusion.h"
+#include "compile/kernel_cache.h"
 #include "compile/passes.h"
 #include "core/parallel.h"
 #include "ember/core/errors.h"
@@ -38,7 +40,33 @@ struct Kernel {
   std::shared_ptr<const DeviceKernel> device;  // a device group's (device_codegen.h)
   std::vector<char> host_number;  // per operand: a number on the host, passed to a device kernel by value
   bool from_cache = false;
+  // where renumbered() reads the group's numbers: a value of the group's shape (kNoValue: none, the
+  // kernel cannot be renumbered) and, for an elementwise group over rows, a kInner operand
+  ValueId sizes_from = kNoValue, inner_from = kNoValue;
 };
+
+// Finds k's sizes_from and inner_from in G (left kNoValue where the group's numbers are not all
+// read from its values).
+void locate_numbers(const Graph& G, Kernel& k) {
+  const FusedGroup& grp = k.group;
+  for (size_t o = 0; o < grp.outputs.size(); ++o)
+    if (G.values[size_t(grp.outputs[o])].sizes != grp.output_sizes[o]) return;
+  if (!grp.rows && grp.inner > 0) {
+    for (const auto& o : grp.inputs)
+      if (o.kind == FusedOperand::kInner && fusion_detail::numel(G.values[size_t(o.value)].sizes) == grp.inner) {
+        k.inner_from = o.value;
+        break;
+      }
+    if (k.inner_from == kNoValue) return;
+  }
+  for (int32_t i : grp.nodes)
+    for (const auto* list : {&G.nodes[size_t(i)].outputs, &G.nodes[size_t(i)].inputs})
+      for (ValueId v : *list)
+        if (v != kNoValue && G.values[size_t(v)].sizes == grp.sizes) {
+          k.sizes_from = v;
+          return;
+        }
+}
 
 // A device kernel's numbers from the host, converted to float as the CPU kernels convert them.
 std::vector<float> host_numbers(const Kernel& k, const std::vector<Tensor>& operands) {
@@ -158,6 +186,7 @@ CompiledGraph::CompiledGraph(Graph g, const CompileConfig& config) : impl_(std::
       m.fused_nodes += int64_t(grp.nodes.size());
       kernel_at[size_t(grp.nodes.back())] = int32_t(m.kernels.size());
       k.group = std::move(grp);
+      locate_numbers(G, k);
       m.kernels.push_back(std::make_shared<const Kernel>(std::move(k)));
     }
   }
@@ -213,7 +242,62 @@ CompiledGraph::CompiledGraph(Graph g, const CompileConfig& config) : impl_(std::
           m.clone_constant[size_t(v)] = 1;
 }
 
+CompiledGraph::CompiledGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CompiledGraph::~CompiledGraph() = default;
+
+std::string CompiledGraph::structure_key() const {
+  const auto& m = *impl_;
+  std::ostringstream os;
+  for (const Step& s : m.steps) os << (s.node >= 0 ? "n" : "k") << (s.node >= 0 ? s.node : s.kernel) << (s.grad_enabled ? "g " : " ");
+  for (const auto& k : m.kernels) {
+    const FusedGroup& grp = k->group;
+    os << "\nkernel " << content_key(grp.source) << (grp.rows ? " rows" : "") << (grp.needs_grad ? " grad" : "")
+       << (grp.inner > 0 ? " inner " : " ") << grp.device.str() << " nodes";
+    for (int32_t i : grp.nodes) os << " " << i;
+    os << " in";
+    for (const auto& o : grp.inputs) os << " " << o.value << ":" << int(o.kind) << ":" << dtype_name(o.dtype);
+    os << " out";
+    for (ValueId v : grp.outputs) os << " " << v;
+  }
+  os << "\nrelease";
+  for (const auto& r : m.release_after) {
+    os << " |";
+    for (ValueId v : r) os << " " << v;
+  }
+  os << "\nreuse";
+  for (const auto& r : m.reuse) {
+    os << " |";
+    for (int32_t i : r) os << " " << i;
+  }
+  os << "\nclone";
+  for (size_t v = 0; v < m.clone_constant.size(); ++v)
+    if (m.clone_constant[v]) os << " " << v;
+  return os.str();
+}
+
+std::shared_ptr<CompiledGraph> CompiledGraph::renumbered(const SymbolicShapes& sites,
+                                                         const std::vector<int64_t>& dims) const {
+  const auto& m = *impl_;
+  auto r = std::make_unique<Impl>();
+  r->g = sites.specialise(m.g, dims);
+  r->steps = m.steps;
+  r->release_after = m.release_after;
+  r->reuse = m.reuse;
+  r->clone_constant = m.clone_constant;
+  r->fused_nodes = m.fused_nodes;
+  for (const auto& kernel : m.kernels) {
+    EMBER_CHECK(kernel->sizes_from != kNoValue, "ember.compile: fused kernel ", r->kernels.size(),
+                " has sizes that are not a value's; it cannot be renumbered");
+    auto k = std::make_shared<Kernel>(*kernel);
+    FusedGroup& grp = k->group;
+    grp.sizes = r->g.values[size_t(k->sizes_from)].sizes;
+    grp.inner = grp.rows ? (grp.sizes.empty() ? 0 : grp.sizes.back())
+                : k->inner_from != kNoValue ? fusion_detail::numel(r->g.values[size_t(k->inner_from)].sizes) : 0;
+    for (size_t o = 0; o < grp.outputs.size(); ++o) grp.output_sizes[o] = r->g.values[size_t(grp.outputs[o])].sizes;
+    r->kernels.push_back(std::move(k));
+  }
+  return std::shared_ptr<CompiledGraph>(new CompiledGraph(std::move(r)));
+}
 
 std::shared_ptr<CompiledGraph> compile_graph(Graph g, const CompileConfig& config) {
   if (!config.fuse) return std::make_shared<CompiledGraph>(std::move(g), config);

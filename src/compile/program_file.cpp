@@ -581,6 +581,10 @@ Program load_from_bytes(const std::string& bytes, std::optional<Device> device) 
   return load_archive(bytes, device, /*verify_crc=*/true);
 }
 
+std::shared_ptr<const compiler::SymbolicShapes> detail::parse_symbolic_json(const std::string& text) {
+  return parse_symbolic(json::JsonParser(text, "export: symbolic sizes").parse_document());
+}
+
 Program detail::load_from_bytes_unchecked_crc(const std::string& bytes) {
   return load_archive(bytes, std::nullopt, /*verify_crc=*/false);
 }

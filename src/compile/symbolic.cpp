@@ -2,6 +2,7 @@
 // binding them from a call's inputs, and specialising the graph to them.
 #include "ember/compile/symbolic.h"
 
+#include <cmath>
 #include <set>
 #include <type_traits>
 
@@ -220,6 +221,74 @@ std::string SymbolicShapes::describe_sizes(const Graph& g, ValueId v) const {
   std::string o = "[";
   for (size_t i = 0; i < dims.size(); ++i) o += (i ? ", " : "") + dims[i];
   return o + "]";
+}
+
+GraphNumbers graph_numbers(const Graph& g) {
+  GraphNumbers out;
+  std::string& k = out.skeleton;
+  auto place = [&](SymSite::Where w, size_t item, int64_t index, int64_t element, int64_t i, double d, bool is_double) {
+    SymSite s;
+    s.where = w;
+    s.item = int32_t(item);
+    s.index = int32_t(index);
+    s.element = int32_t(element);
+    out.places.push_back(std::move(s));
+    out.ints.push_back(i);
+    out.doubles.push_back(d);
+    out.is_double.push_back(is_double ? 1 : 0);
+  };
+  // inf and nan are no polynomial's values (export's JSON writes them as strings): part of the skeleton
+  auto finite = [](double d) { return std::isfinite(d); };
+  auto not_a_place = [&](double d) { k += std::isnan(d) ? "nan," : d > 0 ? "inf," : "-inf,"; };
+  auto ids = [&](const std::vector<ValueId>& v) {
+    for (ValueId x : v) k += std::to_string(x) + ",";
+    k += ";";
+  };
+  k += "in:";
+  ids(g.inputs);
+  k += "out:";
+  ids(g.outputs);
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    const ValueInfo& info = g.values[v];
+    k += "\nv" + std::to_string(int(info.kind)) + " " + dtype_name(info.dtype) + " " + info.device.str() + " r" +
+         std::to_string(info.sizes.size()) + "/" + std::to_string(info.strides.size()) + (info.requires_grad ? " g" : "") +
+         (info.wrapped_number ? " w" : "") + (info.external ? " x" : "");
+    for (size_t d = 0; d < info.sizes.size(); ++d) place(SymSite::Size, v, int64_t(d), -1, info.sizes[d], 0, false);
+    for (size_t d = 0; d < info.strides.size(); ++d) place(SymSite::Stride, v, int64_t(d), -1, info.strides[d], 0, false);
+    if (info.kind == ValueKind::Constant && info.wrapped_number && info.constant.defined() && info.constant.dim() == 0) {
+      const bool floating = is_floating(info.constant.dtype());
+      const Scalar x = info.constant.item();
+      place(SymSite::Value, v, -1, -1, floating ? 0 : x.to_int(), floating ? x.to_double() : 0, floating);
+    }
+  }
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node& node = g.nodes[n];
+    k += "\nn" + std::string(node.op) + (node.mutates ? " m" : "") + (node.grad_enabled ? " g" : "") + " in:";
+    ids(node.inputs);
+    k += "out:";
+    ids(node.outputs);
+    for (size_t a = 0; a < node.args.size(); ++a) {
+      const Arg& arg = node.args[a];
+      k += " " + std::to_string(int(arg.kind)) + ":";
+      switch (arg.kind) {
+        case Arg::Int: place(SymSite::Arg, n, int64_t(a), -1, arg.i, 0, false); break;
+        case Arg::Double: finite(arg.d) ? place(SymSite::Arg, n, int64_t(a), -1, 0, arg.d, true) : not_a_place(arg.d); break;
+        case Arg::Ints:
+          k += std::to_string(arg.ints.size());
+          for (size_t e = 0; e < arg.ints.size(); ++e) place(SymSite::Arg, n, int64_t(a), int64_t(e), arg.ints[e], 0, false);
+          break;
+        case Arg::Doubles:
+          k += std::to_string(arg.doubles.size());
+          for (size_t e = 0; e < arg.doubles.size(); ++e)
+            finite(arg.doubles[e]) ? place(SymSite::Arg, n, int64_t(a), int64_t(e), 0, arg.doubles[e], true)
+                                   : not_a_place(arg.doubles[e]);
+          break;
+        case Arg::String: case Arg::Options: case Arg::Unsupported: k += std::to_string(arg.s.size()) + ":" + arg.s; break;
+        default: k += std::to_string(arg.i);
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace ember::compiler

@@ -50,6 +50,100 @@ def test_a_transformer_block_fits_its_sequence_length():
     (group,) = c.groups.values()
     (regime,) = group.regimes.values()
     assert regime.symbols == [[(0, 1)]]  # input 0's dim 1
+    # one compilation renumbered for every new length (compiled_template.h)
+    assert (regime.renumbered, regime.specialised, regime.no_template) == (11, 0, None)
+
+
+def _regime(fast):
+    (group,) = _compiled(fast).groups.values()
+    (regime,) = group.regimes.values()
+    return regime
+
+
+def test_renumbered_graphs_hold_far_from_the_captured_sizes():
+    """Captured at 4 lengths, run at lengths up to 40x longer: the compiled graph (fused row kernels
+    whose row length is the varying size, matmul epilogues, attention) renumbered, eager's values."""
+    ember.manual_seed(0)
+    m = Block().eval()
+
+    def fn(x, w):
+        h = m(x)
+        e = (h - h.amax(-1, keepdim=True)).exp()  # a row kernel over the fixed width
+        s = x.transpose(1, 2).softmax(-1) * 2.0  # and one over the varying length
+        return e / e.sum(-1, keepdim=True) * w, s.pow(2).mean(-1, keepdim=True) + 1e-6
+    fast = ember.compile(fn, dynamic=True)
+    w = ember.randn(32)
+    with ember.no_grad():
+        for t in [5, 6, 7, 8, 9, 40, 3, 200, 11]:
+            x = ember.randn(2, t, 32)
+            got, want = fast(x, w), fn(x, w)
+            assert all(g.shape == e.shape and ember.allclose(g, e, rtol=1e-5, atol=1e-6) for g, e in zip(got, want)), t
+    regime = _regime(fast)
+    assert regime.renumbered == 5 and regime.specialised == 0, (regime.renumbered, regime.no_template)
+    compiled = regime.templates[True].at([123])
+    assert compiled.fused_kernels >= 2 and compiled.fused_kernels == regime.program.specialise([123], True).fused_kernels
+
+
+def test_two_sizes_renumber_one_compilation_and_train():
+    """Batch and length both vary: the compiled graph's numbers are polynomials of both; gradients
+    through its fused backward kernels at sizes never captured are eager's."""
+    ember.manual_seed(0)
+    m = Block()
+    fast = ember.compile(m, dynamic=True)
+    sizes = [(2, 5), (3, 5), (2, 7), (4, 6), (3, 9), (5, 4), (2, 8), (6, 11), (7, 3), (3, 30)]
+    for b, t in sizes:
+        x = ember.randn(b, t, 32, requires_grad=True)
+        fast(x).pow(2).mean().backward()
+        got = [x.grad] + [p.grad for p in m.parameters()]
+        x.grad = None
+        for p in m.parameters():
+            p.grad = None
+        m(x).pow(2).mean().backward()
+        want = [x.grad] + [p.grad for p in m.parameters()]
+        for p in m.parameters():
+            p.grad = None
+        assert all(ember.allclose(g, e, rtol=1e-4, atol=1e-6) for g, e in zip(got, want)), (b, t)
+    regime = _regime(fast)
+    assert len(regime.symbols) == 2 and regime.renumbered >= 2 and regime.specialised == 0, \
+        (regime.symbols, regime.renumbered, regime.no_template)
+
+
+def test_without_a_template_new_sizes_compile_anew(monkeypatch):
+    """Where the compilations at the captured sizes differ beyond their numbers there is no template:
+    each new size is specialised and compiled as before, with the reason in explain()."""
+    from ember import _compile_dynamic
+
+    def refuse(regime, fuse, why):
+        why.append("its kernels, buffer plan or graph differ between the captured sizes")
+    monkeypatch.setattr(_compile_dynamic, "_template", refuse)
+    fn = lambda x: (x * 2).sin().softmax(-1)  # noqa: E731
+    fast = ember.compile(fn, dynamic=True)
+    _run(fast, fn, [(ember.randn(3, t),) for t in (4, 5, 6, 7, 8, 19)], _close)
+    regime = _regime(fast)
+    assert (regime.renumbered, regime.specialised) == (0, 2)
+    assert "0 renumbered the compiled graph, 3 compiled it anew (its kernels, buffer plan or graph differ" in \
+        str(ember.compiler.explain(fast, ember.randn(3, 9)))
+
+
+def test_a_template_refuses_sites_that_do_not_hold():
+    """The C++ side checks what Python fitted: a site on no number of the graph, or a polynomial
+    that does not give the graph's own number at the example sizes, is a ValueError."""
+    import json
+    from ember import _C
+    fn = lambda x: (x * 2).sin()  # noqa: E731
+    fast = ember.compile(fn, dynamic=True)
+    _run(fast, fn, [(ember.randn(3, t),) for t in (4, 5, 6, 7, 8)])
+    regime = _regime(fast)
+    base = regime.program.specialise([8], True)
+    symbols = [{"name": "s0", "min": 2, "max": -1, "example": 8}]
+    wrong = {"symbols": symbols, "symbolic": [{"at": "size", "item": 0, "index": 1, "element": -1, "poly": [[2, 1]]}]}
+    with pytest.raises(ValueError, match="at the example sizes"):
+        _C._compile.CompiledTemplate(base, json.dumps(wrong))
+    nowhere = {"symbols": symbols, "symbolic": [{"at": "size", "item": 999, "index": 0, "element": -1, "poly": [[1, 1]]}]}
+    with pytest.raises(ValueError, match="not a number of the graph"):
+        _C._compile.CompiledTemplate(base, json.dumps(nowhere))
+    with pytest.raises(ValueError, match="takes 1 sizes, got 2"):
+        regime.templates[True].at([9, 9])
 
 
 def test_training_through_a_fitted_graph_gives_eager_gradients():
@@ -69,6 +163,7 @@ def test_training_through_a_fitted_graph_gives_eager_gradients():
         want = [x.grad] + [p.grad for p in m.parameters()]
         assert all(ember.allclose(g, w, rtol=1e-4, atol=1e-6) for g, w in zip(got, want)), t
     assert _compiled(fast).specialisations == 3  # 8, 13 and 21
+    assert _regime(fast).renumbered == 3
 
 
 def test_mark_dynamic_switches_fitting_on():
@@ -329,6 +424,7 @@ def test_explain_reports_fitted_and_unfitted_sizes():
     _run(fast, fn, [(ember.randn(3, t),) for t in (4, 5, 6, 7, 8)])
     text = str(ember.compiler.explain(fast, ember.randn(3, 9)))
     assert "Symbolic Sizes (2 calls ran a fitted graph)" in text and "s0 = input 0 dim 1" in text
+    assert "new sizes: 2 renumbered the compiled graph, 0 compiled it anew" in text
     halves = lambda x: x.reshape(x.shape[0] // 2, 2).sum(-1)  # noqa: E731
     fast = ember.compile(halves, dynamic=True)
     _run(fast, halves, [(ember.randn(t),) for t in (4, 6, 8, 10, 12)])

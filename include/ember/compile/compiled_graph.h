@@ -11,6 +11,8 @@
 
 namespace ember::compiler {
 
+struct SymbolicShapes;  // symbolic.h
+
 struct CompileConfig {
   bool fuse = true;  // off: every node replays its op (EMBER_COMPILE_FUSE=0 too)
 };
@@ -26,10 +28,20 @@ class CompiledGraph {
   double codegen_seconds() const;  // generating and building (0 when the disk cache had them)
   // The graph, its fused kernels and their sources, for explain() and logs.
   std::string describe(bool with_source = false) const;
+  // What decides a run besides the graph's numbers: the steps, each kernel (source, operands and
+  // their kinds, outputs), when buffers are released and which ones outputs reuse. Two
+  // compilations of one fitted graph at different sizes whose keys and graph skeletons are equal
+  // differ only in numbers (compiled_template.h).
+  std::string structure_key() const;
+  // This compilation with `sites` (over its graph) evaluated at `dims`: the same kernels, steps and
+  // buffer plan, the graph's numbers replaced and each kernel's sizes read from its values. Throws
+  // when a kernel's sizes are not those of a value of the graph.
+  std::shared_ptr<CompiledGraph> renumbered(const SymbolicShapes& sites, const std::vector<int64_t>& dims) const;
 
   struct Impl;
 
  private:
+  explicit CompiledGraph(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -71,4 +71,17 @@ struct SymbolicShapes {
   std::string describe_sizes(const Graph& g, ValueId v) const;
 };
 
+// Every number of g a site can stand on -- sizes, strides, Int/Double/Ints/Doubles arguments,
+// 0-dim wrapped-number constants -- in one order, and the rest of g as text: two graphs with equal
+// skeletons differ only in these numbers. What ember.compile fits a compiled graph's numbers over
+// (compiled_template.h).
+struct GraphNumbers {
+  std::string skeleton;
+  std::vector<SymSite> places;  // (polys empty)
+  std::vector<double> doubles;  // a Double place's value (0 for the others)
+  std::vector<int64_t> ints;    // the other places' values (0 for Double ones)
+  std::vector<char> is_double;
+};
+GraphNumbers graph_numbers(const Graph& g);
+
 }  // namespace ember::compiler

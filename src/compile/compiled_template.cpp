@@ -1,0 +1,32 @@
+// Compiled graphs renumbered at new sizes (ember/compile/compiled_template.h).
+#include "ember/compile/compiled_template.h"
+
+#include "ember/core/errors.h"
+#include "ember/export.h"
+
+namespace ember::compiler {
+
+CompiledTemplate::CompiledTemplate(std::shared_ptr<const CompiledGraph> base, const std::string& sites_json)
+    : base_(std::move(base)) {
+  EMBER_CHECK_VALUE(base_, "ember.compile: a compiled template needs a compiled graph");
+  auto parsed = exporting::detail::parse_symbolic_json(sites_json);
+  EMBER_CHECK_VALUE(parsed, "ember.compile: a compiled template needs symbolic sizes");
+  auto own = std::make_shared<SymbolicShapes>(*parsed);
+  own->caller_binds = true;  // (the dims come from the fitted graph's binding, in Python)
+  own->check(base_->graph());
+  sites_ = std::move(own);
+  // every kernel's sizes must be read back from the graph: fail here, not at a call
+  base_->renumbered(*sites_, sites_->example);
+}
+
+std::shared_ptr<CompiledGraph> CompiledTemplate::at(const std::vector<int64_t>& dims) const {
+  EMBER_CHECK_VALUE(dims.size() == sites_->names.size(), "ember.compile: a compiled template takes ",
+                    sites_->names.size(), " sizes, got ", dims.size());
+  for (size_t i = 0; i < dims.size(); ++i)
+    EMBER_CHECK_VALUE(dims[i] >= sites_->min[i] && (sites_->max[i] == -1 || dims[i] <= sites_->max[i]),
+                      "ember.compile: size ", sites_->names[i], " = ", dims[i], " is outside the fitted range [",
+                      sites_->min[i], ", ", sites_->max[i], "]");
+  return base_->renumbered(*sites_, dims);
+}
+
+}  // namespace ember::compiler
