@@ -319,6 +319,11 @@ class _Compiled:
         self.specialisations = 0  # dynamic: calls at new sizes that ran a fitted graph instead of a capture
         self.breaks = []
         self.split_runs = 0  # calls whose own code ran eagerly around compiled modules (a split)
+        # Calls (argument spec and signature) that split, found without the state fingerprint: a
+        # split runs the function's own code eagerly, so the state it reads (an optimizer's, walked
+        # object by object: ~1 ms a call for AdamW over a GPT block) cannot make it wrong. A state
+        # that would no longer break is not re-captured then; the split stays correct.
+        self._split_calls = set()
         self._routes, self._routes_epoch = {}, None  # module -> its _Compiled (a split graph)
         self._warned_limit = False
         self._module_epoch = None
@@ -356,6 +361,10 @@ class _Compiled:
         if not self.dynamic and any(getattr(t, "_ember_dynamic_dims", None) for t in tensors):
             self.dynamic = True  # torch._dynamo.mark_dynamic on an input: sizes vary, keep the recent ones
         extra, module_key = self._module_state()
+        if self._split_calls:
+            call_key = (spec, _cc.signature(tensors), _autocast_guard(), module_key)
+            if call_key in self._split_calls:
+                return self._run_split(args, kwargs)
         state_tensors = []
         state = _fingerprint(self.state_roots, state_tensors) if self.state_roots else None
         all_tensors = tensors + extra + state_tensors
@@ -366,6 +375,8 @@ class _Compiled:
                 self.cache.move_to_end(key)
             if entry.graph is None:
                 if entry.split:
+                    if self.state_roots and len(self._split_calls) < 64:
+                        self._split_calls.add((spec, _cc.signature(tensors), key[2], module_key))
                     return self._run_split(args, kwargs)
                 self.eager_runs += 1
                 return self.fn(*args, **kwargs)
@@ -729,3 +740,4 @@ def reset(fn=None):
         c.breaks.clear()
         c.groups.clear()
         c._static_groups.clear()
+        c._split_calls.clear()

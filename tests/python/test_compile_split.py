@@ -228,6 +228,44 @@ def test_a_train_step_function_runs_the_model_compiled_around_backward_and_step(
     assert inner.breaks and sum(s.graph_runs for s in inner._all() if s is not inner) >= 3 * 2
 
 
+def test_a_split_step_is_found_without_walking_the_optimizer_state():
+    """Once a train step has split, its later calls find the split by their arguments alone (the
+    optimizer's state, which the guard walks object by object, cannot make an eager run wrong), so
+    a change to that state -- a new learning rate -- is simply read by the eager step. A call with
+    other arguments takes the full path (a capture)."""
+    ember.manual_seed(5)
+    model, twin = nn.Linear(6, 3), nn.Linear(6, 3)
+    twin.load_state_dict(model.state_dict())
+
+    def make_step(m):
+        opt = ember.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x):
+            opt.zero_grad()
+            loss = m(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        return step, opt
+    (fast, opt), (eager, opt_e) = make_step(model), make_step(twin)
+    fast = ember.compile(fast)
+    for i in range(6):
+        if i == 3:
+            opt.param_groups[0]["lr"] = opt_e.param_groups[0]["lr"] = 0.5
+        x = ember.randn(4, 6)
+        np.testing.assert_allclose(fast(x).item(), eager(x).item(), rtol=1e-6)
+        for a, b in zip(model.parameters(), twin.parameters()):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-7)
+    c = fast._ember_compiled
+    assert c.split_runs == 5 and len(c._split_calls) == 1
+    fast(ember.randn(2, 6))  # another signature: captured (and split) on its own
+    assert c.captures == 2 and len(c._split_calls) == 1
+    fast(ember.randn(2, 6))
+    assert len(c._split_calls) == 2
+    ember.compiler.reset(fast)
+    assert not c._split_calls
+
+
 def test_a_function_routes_the_modules_it_reaches_later():
     """A module the capture call did not reach (another branch) is routed once a split call meets it."""
     ember.manual_seed(5)
