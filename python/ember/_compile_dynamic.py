@@ -335,6 +335,21 @@ class Observation:
         self.key = hashlib.sha256(skeleton + (repr(out_spec) + repr(self.events)).encode()).hexdigest()
 
 
+def _expression(number):
+    """Python source for a bind number (coefficients or None, the fixed value) of the dims `d`."""
+    coefs, fixed = number
+    if coefs is None:
+        return repr(fixed)
+    terms = ["*".join([str(c)] + [f"d[{j}]" + (f"**{p}" if p > 1 else "") for j, p in enumerate(e) if p])
+             for e, c in coefs.items()]
+    return "(" + (" + ".join(terms) or "0") + ")"
+
+
+def _size_at(tensors, ints, position):
+    """_value_at read from the tensors themselves (one size, not every shape)."""
+    return ints[position[1]] if position[0] == "int" else tensors[position[0]].size(position[1])
+
+
 def _value_at(shapes, ints, position):
     """A position's number: ("int", k) is the k-th int argument, (i, d) tensor i's size at dim d."""
     return ints[position[1]] if position[0] == "int" else shapes[position[0]][position[1]]
@@ -365,42 +380,41 @@ class Regime:
                 self.fixed_inputs.append((i, tuple(x for _, x in sizes), tuple(x for _, x in strides)))
             else:
                 self.moving_inputs.append((i, sizes, strides))
+        self._fixed_columns = tuple(list(c) for c in zip(*self.fixed_inputs))[:3] if self.fixed_inputs else ()
         self.guards = [(_COMPARE[op], result, number(("guard", k, 0, -1)), number(("guard", k, 1, -1)))
                        for k, (op, result) in enumerate(base.events) if op != "pin"]  # (pins are fixed)
+        # ... and, for a call's dims d, the moving inputs' sizes and strides and whether every
+        # guard holds, as one generated function each (bind runs on every new size)
+        self._moving_which = [i for i, _, _ in self.moving_inputs]
+        layouts = ", ".join(f"[{', '.join(_expression(x) for x in xs)}]" for _, xs, _ in self.moving_inputs)
+        strides = ", ".join(f"[{', '.join(_expression(x) for x in xs)}]" for _, _, xs in self.moving_inputs)
+        self._moving_layouts = eval(f"lambda d: ([{layouts}], [{strides}])")  # noqa: S307 (numbers only)
+        held = " and ".join(f"(({_expression(a)} {op} {_expression(b)}) == {result!r})"
+                            for (op, result), (_, _, a, b) in zip([e for e in base.events if e[0] != "pin"], self.guards))
+        self._guards_hold = eval(f"lambda d: {held or 'True'}")  # noqa: S307
 
     def bind(self, tensors, ints):
         """The symbols' sizes in this call, or None when this graph does not hold for it."""
         if len(ints) != len(self.base.ints):
             return None
-        shapes = [t.shape for t in tensors]
         dims = []
         for positions in self.symbols:
-            n = _value_at(shapes, ints, positions[0])
-            if n < 2 or any(_value_at(shapes, ints, p) != n for p in positions[1:]):
+            n = _size_at(tensors, ints, positions[0])
+            if n < 2 or any(_size_at(tensors, ints, p) != n for p in positions[1:]):
                 return None
             dims.append(n)
         for k in self.static_ints:
             if ints[k] != self.base.ints[k]:
                 return None
-
-        def at(number):
-            coefs, fixed = number
-            return fixed if coefs is None else evaluate(coefs, dims)
-        for i, sizes, strides in self.fixed_inputs:
-            if shapes[i] != sizes:
-                return None
-            if tensors[i].stride() != strides and any(
-                    n > 1 and s != w for n, s, w in zip(sizes, tensors[i].stride(), strides)):
-                return None
-        for i, sizes, strides in self.moving_inputs:  # sizes and strides as the graph has them here
-            shape, actual = shapes[i], tensors[i].stride()
-            for d, (size, stride) in enumerate(zip(sizes, strides)):
-                if shape[d] != at(size) or (shape[d] > 1 and actual[d] != at(stride)):
+        if self.fixed_inputs and not _C._compile.layouts_match(tensors, *self._fixed_columns):
+            return None
+        if self.moving_inputs:  # sizes and strides as the graph has them at these dims
+            try:
+                if not _C._compile.layouts_match(tensors, self._moving_which, *self._moving_layouts(dims)):
                     return None
-        for compare, result, a, b in self.guards:
-            if compare(at(a), at(b)) != result:
+            except (TypeError, OverflowError):  # a size past int64 at these dims: not this graph
                 return None
-        return dims
+        return dims if self._guards_hold(dims) else None
 
     def specialise(self, dims, fuse):
         """The compiled graph at these sizes (bind's): the template renumbered where one holds,

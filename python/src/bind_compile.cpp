@@ -189,6 +189,23 @@ void bind_compile(nb::module_& parent) {
   m.def("capturing", &compiler::detail::capturing);  // a capture is open on this thread
   m.def("tracing", &compiler::detail::tracing);  // ... and ops dispatched here would be recorded
   m.def("signature", &compiler::guard_signature, nb::arg("tensors"), nb::arg("with_sizes") = true);
+  // Whether tensors[which[k]] has sizes[k] and, where a size is above 1, strides[k]: a fitted
+  // graph's fixed inputs (a model's parameters), checked in one call per bind.
+  m.def("layouts_match", [](const std::vector<Tensor>& tensors, const std::vector<int64_t>& which,
+                            const std::vector<std::vector<int64_t>>& sizes, const std::vector<std::vector<int64_t>>& strides) {
+    EMBER_CHECK_VALUE(which.size() == sizes.size() && which.size() == strides.size(),
+                      "layouts_match: which, sizes and strides differ in length");
+    for (size_t k = 0; k < which.size(); ++k) {
+      EMBER_CHECK_VALUE(which[k] >= 0 && size_t(which[k]) < tensors.size(), "layouts_match: index ", which[k],
+                        " out of range for ", tensors.size(), " tensors");
+      const Tensor& t = tensors[size_t(which[k])];
+      const auto got = t.sizes();
+      if (got.size() != sizes[k].size() || strides[k].size() != got.size()) return false;
+      for (size_t d = 0; d < got.size(); ++d)
+        if (got[d] != sizes[k][d] || (got[d] > 1 && t.strides()[d] != strides[k][d])) return false;
+    }
+    return true;
+  }, nb::arg("tensors"), nb::arg("which"), nb::arg("sizes"), nb::arg("strides"));
   // which C++ tensor a Python one holds: a replayed result that is an input (or an outside
   // tensor) is handed back as the caller's own Python object, as eager returns `self`
   m.def("impl_id", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.impl()); });
