@@ -324,15 +324,26 @@ class Observation:
         self.program, self.out_spec, self.externals = program, out_spec, externals
         # the raw graph's numbers (sizes, strides, arguments, Python numbers such as x * seq) and
         # the rest of it (symbolic.h: graph_numbers)
-        skeleton, self.leaves, self.inputs, constants = program.numbers()
+        # (captures with one key have the same places, in the same order: fit compares the values
+        # position by position)
+        skeleton, self.places, self.values, self.inputs, constants = program.numbers()
         self.constant_values = set(constants)
+        self._leaves = None
         events = list(events) + [("pin", (s,), None) for s in structure_sizes]
         for i, (op, operands, _) in enumerate(events):
             for j, x in enumerate(operands):
-                self.leaves[("guard", i, j, -1)] = x
+                self.places.append(("guard", i, j, -1))
+                self.values.append(x)
         self.events = [(op, result) for op, _, result in events]
         # the structure: captures with equal keys are the same graph up to their numbers
         self.key = hashlib.sha256(skeleton + (repr(out_spec) + repr(self.events)).encode()).hexdigest()
+
+    @property
+    def leaves(self):
+        """{place: number}"""
+        if self._leaves is None:
+            self._leaves = dict(zip(self.places, self.values))
+        return self._leaves
 
 
 def _expression(number):
@@ -502,16 +513,17 @@ def fit(observations, error_out):
     fitter = _Fitter(points)
     if not fitter.ready:
         return None
-    for i, (op, _) in enumerate(base.events):  # a pinned number must not vary (the clearest reason first)
-        if op == "pin" and len({o.leaves.get(("guard", i, 0, -1)) for o in usable}) > 1:
-            error_out.append("a size that varies was read as a plain number (len(), int(), //, a float, a string) or "
-                             "shaped the graph (split, chunk, unbind, a clamped slice)")
-            return None
     fitted = {}
-    for place, x in base.leaves.items():
-        values = [o.leaves.get(place) for o in usable]
-        if all(v == x for v in values):
-            continue
+    pinned = {("guard", i, 0, -1) for i, (op, _) in enumerate(base.events) if op == "pin"}
+    varied = []
+    for k, values in enumerate(zip(*(o.values for o in usable))):
+        if values.count(values[-1]) != len(values):
+            varied.append((base.places[k], values))
+    if any(place in pinned for place, _ in varied):  # a pinned number must not vary (the clearest reason first)
+        error_out.append("a size that varies was read as a plain number (len(), int(), //, a float, a string) or "
+                         "shaped the graph (split, chunk, unbind, a clamped slice)")
+        return None
+    for place, values in varied:
         if place[0] in ("size", "stride") and place[1] in base.constant_values:
             continue
         if any(v is None or isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()) for v in values):

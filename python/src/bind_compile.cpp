@@ -120,16 +120,19 @@ void bind_compile(nb::module_& parent) {
       .def("set_metadata", &exporting::Program::set_metadata, nb::arg("key"), nb::arg("value"))
       .def("graph_json", &exporting::Program::graph_json)
       .def("numbers", [](const exporting::Program& p) {
-        // (skeleton, {place: number}, input value ids, constant value ids): what a dynamic capture
-        // is fitted from (symbolic.h: graph_numbers)
+        // (skeleton, [place], [number], input value ids, constant value ids): what a dynamic
+        // capture is fitted from (symbolic.h: graph_numbers)
         const auto& g = p.graph();
         const GraphNumbers n = graph_numbers(g);
-        nb::dict leaves;
-        for (size_t k = 0; k < n.places.size(); ++k) leaves[place_tuple(n.places[k])] = number_object(n, k);
+        nb::list places, values;
+        for (size_t k = 0; k < n.places.size(); ++k) {
+          places.append(place_tuple(n.places[k]));
+          values.append(number_object(n, k));
+        }
         std::vector<int64_t> inputs(g.inputs.begin(), g.inputs.end()), constants;
         for (size_t v = 0; v < g.values.size(); ++v)
           if (g.values[v].kind == ValueKind::Constant) constants.push_back(int64_t(v));
-        return nb::make_tuple(nb::bytes(n.skeleton.data(), n.skeleton.size()), leaves, inputs, constants);
+        return nb::make_tuple(nb::bytes(n.skeleton.data(), n.skeleton.size()), places, values, inputs, constants);
       })
       .def("constants", [](const exporting::Program& p) {  // value id -> tensor
         std::map<int64_t, Tensor> out;
