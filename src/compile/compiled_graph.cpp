@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <iostream>
 #include <cstring>
+#include <mutex>
 #include <sstream>
+#include <unordered_map>
 
 #include "autograd/record.h"
 #include "compile/device_codegen.h"
@@ -151,6 +153,18 @@ struct CompiledGraph::Impl {
   std::vector<char> clone_constant;  // the graph's own constants some node writes: a copy per run
   int64_t fused_nodes = 0;
   double codegen_seconds = 0;
+  // A renumbered compilation (renumbered(), compiled_template.h) runs its template's graph and
+  // plan (`base`) with its own kernels' sizes, the replays of the nodes whose arguments changed
+  // (per node; empty: the graph's own) and the wrapped numbers that changed; `g` is built from
+  // the sites on the first graph() only (a run does not read it).
+  std::shared_ptr<const CompiledGraph> base;
+  std::vector<Replay> replays;
+  std::vector<std::pair<ValueId, Tensor>> numbers;
+  std::shared_ptr<const SymbolicShapes> sites;
+  std::vector<int64_t> dims;
+  std::once_flag built;
+  // The graph and plan a run follows.
+  const Impl& plan() const { return base ? *base->impl_ : *this; }
 };
 
 CompiledGraph::CompiledGraph(Graph g, const CompileConfig& config) : impl_(std::make_unique<Impl>()) {
@@ -246,10 +260,10 @@ CompiledGraph::CompiledGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 CompiledGraph::~CompiledGraph() = default;
 
 std::string CompiledGraph::structure_key() const {
-  const auto& m = *impl_;
+  const auto& m = impl_->plan();
   std::ostringstream os;
   for (const Step& s : m.steps) os << (s.node >= 0 ? "n" : "k") << (s.node >= 0 ? s.node : s.kernel) << (s.grad_enabled ? "g " : " ");
-  for (const auto& k : m.kernels) {
+  for (const auto& k : impl_->kernels) {
     const FusedGroup& grp = k->group;
     os << "\nkernel " << content_key(grp.source) << (grp.rows ? " rows" : "") << (grp.needs_grad ? " grad" : "")
        << (grp.inner > 0 ? " inner " : " ") << grp.device.str() << " nodes";
@@ -275,27 +289,43 @@ std::string CompiledGraph::structure_key() const {
   return os.str();
 }
 
-std::shared_ptr<CompiledGraph> CompiledGraph::renumbered(const SymbolicShapes& sites,
-                                                         const std::vector<int64_t>& dims) const {
-  const auto& m = *impl_;
+std::shared_ptr<CompiledGraph> CompiledGraph::renumbered(std::shared_ptr<const CompiledGraph> base,
+                                                         std::shared_ptr<const SymbolicShapes> sites,
+                                                         const std::vector<int64_t>& dims) {
+  EMBER_CHECK(base && sites && !base->impl_->base, "ember.compile: renumbering needs a compiled graph and its sites");
+  const Impl& b = *base->impl_;
   auto r = std::make_unique<Impl>();
-  r->g = sites.specialise(m.g, dims);
-  r->steps = m.steps;
-  r->release_after = m.release_after;
-  r->reuse = m.reuse;
-  r->clone_constant = m.clone_constant;
-  r->fused_nodes = m.fused_nodes;
-  for (const auto& kernel : m.kernels) {
-    EMBER_CHECK(kernel->sizes_from != kNoValue, "ember.compile: fused kernel ", r->kernels.size(),
+  r->fused_nodes = b.fused_nodes;
+  // the values the kernels read their sizes from, at these dims
+  std::vector<std::pair<ValueId, Shape>> sizes;
+  std::unordered_map<ValueId, size_t> at;
+  auto want = [&](ValueId v) {
+    if (v != kNoValue && at.emplace(v, sizes.size()).second) sizes.emplace_back(v, b.g.values[size_t(v)].sizes);
+  };
+  for (const auto& kernel : b.kernels) {
+    EMBER_CHECK(kernel->sizes_from != kNoValue, "ember.compile: fused kernel ", &kernel - b.kernels.data(),
                 " has sizes that are not a value's; it cannot be renumbered");
+    want(kernel->sizes_from);
+    want(kernel->inner_from);
+    for (ValueId v : kernel->group.outputs) want(v);
+  }
+  SymbolicShapes::Overlay overlay = sites->overlay(b.g, dims, sizes);
+  if (!overlay.replays.empty()) r->replays.resize(b.g.nodes.size());
+  for (auto& [n, replay] : overlay.replays) r->replays[size_t(n)] = std::move(replay);
+  r->numbers = std::move(overlay.numbers);
+  auto sizes_of = [&](ValueId v) -> const Shape& { return sizes[at.at(v)].second; };
+  for (const auto& kernel : b.kernels) {
     auto k = std::make_shared<Kernel>(*kernel);
     FusedGroup& grp = k->group;
-    grp.sizes = r->g.values[size_t(k->sizes_from)].sizes;
+    grp.sizes = sizes_of(k->sizes_from);
     grp.inner = grp.rows ? (grp.sizes.empty() ? 0 : grp.sizes.back())
-                : k->inner_from != kNoValue ? fusion_detail::numel(r->g.values[size_t(k->inner_from)].sizes) : 0;
-    for (size_t o = 0; o < grp.outputs.size(); ++o) grp.output_sizes[o] = r->g.values[size_t(grp.outputs[o])].sizes;
+                : k->inner_from != kNoValue ? fusion_detail::numel(sizes_of(k->inner_from)) : 0;
+    for (size_t o = 0; o < grp.outputs.size(); ++o) grp.output_sizes[o] = sizes_of(grp.outputs[o]);
     r->kernels.push_back(std::move(k));
   }
+  r->base = std::move(base);
+  r->sites = std::move(sites);
+  r->dims = dims;
   return std::shared_ptr<CompiledGraph>(new CompiledGraph(std::move(r)));
 }
 
@@ -311,14 +341,20 @@ std::shared_ptr<CompiledGraph> compile_graph(Graph g, const CompileConfig& confi
   }
 }
 
-const Graph& CompiledGraph::graph() const { return impl_->g; }
+const Graph& CompiledGraph::graph() const {
+  Impl& m = *impl_;
+  if (m.base) std::call_once(m.built, [&m] { m.g = m.sites->specialise(m.base->impl_->g, m.dims); });
+  return m.g;
+}
 int64_t CompiledGraph::fused_kernels() const { return int64_t(impl_->kernels.size()); }
 int64_t CompiledGraph::fused_nodes() const { return impl_->fused_nodes; }
 double CompiledGraph::codegen_seconds() const { return impl_->codegen_seconds; }
 
 std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const {
-  const auto& m = *impl_;
+  const auto& m = impl_->plan();  // (a renumbered compilation's kernels, replays and numbers: impl_'s)
   const Graph& G = m.g;
+  const auto& kernels = impl_->kernels;
+  const auto& replays = impl_->replays;
   EMBER_CHECK(inputs.size() == G.inputs.size(), "compiled graph: expected ", G.inputs.size(), " inputs, got ",
               inputs.size());
   std::vector<Tensor> env(G.values.size());
@@ -328,6 +364,7 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
     if (info.kind != ValueKind::Constant || !info.constant.defined()) continue;
     env[v] = m.clone_constant[v] ? info.constant.clone() : info.constant;
   }
+  for (const auto& [v, number] : impl_->numbers) env[size_t(v)] = number;
   std::vector<Tensor> args;
   std::vector<const void*> in_ptrs;
   std::vector<void*> out_ptrs;
@@ -338,12 +375,13 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
       const Node& n = G.nodes[size_t(step.node)];
       args.clear();
       for (ValueId v : n.inputs) args.push_back(v == kNoValue ? Tensor() : env[size_t(v)]);
-      std::vector<Tensor> out = n.replay(args);
+      const Replay& replay = !replays.empty() && replays[size_t(step.node)] ? replays[size_t(step.node)] : n.replay;
+      std::vector<Tensor> out = replay(args);
       EMBER_CHECK(out.size() == n.outputs.size(), "compiled graph: ", n.op, " returned ", out.size(),
                   " tensors on replay, ", n.outputs.size(), " when captured");
       for (size_t k = 0; k < out.size(); ++k) env[size_t(n.outputs[k])] = std::move(out[k]);
     } else {
-      const std::shared_ptr<const Kernel>& kernel = m.kernels[size_t(step.kernel)];
+      const std::shared_ptr<const Kernel>& kernel = kernels[size_t(step.kernel)];
       const Kernel& k = *kernel;
       const FusedGroup& grp = k.group;
       in_ptrs.clear();
@@ -430,6 +468,7 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
 }
 
 std::string CompiledGraph::describe(bool with_source) const {
+  graph();  // (a renumbered compilation's graph, built)
   const auto& m = *impl_;
   std::ostringstream os;
   os << m.g.str();

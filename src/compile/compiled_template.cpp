@@ -16,7 +16,7 @@ CompiledTemplate::CompiledTemplate(std::shared_ptr<const CompiledGraph> base, co
   own->check(base_->graph());
   sites_ = std::move(own);
   // every kernel's sizes must be read back from the graph: fail here, not at a call
-  base_->renumbered(*sites_, sites_->example);
+  CompiledGraph::renumbered(base_, sites_, sites_->example);
 }
 
 std::shared_ptr<CompiledGraph> CompiledTemplate::at(const std::vector<int64_t>& dims) const {
@@ -26,7 +26,7 @@ std::shared_ptr<CompiledGraph> CompiledTemplate::at(const std::vector<int64_t>& 
     EMBER_CHECK_VALUE(dims[i] >= sites_->min[i] && (sites_->max[i] == -1 || dims[i] <= sites_->max[i]),
                       "ember.compile: size ", sites_->names[i], " = ", dims[i], " is outside the fitted range [",
                       sites_->min[i], ", ", sites_->max[i], "]");
-  return base_->renumbered(*sites_, dims);
+  return CompiledGraph::renumbered(base_, sites_, dims);
 }
 
 }  // namespace ember::compiler

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <set>
+#include <unordered_map>
 #include <type_traits>
 
 #include "compile/capture_kernel.h"
@@ -187,6 +188,62 @@ std::vector<int64_t> SymbolicShapes::bind(const Graph& g, const std::vector<DimB
   return dims;
 }
 
+namespace {
+// A 0-dim wrapped number like `like` holding v (a Value site's constant at new sizes).
+Tensor wrapped_like(const Tensor& like, int64_t v) {
+  TensorOptions options;
+  options.dtype = like.dtype();
+  options.device = like.device();
+  Tensor t = ember::full({}, Scalar(double(v)), options);
+  t.impl()->set_wrapped_number(true);
+  return t;
+}
+// Sets an Arg site's number in `args` (a copy of its node's arguments).
+void set_arg(std::vector<Arg>& args, const SymSite& s, int64_t v) {
+  if (s.index < 0 || size_t(s.index) >= args.size()) return;
+  Arg& a = args[size_t(s.index)];
+  if (s.element < 0) {
+    if (a.kind == Arg::Int) a.i = v;
+    else if (a.kind == Arg::Double) a.d = double(v);
+  } else if (a.kind == Arg::Ints && size_t(s.element) < a.ints.size()) {
+    a.ints[size_t(s.element)] = v;
+  } else if (a.kind == Arg::Doubles && size_t(s.element) < a.doubles.size()) {
+    a.doubles[size_t(s.element)] = double(v);
+  }
+}
+}  // namespace
+
+SymbolicShapes::Overlay SymbolicShapes::overlay(const Graph& g, const std::vector<int64_t>& dims,
+                                                std::vector<std::pair<ValueId, Shape>>& sizes) const {
+  Overlay out;
+  std::unordered_map<ValueId, size_t> wanted;  // value -> its entry in sizes
+  for (size_t k = 0; k < sizes.size(); ++k) wanted.emplace(sizes[k].first, k);
+  std::unordered_map<int32_t, size_t> changed;  // node -> its entry in args
+  std::vector<std::pair<int32_t, std::vector<Arg>>> args;
+  for (const auto& s : sites) {
+    if (s.where == SymSite::Stride) continue;  // (a run reads the tensors' own strides)
+    if (s.where == SymSite::Size) {
+      const auto w = wanted.find(ValueId(s.item));
+      if (w == wanted.end()) continue;
+      Shape& shape = sizes[w->second].second;
+      if (s.index >= 0 && size_t(s.index) < shape.size()) shape[size_t(s.index)] = s.poly.eval(dims);
+      continue;
+    }
+    if (s.item < 0) continue;
+    const int64_t v = s.poly.eval(dims);
+    if (s.where == SymSite::Value) {
+      if (const Tensor* t = wrapped_number(g, s)) out.numbers.emplace_back(ValueId(s.item), wrapped_like(*t, v));
+      continue;
+    }
+    if (size_t(s.item) >= g.nodes.size()) continue;
+    const auto [at, fresh] = changed.emplace(s.item, args.size());
+    if (fresh) args.emplace_back(s.item, g.nodes[size_t(s.item)].args);
+    set_arg(args[at->second].second, s, v);
+  }
+  for (auto& [n, a] : args) out.replays.emplace_back(n, detail::replay_for(g.nodes[size_t(n)].op, a).second);
+  return out;
+}
+
 Graph SymbolicShapes::specialise(const Graph& g, const std::vector<int64_t>& dims) const {
   Graph out = g;
   std::set<int32_t> changed;
@@ -197,11 +254,7 @@ Graph SymbolicShapes::specialise(const Graph& g, const std::vector<int64_t>& dim
     else if (l.d) *l.d = double(v);
     if (s.where == SymSite::Value) {
       Tensor& t = out.values[size_t(s.item)].constant;
-      TensorOptions options;
-      options.dtype = t.dtype();
-      options.device = t.device();
-      t = ember::full({}, Scalar(double(v)), options);
-      t.impl()->set_wrapped_number(true);
+      t = wrapped_like(t, v);
     }
     if (s.where == SymSite::Arg) changed.insert(s.item);
   }

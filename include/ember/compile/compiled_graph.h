@@ -33,10 +33,13 @@ class CompiledGraph {
   // compilations of one fitted graph at different sizes whose keys and graph skeletons are equal
   // differ only in numbers (compiled_template.h).
   std::string structure_key() const;
-  // This compilation with `sites` (over its graph) evaluated at `dims`: the same kernels, steps and
-  // buffer plan, the graph's numbers replaced and each kernel's sizes read from its values. Throws
-  // when a kernel's sizes are not those of a value of the graph.
-  std::shared_ptr<CompiledGraph> renumbered(const SymbolicShapes& sites, const std::vector<int64_t>& dims) const;
+  // `base` with `sites` (over its graph) evaluated at `dims`: the same kernels, steps and buffer
+  // plan, shared; the replays of the nodes whose arguments change, the Python numbers and each
+  // kernel's sizes (read from its values) its own. graph() builds the renumbered graph on first
+  // use. Throws when a kernel's sizes are not those of a value of the graph.
+  static std::shared_ptr<CompiledGraph> renumbered(std::shared_ptr<const CompiledGraph> base,
+                                                   std::shared_ptr<const SymbolicShapes> sites,
+                                                   const std::vector<int64_t>& dims);
 
   struct Impl;
 

@@ -67,6 +67,14 @@ struct SymbolicShapes {
                             const std::vector<Tensor>& inputs) const;
   // g with every site's number evaluated at dims and the changed nodes' replays rebuilt.
   Graph specialise(const Graph& g, const std::vector<int64_t>& dims) const;
+  // What specialise(g, dims) changes that running g reads, without copying g: each node whose
+  // arguments change, with its new replay; each wrapped number's new tensor; and, for the values
+  // already in `sizes` (their sizes in g), their sizes at dims.
+  struct Overlay {
+    std::vector<std::pair<int32_t, Replay>> replays;
+    std::vector<std::pair<ValueId, Tensor>> numbers;
+  };
+  Overlay overlay(const Graph& g, const std::vector<int64_t>& dims, std::vector<std::pair<ValueId, Shape>>& sizes) const;
   // "[batch, 16]": an input's size as the program takes it.
   std::string describe_sizes(const Graph& g, ValueId v) const;
 };
