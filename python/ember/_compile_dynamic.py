@@ -435,9 +435,10 @@ class Regime:
             why = []
             template = self.templates[fuse] = _template(self, fuse, why) or False
             self.no_template = why[0] if why else None
-        if template:
+        renumbered = template.at(dims) if template else None  # (None: a size the template had >= 2 is 0 or 1 here)
+        if renumbered is not None:
             self.renumbered += 1
-            return template.at(dims)
+            return renumbered
         self.specialised += 1
         return self.program.specialise(dims, fuse)
 

@@ -26,6 +26,10 @@ std::shared_ptr<CompiledGraph> CompiledTemplate::at(const std::vector<int64_t>& 
     EMBER_CHECK_VALUE(dims[i] >= sites_->min[i] && (sites_->max[i] == -1 || dims[i] <= sites_->max[i]),
                       "ember.compile: size ", sites_->names[i], " = ", dims[i], " is outside the fitted range [",
                       sites_->min[i], ", ", sites_->max[i], "]");
+  const Graph& g = base_->graph();
+  for (const auto& s : sites_->sites)
+    if (s.where == SymSite::Size && g.values[size_t(s.item)].sizes[size_t(s.index)] >= 2 && s.poly.eval(dims) < 2)
+      return nullptr;
   return CompiledGraph::renumbered(base_, sites_, dims);
 }
 

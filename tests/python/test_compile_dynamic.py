@@ -88,6 +88,17 @@ def test_renumbered_graphs_hold_far_from_the_captured_sizes():
     assert plain(compiled) == plain(fresh)
 
 
+def test_a_size_that_reaches_one_is_compiled_anew_not_renumbered():
+    """x[:, :-1] is t - 1 long: at t = 2 it is 1, where the passes may broadcast or squeeze what
+    they did not at the captured sizes, so that size is compiled anew; the others renumber."""
+    fn = lambda x: (x[:, :-1] * 2).softmax(-1) + 1  # noqa: E731
+    fast = ember.compile(fn, dynamic=True)
+    _run(fast, fn, [(ember.randn(3, t),) for t in (4, 5, 6, 7, 8, 9, 2, 3, 12)], _close)
+    regime = _regime(fast)
+    assert (regime.renumbered, regime.specialised) == (4, 1)
+    assert regime.templates[True].at([2]) is None and regime.templates[True].at([3]) is not None
+
+
 def test_two_sizes_renumber_one_compilation_and_train():
     """Batch and length both vary: the compiled graph's numbers are polynomials of both; gradients
     through its fused backward kernels at sizes never captured are eager's."""

@@ -23,7 +23,9 @@ class CompiledTemplate {
   // example sizes: those base was compiled at). Throws ValueError when they do not hold there, or
   // when a kernel's sizes cannot be renumbered.
   CompiledTemplate(std::shared_ptr<const CompiledGraph> base, const std::string& sites_json);
-  // base's compilation at `dims` (one size per symbol, in the sites' order).
+  // base's compilation at `dims` (one size per symbol, in the sites' order), or nullptr where a
+  // size that is 2 or more in base would be 0 or 1 (broadcasting and squeezing: the passes may
+  // have decided otherwise there; the caller compiles those sizes anew).
   std::shared_ptr<CompiledGraph> at(const std::vector<int64_t>& dims) const;
   int64_t sites() const { return int64_t(sites_->sites.size()); }
 
