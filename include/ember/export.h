@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ember/compile/compiled_graph.h"
+#include "ember/compile/compiled_template.h"
 #include "ember/compile/symbolic.h"
 
 namespace ember::exporting {
@@ -48,6 +49,13 @@ class Program {
   // compiled; not cached (ember.compile's dynamic shapes keep their own). The caller has checked
   // that the sizes are the ones its inputs give.
   std::shared_ptr<compiler::CompiledGraph> specialise(const std::vector<int64_t>& dims, bool fuse = true) const;
+  // How run() got its compiled graphs at new sizes: renumbered from the fitted template, compiled,
+  // and why there is no template ("" while none was tried, or one holds).
+  struct SpecialisationStats {
+    int64_t renumbered = 0, compiled = 0;
+    std::string not_fitted;
+  };
+  SpecialisationStats specialisation_stats() const;
 
  private:
   std::vector<Tensor> run_exact(const compiler::CompiledGraph& compiled, const std::vector<Tensor>& inputs) const;
@@ -64,6 +72,12 @@ class Program {
     std::mutex mu;
     std::map<std::vector<int64_t>, std::pair<std::shared_ptr<compiler::CompiledGraph>, uint64_t>> graphs;
     uint64_t clock = 0;
+    // From the second new set of sizes on, a template fitted once (compiled_template.h: fit_template)
+    // renumbers the compiled graph for each new set instead of compiling it.
+    bool fit_tried = false;
+    std::shared_ptr<const compiler::CompiledTemplate> fitted;
+    std::string not_fitted;  // why there is no template
+    int64_t renumbered = 0, compiled = 0;
   };
   std::shared_ptr<Specialisations> specialisations_ = std::make_shared<Specialisations>();
 };

@@ -33,6 +33,7 @@ fitted at all run eagerly past cache_size_limit captures (_compile._Compiled.__c
 import hashlib
 import itertools
 import json
+import os
 import threading
 from fractions import Fraction
 
@@ -431,6 +432,9 @@ class Regime:
         """The compiled graph at these sizes (bind's): the template renumbered where one holds,
         else the fitted graph specialised and compiled anew."""
         template = self.templates.get(fuse)
+        if template is None and os.environ.get("EMBER_COMPILE_TEMPLATES", "1") == "0":  # (to compare)
+            template = self.templates[fuse] = False
+            self.no_template = "EMBER_COMPILE_TEMPLATES=0"
         if template is None:
             why = []
             template = self.templates[fuse] = _template(self, fuse, why) or False

@@ -172,7 +172,10 @@ def _resized(t, dim, n):
         reps = [1] * t.dim()
         reps[dim] = -(-n // size)
         out = t.repeat(reps).narrow(dim, 0, n)
-    out = out.contiguous().detach()
+    # (a fresh row-major tensor: contiguous() keeps a narrowed view whose only other dims are 1,
+    # and its strides there, which the fit would then read as numbers of the sizes)
+    import ember
+    out = ember.empty(tuple(out.shape), dtype=out.dtype, device=out.device).copy_(out).detach()
     if t.requires_grad:
         out.requires_grad_(True)
     return out

@@ -145,6 +145,10 @@ void bind_compile(nb::module_& parent) {
       .def("with_symbolic", &exporting::with_symbolic, nb::arg("json"), nb::arg("caller_binds") = false)
       .def("specialise", &exporting::Program::specialise, nb::arg("dims"), nb::arg("fuse") = true)
       .def_prop_ro("dynamic", [](const exporting::Program& p) { return p.symbolic() != nullptr; })
+      .def_prop_ro("specialisation_stats", [](const exporting::Program& p) {  // (renumbered, compiled, why no template)
+        const auto s = p.specialisation_stats();
+        return nb::make_tuple(s.renumbered, s.compiled, s.not_fitted);
+      })
       .def("describe", [](const exporting::Program& p) { return p.graph().str(); });
   m.def("load_program", &exporting::load, nb::arg("path"), nb::arg("device").none() = nb::none());
   m.def("load_program_bytes", [](nb::bytes b, std::optional<Device> device) {

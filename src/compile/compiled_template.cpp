@@ -6,13 +6,22 @@
 
 namespace ember::compiler {
 
+namespace {
+std::shared_ptr<const SymbolicShapes> parsed(const std::string& sites_json) {
+  auto sites = exporting::detail::parse_symbolic_json(sites_json);
+  EMBER_CHECK_VALUE(sites, "ember.compile: a compiled template needs symbolic sizes");
+  return sites;
+}
+}  // namespace
+
 CompiledTemplate::CompiledTemplate(std::shared_ptr<const CompiledGraph> base, const std::string& sites_json)
+    : CompiledTemplate(std::move(base), parsed(sites_json)) {}
+
+CompiledTemplate::CompiledTemplate(std::shared_ptr<const CompiledGraph> base, std::shared_ptr<const SymbolicShapes> sites)
     : base_(std::move(base)) {
-  EMBER_CHECK_VALUE(base_, "ember.compile: a compiled template needs a compiled graph");
-  auto parsed = exporting::detail::parse_symbolic_json(sites_json);
-  EMBER_CHECK_VALUE(parsed, "ember.compile: a compiled template needs symbolic sizes");
-  auto own = std::make_shared<SymbolicShapes>(*parsed);
-  own->caller_binds = true;  // (the dims come from the fitted graph's binding, in Python)
+  EMBER_CHECK_VALUE(base_ && sites, "ember.compile: a compiled template needs a compiled graph and symbolic sizes");
+  auto own = std::make_shared<SymbolicShapes>(*sites);
+  own->caller_binds = true;  // (the dims come from the caller: a fitted graph's binding, a program's inputs)
   own->check(base_->graph());
   sites_ = std::move(own);
   // every kernel's sizes must be read back from the graph: fail here, not at a call

@@ -3,6 +3,7 @@
 #include "ember/export.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -488,8 +489,34 @@ std::shared_ptr<compiler::CompiledGraph> Program::specialised(const std::vector<
     }
   }
   // built outside the lock (fusion may call the system compiler the first time)
-  auto built = compiler::compile_graph(symbolic_->specialise(graph(), dims));
+  auto compile_at = [this](const std::vector<int64_t>& at) {
+    return compiler::compile_graph(symbolic_->specialise(graph(), at));
+  };
+  std::shared_ptr<const compiler::CompiledTemplate> fitted;
+  bool fit = false;
+  {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    fitted = cache.fitted;
+    // (a second new set of sizes: sizes do vary; EMBER_COMPILE_TEMPLATES=0 compiles each, to compare)
+    static const bool templates = [] {
+      const char* env = std::getenv("EMBER_COMPILE_TEMPLATES");
+      return !(env && std::string(env) == "0");
+    }();
+    fit = templates && !cache.fit_tried && !cache.graphs.empty();
+    cache.fit_tried = cache.fit_tried || fit;
+  }
+  if (fit) {
+    std::string why;
+    fitted = compiler::fit_template(*symbolic_, compile_at, why);
+    std::lock_guard<std::mutex> lock(cache.mu);
+    cache.fitted = fitted;
+    cache.not_fitted = fitted ? "" : why;
+  }
+  std::shared_ptr<compiler::CompiledGraph> built = fitted ? fitted->at(dims) : nullptr;
+  const bool renumbered = built != nullptr;
+  if (!built) built = compile_at(dims);
   std::lock_guard<std::mutex> lock(cache.mu);
+  ++(renumbered ? cache.renumbered : cache.compiled);
   if (cache.graphs.size() >= 16) {
     auto oldest = cache.graphs.begin();
     for (auto it = cache.graphs.begin(); it != cache.graphs.end(); ++it)
@@ -498,6 +525,11 @@ std::shared_ptr<compiler::CompiledGraph> Program::specialised(const std::vector<
   }
   cache.graphs[dims] = {built, ++cache.clock};
   return built;
+}
+
+Program::SpecialisationStats Program::specialisation_stats() const {
+  std::lock_guard<std::mutex> lock(specialisations_->mu);
+  return {specialisations_->renumbered, specialisations_->compiled, specialisations_->not_fitted};
 }
 
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {

@@ -219,11 +219,17 @@ TEST(Export, SymbolicBatchSpecialisesPerCall) {
   exporting::Program program(g, {}, sym);
   const exporting::Program loaded = exporting::load_from_bytes(program.save_to_bytes());
   ASSERT_NE(loaded.symbolic(), nullptr);
-  for (int64_t b : {1, 4, 7, 64}) {
+  for (int64_t b : {1, 4, 7, 64, 9, 33}) {
     Tensor x = randn({b, 6});
     Tensor want = (x.reshape({2 * b, 3}).sigmoid() * 2.0).reshape({b, 6}).matmul(w);
     EXPECT_TRUE(loaded.run({x})[0].allclose(want, 1e-6, 1e-6)) << b;
   }
+  // the first new batch (1) is compiled; at the second a template is fitted on batches 4, 5 and 6,
+  // and 7, 64, 9 and 33 renumber it (compiled_template.h: fit_template)
+  const auto stats = loaded.specialisation_stats();
+  EXPECT_EQ(stats.renumbered, 4);
+  EXPECT_EQ(stats.compiled, 1);
+  EXPECT_EQ(stats.not_fitted, "");
   EXPECT_THROW(loaded.run({randn({65, 6})}), ValueError);  // outside [1, 64]
   EXPECT_THROW(loaded.run({randn({5, 4})}), ValueError);   // dim 1 is not dynamic
   // a site that does not hold at the example is refused at load

@@ -214,6 +214,39 @@ def test_dynamic_batch_and_sequence(tmp_path):
         loaded(ember.randint(0, 64, (2, 3, 4)))
 
 
+def test_a_dynamic_program_renumbers_one_compilation_per_new_size():
+    """From the second new set of sizes on, a loaded program fits its compiled graph's numbers once
+    (a grid of compilations around the example, C++ only) and renumbers it per new set of sizes,
+    with eager's logits; sizes of 1 (which the fit's grid never had) are compiled."""
+    from ember.export import Dim
+    ember.manual_seed(6)
+    model = _GPT2Logits().eval()
+    with ember.no_grad():
+        ep = ember.export.export(model, (ember.randint(0, 64, (2, 16)),),
+                                 dynamic_shapes={"ids": {0: Dim("batch"), 1: Dim("seq", max=32)}})
+        ep(ember.randint(0, 64, (3, 3)))  # (export itself ran two sizes: the template is fitted here)
+        before = ep._program.specialisation_stats
+        sizes = [(3, 5), (2, 30), (4, 23), (3, 31), (5, 7), (2, 2), (6, 29), (1, 9), (2, 1)]
+        for b, t in sizes:
+            ids = ember.randint(0, 64, (b, t))
+            assert ember.allclose(ep(ids), model(ids), rtol=1e-4, atol=1e-5), (b, t)
+    renumbered, compiled, why = ep._program.specialisation_stats
+    assert (renumbered - before[0], compiled - before[1], why) == (7, 2, ""), (before, renumbered, compiled, why)
+
+
+def test_a_range_too_narrow_to_fit_on_compiles_per_size():
+    """seq in [2, 4] leaves no room for the grid a square of it needs (three sizes and one past them,
+    from 2 up): no template, and each size is compiled as before, the reason kept."""
+    from ember.export import Dim
+    f = lambda x: (x.unsqueeze(-1) * x.unsqueeze(-2)).sum(-1).tanh()  # noqa: E731 (seq^2 numbers)
+    ep = ember.export.export(f, (ember.randn(2, 3),), dynamic_shapes=({1: Dim("seq", min=2, max=4)},))
+    for t in (2, 4, 2):
+        x = ember.randn(2, t)
+        assert ember.allclose(ep(x), f(x), rtol=1e-5, atol=1e-6)
+    renumbered, compiled, why = ep._program.specialisation_stats
+    assert renumbered == 0 and compiled >= 2 and "too narrow a range" in why, (renumbered, compiled, why)
+
+
 def test_dynamic_dims_shared_and_checked():
     from ember.export import Dim
     n = Dim("n", min=2, max=50)
