@@ -234,6 +234,20 @@ def test_a_dynamic_program_renumbers_one_compilation_per_new_size():
     assert (renumbered - before[0], compiled - before[1], why) == (7, 2, ""), (before, renumbered, compiled, why)
 
 
+def test_one_sequence_with_a_free_length_exports():
+    """An example batch of 1 with a free sequence: export's captures at other lengths narrow the
+    example, whose row stride then stayed the example's length along the batch dim of size 1 (read
+    as a number of the sizes, it failed the fit); they are fresh row-major tensors now."""
+    from ember.export import Dim
+    ember.manual_seed(7)
+    model = _GPT2Logits().eval()
+    with ember.no_grad():
+        ep = ember.export.export(model, (ember.randint(0, 64, (1, 16)),), dynamic_shapes={"ids": {1: Dim("seq", max=32)}})
+        for t in (3, 16, 29):
+            ids = ember.randint(0, 64, (1, t))
+            assert ember.allclose(ep(ids), model(ids), rtol=1e-4, atol=1e-5), t
+
+
 def test_a_range_too_narrow_to_fit_on_compiles_per_size():
     """seq in [2, 4] leaves no room for the grid a square of it needs (three sizes and one past them,
     from 2 up): no template, and each size is compiled as before, the reason kept."""
