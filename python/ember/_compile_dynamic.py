@@ -453,7 +453,11 @@ def _template(regime, fuse, why):
     compilations that differ beyond their numbers (fusion, the buffer plan or a pass decided
     something from a size), or a number no polynomial fits. The compiled graph's numbers are
     fitted as the captured graph's were."""
-    compiled = [regime.program.specialise(list(p), fuse) for p in regime.points]
+    try:
+        compiled = [regime.program.specialise(list(p), fuse) for p in regime.points]
+    except Exception as e:  # (a size the fitted graph cannot take: its calls compile per size, and fail there)
+        why.append(f"compiling at the captured sizes failed: {e}")
+        return None
     if len({c.structure_key() for c in compiled}) != 1:
         why.append("its kernels, buffer plan or graph differ between the captured sizes")
         return None
