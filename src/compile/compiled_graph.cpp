@@ -346,6 +346,21 @@ const Graph& CompiledGraph::graph() const {
   if (m.base) std::call_once(m.built, [&m] { m.g = m.sites->specialise(m.base->impl_->g, m.dims); });
   return m.g;
 }
+ValueInfo CompiledGraph::input_info(size_t i) const {
+  const Impl& m = *impl_;
+  const Graph& g = m.plan().g;
+  EMBER_CHECK(i < g.inputs.size(), "compiled graph: input ", i, " of ", g.inputs.size());
+  const ValueId v = g.inputs[i];
+  ValueInfo info = g.values[size_t(v)];
+  if (m.base)
+    for (const auto& s : m.sites->sites) {
+      if (s.item != v || (s.where != SymSite::Size && s.where != SymSite::Stride)) continue;
+      auto& dims = s.where == SymSite::Size ? info.sizes : info.strides;
+      if (s.index >= 0 && size_t(s.index) < dims.size()) dims[size_t(s.index)] = s.poly.eval(m.dims);
+    }
+  return info;
+}
+
 int64_t CompiledGraph::fused_kernels() const { return int64_t(impl_->kernels.size()); }
 int64_t CompiledGraph::fused_nodes() const { return impl_->fused_nodes; }
 double CompiledGraph::codegen_seconds() const { return impl_->codegen_seconds; }

@@ -542,22 +542,23 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
 }
 
 std::vector<Tensor> Program::run_exact(const compiler::CompiledGraph& compiled, const std::vector<Tensor>& inputs) const {
-  const Graph& g = compiled.graph();
+  std::vector<ValueInfo> wants;  // (read without building a renumbered compilation's graph)
+  for (size_t i = 0; i < inputs.size(); ++i) wants.push_back(compiled.input_info(i));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const ValueInfo& want = g.values[size_t(g.inputs[i])];
+    const ValueInfo& want = wants[i];
     const Tensor& t = inputs[i];
     EMBER_CHECK_VALUE(t.defined(), "exported program: input ", i, " is undefined");
     EMBER_CHECK_VALUE(t.dtype() == want.dtype && t.device() == want.device &&
                           Shape(t.sizes().begin(), t.sizes().end()) == want.sizes,
                       "exported program: input ", i, " must be ", dtype_name(want.dtype), " on ", want.device.str(),
-                      " of size ", symbolic_ ? symbolic_->describe_sizes(g, g.inputs[i]) : sizes_str(want.sizes),
+                      " of size ", symbolic_ ? symbolic_->describe_sizes(graph(), graph().inputs[i]) : sizes_str(want.sizes),
                       " (as exported), got ", dtype_name(t.dtype()), " on ", t.device().str(),
                       " of size ", t.sizes());
   }
   // the graph was captured from contiguous-or-not inputs; give it the layout it saw
   std::vector<Tensor> in;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const ValueInfo& want = g.values[size_t(g.inputs[i])];
+    const ValueInfo& want = wants[i];
     in.push_back(std::vector<int64_t>(inputs[i].strides().begin(), inputs[i].strides().end()) == want.strides
                      ? inputs[i] : inputs[i].contiguous());
   }

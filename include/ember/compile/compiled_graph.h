@@ -23,6 +23,9 @@ class CompiledGraph {
   ~CompiledGraph();
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
   const Graph& graph() const;
+  // Input i's value (dtype, device, sizes, strides) as this compilation takes it; a renumbered
+  // one's without building its graph.
+  ValueInfo input_info(size_t i) const;
   int64_t fused_kernels() const;   // kernels generated
   int64_t fused_nodes() const;     // captured ops they replace
   double codegen_seconds() const;  // generating and building (0 when the disk cache had them)
