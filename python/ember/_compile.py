@@ -418,7 +418,7 @@ class _Compiled:
                 self._warned_limit = True
             self.eager_runs += 1
             return self.fn(*args, **kwargs)
-        if self.cache:
+        if self.cache and "recompiles" in _logs:
             _log("recompiles", f"{self.name}: new signature {key}")
         return self._capture(key, all_tensors, args, kwargs, group_key, ints)
 
@@ -519,8 +519,10 @@ class _Compiled:
         self.cache[key] = _Entry(graph, out_spec, None, externals)
         if group_key is not None:
             self._observe(group_key, all_tensors, ints, events, session.structure_sizes, raw, out_spec, externals)
-        _log("graph_code", f"{self.name}\n{graph.describe('graph_code_source' in _logs)}")
-        _log("guards", f"{self.name}: {key}")
+        if "graph_code" in _logs:  # (describing a big graph costs a millisecond: only when logged)
+            _log("graph_code", f"{self.name}\n{graph.describe('graph_code_source' in _logs)}")
+        if "guards" in _logs:
+            _log("guards", f"{self.name}: {key}")
         return result
 
     def _submodule_routes(self):
