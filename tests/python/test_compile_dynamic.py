@@ -99,6 +99,31 @@ def test_a_size_that_reaches_one_is_compiled_anew_not_renumbered():
     assert regime.templates[True].at([2]) is None and regime.templates[True].at([3]) is not None
 
 
+_W16 = ember.randn(16, 16)
+_RENUMBER_CORPUS = {  # functions of a varying first dim: each op family's numbers renumbered
+    "chain_broadcast": lambda x: ((x * 2 + 1).sin() * x.mean(-1, keepdim=True)).relu(),
+    "rows": lambda x: (x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True)).exp().sum(-1, keepdim=True),
+    "views": lambda x: x.reshape(-1, 2, 8).transpose(0, 1).contiguous().view(2, -1).sum(0),
+    "cat_slice": lambda x: ember.cat([x, x[:-1] * 3, x[1:2]], 0).tanh(),
+    "matmul": lambda x: F.gelu(x @ _W16 + 1, approximate="tanh") @ _W16.t(),
+    "arange": lambda x: x * ember.arange(x.shape[0], dtype=x.dtype).unsqueeze(-1) + x.shape[0],
+    "norms": lambda x: F.layer_norm(x, (16,)) + F.softmax(x.t(), -1).t(),
+    "pad_roll": lambda x: F.pad(x, (1, 2, 0, 3)).roll(2, 0)[:x.shape[0]],
+}
+
+
+@pytest.mark.parametrize("name", list(_RENUMBER_CORPUS))
+def test_renumbered_corpus_equals_eager(name):
+    fn = _RENUMBER_CORPUS[name]
+    fast = ember.compile(fn, dynamic=True)
+    sizes = [4, 5, 6, 7, 2, 3, 9, 31, 64, 65, 127, 199]
+    _run(fast, fn, [(ember.randn(t, 16),) for t in sizes], lambda a, b: ember.allclose(a, b, rtol=1e-4, atol=1e-5))
+    regime = _regime(fast)
+    compiled_anew = 1 if name == "cat_slice" else 0  # (x[:-1] at t = 2 is 1 long: compiled, not renumbered)
+    assert (regime.renumbered, regime.specialised) == (len(sizes) - 4 - compiled_anew, compiled_anew), \
+        (regime.renumbered, regime.no_template)
+
+
 def test_two_sizes_renumber_one_compilation_and_train():
     """Batch and length both vary: the compiled graph's numbers are polynomials of both; gradients
     through its fused backward kernels at sizes never captured are eager's."""
