@@ -94,6 +94,67 @@ def test_cuda_kernels_come_from_the_disk_cache_in_a_new_process(tmp_path):
     assert any(p.suffix == ".cubin" for p in (tmp_path / "kernels").iterdir())
 
 
+@cuda_only
+def test_cuda_dynamic_sizes_renumber_one_compilation():
+    """dynamic=True on the GPU: the fitted graph's NVRTC kernels take their sizes as arguments, so
+    one compilation is renumbered for every new length (compiled_template.h), with eager's values
+    and gradients; an exported program does the same from its C++ fit."""
+    w = ember.randn(32, 32, device="cuda", requires_grad=True)
+
+    def fn(x):
+        h = (x @ w + 1.0).tanh() * 2.0 - x
+        return (h - h.amax(-1, keepdim=True)).exp().sum(-1)
+    fast = ember.compile(fn, dynamic=True)
+    for t in [5, 6, 7, 8, 9, 40, 3, 300, 11]:
+        x = ember.randn(t, 32, device="cuda", requires_grad=True)
+        got, want = fast(x), fn(x)
+        assert _close(got, want, 1e-4), t
+        gx, gw = ember.autograd.grad(got.sum(), [x, w])
+        ex, ew = ember.autograd.grad(want.sum(), [x, w])
+        assert _close(gx, ex, 1e-4) and _close(gw, ew, 1e-4), t
+    (group,) = fast._ember_compiled.groups.values()
+    (regime,) = group.regimes.values()
+    assert (regime.renumbered, regime.specialised, regime.no_template) == (5, 0, None)
+    from ember.export import Dim
+    with ember.no_grad():
+        ep = ember.export.export(lambda x: (x * 2.0 + 1.0).tanh().softmax(-1), (ember.randn(4, 16, device="cuda"),),
+                                 dynamic_shapes=({1: Dim("n", max=4096)},))
+        for n in (5, 17, 100, 1000, 4096):
+            x = ember.randn(4, n, device="cuda")
+            assert _close(ep(x), (x * 2.0 + 1.0).tanh().softmax(-1)), n
+    renumbered, compiled, why = ep._program.specialisation_stats
+    assert renumbered >= 3 and why == "", (renumbered, compiled, why)
+
+
+@cuda_only
+def test_cuda_split_train_step_runs_its_model_compiled():
+    """A train step that breaks (backward, step) splits on the GPU as on the CPU: the model runs
+    compiled around them, and five AdamW steps leave eager's parameters."""
+    ember.manual_seed(3)
+    model = ember.nn.Sequential(ember.nn.Linear(16, 32), ember.nn.GELU(), ember.nn.Linear(32, 4)).cuda()
+    twin = ember.nn.Sequential(ember.nn.Linear(16, 32), ember.nn.GELU(), ember.nn.Linear(32, 4)).cuda()
+    twin.load_state_dict(model.state_dict())
+    x, y = ember.randn(8, 16, device="cuda"), ember.randint(0, 4, (8,), device="cuda")
+
+    def make_step(m):
+        opt = ember.optim.AdamW(m.parameters(), lr=1e-2)
+
+        def step():
+            opt.zero_grad()
+            loss = F.cross_entropy(m(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+    fast, eager = ember.compile(make_step(model)), make_step(twin)
+    for _ in range(5):
+        assert abs(fast().item() - eager().item()) < 1e-4
+    for a, b in zip(model.parameters(), twin.parameters()):
+        assert _close(a, b, 1e-4)
+    c = fast._ember_compiled
+    assert c.breaks and c.split_runs == 4 and sum(s.graph_runs for s in c._all() if s is not c) >= 3
+
+
 @pytest.mark.parametrize("dt", [ember.bfloat16, ember.float16])
 def test_half_chains_fuse_with_the_eager_bits(dt):
     # 16-bit values compute in float and round where they are made, as eager's kernels do, so
