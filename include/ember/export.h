@@ -18,8 +18,11 @@
 #include <vector>
 
 #include "ember/compile/compiled_graph.h"
-#include "ember/compile/compiled_template.h"
 #include "ember/compile/symbolic.h"
+
+namespace ember::compiler {
+class CompiledTemplate;  // compiled_template.h
+}  // namespace ember::compiler
 
 namespace ember::exporting {
 

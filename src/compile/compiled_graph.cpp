@@ -1,7 +1,6 @@
 // Running a captured graph (ember/compile/compiled_graph.h): fused kernels where fusion found
 // chains, the recorded ops elsewhere, intermediates released after their last reader.
 #include "ember/compile/compiled_graph.h"
-#include "ember/compile/symbolic.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -17,6 +16,7 @@
 #include "compile/kernel_cache.h"
 #include "compile/passes.h"
 #include "core/parallel.h"
+#include "ember/compile/symbolic.h"
 #include "ember/core/errors.h"
 #include "ember/dispatch/op_recording.h"
 #include "ember/ops.h"

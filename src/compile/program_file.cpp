@@ -11,6 +11,7 @@
 
 #include "compile/capture_kernel.h"
 #include "compile/passes.h"
+#include "ember/compile/compiled_template.h"
 #include "core/json_string.h"
 #include "ember/core/backend.h"
 #include "ember/ops.h"
