@@ -72,7 +72,12 @@ std::shared_ptr<const CompiledTemplate> fit_template(const SymbolicShapes& sym, 
       dims[j] = base[j] + (g == points ? degree[j] + 1 : int64_t(rest % size_t(radix[j])));
       rest /= size_t(radix[j]);
     }
-    auto c = compile(dims);
+    std::shared_ptr<CompiledGraph> c;
+    try {  // (a grid size the graph cannot take: no template, the call itself goes on)
+      c = compile(dims);
+    } catch (const std::exception& e) {
+      return why = std::string("compiling on the fitting grid failed: ") + e.what(), nullptr;
+    }
     if (!c) return why = "a compilation failed", nullptr;
     numbers.push_back(graph_numbers(c->graph()));
     const std::string here = c->structure_key() + "\n" + numbers.back().skeleton;
