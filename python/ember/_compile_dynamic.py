@@ -9,6 +9,9 @@ an integer polynomial of the sizes that vary between calls (total degree <= 2: "
 last one checks the fit. From then on a call at new sizes is not captured: the fitted graph is
 specialised to its sizes (ember/compile/symbolic.h, what ember.export's dynamic programs run) and
 replayed. A function of one varying size is captured at four sizes; the fifth runs specialised.
+The compilation is not redone per size: the fitted graph is compiled at the captured sizes once,
+the compiled numbers that differ are fitted the same way, and each new size renumbers that one
+compilation (Regime.specialise, ember/compile/compiled_template.h).
 
 What could make the fitted graph wrong at sizes it was not captured at is guarded:
 - Python that reads a size and decides something from it. During a dynamic capture Tensor.shape,
@@ -324,9 +327,8 @@ class Observation:
         self.ints = tuple(ints)  # the call's Python int arguments, in order
         self.program, self.out_spec, self.externals = program, out_spec, externals
         # the raw graph's numbers (sizes, strides, arguments, Python numbers such as x * seq) and
-        # the rest of it (symbolic.h: graph_numbers)
-        # (captures with one key have the same places, in the same order: fit compares the values
-        # position by position)
+        # the rest of it (symbolic.h: graph_numbers); captures with one key have the same places in
+        # the same order, so fit compares the values position by position
         skeleton, self.places, self.values, self.inputs, constants = program.numbers()
         self.constant_values = set(constants)
         self._leaves = None
