@@ -474,9 +474,9 @@ def _template(regime, fuse, why):
             why.append(f"a compiled number fits no integer polynomial of the sizes ({place})")
             return None
         sites[place] = coefs
-    try:
+    try:  # (C++ checks the sites, and that every kernel's sizes can be read back from its values)
         return _C._compile.CompiledTemplate(compiled[-1], json.dumps(_symbolic_json(regime.points[-1], sites)))
-    except ValueError as e:
+    except Exception as e:
         why.append(str(e))
         return None
 
