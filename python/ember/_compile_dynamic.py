@@ -394,7 +394,7 @@ class Regime:
                 self.fixed_inputs.append((i, tuple(x for _, x in sizes), tuple(x for _, x in strides)))
             else:
                 self.moving_inputs.append((i, sizes, strides))
-        self._fixed_columns = tuple(list(c) for c in zip(*self.fixed_inputs))[:3] if self.fixed_inputs else ()
+        self._fixed_columns = tuple(list(c) for c in zip(*self.fixed_inputs))  # (indices, sizes, strides)
         self.guards = [(_COMPARE[op], result, number(("guard", k, 0, -1)), number(("guard", k, 1, -1)))
                        for k, (op, result) in enumerate(base.events) if op != "pin"]  # (pins are fixed)
         # ... and, for a call's dims d, the moving inputs' sizes and strides and whether every

@@ -58,20 +58,14 @@ void bind_compile(nb::module_& parent) {
         return ops;
       })
       // (dynamic shapes fit a compiled graph's numbers over its compilations: compiled_template.h)
-      .def("structure_key", [](const CompiledGraph& c) { return c.structure_key() + "\n" + graph_numbers(c.graph()).skeleton; });
+      .def("structure_key", &CompiledGraph::structure_key);
   // The numbers that differ between compilations of one structure (structure_key): [((at, item,
   // index, element), (each compilation's value, int or float))].
   m.def("differing_numbers", [](const std::vector<std::shared_ptr<CompiledGraph>>& compiled) {
     std::vector<GraphNumbers> all;
     for (const auto& c : compiled) all.push_back(graph_numbers(c->graph()));
     nb::list out;
-    if (all.empty()) return out;
-    for (const auto& n : all)
-      EMBER_CHECK_VALUE(n.places.size() == all[0].places.size(), "differing_numbers: compilations of different structures");
-    for (size_t k = 0; k < all[0].places.size(); ++k) {
-      bool same = true;
-      for (const auto& n : all) same = same && n.ints[k] == all[0].ints[k] && n.doubles[k] == all[0].doubles[k];
-      if (same) continue;
+    for (size_t k : differing_places(all)) {
       nb::list values;
       for (const auto& n : all) values.append(number_object(n, k));
       out.append(nb::make_tuple(place_tuple(all[0].places[k]), nb::tuple(values)));

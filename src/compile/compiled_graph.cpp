@@ -286,6 +286,7 @@ std::string CompiledGraph::structure_key() const {
   os << "\nclone";
   for (size_t v = 0; v < m.clone_constant.size(); ++v)
     if (m.clone_constant[v]) os << " " << v;
+  os << "\n" << graph_numbers(m.g).skeleton;
   return os.str();
 }
 

@@ -80,7 +80,7 @@ std::shared_ptr<const CompiledTemplate> fit_template(const SymbolicShapes& sym, 
     }
     if (!c) return why = "a compilation failed", nullptr;
     numbers.push_back(graph_numbers(c->graph()));
-    const std::string here = c->structure_key() + "\n" + numbers.back().skeleton;
+    const std::string here = c->structure_key();
     if (g == 0) key = here;
     else if (here != key) return why = "the compilations differ between sizes beyond their numbers", nullptr;
     compiled.push_back(std::move(c));
@@ -109,13 +109,8 @@ std::shared_ptr<const CompiledTemplate> fit_template(const SymbolicShapes& sym, 
   fitted.max = sym.max;
   fitted.example = base;
   fitted.caller_binds = true;
-  const size_t places = numbers[0].places.size();
   std::vector<Wide> diff(static_cast<size_t>(points));
-  for (size_t p = 0; p < places; ++p) {
-    bool moves = false;
-    for (const auto& n : numbers)
-      moves = moves || n.ints[p] != numbers[0].ints[p] || n.doubles[p] != numbers[0].doubles[p];
-    if (!moves) continue;
+  for (size_t p : differing_places(numbers)) {
     const std::string where = "a compiled number (place " + std::to_string(p) + ")";
     Wide check = 0;
     for (int64_t g = 0; g < points; ++g)

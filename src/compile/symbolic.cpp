@@ -276,6 +276,20 @@ std::string SymbolicShapes::describe_sizes(const Graph& g, ValueId v) const {
   return o + "]";
 }
 
+std::vector<size_t> differing_places(const std::vector<GraphNumbers>& all) {
+  std::vector<size_t> out;
+  if (all.empty()) return out;
+  for (const auto& n : all)
+    EMBER_CHECK_VALUE(n.places.size() == all[0].places.size(), "graph numbers of graphs with different skeletons");
+  for (size_t k = 0; k < all[0].places.size(); ++k)
+    for (const auto& n : all)
+      if (n.ints[k] != all[0].ints[k] || n.doubles[k] != all[0].doubles[k]) {
+        out.push_back(k);
+        break;
+      }
+  return out;
+}
+
 GraphNumbers graph_numbers(const Graph& g) {
   GraphNumbers out;
   std::string& k = out.skeleton;

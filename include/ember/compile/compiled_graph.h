@@ -32,9 +32,9 @@ class CompiledGraph {
   // The graph, its fused kernels and their sources, for explain() and logs.
   std::string describe(bool with_source = false) const;
   // What decides a run besides the graph's numbers: the steps, each kernel (source, operands and
-  // their kinds, outputs), when buffers are released and which ones outputs reuse. Two
-  // compilations of one fitted graph at different sizes whose keys and graph skeletons are equal
-  // differ only in numbers (compiled_template.h).
+  // their kinds, outputs), when buffers are released and which ones outputs reuse, and the graph's
+  // skeleton (symbolic.h: graph_numbers). Two compilations of one fitted graph at different sizes
+  // with equal keys differ only in numbers (compiled_template.h).
   std::string structure_key() const;
   // `base` with `sites` (over its graph) evaluated at `dims`: the same kernels, steps and buffer
   // plan, shared; the replays of the nodes whose arguments change, the Python numbers and each

@@ -91,5 +91,8 @@ struct GraphNumbers {
   std::vector<char> is_double;
 };
 GraphNumbers graph_numbers(const Graph& g);
+// The places whose number differs between some of `all` (graph_numbers of graphs with one skeleton).
+// Throws when their places do not line up.
+std::vector<size_t> differing_places(const std::vector<GraphNumbers>& all);
 
 }  // namespace ember::compiler
