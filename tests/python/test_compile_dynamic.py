@@ -18,6 +18,15 @@ def _run(fast, fn, inputs, check=lambda a, b: ember.equal(a, b)):
         assert got.shape == want.shape and check(got, want), (tuple(args[0].shape), got.shape, want.shape)
 
 
+def _grads(f, x, m):
+    """The gradients of f(x).pow(2).mean() for x and m's parameters (all cleared first)."""
+    x.grad = None
+    for p in m.parameters():
+        p.grad = None
+    f(x).pow(2).mean().backward()
+    return [x.grad] + [p.grad for p in m.parameters()]
+
+
 def _close(a, b):
     return ember.allclose(a, b, rtol=1e-5, atol=1e-6)
 
@@ -133,15 +142,7 @@ def test_two_sizes_renumber_one_compilation_and_train():
     sizes = [(2, 5), (3, 5), (2, 7), (4, 6), (3, 9), (5, 4), (2, 8), (6, 11), (7, 3), (3, 30)]
     for b, t in sizes:
         x = ember.randn(b, t, 32, requires_grad=True)
-        fast(x).pow(2).mean().backward()
-        got = [x.grad] + [p.grad for p in m.parameters()]
-        x.grad = None
-        for p in m.parameters():
-            p.grad = None
-        m(x).pow(2).mean().backward()
-        want = [x.grad] + [p.grad for p in m.parameters()]
-        for p in m.parameters():
-            p.grad = None
+        got, want = _grads(fast, x, m), _grads(m, x, m)
         assert all(ember.allclose(g, e, rtol=1e-4, atol=1e-6) for g, e in zip(got, want)), (b, t)
     regime = _regime(fast)
     assert len(regime.symbols) == 2 and regime.renumbered >= 2 and regime.specialised == 0, \
@@ -192,15 +193,7 @@ def test_training_through_a_fitted_graph_gives_eager_gradients():
     fast = ember.compile(m, dynamic=True)
     for t in list(range(4, 9)) + [13, 21]:
         x = ember.randn(3, t, 32, requires_grad=True)
-        for p in m.parameters():
-            p.grad = None
-        fast(x).pow(2).mean().backward()
-        got = [x.grad] + [p.grad for p in m.parameters()]
-        x.grad = None
-        for p in m.parameters():
-            p.grad = None
-        m(x).pow(2).mean().backward()
-        want = [x.grad] + [p.grad for p in m.parameters()]
+        got, want = _grads(fast, x, m), _grads(m, x, m)
         assert all(ember.allclose(g, w, rtol=1e-4, atol=1e-6) for g, w in zip(got, want)), t
     assert _compiled(fast).specialisations == 3  # 8, 13 and 21
     assert _regime(fast).renumbered == 3

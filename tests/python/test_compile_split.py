@@ -197,6 +197,19 @@ def test_a_replaced_submodule_gets_its_own_compiled_graph_and_reset_forgets_them
     assert ember.allclose(fast(x), model(x), rtol=1e-5, atol=1e-6)
 
 
+def _adamw_step(m, x, y):
+    """A train step over m (AdamW, cross entropy of m(x) against y): backward() and step() break it."""
+    opt = ember.optim.AdamW(m.parameters(), lr=1e-2)
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(m(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
 def test_a_train_step_function_runs_the_model_compiled_around_backward_and_step():
     """backward() and the optimizer's step() break a compiled train step: the step runs eagerly and
     the model it calls runs compiled (forward graph, its backward through autograd), so the
@@ -205,18 +218,7 @@ def test_a_train_step_function_runs_the_model_compiled_around_backward_and_step(
     model, twin = Noisy(), Noisy()
     twin.load_state_dict(model.state_dict())
     x, y = ember.randn(8, 16), ember.randint(0, 4, (8,))
-
-    def make_step(m):
-        opt = ember.optim.AdamW(m.parameters(), lr=1e-2)
-
-        def step():
-            opt.zero_grad()
-            loss = F.cross_entropy(m(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-        return step
-    fast, eager = ember.compile(make_step(model)), make_step(twin)
+    fast, eager = ember.compile(_adamw_step(model, x, y)), _adamw_step(twin, x, y)
     for _ in range(5):
         np.testing.assert_allclose(fast().item(), eager().item(), rtol=1e-5)
     for (name, a), b in zip(model.named_parameters(), twin.parameters()):
@@ -226,6 +228,25 @@ def test_a_train_step_function_runs_the_model_compiled_around_backward_and_step(
     # Noisy breaks too (its print): it splits in turn, its blocks and head run compiled
     inner = c._routes[model]
     assert inner.breaks and sum(s.graph_runs for s in inner._all() if s is not inner) >= 3 * 2
+
+
+@pytest.mark.skipif(not ember.cuda.is_available(), reason="no CUDA GPU on this machine: split graphs on the GPU "
+                    "run in scripts/gpu_check.sh's cudapy stage")
+def test_a_split_train_step_on_the_gpu():
+    """A train step that breaks splits on the GPU as on the CPU: the model runs compiled around
+    backward() and step(), and five AdamW steps leave eager's parameters."""
+    ember.manual_seed(3)
+    make = lambda: nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4)).cuda()  # noqa: E731
+    model, twin = make(), make()
+    twin.load_state_dict(model.state_dict())
+    x, y = ember.randn(8, 16, device="cuda"), ember.randint(0, 4, (8,), device="cuda")
+    fast, eager = ember.compile(_adamw_step(model, x, y)), _adamw_step(twin, x, y)
+    for _ in range(5):
+        np.testing.assert_allclose(fast().item(), eager().item(), rtol=1e-4)
+    for a, b in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_allclose(a.detach().cpu().numpy(), b.detach().cpu().numpy(), rtol=1e-4, atol=1e-5)
+    c = fast._ember_compiled
+    assert c.breaks and c.split_runs == 4 and sum(s.graph_runs for s in c._all() if s is not c) >= 3
 
 
 def test_a_split_step_is_found_without_walking_the_optimizer_state():
