@@ -31,6 +31,7 @@ import warnings
 
 from ember import _C
 from ember._C import _compile as _cc
+from ember import _compile_cudagraphs as _cudagraphs
 from ember.nn.modules.module import Module, _structure_epoch
 
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -263,19 +264,10 @@ class _Entry:
         self.graph, self.out_spec, self.reason, self.calls = graph, out_spec, reason, 0
         self.split = split  # a signature that broke: its own code runs eagerly, the modules it calls compiled
         self.externals = externals or {}  # impl id -> the Python tensor from outside the function
-        self.cudagraph = None  # mode="reduce-overhead": (CUDAGraph, static inputs, outputs), or False
+        self.cudagraph = None  # mode="reduce-overhead": a _compile_cudagraphs capture, or False (none)
         # whether the graph returns an input or an outside tensor (then the caller's object is
         # returned in its place); None until the first replay tells (the graph's outputs are fixed)
         self.returns_callers = None
-
-
-def _cudagraphable(tensors):
-    """mode="reduce-overhead" replays a CUDA graph for calls whose tensors are all on one GPU and
-    that build no autograd graph (a replay cannot record one): inference, evaluation."""
-    if not tensors or _C.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        return False
-    dev = tensors[0].device
-    return dev.type == "cuda" and all(t.device == dev for t in tensors)
 
 
 def _as_callers_objects(results, inputs, externals):
@@ -425,7 +417,7 @@ class _Compiled:
     def _run(self, entry, all_tensors, n_args):
         self.graph_runs += 1
         entry.calls += 1
-        if self.cudagraphs and entry.cudagraph is not False and entry.calls > 1 and _cudagraphable(all_tensors):
+        if self.cudagraphs and entry.cudagraph is not False and entry.calls > 1 and _cudagraphs.cudagraphable(all_tensors):
             outs = self._replay(entry, all_tensors, n_args)
             if outs is not None:
                 return _unflatten(entry.out_spec, outs)
@@ -451,38 +443,23 @@ class _Compiled:
         return _Entry(graph, regime.base.out_spec, None, regime.base.externals)
 
     def _replay(self, entry, all_tensors, n_args):
-        """The graph's kernels as one CUDA graph launch (torch's cudagraphs): captured on the
-        second run of a signature (the first warmed up cuBLAS/cuDNN), with the call's tensor
-        arguments copied into static ones the graph reads. As in torch, the outputs are the
-        graph's own tensors and the next replay overwrites them: clone what you keep. None when
-        the graph cannot be captured (then it runs as before)."""
-        from . import cuda
-        if entry.cudagraph is None:
-            static = [t.detach().clone() for t in all_tensors[:n_args]]
-            inputs = static + list(all_tensors[n_args:])
-            g = cuda.CUDAGraph()
-            try:
-                with cuda.graph(g):
-                    outs = entry.graph.run(inputs)
-            except RuntimeError as e:
-                _log("graph_breaks", f"{self.name}: no CUDA graph ({e}); "
-                                     "this signature runs its kernels one by one")
+        """The graph as CUDA graph replays (_compile_cudagraphs): captured on the signature's second
+        call. None when this call runs the compiled graph instead."""
+        c = entry.cudagraph
+        if c is not None and not c.matches_outside():  # a parameter got new storage: capture again
+            c = entry.cudagraph = None
+        if c is None:
+            c = _cudagraphs.capture(entry.graph.run, all_tensors, n_args, _cudagraphs.wants_grad(all_tensors))
+            if isinstance(c, str):
+                _log("graph_breaks", f"{self.name}: no CUDA graph ({c}); this signature runs its kernels one by one")
                 entry.cudagraph = False
                 return None
-            mine = {_cc.impl_id(t) for t in static}
-            if any(_cc.impl_id(o) in mine for o in outs):  # an argument returned: eager returns the caller's
-                g.reset()
-                entry.cudagraph = False
-                return None
-            entry.cudagraph = (g, static, _as_callers_objects(outs, all_tensors, entry.externals))
+            entry.cudagraph = c
             self.cudagraph_captures += 1
-        else:
-            for s_, t in zip(entry.cudagraph[1], all_tensors[:n_args]):
-                if s_.data_ptr() != t.data_ptr():
-                    s_.copy_(t)
-        entry.cudagraph[0].replay()
-        self.cudagraph_replays += 1
-        return entry.cudagraph[2]
+        outs = _cudagraphs.replay(c, all_tensors, n_args)
+        if outs is not None:
+            self.cudagraph_replays += 1
+        return outs
 
     def _capture(self, key, all_tensors, args, kwargs, group_key=None, ints=()):
         self.captures += 1

@@ -98,3 +98,176 @@ def test_compile_reduce_overhead_replays_a_graph():
     # with gradients wanted it runs the compiled graph without replaying
     y = compiled(ember.randn(32, 64, device="cuda"))
     assert y.requires_grad
+
+
+# --- mode="reduce-overhead" in training: a forward graph and a backward graph behind one autograd node.
+# The wiring (static arguments, outside tensors read in place, one autograd node whose backward replays,
+# calls made while a backward is to come, stale backwards, new parameter storage) is checked on the CPU
+# with the two graphs emulated: "replaying" the forward reruns it and overwrites the static outputs and the
+# activations the backward reads, as a real replay overwrites them; "replaying" the backward takes the
+# gradients of the latest forward. The real capture runs in the GPU test below.
+
+class _EmulatedGraphs:
+    """capture_forward_backward's result, emulated: the same static tensors and replay order."""
+
+    class _Replay:
+        def __init__(self, fn):
+            self.replay = fn
+
+    def __init__(self, call, static_inputs, pool, allow_unused=False):
+        from ember.cuda import graphs
+        self.call, self.static_inputs = call, tuple(static_inputs)
+        self.wants = [i for i in self.static_inputs if i.requires_grad]
+        self.latest = graphs._flat_outputs(call())  # capture runs nothing on a GPU; values come from replays
+        self.static_outputs = tuple(ember.empty_like(o).requires_grad_(o.requires_grad) for o in self.latest)
+        self.static_grad_outputs = [ember.empty_like(o) if o.requires_grad else None for o in self.latest]
+        self.static_grad_inputs = [ember.empty_like(i) if i.requires_grad else None for i in self.static_inputs]
+        self.forward, self.backward = self._Replay(self._forward), self._Replay(self._backward)
+        self.replays = 0
+
+    def _forward(self):
+        with ember.enable_grad():
+            self.latest = tuple(self.call())
+        with ember.no_grad():
+            for s, o in zip(self.static_outputs, self.latest):
+                s.copy_(o)
+        self.replays += 1
+
+    def _backward(self):
+        pairs = [(o, g) for o, g in zip(self.latest, self.static_grad_outputs) if o.requires_grad]
+        grads = ember.autograd.grad([o for o, _ in pairs], self.wants, [g for _, g in pairs], allow_unused=True)
+        it = iter(grads)
+        with ember.no_grad():
+            for s in self.static_grad_inputs:
+                if s is not None:
+                    g = next(it)
+                    s.copy_(g) if g is not None else s.zero_()
+
+
+@pytest.fixture
+def emulated_cuda_graphs(monkeypatch):
+    from ember import _compile_cudagraphs
+    made = []
+
+    def capture(call, static_inputs, pool, allow_unused=False):
+        made.append(_EmulatedGraphs(call, static_inputs, pool, allow_unused))
+        return made[-1]
+
+    monkeypatch.setattr(_compile_cudagraphs, "cudagraphable", lambda tensors: bool(tensors))
+    monkeypatch.setattr(ember.cuda.graphs, "capture_forward_backward", capture)
+    monkeypatch.setattr(ember.cuda, "graph_pool_handle", lambda: 0)
+    return made
+
+
+def _mlp_pair(device="cpu", seed=3):
+    ember.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(24, 48), nn.GELU(), nn.LayerNorm(48), nn.Linear(48, 6)).to(device)
+    ref = nn.Sequential(nn.Linear(24, 48), nn.GELU(), nn.LayerNorm(48), nn.Linear(48, 6)).to(device)
+    ref.load_state_dict(model.state_dict())
+    return model, ref
+
+
+def _train_both(compiled, model, ref, steps, device="cpu", input_grad=False):
+    opt = ember.optim.AdamW(model.parameters(), lr=1e-2)
+    opt_ref = ember.optim.AdamW(ref.parameters(), lr=1e-2)
+    for step in range(steps):
+        x = ember.randn(16, 24, device=device, requires_grad=input_grad)
+        xr = x.detach().clone().requires_grad_(input_grad)
+        out, want = compiled(x), ref(xr)
+        np.testing.assert_allclose(out.detach().cpu().numpy(), want.detach().cpu().numpy(), rtol=1e-5, atol=1e-5)
+        out.square().mean().backward()
+        want.square().mean().backward()
+        if input_grad:
+            np.testing.assert_allclose(x.grad.cpu().numpy(), xr.grad.cpu().numpy(), rtol=1e-5, atol=1e-6)
+        for p, q in zip(model.parameters(), ref.parameters()):
+            np.testing.assert_allclose(p.grad.cpu().numpy(), q.grad.cpu().numpy(), rtol=1e-4, atol=1e-6)
+        opt.step(), opt_ref.step()
+        opt.zero_grad(), opt_ref.zero_grad()
+
+
+def test_reduce_overhead_trains_as_eager_through_the_graphs(emulated_cuda_graphs):
+    model, ref = _mlp_pair()
+    compiled = ember.compile(model, mode="reduce-overhead")
+    _train_both(compiled, model, ref, 5, input_grad=True)
+    c = compiled._ember_compiled
+    # call 1 captures the ember graph, call 2 runs it (warming up cuBLAS and the backward), call 3 captures
+    # the CUDA graphs and replays them
+    assert c.cudagraph_captures == 1 and c.cudagraph_replays == 3
+    assert emulated_cuda_graphs[0].replays == 3
+    # the static arguments are the graph's own; the parameters are read in place
+    graphs = emulated_cuda_graphs[0]
+    params = list(model.parameters())
+    assert all(s is p for s, p in zip(graphs.static_inputs[1:], params))
+    assert graphs.static_inputs[0].requires_grad
+
+
+def test_reduce_overhead_two_forwards_then_one_backward(emulated_cuda_graphs):
+    model, ref = _mlp_pair(seed=4)
+    compiled = ember.compile(model, mode="reduce-overhead")
+    _train_both(compiled, model, ref, 3)  # the CUDA graphs captured and replayed once
+    c = compiled._ember_compiled
+    replays = c.cudagraph_replays
+    xs = [ember.randn(16, 24) for _ in range(2)]
+    a, b = compiled(xs[0]), compiled(xs[1])  # b: a's backward is to come, so b must not overwrite a's activations
+    assert c.cudagraph_replays == replays + 1
+    (a.square().mean() + b.square().mean()).backward()
+    ar, br = ref(xs[0]), ref(xs[1])
+    (ar.square().mean() + br.square().mean()).backward()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-6)
+    # with that backward done, the next call replays again
+    model.zero_grad(), ref.zero_grad()
+    compiled(xs[0]).sum().backward()
+    assert c.cudagraph_replays == replays + 2
+
+
+def test_reduce_overhead_outputs_dropped_without_backward_free_the_graph(emulated_cuda_graphs):
+    model, _ = _mlp_pair(seed=5)
+    compiled = ember.compile(model, mode="reduce-overhead")
+    x = ember.randn(16, 24)
+    for _ in range(3):
+        compiled(x).sum().backward()
+    c = compiled._ember_compiled
+    before = c.cudagraph_replays
+    compiled(x)  # no backward; its output dropped at once
+    compiled(x)
+    assert c.cudagraph_replays == before + 2
+
+
+def test_reduce_overhead_stale_backward_is_an_error(emulated_cuda_graphs):
+    model, _ = _mlp_pair(seed=6)
+    compiled = ember.compile(model, mode="reduce-overhead")
+    x = ember.randn(16, 24)
+    for _ in range(2):
+        compiled(x).sum().backward()
+    out = compiled(x)  # replayed
+    loss = out.sum()
+    loss.backward(retain_graph=True)
+    compiled(x * 2).sum().backward()  # a replay overwrites out's activations
+    with pytest.raises(RuntimeError, match="reduce-overhead.*overwrote.*mode='default'"):
+        loss.backward()
+
+
+def test_reduce_overhead_new_parameter_storage_captures_again(emulated_cuda_graphs):
+    model, ref = _mlp_pair(seed=7)
+    compiled = ember.compile(model, mode="reduce-overhead")
+    x = ember.randn(16, 24)
+    for _ in range(3):
+        compiled(x).sum().backward()
+    c = compiled._ember_compiled
+    assert c.cudagraph_captures == 1
+    with ember.no_grad():
+        model[0].weight.data = model[0].weight.detach() * 0.5 + 0.1  # new storage, same parameter
+        ref[0].weight.copy_(model[0].weight)
+    out = compiled(x)
+    assert c.cudagraph_captures == 2
+    np.testing.assert_allclose(out.detach().numpy(), ref(x).detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+@gpu
+def test_compile_reduce_overhead_trains_as_eager_on_the_gpu():
+    model, ref = _mlp_pair("cuda", seed=8)
+    compiled = ember.compile(model, mode="reduce-overhead")
+    _train_both(compiled, model, ref, 5, "cuda", input_grad=True)
+    c = compiled._ember_compiled
+    assert c.cudagraph_captures == 1 and c.cudagraph_replays == 3

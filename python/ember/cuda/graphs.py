@@ -104,7 +104,7 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unu
     the forward, and its backward replays the backward graph. Arguments must be tensors of the
     sample's shapes, dtypes and requires_grad; a Module must not have hooks."""
     from . import Stream, current_stream, stream
-    from .. import autograd, empty_like
+    from .. import empty_like
     from ..nn import Module
 
     just_one = not isinstance(callables, tuple)
@@ -124,32 +124,16 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unu
         static_inputs = args + params
         wants_grad = [i for i in static_inputs if i.requires_grad]
 
-        def run_backward(outputs, grad_outputs):
-            pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
-            if not pairs or not wants_grad:
-                return ()
-            return autograd.grad([o for o, _ in pairs], wants_grad, [g for _, g in pairs],
-                                 allow_unused=allow_unused_input)
-
         side = Stream()
         side.wait_stream(current_stream())
         with stream(side):
             for _ in range(num_warmup_iters):
                 outs = _flat_outputs(func(*args))
-                run_backward(outs, [empty_like(o) for o in outs])
+                _backward(outs, [empty_like(o) for o in outs], wants_grad, allow_unused_input)
         current_stream().wait_stream(side)
 
-        fwd_graph, bwd_graph = CUDAGraph(), CUDAGraph()
-        with graph(fwd_graph, pool=mempool):
-            static_outputs = _flat_outputs(func(*args))
-        static_grad_outputs = [empty_like(o) if o.requires_grad else None for o in static_outputs]
-        with graph(bwd_graph, pool=mempool):
-            grads = run_backward(static_outputs, static_grad_outputs)
-        static_grad_inputs, it = [], iter(grads)
-        for i in static_inputs:
-            static_grad_inputs.append(next(it) if i.requires_grad else None)
-        graphed.append(_graphed(func, args, static_inputs, static_outputs, static_grad_outputs,
-                                static_grad_inputs, fwd_graph, bwd_graph, len(params)))
+        captured = capture_forward_backward(lambda: func(*args), static_inputs, mempool, allow_unused_input)
+        graphed.append(_graphed(func, args, static_inputs, captured, len(params)))
     return graphed[0] if just_one else tuple(graphed)
 
 
@@ -161,8 +145,45 @@ def _flat_outputs(out):
     return tuple(outs)
 
 
-def _graphed(func, sample, static_inputs, static_outputs, static_grad_outputs, static_grad_inputs, fwd_graph,
-             bwd_graph, n_params):
+def _backward(outputs, grad_outputs, wants_grad, allow_unused):
+    """The gradients of outputs (those that require grad) for wants_grad, as autograd.grad."""
+    from .. import autograd
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+    if not pairs or not wants_grad:
+        return ()
+    return autograd.grad([o for o, _ in pairs], wants_grad, [g for _, g in pairs], allow_unused=allow_unused)
+
+
+class ForwardBackward:
+    """A forward and its backward captured as two graphs in one pool: replay `forward` after
+    copying new inputs into `static_inputs`, read `static_outputs`; fill `static_grad_outputs`
+    (None for outputs without grad), replay `backward`, read `static_grad_inputs` (None for
+    inputs without grad, or whose gradient is unused)."""
+    __slots__ = ("static_inputs", "static_outputs", "static_grad_outputs", "static_grad_inputs", "forward",
+                 "backward")
+
+
+def capture_forward_backward(call, static_inputs, pool, allow_unused=False):
+    """call() (which computes from static_inputs) captured into a forward graph, and the gradients
+    of its outputs for the static inputs that require grad into a backward graph, both in pool.
+    Nothing runs: replay the forward for values. Used by make_graphed_callables and by
+    ember.compile's mode="reduce-overhead" for training."""
+    from .. import empty_like
+    c = ForwardBackward()
+    c.static_inputs = tuple(static_inputs)
+    wants_grad = [i for i in c.static_inputs if i.requires_grad]
+    c.forward, c.backward = CUDAGraph(), CUDAGraph()
+    with graph(c.forward, pool=pool):
+        c.static_outputs = _flat_outputs(call())
+    c.static_grad_outputs = [empty_like(o) if o.requires_grad else None for o in c.static_outputs]
+    with graph(c.backward, pool=pool):
+        grads = _backward(c.static_outputs, c.static_grad_outputs, wants_grad, allow_unused)
+    it = iter(grads)  # empty when no output requires grad: then every gradient is None
+    c.static_grad_inputs = [next(it, None) if i.requires_grad else None for i in c.static_inputs]
+    return c
+
+
+def _graphed(func, sample, static_inputs, captured, n_params):
     from ..autograd import Function
     from ..nn import Module
 
@@ -172,23 +193,14 @@ def _graphed(func, sample, static_inputs, static_outputs, static_grad_outputs, s
             for static, given in zip(static_inputs, inputs):
                 if static.data_ptr() != given.data_ptr():
                     static.copy_(given)
-            fwd_graph.replay()
-            return tuple(o.detach() for o in static_outputs)
+            captured.forward.replay()
+            return tuple(o.detach() for o in captured.static_outputs)
 
         @staticmethod
         def backward(ctx, *grads):
-            for static, g in zip(static_grad_outputs, grads):
-                if static is not None:
-                    if g is None:
-                        static.zero_()
-                    elif static.data_ptr() != g.data_ptr():
-                        static.copy_(g)
-            bwd_graph.replay()
-            # copies: a parameter's .grad must not be the graph's buffer, which the next replay
-            # overwrites (and an accumulation into it would add the buffer to itself)
-            return tuple(g.detach().clone() if g is not None else None for g in static_grad_inputs)
+            return replay_backward(captured, grads)
 
-    single = len(static_outputs) == 1
+    single = len(captured.static_outputs) == 1
 
     def run(*args):
         if len(args) != len(sample):
@@ -201,3 +213,17 @@ def _graphed(func, sample, static_inputs, static_outputs, static_grad_outputs, s
         func.forward = run
         return func
     return run
+
+
+def replay_backward(captured, grads):
+    """The backward graph replayed for these output gradients; the input gradients as new tensors."""
+    for static, g in zip(captured.static_grad_outputs, grads):
+        if static is not None:
+            if g is None:
+                static.zero_()
+            elif static.data_ptr() != g.data_ptr():
+                static.copy_(g)
+    captured.backward.replay()
+    # copies: a parameter's .grad must not be the graph's buffer, which the next replay
+    # overwrites (and an accumulation into it would add the buffer to itself)
+    return tuple(g.detach().clone() if g is not None else None for g in captured.static_grad_inputs)
