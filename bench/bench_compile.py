@@ -8,7 +8,8 @@ code generation) too; the kernel caches are cleared first for both (ember's EMBE
 inductor's TORCHINDUCTOR_CACHE_DIR point at fresh directories), so first calls really build.
 
     PYTHONPATH=python:build/python /work/torch2/bin/python bench/bench_compile.py [--quick] [--only=NAME_PART]
-    ... bench_compile.py --cuda    # the chain rows on a GPU instead (ember's kernels from NVRTC)
+    ... bench_compile.py --cuda    # on a GPU instead: the chain rows (ember's kernels from NVRTC), and
+                                   # train steps with mode="reduce-overhead" (CUDA graphs)
 
 Columns: ms per call (best of interleaved rounds), compiled/eager time ratios (below 1: faster),
 ember compiled over torch.compile; first call in seconds.
@@ -170,8 +171,18 @@ def cases(T, quick):
 
 
 def cuda_cases(T, quick):
-    """The chain rows on the GPU (--cuda): ember's fused kernels there are CUDA C++ built by NVRTC."""
+    """The chain rows on the GPU (--cuda): ember's fused kernels there are CUDA C++ built by NVRTC;
+    and train steps compiled with mode="reduce-overhead" (CUDA graphs for forward and backward),
+    where launches, not math, bound the seeds' MLP at batch 64."""
     yield from chain_cases(T, quick, device="cuda", prefix="cuda: ")
+    for name, model, shape in [("cuda: MLP train step, reduce-overhead", mlp(T), (64, 1, 28, 28)),
+                               ("cuda: GPT block step, reduce-overhead", gpt_block(T).train(), (8, 128, 256))]:
+        model = model.cuda()
+        xb = T.randn(*shape, device="cuda")
+        yb = T.randint(0, 10, (64,), device="cuda") if name.startswith("cuda: MLP") else None
+        opt = T.optim.SGD(model.parameters(), lr=0.01)
+        yield name, model, (lambda m, xb=xb, yb=yb, opt=opt: train_step(T, m, xb, yb, opt)), False, \
+            {"mode": "reduce-overhead"}
 
 
 def synchronized(T, step):
@@ -184,12 +195,12 @@ def synchronized(T, step):
 def measure(T, compile_fn, quick, on_cuda=False):
     rows = {}
     only = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--only=")), "")
-    for name, thing, make_step, no_grad in (cuda_cases if on_cuda else cases)(T, quick):
+    for name, thing, make_step, no_grad, *options in (cuda_cases if on_cuda else cases)(T, quick):
         if only not in name:
             continue
         with (T.no_grad() if no_grad else contextlib.nullcontext()):
             eager = make_step(thing)
-            compiled_thing = compile_fn(thing)
+            compiled_thing = compile_fn(thing, **(options[0] if options else {}))
             compiled = make_step(compiled_thing)
             if on_cuda:
                 eager, compiled = synchronized(T, eager), synchronized(T, compiled)
