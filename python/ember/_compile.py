@@ -31,7 +31,6 @@ import warnings
 
 from ember import _C
 from ember._C import _compile as _cc
-from ember import _compile_cudagraphs as _cudagraphs
 from ember.nn.modules.module import Module, _structure_epoch
 
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -264,7 +263,7 @@ class _Entry:
         self.graph, self.out_spec, self.reason, self.calls = graph, out_spec, reason, 0
         self.split = split  # a signature that broke: its own code runs eagerly, the modules it calls compiled
         self.externals = externals or {}  # impl id -> the Python tensor from outside the function
-        self.cudagraph = None  # mode="reduce-overhead": a _compile_cudagraphs capture, or False (none)
+        self.cudagraph = None  # mode="reduce-overhead": its _cc.GraphedRun, or False (none)
         # whether the graph returns an input or an outside tensor (then the caller's object is
         # returned in its place); None until the first replay tells (the graph's outputs are fixed)
         self.returns_callers = None
@@ -417,7 +416,7 @@ class _Compiled:
     def _run(self, entry, all_tensors, n_args):
         self.graph_runs += 1
         entry.calls += 1
-        if self.cudagraphs and entry.cudagraph is not False and entry.calls > 1 and _cudagraphs.cudagraphable(all_tensors):
+        if self.cudagraphs and entry.cudagraph is not False and entry.calls > 1 and _cc.device_graphable(all_tensors):
             outs = self._replay(entry, all_tensors, n_args)
             if outs is not None:
                 return _unflatten(entry.out_spec, outs)
@@ -443,20 +442,24 @@ class _Compiled:
         return _Entry(graph, regime.base.out_spec, None, regime.base.externals)
 
     def _replay(self, entry, all_tensors, n_args):
-        """The graph as CUDA graph replays (_compile_cudagraphs): captured on the signature's second
-        call. None when this call runs the compiled graph instead."""
-        c = entry.cudagraph
-        if c is not None and not c.matches_outside():  # a parameter got new storage: capture again
-            c = entry.cudagraph = None
-        if c is None:
-            c = _cudagraphs.capture(entry.graph.run, all_tensors, n_args, _cudagraphs.wants_grad(all_tensors))
-            if isinstance(c, str):
-                _log("graph_breaks", f"{self.name}: no CUDA graph ({c}); this signature runs its kernels one by one")
+        """The graph replayed as CUDA graphs (compile/device_graphs.h: GraphedRun), captured on the
+        signature's second compiled run; in training a forward and a backward graph behind one
+        autograd node. As in torch, the outputs are the graphs' own tensors and the next replay
+        overwrites them. None when this call runs the compiled graph instead: no graph could be
+        captured (logged), or an earlier call's backward is still to come."""
+        g = entry.cudagraph
+        if g is not None and not g.reads_current_storage(all_tensors):  # a parameter got new storage
+            g = entry.cudagraph = None
+        if g is None:
+            try:
+                g = _cc.GraphedRun(entry.graph, all_tensors, n_args)
+            except RuntimeError as e:
+                _log("graph_breaks", f"{self.name}: no CUDA graph ({e}); this signature runs its kernels one by one")
                 entry.cudagraph = False
                 return None
-            entry.cudagraph = c
+            entry.cudagraph = g
             self.cudagraph_captures += 1
-        outs = _cudagraphs.replay(c, all_tensors, n_args)
+        outs = g(all_tensors)
         if outs is not None:
             self.cudagraph_replays += 1
         return outs

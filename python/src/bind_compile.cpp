@@ -15,6 +15,7 @@
 #include "ember/compile/capture.h"
 #include "ember/compile/compiled_graph.h"
 #include "ember/compile/compiled_template.h"
+#include "ember/compile/device_graphs.h"
 #include "ember/compile/symbolic.h"
 #include "ember/export.h"
 
@@ -28,6 +29,58 @@ nb::tuple place_tuple(const compiler::SymSite& s) {
 nb::object number_object(const compiler::GraphNumbers& n, size_t k) {
   return n.is_double[k] ? nb::object(nb::float_(n.doubles[k])) : nb::object(nb::int_(n.ints[k]));
 }
+}  // namespace
+
+namespace {
+
+using OptionalTensors = std::vector<std::optional<Tensor>>;
+
+OptionalTensors optional_tensors(const std::vector<Tensor>& tensors) {
+  OptionalTensors out;
+  for (const auto& t : tensors) out.push_back(t.defined() ? std::optional<Tensor>(t) : std::nullopt);
+  return out;
+}
+
+// Device graphs (compile/device_graphs.h): mode="reduce-overhead"'s GraphedRun over a compiled
+// graph, and make_graphed_callables' capture of a Python callable's forward and backward.
+void bind_device_graphs(nb::module_& m) {
+  using namespace compiler;
+  nb::class_<GraphedRun>(m, "GraphedRun")
+      .def("__init__", [](GraphedRun* self, std::shared_ptr<CompiledGraph> graph, const std::vector<Tensor>& inputs,
+                          size_t n_args) {
+        new (self) GraphedRun([graph](const std::vector<Tensor>& in) { return graph->run(in); }, inputs, n_args);
+      }, nb::arg("graph"), nb::arg("inputs"), nb::arg("n_args"))
+      .def("__call__", &GraphedRun::operator(), nb::arg("inputs"))
+      .def("reads_current_storage", &GraphedRun::reads_current_storage, nb::arg("inputs"))
+      .def_prop_ro("training", &GraphedRun::training)
+      .def_prop_ro("replays", &GraphedRun::replays);
+  nb::class_<ForwardBackwardGraphs>(m, "ForwardBackwardGraphs")
+      .def_prop_ro("static_inputs", [](const ForwardBackwardGraphs& c) { return c.static_inputs; })
+      .def_prop_ro("static_outputs", [](const ForwardBackwardGraphs& c) { return c.static_outputs; })
+      .def_prop_ro("static_grad_outputs", [](const ForwardBackwardGraphs& c) { return optional_tensors(c.static_grad_outputs); })
+      .def_prop_ro("static_grad_inputs", [](const ForwardBackwardGraphs& c) { return optional_tensors(c.static_grad_inputs); })
+      .def("replay_forward", [](ForwardBackwardGraphs& c) { c.replay_forward(); })
+      .def("replay_backward", [](ForwardBackwardGraphs& c, const OptionalTensors& grads) {
+        std::vector<Tensor> g;
+        for (const auto& t : grads) g.push_back(t ? *t : Tensor());
+        return optional_tensors(replay_backward(c, g));
+      }, nb::arg("grads"));
+  m.def("capture_forward_backward", [](nb::callable call, const std::vector<Tensor>& static_inputs, int64_t pool,
+                                       bool allow_unused) {
+    // the callable may outlive this call (an emulated capture reruns it) and die on any thread
+    std::shared_ptr<nb::callable> fn(new nb::callable(call), [](nb::callable* f) {
+      nb::gil_scoped_acquire gil;
+      delete f;
+    });
+    return capture_forward_backward([fn] {
+      nb::gil_scoped_acquire gil;
+      return nb::cast<std::vector<Tensor>>((*fn)());
+    }, static_inputs, pool, allow_unused);
+  }, nb::arg("call"), nb::arg("static_inputs"), nb::arg("pool") = 0, nb::arg("allow_unused") = false);
+  m.def("device_graphable", &device_graphable, nb::arg("tensors"));
+  m.def("set_emulated_device_graphs", &compiler::detail::set_emulated_device_graphs, nb::arg("on"));
+}
+
 }  // namespace
 
 void bind_compile(nb::module_& parent) {
@@ -210,6 +263,7 @@ void bind_compile(nb::module_& parent) {
   // which C++ tensor a Python one holds: a replayed result that is an input (or an outside
   // tensor) is handed back as the caller's own Python object, as eager returns `self`
   m.def("impl_id", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.impl()); });
+  bind_device_graphs(m);
 }
 
 }  // namespace ember::python

@@ -5,9 +5,11 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "ember/compile/capture.h"
+#include "ember/compile/device_graphs.h"
 #include "ember/core/errors.h"
 
 namespace ember {
@@ -15,14 +17,50 @@ namespace ember {
 using compiler::CaptureSession;
 using compiler::CompiledGraph;
 
+namespace {
+
+// One input signature: its graph (null: it runs eagerly) and, with mode="reduce-overhead", that
+// graph as device graphs, captured on its second compiled run (the first warmed up cuBLAS, cuDNN
+// and the backward's kernels).
+struct Signature {
+  std::shared_ptr<CompiledGraph> graph;
+  int64_t runs = 0;
+  std::mutex graphs_mu;  // a replay writes the signature's static tensors: one call at a time
+  std::unique_ptr<compiler::GraphedRun> graphed;
+  std::string no_graphs;  // why it has none (then it runs its kernels one by one)
+};
+
+// The signature's graph as device graphs for this call, or nullopt when it runs as it is.
+std::optional<std::vector<Tensor>> replayed(Signature& sig, const std::vector<Tensor>& all, size_t n_args,
+                                            CompileStats& stats) {
+  std::lock_guard<std::mutex> lock(sig.graphs_mu);
+  if (!sig.no_graphs.empty() || ++sig.runs < 2 || !compiler::device_graphable(all)) return std::nullopt;
+  if (sig.graphed && !sig.graphed->reads_current_storage(all)) sig.graphed.reset();  // a parameter moved: again
+  if (!sig.graphed) {
+    try {
+      sig.graphed = std::make_unique<compiler::GraphedRun>(
+          [graph = sig.graph](const std::vector<Tensor>& in) { return graph->run(in); }, all, n_args);
+    } catch (const std::exception& e) {
+      sig.no_graphs = e.what();
+      return std::nullopt;
+    }
+    ++stats.device_graph_captures;
+  }
+  auto out = (*sig.graphed)(all);
+  if (out) ++stats.device_graph_replays;
+  return out;
+}
+
+}  // namespace
+
 struct CompiledFunction::Impl {
   Fn fn;
   CompileOptions options;
   std::function<std::vector<Tensor>()> extra_inputs;
   std::function<std::string()> extra_key;
   std::mutex mu;
-  // signature -> its graph (null: that signature runs eagerly)
-  std::map<std::string, std::shared_ptr<CompiledGraph>> cache;
+  // (shared: a call keeps its signature while another thread's new one evicts it)
+  std::map<std::string, std::shared_ptr<Signature>> cache;
   CompileStats stats;
   bool warned_limit = false;
 };
@@ -51,13 +89,13 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
   if (m.extra_inputs)  // the module's own tensors are guarded by identity
     for (size_t i = inputs.size(); i < all.size(); ++i) extra += "#" + std::to_string(reinterpret_cast<uintptr_t>(all[i].impl()));
   const std::string key = compiler::guard_signature(all) + "|" + extra;
-  std::shared_ptr<CompiledGraph> graph;
+  std::shared_ptr<Signature> sig;
   bool known = false;
   {
     std::lock_guard<std::mutex> lock(m.mu);
     if (auto it = m.cache.find(key); it != m.cache.end()) {
       known = true;
-      graph = it->second;
+      sig = it->second;
     } else if (m.options.dynamic && m.cache.size() >= 64) {
       m.cache.erase(m.cache.begin());  // shapes vary freely: make room (kernels stay in the cache)
     } else if (!m.options.dynamic && int64_t(m.cache.size()) >= m.options.cache_size_limit) {
@@ -69,13 +107,14 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
     }
   }
   if (known) {
-    if (!graph) {
+    if (!sig || !sig->graph) {
       ++m.stats.eager_runs;
       return m.fn(inputs);
     }
     ++m.stats.graph_runs;
-    auto out = graph->run(all);
-    return out;
+    if (m.options.mode == "reduce-overhead")
+      if (auto out = replayed(*sig, all, inputs.size(), m.stats)) return *std::move(out);
+    return sig->graph->run(all);
   }
   // first call of this signature: run it eagerly under capture
   std::vector<Tensor> out;
@@ -92,10 +131,12 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
   if (!reason.empty()) {
     EMBER_CHECK(!m.options.fullgraph, "compile(fullgraph=True): the function cannot be captured whole: ", reason);
     m.stats.breaks.push_back(reason);
-    m.cache[key] = nullptr;
+    m.cache[key] = std::make_shared<Signature>();  // eager from now on
     return out;
   }
-  m.cache[key] = compiler::compile_graph(std::move(g), {.fuse = m.options.fuse});
+  auto made = std::make_shared<Signature>();
+  made->graph = compiler::compile_graph(std::move(g), {.fuse = m.options.fuse});
+  m.cache[key] = std::move(made);
   return out;
 }
 
@@ -108,10 +149,13 @@ std::string CompiledFunction::explain() const {
   os << m.stats.captures << " captures, " << m.stats.graph_runs << " compiled runs, " << m.stats.eager_runs
      << " eager runs\n";
   int i = 0;
-  for (const auto& [key, graph] : m.cache) {
+  for (const auto& [key, signature] : m.cache) {
+    const Signature& sig = *signature;
     os << "signature " << i++ << ": " << key << "\n";
-    if (graph) os << graph->describe();
+    if (sig.graph) os << sig.graph->describe();
     else os << "  (runs eagerly)\n";
+    if (sig.graphed) os << "  device graphs (" << (sig.graphed->training() ? "forward and backward" : "forward") << ")\n";
+    if (!sig.no_graphs.empty()) os << "  no device graphs: " << sig.no_graphs << "\n";
   }
   for (const auto& b : m.stats.breaks) os << "break: " << b << "\n";
   return os.str();

@@ -100,63 +100,24 @@ def test_compile_reduce_overhead_replays_a_graph():
     assert y.requires_grad
 
 
-# --- mode="reduce-overhead" in training: a forward graph and a backward graph behind one autograd node.
-# The wiring (static arguments, outside tensors read in place, one autograd node whose backward replays,
-# calls made while a backward is to come, stale backwards, new parameter storage) is checked on the CPU
-# with the two graphs emulated: "replaying" the forward reruns it and overwrites the static outputs and the
-# activations the backward reads, as a real replay overwrites them; "replaying" the backward takes the
-# gradients of the latest forward. The real capture runs in the GPU test below.
-
-class _EmulatedGraphs:
-    """capture_forward_backward's result, emulated: the same static tensors and replay order."""
-
-    class _Replay:
-        def __init__(self, fn):
-            self.replay = fn
-
-    def __init__(self, call, static_inputs, pool, allow_unused=False):
-        from ember.cuda import graphs
-        self.call, self.static_inputs = call, tuple(static_inputs)
-        self.wants = [i for i in self.static_inputs if i.requires_grad]
-        self.latest = graphs._flat_outputs(call())  # capture runs nothing on a GPU; values come from replays
-        self.static_outputs = tuple(ember.empty_like(o).requires_grad_(o.requires_grad) for o in self.latest)
-        self.static_grad_outputs = [ember.empty_like(o) if o.requires_grad else None for o in self.latest]
-        self.static_grad_inputs = [ember.empty_like(i) if i.requires_grad else None for i in self.static_inputs]
-        self.forward, self.backward = self._Replay(self._forward), self._Replay(self._backward)
-        self.replays = 0
-
-    def _forward(self):
-        with ember.enable_grad():
-            self.latest = tuple(self.call())
-        with ember.no_grad():
-            for s, o in zip(self.static_outputs, self.latest):
-                s.copy_(o)
-        self.replays += 1
-
-    def _backward(self):
-        pairs = [(o, g) for o, g in zip(self.latest, self.static_grad_outputs) if o.requires_grad]
-        grads = ember.autograd.grad([o for o, _ in pairs], self.wants, [g for _, g in pairs], allow_unused=True)
-        it = iter(grads)
-        with ember.no_grad():
-            for s in self.static_grad_inputs:
-                if s is not None:
-                    g = next(it)
-                    s.copy_(g) if g is not None else s.zero_()
-
+# --- mode="reduce-overhead" in training: a forward graph and a backward graph behind one autograd node
+# (compile/device_graphs.h). The wiring (static arguments, outside tensors read in place, the autograd
+# node whose backward replays, calls made while a backward is to come, stale backwards, new parameter
+# storage) is checked on the CPU with the graphs emulated (set_emulated_device_graphs): a forward "replay"
+# reruns the capture's call and overwrites the static outputs and the activations the backward reads, as
+# a real replay overwrites them; a backward "replay" takes the gradients of the latest forward. The real
+# capture runs in the GPU test below.
 
 @pytest.fixture
-def emulated_cuda_graphs(monkeypatch):
-    from ember import _compile_cudagraphs
-    made = []
+def emulated_cuda_graphs():
+    before = ember._C._compile.set_emulated_device_graphs(True)
+    yield
+    ember._C._compile.set_emulated_device_graphs(before)
 
-    def capture(call, static_inputs, pool, allow_unused=False):
-        made.append(_EmulatedGraphs(call, static_inputs, pool, allow_unused))
-        return made[-1]
 
-    monkeypatch.setattr(_compile_cudagraphs, "cudagraphable", lambda tensors: bool(tensors))
-    monkeypatch.setattr(ember.cuda.graphs, "capture_forward_backward", capture)
-    monkeypatch.setattr(ember.cuda, "graph_pool_handle", lambda: 0)
-    return made
+def _graphed_run(compiled):
+    (entry,) = [e for e in compiled._ember_compiled.cache.values() if e.cudagraph]
+    return entry.cudagraph
 
 
 def _mlp_pair(device="cpu", seed=3):
@@ -193,12 +154,10 @@ def test_reduce_overhead_trains_as_eager_through_the_graphs(emulated_cuda_graphs
     # call 1 captures the ember graph, call 2 runs it (warming up cuBLAS and the backward), call 3 captures
     # the CUDA graphs and replays them
     assert c.cudagraph_captures == 1 and c.cudagraph_replays == 3
-    assert emulated_cuda_graphs[0].replays == 3
-    # the static arguments are the graph's own; the parameters are read in place
-    graphs = emulated_cuda_graphs[0]
-    params = list(model.parameters())
-    assert all(s is p for s, p in zip(graphs.static_inputs[1:], params))
-    assert graphs.static_inputs[0].requires_grad
+    g = _graphed_run(compiled)
+    assert g.training and g.replays == 3
+    out = compiled(ember.randn(16, 24, requires_grad=True))
+    assert out.grad_fn.name() == "CompiledGraphsBackward"
 
 
 def test_reduce_overhead_two_forwards_then_one_backward(emulated_cuda_graphs):
@@ -271,3 +230,41 @@ def test_compile_reduce_overhead_trains_as_eager_on_the_gpu():
     _train_both(compiled, model, ref, 5, "cuda", input_grad=True)
     c = compiled._ember_compiled
     assert c.cudagraph_captures == 1 and c.cudagraph_replays == 3
+
+
+def test_reduce_overhead_inference_outputs_are_the_graphs_own(emulated_cuda_graphs):
+    model, ref = _mlp_pair(seed=9)
+    compiled = ember.compile(model.eval(), mode="reduce-overhead")
+    outs = []
+    with ember.no_grad():
+        for _ in range(4):
+            x = ember.randn(16, 24)
+            outs.append(compiled(x))
+            np.testing.assert_allclose(outs[-1].numpy(), ref(x).numpy(), rtol=1e-5, atol=1e-5)
+    assert not _graphed_run(compiled).training and _graphed_run(compiled).replays == 2
+    # as in torch, a replay's output is the graph's tensor: the next replay overwrites it
+    assert outs[2].data_ptr() == outs[3].data_ptr() != outs[1].data_ptr()
+
+
+def test_capture_forward_backward_emulated(emulated_cuda_graphs):
+    # make_graphed_callables' core through its binding: static inputs read, outputs without grad,
+    # an unused input, a missing output gradient
+    x, w = ember.randn(3, 8, requires_grad=True), ember.randn(8, 4, requires_grad=True)
+    unused = ember.randn(2, requires_grad=True)
+    c = ember.cuda.graphs.capture_forward_backward(lambda: (x @ w, (x @ w).argmax(1)), [x, w, unused], 0,
+                                                   allow_unused=True)
+    assert c.static_grad_outputs[1] is None and c.static_grad_inputs[2] is None
+    with ember.no_grad():
+        x.copy_(ember.randn(3, 8))
+    c.replay_forward()
+    out, idx = c.static_outputs
+    want = (x @ w).detach()
+    np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-6)
+    assert ember.equal(idx, want.argmax(1))
+    gx, gw, gu = c.replay_backward([ember.ones(3, 4), None])
+    assert gu is None
+    np.testing.assert_allclose(gx.numpy(), (ember.ones(3, 4) @ w.detach().t()).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(gw.numpy(), (x.detach().t() @ ember.ones(3, 4)).numpy(), rtol=1e-6)
+    assert gx.data_ptr() != c.static_grad_inputs[0].data_ptr()  # copies, not the graph's buffers
+    with pytest.raises(ValueError, match="replay_backward: expected 2 output gradients, got 1"):
+        c.replay_backward([None])

@@ -24,7 +24,10 @@ struct CompileOptions {
   // shapes vary freely: a new shape is captured in one eager call, reuses the compiled kernels,
   // and does not count against cache_size_limit (the cache keeps 64 signatures).
   bool dynamic = false;
-  std::string mode = "default";    // "default", "reduce-overhead", "max-autotune" (one behaviour on the CPU)
+  // "default", "reduce-overhead" (on a GPU: each signature's graph replayed as CUDA graphs from its
+  // third call, in training too; outputs are the graphs' tensors, overwritten by the next call),
+  // "max-autotune", "max-autotune-no-cudagraphs"
+  std::string mode = "default";
   int64_t cache_size_limit = 8;    // signatures captured per function; past it, new ones run eagerly
   bool fuse = true;                // generate fused kernels (off: replay only)
 };
@@ -34,6 +37,8 @@ struct CompileStats {
   int64_t graph_runs = 0;   // calls served by a compiled graph
   int64_t eager_runs = 0;   // calls run eagerly (breaks, past the cache limit)
   std::vector<std::string> breaks;  // why a signature runs eagerly
+  int64_t device_graph_captures = 0;  // mode="reduce-overhead": signatures captured as device graphs
+  int64_t device_graph_replays = 0;   // ... and calls served by a replay
 };
 
 class CompiledFunction {

@@ -154,33 +154,13 @@ def _backward(outputs, grad_outputs, wants_grad, allow_unused):
     return autograd.grad([o for o, _ in pairs], wants_grad, [g for _, g in pairs], allow_unused=allow_unused)
 
 
-class ForwardBackward:
-    """A forward and its backward captured as two graphs in one pool: replay `forward` after
-    copying new inputs into `static_inputs`, read `static_outputs`; fill `static_grad_outputs`
-    (None for outputs without grad), replay `backward`, read `static_grad_inputs` (None for
-    inputs without grad, or whose gradient is unused)."""
-    __slots__ = ("static_inputs", "static_outputs", "static_grad_outputs", "static_grad_inputs", "forward",
-                 "backward")
-
-
 def capture_forward_backward(call, static_inputs, pool, allow_unused=False):
     """call() (which computes from static_inputs) captured into a forward graph, and the gradients
-    of its outputs for the static inputs that require grad into a backward graph, both in pool.
-    Nothing runs: replay the forward for values. Used by make_graphed_callables and by
-    ember.compile's mode="reduce-overhead" for training."""
-    from .. import empty_like
-    c = ForwardBackward()
-    c.static_inputs = tuple(static_inputs)
-    wants_grad = [i for i in c.static_inputs if i.requires_grad]
-    c.forward, c.backward = CUDAGraph(), CUDAGraph()
-    with graph(c.forward, pool=pool):
-        c.static_outputs = _flat_outputs(call())
-    c.static_grad_outputs = [empty_like(o) if o.requires_grad else None for o in c.static_outputs]
-    with graph(c.backward, pool=pool):
-        grads = _backward(c.static_outputs, c.static_grad_outputs, wants_grad, allow_unused)
-    it = iter(grads)  # empty when no output requires grad: then every gradient is None
-    c.static_grad_inputs = [next(it, None) if i.requires_grad else None for i in c.static_inputs]
-    return c
+    of its outputs for the static inputs that require grad into a backward graph, both in pool
+    (compile/device_graphs.h, shared with ember.compile's mode="reduce-overhead"). Nothing runs:
+    replay_forward() for values; replay_backward(grads) returns the input gradients (copies)."""
+    return _C._compile.capture_forward_backward(lambda: _flat_outputs(call()), list(static_inputs), pool,
+                                                allow_unused)
 
 
 def _graphed(func, sample, static_inputs, captured, n_params):
@@ -193,12 +173,12 @@ def _graphed(func, sample, static_inputs, captured, n_params):
             for static, given in zip(static_inputs, inputs):
                 if static.data_ptr() != given.data_ptr():
                     static.copy_(given)
-            captured.forward.replay()
+            captured.replay_forward()
             return tuple(o.detach() for o in captured.static_outputs)
 
         @staticmethod
         def backward(ctx, *grads):
-            return replay_backward(captured, grads)
+            return tuple(captured.replay_backward(list(grads)))
 
     single = len(captured.static_outputs) == 1
 
@@ -213,17 +193,3 @@ def _graphed(func, sample, static_inputs, captured, n_params):
         func.forward = run
         return func
     return run
-
-
-def replay_backward(captured, grads):
-    """The backward graph replayed for these output gradients; the input gradients as new tensors."""
-    for static, g in zip(captured.static_grad_outputs, grads):
-        if static is not None:
-            if g is None:
-                static.zero_()
-            elif static.data_ptr() != g.data_ptr():
-                static.copy_(g)
-    captured.backward.replay()
-    # copies: a parameter's .grad must not be the graph's buffer, which the next replay
-    # overwrites (and an accumulation into it would add the buffer to itself)
-    return tuple(g.detach().clone() if g is not None else None for g in captured.static_grad_inputs)
