@@ -105,11 +105,17 @@ autograd::variable_list fused_backward(const Kernel& k, const autograd::variable
     in_ptr.push_back(k.device && k.host_number[i] ? nullptr : operands[i].data_ptr());
   std::vector<Tensor> full(grp.inputs.size());
   std::vector<void*> gin_ptr(grp.inputs.size(), nullptr);
+  // a CPU kernel sums a kInner operand's gradient per chunk of rows (kGradientChunks)
+  const int64_t row_length = grp.inner > 0 ? grp.inner : 4096;
+  const int64_t rows = (numel + row_length - 1) / row_length;
+  const int64_t chunks = std::min(rows, kGradientChunks);
+  auto in_chunks = [&](size_t i) { return !k.device && grp.inputs[i].kind == FusedOperand::kInner; };
   for (size_t d = 0; d < differentiable.size(); ++d) {  // (the kernel writes all of them)
     const size_t i = differentiable[d];
     // (a row group's per-row operand gets one number per row)
-    full[i] = empty(grp.inputs[i].kind == FusedOperand::kRow ? Shape(operands[i].sizes().begin(), operands[i].sizes().end())
-                                                             : grp.sizes, f32);
+    full[i] = in_chunks(i) ? empty({chunks, row_length}, f32)
+              : empty(grp.inputs[i].kind == FusedOperand::kRow ? Shape(operands[i].sizes().begin(), operands[i].sizes().end())
+                                                               : grp.sizes, f32);
     gin_ptr[i] = full[i].data_ptr();
   }
   {
@@ -118,7 +124,7 @@ autograd::variable_list fused_backward(const Kernel& k, const autograd::variable
       k.device->run_backward(grp.device, numel, grp.inner > 0 ? grp.inner : 1, in_ptr.data(), gout_ptr.data(),
                              gin_ptr.data(), host_numbers(k, operands).data());
     else
-      k.backward(numel, grp.inner > 0 ? grp.inner : 4096, in_ptr.data(), gout_ptr.data(), gin_ptr.data(), &run_on_pool);
+      k.backward(numel, row_length, in_ptr.data(), gout_ptr.data(), gin_ptr.data(), &run_on_pool);
   }
   autograd::variable_list out;
   for (size_t d = 0; d < differentiable.size(); ++d) {
@@ -128,7 +134,9 @@ autograd::variable_list fused_backward(const Kernel& k, const autograd::variable
       continue;
     }
     const Tensor& operand = operands[i];
-    Tensor g = grp.inputs[i].kind == FusedOperand::kFull ? full[i] : autograd::sum_to(full[i], operand.sizes());
+    Tensor g = grp.inputs[i].kind == FusedOperand::kFull ? full[i]
+               : in_chunks(i)                                 ? full[i].sum({0}).reshape(operand.sizes())
+                                                              : autograd::sum_to(full[i], operand.sizes());
     out.push_back(g.dtype() == operand.dtype() ? g : g.to(operand.dtype()));
   }
   return out;

@@ -363,14 +363,18 @@ void fusion_detail::emit_gradients(std::ostringstream& os, const Graph& g, const
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     if (!g.values[size_t(grp.inputs[k].value)].requires_grad) continue;
     auto it = grad.find(grp.inputs[k].value);
-    os << at.indent << "gin" << k << at.full << " = " << (it == grad.end() ? "0.0f" : it->second) << ";\n";
+    const std::string d = it == grad.end() ? "0.0f" : it->second;
+    if (at.inner_gradients_in_chunks && grp.inputs[k].kind == FusedOperand::kInner)
+      os << at.indent << "gin" << k << at.inner << " += " << d << ";\n";
+    else
+      os << at.indent << "gin" << k << at.full << " = " << d << ";\n";
   }
 }
 
 namespace {
 
 // The CPU loop body's lines and elements (a row of `inner` from `base`).
-const fusion_detail::LoopBody kCpuBody{"      ", "[base + j]", "[j]"};
+const fusion_detail::LoopBody kCpuBody{"      ", "[base + j]", "[j]", /*inner_gradients_in_chunks=*/true};
 
 // 16-bit float values in float: loaded exactly, stored and rounded as ember's eager kernels round
 // them. bfloat16: nearest even, NaN -> 0x7fc0 (cpu/tensor_iter.h's store_block), branch-free so
@@ -403,14 +407,35 @@ std::string fusion_detail::entry(const char* name, const char* params, const cha
          "  parallel(rows, grain, &a, " + body + ");\n}\n";
 }
 
+const char* const fusion_detail::kBackwardArgs =
+    "struct BackwardArgs { int64_t numel, inner; const void* const* in; const void* const* gout; void* const* gin;\n"
+    "                      int64_t rows, chunks; };\n";
+
+std::string fusion_detail::backward_entry() {
+  const std::string chunks = std::to_string(kGradientChunks);
+  return "namespace {\nvoid backward_chunks(void* ctx, int64_t c0, int64_t c1) {\n"
+         "  const BackwardArgs& a = *static_cast<const BackwardArgs*>(ctx);\n"
+         "  for (int64_t c = c0; c < c1; ++c) backward_body(ctx, c * a.rows / a.chunks, (c + 1) * a.rows / a.chunks, c);\n"
+         "}\n}  // namespace\n\n"
+         "extern \"C\" void ember_fused_backward(int64_t numel, int64_t inner, const void* const* in, "
+         "const void* const* gout, void* const* gin,\n"
+         "    void (*parallel)(int64_t, int64_t, void*, void (*)(void*, int64_t, int64_t))) {\n"
+         "  const int64_t rows = (numel + inner - 1) / inner;\n"
+         "  BackwardArgs a{numel, inner, in, gout, gin, rows, rows < " + chunks + " ? rows : " + chunks + "};\n"
+         "  if (a.chunks == 0) return;\n"
+         "  // chunks of at least ~32K elements per task, as the forward's grain\n"
+         "  const int64_t grain_rows = inner >= 32768 ? 1 : 32768 / inner, per_chunk = rows / a.chunks;\n"
+         "  parallel(a.chunks, (grain_rows + per_chunk - 1) / per_chunk, &a, backward_chunks);\n}\n";
+}
+
 namespace {
 
-// The backward body: the forward values recomputed, then each node's input gradients accumulated
-// in reverse program order (d<v>), and the operands' gradients stored.
+// The backward body over rows [r0, r1) of chunk c: the forward values recomputed, then each
+// node's input gradients accumulated in reverse program order (d<v>), and the operands'
+// gradients stored (a kInner operand's summed into the chunk's row of its buffer).
 void emit_backward(std::ostringstream& os, const Graph& g, const FusedGroup& grp) {
-  os << "struct BackwardArgs { int64_t numel, inner; const void* const* in; const void* const* gout; "
-        "void* const* gin; };\n\n"
-        "void backward_body(void* ctx, int64_t r0, int64_t r1) {\n"
+  os << kBackwardArgs << "\n"
+        "void backward_body(void* ctx, int64_t r0, int64_t r1, int64_t c) {\n"
         "  const BackwardArgs& a = *static_cast<const BackwardArgs*>(ctx);\n";
   emit_operand_pointers(os, grp);
   for (size_t k = 0; k < grp.outputs.size(); ++k)
@@ -418,8 +443,14 @@ void emit_backward(std::ostringstream& os, const Graph& g, const FusedGroup& grp
   // only operands that wanted a gradient at capture get one (the guards keep that true), and
   // their slots are never null: stores without a branch keep the loop vectorised
   auto wants_grad = [&](size_t k) { return g.values[size_t(grp.inputs[k].value)].requires_grad; };
-  for (size_t k = 0; k < grp.inputs.size(); ++k)
-    if (wants_grad(k)) os << "  float* __restrict gin" << k << " = static_cast<float*>(a.gin[" << k << "]);\n";
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    if (!wants_grad(k)) continue;
+    os << "  float* __restrict gin" << k << " = static_cast<float*>(a.gin[" << k << "])";
+    if (grp.inputs[k].kind == FusedOperand::kInner)
+      os << " + c * a.inner;\n  for (int64_t j = 0; j < a.inner; ++j) gin" << k << "[j] = 0.0f;\n";
+    else
+      os << ";\n";
+  }
   os << kLoopHead;
   std::unordered_map<ValueId, std::string> name;
   emit_values(os, g, grp, kCpuBody, name);
@@ -458,10 +489,7 @@ std::string generate_source(const Graph& g, const FusedGroup& grp) {
   os << "}  // namespace\n\n";
   os << entry("ember_fused", "int64_t numel, int64_t inner, const void* const* in, void* const* out",
               "Args a{numel, inner, in, out};", "body");
-  if (grp.needs_grad)
-    os << entry("ember_fused_backward",
-                "int64_t numel, int64_t inner, const void* const* in, const void* const* gout, void* const* gin",
-                "BackwardArgs a{numel, inner, in, gout, gin};", "backward_body");
+  if (grp.needs_grad) os << backward_entry();
   return os.str();
 }
 

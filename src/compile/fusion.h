@@ -78,6 +78,9 @@ struct LoopBody {
   const char* indent;
   const char* full;
   const char* inner;
+  // a kInner operand's gradient: accumulated into its chunk's row ("gin<k>[j] +=", the CPU's, see
+  // kGradientChunks) or stored full-size for the caller to sum (a device's)
+  bool inner_gradients_in_chunks = false;
 };
 // Inside a loop body: each operand loaded (a<k>), then each node's value in program order (t<v>),
 // their names recorded in `name`.
@@ -93,6 +96,11 @@ int64_t numel(const Shape& s);
 void emit_operand_pointers(std::ostringstream& os, const FusedGroup& grp);
 // The extern "C" entry that runs `body` over the rows on ember's threads.
 std::string entry(const char* name, const char* params, const char* args_init, const char* body);
+// The CPU backward's argument struct, and its entry (after the source's anonymous namespace, which
+// defines backward_body): the rows split into the chunks of kGradientChunks,
+// `backward_body(ctx, r0, r1, chunk)` run over each on ember's threads.
+extern const char* const kBackwardArgs;
+std::string backward_entry();
 // Which nodes read each value and which values the graph returns, built once per graph: a
 // group's outputs are its values read outside it (or returned).
 struct ValueUses {
@@ -111,10 +119,14 @@ using FusedKernelFn = void (*)(int64_t numel, int64_t inner, const void* const* 
                                ParallelFn parallel);
 // The backward of a group (groups that need a gradient): from the forward operands `in` and the
 // gradients of the group's outputs `grad_out` (one full-size float buffer each), the gradient of
-// every operand that required grad at capture, into its grad_in slot (a full-size float buffer;
-// the other slots are not read) (the caller sums a
-// broadcast operand's back to its shape). The group's intermediates are recomputed from the
+// every operand that required grad at capture, into its grad_in slot (the other slots are not
+// read): a full-size float buffer (the caller sums a broadcast operand's back to its shape) or, for
+// a kInner operand (a bias, a norm's weight), min(rows, kGradientChunks) rows of `inner` floats:
+// each chunk of consecutive rows sums its share there, and the caller sums the chunks. That
+// spares a full-size buffer written, zeroed and summed per such operand, and the sum's order is
+// fixed by the sizes alone (the same bits at any thread count). The group's intermediates are recomputed from the
 // operands, not saved: they cost a few flops per element, saving them a pass over memory each.
+constexpr int64_t kGradientChunks = 64;
 using FusedBackwardFn = void (*)(int64_t numel, int64_t inner, const void* const* in, const void* const* grad_out,
                                  void* const* grad_in, ParallelFn parallel);
 

@@ -310,7 +310,6 @@ const char* const kPrelude =
     "namespace {\n"
     "namespace f = ember::formula;\nusing M = ember::cpu::CpuMath;\nnamespace v16 = ember::cpu::vec16;\n"
     "struct Args { int64_t numel, inner; const void* const* in; void* const* out; };\n"
-    "struct BackwardArgs { int64_t numel, inner; const void* const* in; const void* const* gout; void* const* gin; };\n"
     // 16 partial results combined by vector shuffles (cpu/vec16.h), not a scalar tree that
     // mispredicts; max/min keep a NaN once met, as amax/amin
     "inline float lanes_sum(const float* acc) { return v16::sum(v16::load(acc)); }\n"
@@ -326,9 +325,10 @@ void emit_kept_buffers(std::ostringstream& os, const std::unordered_map<ValueId,
 }
 
 // A body's opening: its arguments (struct `args`), the row length, the operand pointers.
-void emit_body_head(std::ostringstream& os, const FusedGroup& grp, const char* name, const char* args) {
-  os << "void " << name << "(void* ctx, int64_t r0, int64_t r1) {\n  const " << args << "& a = *static_cast<const "
-     << args << "*>(ctx);\n  const int64_t L = a.inner;\n";
+void emit_body_head(std::ostringstream& os, const FusedGroup& grp, const char* name, const char* args,
+                    const char* extra_param = "") {
+  os << "void " << name << "(void* ctx, int64_t r0, int64_t r1" << extra_param << ") {\n  const " << args
+     << "& a = *static_cast<const " << args << "*>(ctx);\n  const int64_t L = a.inner;\n";
   fusion_detail::emit_operand_pointers(os, grp);
 }
 
@@ -397,11 +397,18 @@ void emit_backward_body(std::ostringstream& os, const RowBuilder& b) {
     for (ValueId x : n.inputs)
       if (seg.count(x) && wants(x) && seg.at(x) < at && at <= m) carried[x] = 1;
   }
-  emit_body_head(os, grp, "backward_body", "BackwardArgs");
+  os << fusion_detail::kBackwardArgs << "\n";
+  emit_body_head(os, grp, "backward_body", "BackwardArgs", ", int64_t c");
   for (size_t k = 0; k < grp.outputs.size(); ++k)
     os << "  const float* __restrict gout" << k << " = static_cast<const float*>(a.gout[" << k << "]);\n";
-  for (size_t k = 0; k < grp.inputs.size(); ++k)
-    if (wants(grp.inputs[k].value)) os << "  float* __restrict gin" << k << " = static_cast<float*>(a.gin[" << k << "]);\n";
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    if (!wants(grp.inputs[k].value)) continue;
+    os << "  float* __restrict gin" << k << " = static_cast<float*>(a.gin[" << k << "])";
+    if (grp.inputs[k].kind == FusedOperand::kInner)  // the chunk's row of partial sums (kGradientChunks)
+      os << " + c * L;\n  for (int64_t j = 0; j < L; ++j) gin" << k << "[j] = 0.0f;\n";
+    else
+      os << ";\n";
+  }
   const auto kept = kept_values(b);
   emit_kept_buffers(os, kept);
   emit_kept_buffers(os, carried, "gbuf");
@@ -414,7 +421,7 @@ void emit_backward_body(std::ostringstream& os, const RowBuilder& b) {
     const auto& o = grp.inputs[k];
     if (!wants(o.value)) continue;
     if (o.kind == FusedOperand::kRow) os << "    float dgin" << k << " = 0.0f;\n";
-    else os << "    for (int64_t j = 0; j < L; ++j) gin" << k << "[base + j] = 0.0f;\n";
+    else if (o.kind != FusedOperand::kInner) os << "    for (int64_t j = 0; j < L; ++j) gin" << k << "[base + j] = 0.0f;\n";
   }
   for (const auto& [v, _] : carried) os << "    for (int64_t j = 0; j < L; ++j) gbuf" << v << "[j] = 0.0f;\n";
   for (size_t p = 0; p < nodes.size(); ++p) {  // per-row values' gradients, at row scope
@@ -446,7 +453,7 @@ void emit_backward_body(std::ostringstream& os, const RowBuilder& b) {
     const auto kind = grp.inputs[k].kind;
     if (kind == FusedOperand::kRow) return lane("dgin" + std::to_string(k));
     if (kind == FusedOperand::kScalar || s == kRowScope) return "";
-    return "gin" + std::to_string(k) + "[base + j] += " + share + ";";
+    return "gin" + std::to_string(k) + (kind == FusedOperand::kInner ? "[j] += " : "[base + j] += ") + share + ";";
   };
   // node n's shares of its output's gradient, added to its inputs' (names: how values are spelled
   // where the lines go; s: the segment, or kRowScope)
@@ -525,11 +532,7 @@ std::string generate_row_source(const RowBuilder& b) {
   os << "}  // namespace\n\n";
   os << fusion_detail::entry("ember_fused", "int64_t numel, int64_t inner, const void* const* in, void* const* out",
                              "Args a{numel, inner, in, out};", "body");
-  if (grp.needs_grad)
-    os << fusion_detail::entry(
-        "ember_fused_backward",
-        "int64_t numel, int64_t inner, const void* const* in, const void* const* gout, void* const* gin",
-        "BackwardArgs a{numel, inner, in, gout, gin};", "backward_body");
+  if (grp.needs_grad) os << fusion_detail::backward_entry();
   return os.str();
 }
 

@@ -684,6 +684,44 @@ def test_row_groups_differentiate():
         assert "(row reductions) (with a fused backward)" in info, info
 
 
+def test_broadcast_operands_gradients_are_summed_per_chunk_of_rows():
+    """A weight or bias (an operand over the last dims) gets its gradient summed inside the
+    generated backward, per chunk of rows (kGradientChunks: 64), then over the chunks: row counts
+    below, at and above 64 and not a multiple of it, elementwise and row groups, a [1, D] operand,
+    an operand over the last two dims; close to eager, and the same bits at 1 and 2 threads."""
+    def chain(x, w, b):
+        return (x * w + b).tanh() * 2.0
+
+    def rows(x, w, b):
+        return _layer_norm_by_hand(x, w.reshape(-1), b) * 3.0
+
+    def two_dims(x, w, b):
+        return (x * w).sigmoid() + b
+
+    cases = [(chain, lambda n: (ember.randn(n, 24), ember.randn(24), ember.randn(1, 24))),
+             (rows, lambda n: (ember.randn(n, 40), ember.randn(1, 40), ember.randn(40))),
+             (two_dims, lambda n: (ember.randn(n, 3, 8), ember.randn(3, 8), ember.randn(8)))]
+    threads = ember.get_num_threads()
+    try:
+        for f, make in cases:
+            fast = ember.compile(f)
+            for n in (1, 5, 64, 67, 300):
+                args = [a.requires_grad_() for a in make(n)]
+                up = ember.randn(*f(*args).shape)
+                fast(*args)  # the capture call
+                grads = []
+                for t in (1, 2):
+                    ember.set_num_threads(t)
+                    grads.append(ember.autograd.grad((fast(*args) * up).sum(), args))
+                want = ember.autograd.grad((f(*args) * up).sum(), args)
+                for a, b, c in zip(grads[0], grads[1], want):
+                    assert ember.equal(a, b), (f.__name__, n)
+                    assert a.shape == c.shape and ember.allclose(a, c, rtol=1e-4, atol=1e-4), (f.__name__, n)
+            assert "(with a fused backward)" in str(explain(f, *args))
+    finally:
+        ember.set_num_threads(threads)
+
+
 def test_fused_kernels_write_into_dying_intermediates_only_when_nothing_else_holds_them():
     """Memory planning: a fused kernel's output takes the buffer of an operand read for the last
     time there, when only the graph holds it; an intermediate a view of which is returned (or
