@@ -303,6 +303,7 @@ class _Compiled:
         self._static_groups = set()
         self.cudagraphs = cudagraphs  # mode="reduce-overhead"
         self.cudagraph_captures = self.cudagraph_replays = 0
+        self.cudagraph_failures = []  # why a signature could not be captured as CUDA graphs
         self.cache = collections.OrderedDict()
         _all_compiled.add(self)
         self.captures = self.graph_runs = self.eager_runs = 0
@@ -455,6 +456,7 @@ class _Compiled:
                 g = _cc.GraphedRun(entry.graph, all_tensors, n_args)
             except RuntimeError as e:
                 _log("graph_breaks", f"{self.name}: no CUDA graph ({e}); this signature runs its kernels one by one")
+                self.cudagraph_failures.append(str(e))
                 entry.cudagraph = False
                 return None
             entry.cudagraph = g

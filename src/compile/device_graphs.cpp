@@ -134,7 +134,7 @@ ForwardBackwardGraphs capture_forward_backward(const Call& call, std::vector<Ten
     // the forward's latest run and its autograd graph: what a real backward graph reads
     auto latest = std::make_shared<std::vector<Tensor>>(call());
     grad_slots(*latest);
-    for (const auto& o : *latest) c.static_outputs.push_back(empty_like(o));
+    c.static_outputs = *latest;  // (a real capture's outputs are the call's too: an input returned is seen)
     std::vector<Tensor> zeros;
     for (const auto& g : c.static_grad_outputs) zeros.push_back(g.defined() ? zeros_like(g) : Tensor());
     place_grads(gradients(*latest, zeros, wants, allow_unused), /*fresh=*/true);  // which are unused
