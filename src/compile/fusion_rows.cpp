@@ -56,7 +56,12 @@ struct RowBuilder {
   std::optional<FusedOperand> operand(ValueId v, Level level) const {
     const ValueInfo& i = g.values[size_t(v)];
     if (!i.device.is_cpu()) return std::nullopt;
-    if (numel(i.sizes) == 1 && i.requires_grad && i.sizes != row_sizes) return std::nullopt;  // (no gradient for a number)
+    if (numel(i.sizes) == 1 && i.requires_grad) {
+      // no gradient for a number, except one that is a per-row operand over one row (its gradient
+      // is that row's: read as kScalar it would get none)
+      if (i.sizes != row_sizes || i.dtype != kFloat32) return std::nullopt;
+      return FusedOperand{v, FusedOperand::kRow, i.dtype};
+    }
     if (numel(i.sizes) == 1 && i.sizes.size() <= grp.sizes.size() &&
         (i.dtype == kFloat32 || i.dtype == kFloat64 || i.dtype == kInt64 || i.dtype == kInt32 || i.dtype == kBool))
       return FusedOperand{v, FusedOperand::kScalar, i.dtype};

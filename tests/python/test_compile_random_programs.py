@@ -1,0 +1,98 @@
+"""ember.compile against eager on random programs: chains of elementwise ops and row reductions
+over operands of every kind a fused kernel reads (full-size, a weight over the last dim, a [1, D]
+bias, a 0-dim tensor, a per-row column, a Python number), some wanting gradients, at row counts
+around the backward's chunking (kGradientChunks) and row lengths around the vector width. Values
+and gradients must match eager's to float rounding. Seeded: a failure names its program."""
+import random
+
+import pytest
+
+import ember
+
+UNARY = ["tanh", "sigmoid", "relu", "neg", "square", "exp_tanh", "gelu"]
+BINARY = ["add", "sub", "mul", "div_safe"]
+REDUCE = ["sum", "mean", "amax"]
+
+
+def _unary(op, a):
+    if op == "exp_tanh":
+        return a.tanh().exp()
+    if op == "gelu":
+        return ember.nn.functional.gelu(a, approximate="tanh")
+    if op == "square":
+        return a * a
+    return getattr(a, op)()
+
+
+def _binary(op, a, b):
+    if op == "div_safe":
+        return a / (b.abs() + 0.5) if isinstance(b, ember.Tensor) else a / (abs(b) + 0.5)
+    return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b}[op]()
+
+
+def _program(seed):
+    """A random program: a list of steps over value slots 0..5 (the operands), each step adding one."""
+    rng = random.Random(seed)
+    steps, kinds = [], ["full", "full", "inner", "bias", "scalar", "row"]  # the operands' kinds
+    for _ in range(rng.randint(3, 9)):
+        full = [i for i, k in enumerate(kinds) if k == "full"]
+        any_ = list(range(len(kinds)))
+        r = rng.random()
+        if r < 0.35:
+            steps.append(("unary", rng.choice(UNARY), rng.choice(full)))
+            kinds.append("full")
+        elif r < 0.8:
+            b = rng.choice(any_ + ["number"])
+            steps.append(("binary", rng.choice(BINARY), rng.choice(full), b, rng.random() < 0.5))
+            kinds.append("full")
+        else:
+            steps.append(("reduce", rng.choice(REDUCE), rng.choice(full)))
+            kinds.append("row")
+    wants = [rng.random() < 0.7 for _ in range(6)]
+    return steps, wants
+
+
+def _run(steps, operands):
+    values = list(operands)
+    for step in steps:
+        if step[0] == "unary":
+            values.append(_unary(step[1], values[step[2]]))
+        elif step[0] == "binary":
+            a = values[step[2]]
+            b = 1.75 if step[3] == "number" else values[step[3]]
+            values.append(_binary(step[1], b, a) if step[4] and step[1] != "div_safe" else _binary(step[1], a, b))
+        else:
+            values.append(getattr(values[step[2]], step[1])(-1, keepdim=True))
+    full = [v for v in values[6:] if v.shape == values[0].shape] or [values[0] * 1.0]
+    return full[-1] + values[-1]  # the last full value, and the last value broadcast in
+
+
+@pytest.mark.parametrize("seed", range(int(__import__("os").environ.get("EMBER_RANDOM_PROGRAMS", "24"))))
+def test_random_program_matches_eager(seed):
+    steps, wants = _program(seed)
+    rng = random.Random(1000 + seed)
+    rows, d = rng.choice([1, 3, 63, 64, 65, 130]), rng.choice([1, 7, 16, 33, 70])
+    ember.manual_seed(seed)
+    operands = [ember.randn(rows, d), ember.randn(rows, d), ember.randn(d), ember.randn(1, d), ember.randn(()),
+                ember.randn(rows, 1)]
+    operands = [o.requires_grad_(w) for o, w in zip(operands, wants)]
+
+    def f(*ops):
+        return _run(steps, ops)
+
+    fast = ember.compile(f)
+    up = ember.randn(rows, d)
+    fast(*operands)  # the capture call
+    got, want = fast(*operands), f(*operands)
+    where = f"program {seed} {steps} over {rows}x{d}, gradients for {wants}"
+    assert got.shape == want.shape and ember.allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True), where
+    assert got.requires_grad == want.requires_grad, where
+    needing = [o for o in operands if o.requires_grad]
+    if needing and want.requires_grad:
+        g_got = ember.autograd.grad((got * up).sum(), needing, allow_unused=True)
+        g_want = ember.autograd.grad((want * up).sum(), needing, allow_unused=True)
+        for a, b in zip(g_got, g_want):
+            if a is None or b is None:
+                assert a is None and b is None or (a if a is not None else b).abs().max() == 0, where
+                continue
+            assert a.shape == b.shape and ember.allclose(a, b, rtol=1e-3, atol=1e-3, equal_nan=True), where
