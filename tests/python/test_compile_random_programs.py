@@ -85,17 +85,22 @@ def test_random_program_matches_eager(seed):
                 ember.randn(rows, 1)]
     if rng.random() < 0.3:  # a transposed view: not fusible, read by the replayed ops around the kernels
         operands[1] = ember.randn(d, rows).t()
+    half = seed % 4 == 3  # 16-bit programs: fused chains round each value where it is made, as eager
+    if half:
+        operands = [o.to(ember.bfloat16 if seed % 8 == 3 else ember.float16) for o in operands]
     operands = [o.requires_grad_(w) for o, w in zip(operands, wants)]
 
     def f(*ops):
         return _run(steps, ops)
 
     fast = ember.compile(f)
-    up = ember.randn(rows, d)
+    up = ember.randn(rows, d).to(operands[0].dtype)
     fast(*operands)  # the capture call
     got, want = fast(*operands), f(*operands)
     where = f"program {seed} {steps} over {rows}x{d}, gradients for {wants}"
-    assert got.shape == want.shape and ember.allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True), where
+    tol = 3e-2 if half else 1e-4
+    assert got.dtype == want.dtype, where
+    assert got.shape == want.shape and ember.allclose(got.float(), want.float(), rtol=tol, atol=tol, equal_nan=True), where
     assert got.requires_grad == want.requires_grad, where
     needing = [o for o in operands if o.requires_grad]
     if needing and want.requires_grad:
@@ -105,4 +110,5 @@ def test_random_program_matches_eager(seed):
             if a is None or b is None:
                 assert a is None and b is None or (a if a is not None else b).abs().max() == 0, where
                 continue
-            assert a.shape == b.shape and ember.allclose(a, b, rtol=1e-3, atol=1e-3, equal_nan=True), where
+            gtol = 1e-1 if half else 1e-3
+            assert a.shape == b.shape and ember.allclose(a.float(), b.float(), rtol=gtol, atol=gtol, equal_nan=True), where
