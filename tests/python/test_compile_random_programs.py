@@ -112,3 +112,38 @@ def test_random_program_matches_eager(seed):
                 continue
             gtol = 1e-1 if half else 1e-3
             assert a.shape == b.shape and ember.allclose(a.float(), b.float(), rtol=gtol, atol=gtol, equal_nan=True), where
+
+
+@pytest.mark.parametrize("seed", range(int(__import__("os").environ.get("EMBER_RANDOM_DYNAMIC_PROGRAMS", "6"))))
+def test_random_program_renumbered_over_row_counts(seed):
+    """dynamic=True: the program fitted over its first row counts, then renumbered (one compilation
+    reused) at others; every call's values and gradients are eager's."""
+    steps, wants = _program(seed)
+    rng = random.Random(2000 + seed)
+    d = rng.choice([7, 16, 33])
+    ember.manual_seed(seed)
+    params = [ember.randn(d).requires_grad_(wants[2]), ember.randn(1, d).requires_grad_(wants[3]),
+              ember.randn(()).requires_grad_(wants[4])]
+
+    def f(*ops):
+        return _run(steps, ops)
+
+    fast = ember.compile(f, dynamic=True)
+    for rows in (5, 9, 13, 17, 21, 6, 30, 77, 130):
+        operands = [ember.randn(rows, d).requires_grad_(wants[0]), ember.randn(rows, d).requires_grad_(wants[1]),
+                    *params, ember.randn(rows, 1).requires_grad_(wants[5])]
+        got, want = fast(*operands), f(*operands)
+        where = f"program {seed} {steps} at {rows}x{d}, gradients for {wants}"
+        assert got.shape == want.shape and ember.allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True), where
+        needing = [o for o in operands if o.requires_grad]
+        if needing and want.requires_grad:
+            up = ember.randn(rows, d)
+            g_got = ember.autograd.grad((got * up).sum(), needing, allow_unused=True)
+            g_want = ember.autograd.grad((want * up).sum(), needing, allow_unused=True)
+            for a, b in zip(g_got, g_want):
+                if a is not None and b is not None:
+                    assert ember.allclose(a, b, rtol=1e-3, atol=1e-3, equal_nan=True), where
+    c = fast._ember_compiled
+    renumbered = sum(r.renumbered for g in c.groups.values() for r in g.regimes.values())
+    # four captures fit the sizes (the fifth call checks the fit), the other five renumber one compilation
+    assert (c.captures, c.specialisations, renumbered) == (4, 5, 5), (steps, [g.describe() for g in c.groups.values()])
