@@ -9,6 +9,8 @@ import pytest
 
 import ember
 
+NO_GPU = "no CUDA GPU on this machine: the CUDA backend compiled but did not run"
+
 UNARY = ["tanh", "sigmoid", "relu", "neg", "square", "exp_tanh", "gelu", "gelu_erf", "sin", "cos", "atan", "erf", "abs",
          "silu", "sqrt_safe", "log_safe", "rsqrt_safe", "cube", "reciprocal_safe"]
 BINARY = ["add", "sub", "mul", "div_safe", "maximum", "minimum", "atan2", "pow_safe"]
@@ -76,7 +78,7 @@ def _run(steps, operands):
 
 
 @pytest.mark.parametrize("seed", range(int(__import__("os").environ.get("EMBER_RANDOM_PROGRAMS", "24"))))
-def test_random_program_matches_eager(seed):
+def test_random_program_matches_eager(seed, device="cpu"):
     steps, wants = _program(seed)
     rng = random.Random(1000 + seed)
     rows, d = rng.choice([1, 3, 63, 64, 65, 130]), rng.choice([1, 7, 16, 33, 70])
@@ -85,6 +87,7 @@ def test_random_program_matches_eager(seed):
                 ember.randn(rows, 1)]
     if rng.random() < 0.3:  # a transposed view: not fusible, read by the replayed ops around the kernels
         operands[1] = ember.randn(d, rows).t()
+    operands = [o.to(device) for o in operands]
     half = seed % 4 == 3  # 16-bit programs: fused chains round each value where it is made, as eager
     if half:
         operands = [o.to(ember.bfloat16 if seed % 8 == 3 else ember.float16) for o in operands]
@@ -94,7 +97,7 @@ def test_random_program_matches_eager(seed):
         return _run(steps, ops)
 
     fast = ember.compile(f)
-    up = ember.randn(rows, d).to(operands[0].dtype)
+    up = ember.randn(rows, d).to(operands[0].dtype).to(device)
     fast(*operands)  # the capture call
     got, want = fast(*operands), f(*operands)
     where = f"program {seed} {steps} over {rows}x{d}, gradients for {wants}"
@@ -147,3 +150,10 @@ def test_random_program_renumbered_over_row_counts(seed):
     renumbered = sum(r.renumbered for g in c.groups.values() for r in g.regimes.values())
     # four captures fit the sizes (the fifth call checks the fit), the other five renumber one compilation
     assert (c.captures, c.specialisations, renumbered) == (4, 5, 5), (steps, [g.describe() for g in c.groups.values()])
+
+
+@pytest.mark.skipif(not ember.cuda.is_available(), reason=NO_GPU)
+@pytest.mark.parametrize("seed", range(24))
+def test_random_program_matches_eager_on_the_gpu(seed):
+    """The same programs on a GPU: ember's fused kernels there are CUDA C++ from NVRTC."""
+    test_random_program_matches_eager(seed, device="cuda")
