@@ -34,7 +34,7 @@ from ember._C import _compile as _cc
 from ember.nn.modules.module import Module, _structure_epoch
 
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
-_BACKENDS = ("inductor", "ember", "eager", "aot_eager")
+_BACKENDS = ("inductor", "ember", "cudagraphs", "eager", "aot_eager")
 cache_size_limit = 8  # torch._dynamo.config.cache_size_limit: signatures per function
 # dynamic=True (or dynamic=None once a size changed, torch's automatic dynamic shapes): calls at
 # new sizes are captured until a graph with symbolic sizes is fitted over them, and then run it
@@ -288,7 +288,7 @@ _all_compiled = _weakref.WeakSet()  # every compiled function, for reset()
 class _Compiled:
     """One compiled callable: its cache of signatures -> graphs (or eager)."""
 
-    def __init__(self, fn, fullgraph, module=None, dynamic=False, cudagraphs=False):
+    def __init__(self, fn, fullgraph, module=None, dynamic=False, cudagraphs=False, fuse=True):
         import collections
         self.fn = fn
         # what logs, warnings and errors call it: the function, or the module's class
@@ -301,7 +301,8 @@ class _Compiled:
         # sizes, dynamic from then on (torch's automatic_dynamic_shapes)
         self.automatic = dynamic is None
         self._static_groups = set()
-        self.cudagraphs = cudagraphs  # mode="reduce-overhead"
+        self.cudagraphs = cudagraphs  # mode="reduce-overhead" (or backend="cudagraphs")
+        self.fuse = fuse  # backend="cudagraphs": the captured ops replayed as they are, no generated kernels
         self.cudagraph_captures = self.cudagraph_replays = 0
         self.cudagraph_failures = []  # why a signature could not be captured as CUDA graphs
         self.cache = collections.OrderedDict()
@@ -414,6 +415,9 @@ class _Compiled:
             _log("recompiles", f"{self.name}: new signature {key}")
         return self._capture(key, all_tensors, args, kwargs, group_key, ints)
 
+    def _fusing(self):
+        return self.fuse and os.environ.get("EMBER_COMPILE_FUSE", "1") != "0"
+
     def _run(self, entry, all_tensors, n_args):
         self.graph_runs += 1
         entry.calls += 1
@@ -435,7 +439,7 @@ class _Compiled:
         group = self.groups.get(group_key)
         if group is None or not group.regimes:
             return None
-        made = group.specialise(all_tensors, ints, os.environ.get("EMBER_COMPILE_FUSE", "1") != "0")
+        made = group.specialise(all_tensors, ints, self._fusing())
         if made is None:
             return None
         graph, regime = made
@@ -491,7 +495,7 @@ class _Compiled:
                  + ("its own code eagerly and the modules it calls compiled" if split else "eagerly"))
             self.cache[key] = _Entry(None, None, reason, split=split)
             return result
-        fuse = os.environ.get("EMBER_COMPILE_FUSE", "1") != "0"
+        fuse = self._fusing()
         if group_key is None:
             graph = session.finish(outputs, fuse)
         else:
@@ -531,7 +535,7 @@ class _Compiled:
     def _compiled_module(self, m):
         """m compiled on its own for a split graph (the one made before, if any)."""
         return self._routes.get(m) or _Compiled(m._call_unrouted, False, module=m, dynamic=self._dynamic_arg,
-                                                cudagraphs=self.cudagraphs)
+                                                cudagraphs=self.cudagraphs, fuse=self.fuse)
 
     def _route_called(self, called):
         """A function's capture broke: the modules it called at the top (none inside another; not
@@ -656,12 +660,13 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                                  options=options, disable=disable)
     if disable or backend in ("eager", "aot_eager") or callable(backend):
         return model
-    cudagraphs = mode == "reduce-overhead"
+    # backend="cudagraphs" (torch's): the captured graph replayed as CUDA graphs, without generated kernels
+    cudagraphs, fuse = mode == "reduce-overhead" or backend == "cudagraphs", backend != "cudagraphs"
     if isinstance(model, Module):
-        return OptimizedModule(model, fullgraph, dynamic=dynamic, cudagraphs=cudagraphs)
+        return OptimizedModule(model, fullgraph, dynamic=dynamic, cudagraphs=cudagraphs, fuse=fuse)
     if not callable(model):
         raise RuntimeError("ember.compile: expected a callable or an nn.Module, got " + type(model).__name__)
-    compiled = _Compiled(model, fullgraph, dynamic=dynamic, cudagraphs=cudagraphs)
+    compiled = _Compiled(model, fullgraph, dynamic=dynamic, cudagraphs=cudagraphs, fuse=fuse)
 
     @functools.wraps(model)
     def wrapper(*args, **kwargs):
@@ -676,10 +681,10 @@ class OptimizedModule(Module):
     module is `_orig_mod`, so parameters, state_dict keys ("_orig_mod.") and optimizers see the
     same tensors."""
 
-    def __init__(self, mod, fullgraph=False, dynamic=None, cudagraphs=False):
+    def __init__(self, mod, fullgraph=False, dynamic=None, cudagraphs=False, fuse=True):
         super().__init__()
         self._orig_mod = mod
-        self._ember_compiled = _Compiled(mod, fullgraph, module=mod, dynamic=dynamic, cudagraphs=cudagraphs)
+        self._ember_compiled = _Compiled(mod, fullgraph, module=mod, dynamic=dynamic, cudagraphs=cudagraphs, fuse=fuse)
 
     def forward(self, *args, **kwargs):
         return self._ember_compiled(*args, **kwargs)

@@ -283,3 +283,29 @@ def test_reduce_overhead_without_graphs_says_why_and_stays_correct(emulated_cuda
         assert same is x and ember.allclose(y, x * w)
     c = compiled._ember_compiled
     assert c.cudagraph_captures == 0 and c.cudagraph_failures == ["it returns one of its inputs"]
+
+
+def test_cudagraphs_backend_replays_the_captured_ops_without_generated_kernels(emulated_cuda_graphs):
+    assert ember.compiler.list_backends() == ["cudagraphs", "inductor"]
+    assert ember._dynamo.list_backends(exclude_tags=()) == ["aot_eager", "cudagraphs", "eager", "inductor"]
+    model, ref = _mlp_pair(seed=10)
+    compiled = ember.compile(model, backend="cudagraphs")
+    _train_both(compiled, model, ref, 4, input_grad=True)
+    c = compiled._ember_compiled
+    assert c.cudagraph_captures == 1 and c.cudagraph_replays == 2
+    assert all(e.graph.fused_kernels == 0 for e in c.cache.values())  # the ops replayed as they are
+    w = ember.randn(8, 8, requires_grad=True)
+
+    def chain(x):
+        return ((x @ w).tanh() * 2.0 + 1.0).sigmoid()
+
+    x = ember.randn(4, 8)
+    kernels = {}
+    for backend in ("inductor", "cudagraphs"):
+        f = ember.compile(chain, backend=backend)
+        for _ in range(3):
+            assert ember.allclose(f(x), chain(x))
+        kernels[backend] = sum(e.graph.fused_kernels for e in f._ember_compiled.cache.values())
+    assert kernels == {"inductor": 1, "cudagraphs": 0}
+    with pytest.raises(ValueError, match="unknown backend 'tensorrt'"):
+        ember.compile(model, backend="tensorrt")

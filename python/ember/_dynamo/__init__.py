@@ -16,6 +16,7 @@ than Python bytecode, so these act on that capture:
 from .. import _C
 from .. import _compile
 from .._compile import explain, is_compiling  # noqa: F401
+from ..compiler import list_backends  # noqa: F401
 
 
 def reset():

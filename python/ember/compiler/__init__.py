@@ -5,6 +5,7 @@
     reset(fn)            forget fn's compiled graphs (the on-disk kernel cache stays)
     disable(fn)          fn never compiles (a no-op wrapper, as torch.compiler.disable)
     set_logs(...)        graph_code, graph_breaks, guards, recompiles (or EMBER_LOGS=...)
+    list_backends()      the backend names ember.compile takes
 """
 from .._compile import CompileError, ExplainOutput, explain, is_compiling, reset, set_logs  # noqa: F401
 
@@ -15,3 +16,18 @@ def disable(fn=None, recursive=True):
     if fn is None:
         return lambda f: f
     return fn
+
+
+_DEBUG_BACKENDS = ("eager", "aot_eager")
+
+
+def list_backends(exclude_tags=("debug", "experimental")):
+    """torch.compiler.list_backends: the names ember.compile(backend=...) takes. "inductor" (and its
+    alias "ember") generates fused kernels; "cudagraphs" replays the captured ops as CUDA graphs
+    without generating kernels; the debug backends "eager" and "aot_eager" run the function as
+    written and are listed only when exclude_tags leaves out "debug"."""
+    from .._compile import _BACKENDS
+    names = [b for b in _BACKENDS if b != "ember"]
+    if exclude_tags and "debug" in exclude_tags:
+        names = [b for b in names if b not in _DEBUG_BACKENDS]
+    return sorted(names)
