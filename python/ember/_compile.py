@@ -658,6 +658,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if model is None:
         return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
                                  options=options, disable=disable)
+    if callable(backend) and not disable:
+        warnings.warn(f"ember.compile: the backend {getattr(backend, '__name__', backend)!r} is not called: ember "
+                      "captures ops, not an FX graph to hand it, so the function runs as written", stacklevel=2)
     if disable or backend in ("eager", "aot_eager") or callable(backend):
         return model
     # backend="cudagraphs" (torch's): the captured graph replayed as CUDA graphs, without generated kernels

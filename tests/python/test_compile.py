@@ -247,6 +247,10 @@ def test_nested_compiled_functions_and_decorator_forms():
     for _ in range(2):
         assert ember.allclose(outer(x), want, rtol=1e-6)
     assert ember.compile(lambda x: x, backend="eager")(x) is x
+    with pytest.warns(UserWarning, match="the backend 'my_backend' is not called"):
+        def my_backend(gm, example_inputs):
+            return gm.forward
+        assert ember.compile(lambda x: x, backend=my_backend)(x) is x
     with pytest.raises(RuntimeError, match="mode"):
         ember.compile(inner, mode="fastest")
     assert not ember.compiler.is_compiling()
