@@ -78,6 +78,7 @@ void bind_device_graphs(nb::module_& m) {
     }, static_inputs, pool, allow_unused);
   }, nb::arg("call"), nb::arg("static_inputs"), nb::arg("pool") = 0, nb::arg("allow_unused") = false);
   m.def("device_graphable", &device_graphable, nb::arg("tensors"));
+  m.def("mark_step_begin", &mark_step_begin);
   m.def("set_emulated_device_graphs", &compiler::detail::set_emulated_device_graphs, nb::arg("on"));
 }
 

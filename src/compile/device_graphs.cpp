@@ -21,6 +21,7 @@ namespace ember::compiler {
 namespace {
 
 std::atomic<bool> emulated{false};
+std::atomic<int64_t> step{0};  // mark_step_begin's count
 
 // One stream per device that captures run on (torch.cuda.graph's default capture stream):
 // capturing on the default stream is not allowed.
@@ -85,6 +86,8 @@ Device device_of(const std::vector<Tensor>& tensors, const char* what) {
 }
 
 }  // namespace
+
+void mark_step_begin() { ++step; }
 
 namespace detail {
 bool set_emulated_device_graphs(bool on) { return emulated.exchange(on); }
@@ -201,6 +204,7 @@ struct GraphedRun::State {
   ForwardBackwardGraphs graphs;  // training
   std::vector<size_t> differentiable;  // training: the outputs with a gradient slot
   std::atomic<int64_t> generation{0}, waiting{0}, replays{0};
+  std::atomic<int64_t> waiting_since{0};  // the step (mark_step_begin) of the latest replay still waited on
 
   void copy_args(const std::vector<Tensor>& inputs) {
     autograd::NoGradGuard no_grad;
@@ -278,7 +282,7 @@ std::optional<std::vector<Tensor>> GraphedRun::operator()(const std::vector<Tens
     ++s.replays;
     return s.forward.static_outputs;
   }
-  if (s.waiting > 0) return std::nullopt;
+  if (s.waiting > 0 && s.waiting_since == step) return std::nullopt;  // (an earlier step's are given up)
   s.copy_args(inputs);
   s.graphs.replay_forward();
   ++s.replays;
@@ -287,6 +291,7 @@ std::optional<std::vector<Tensor>> GraphedRun::operator()(const std::vector<Tens
   for (const auto& o : s.graphs.static_outputs) outs.push_back(o.defined() ? o.detach() : o);
   for (size_t i : s.differentiable) differentiable_outs.push_back(outs[i]);
   auto waiting = std::make_shared<Waiting>(state_);
+  s.waiting_since = step.load();
   auto node = autograd::record(
       "CompiledGraphsBackward", inputs, differentiable_outs, {},
       [state = state_, waiting, generation](const autograd::variable_list& g, autograd::LambdaNode&) {

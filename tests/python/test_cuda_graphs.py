@@ -309,3 +309,21 @@ def test_cudagraphs_backend_replays_the_captured_ops_without_generated_kernels(e
     assert kernels == {"inductor": 1, "cudagraphs": 0}
     with pytest.raises(ValueError, match="unknown backend 'tensorrt'"):
         ember.compile(model, backend="tensorrt")
+
+
+def test_mark_step_begin_gives_up_pending_backwards(emulated_cuda_graphs):
+    model, _ = _mlp_pair(seed=11)
+    compiled = ember.compile(model, mode="reduce-overhead")
+    x = ember.randn(16, 24)
+    for _ in range(3):
+        compiled(x).sum().backward()
+    c = compiled._ember_compiled
+    kept = compiled(x).sum()  # replayed; its backward is to come
+    before = c.cudagraph_replays
+    compiled(x)  # waits for kept's backward: runs the graph without replaying
+    assert c.cudagraph_replays == before
+    ember.compiler.cudagraph_mark_step_begin()  # (an evaluation loop in grad mode: kept is done with)
+    compiled(x)
+    assert c.cudagraph_replays == before + 1
+    with pytest.raises(RuntimeError, match="overwrote"):
+        kept.backward()

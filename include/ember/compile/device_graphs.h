@@ -76,6 +76,12 @@ class GraphedRun {
   std::shared_ptr<State> state_;
 };
 
+// torch.compiler.cudagraph_mark_step_begin: a new iteration starts, so the outputs and pending
+// backwards of earlier replays will not be used (an evaluation loop in grad mode that never calls
+// backward): later calls replay instead of waiting for those backwards, and one of them run
+// anyway after a replay overwrote its activations throws, as any stale backward.
+void mark_step_begin();
+
 namespace detail {
 // Test seam for machines without a GPU: captures on any device run the call once, and a
 // "replay" runs it again and copies its results into the static outputs (the backward: the

@@ -6,6 +6,7 @@
     disable(fn)          fn never compiles (a no-op wrapper, as torch.compiler.disable)
     set_logs(...)        graph_code, graph_breaks, guards, recompiles (or EMBER_LOGS=...)
     list_backends()      the backend names ember.compile takes
+    cudagraph_mark_step_begin()  a new iteration: earlier CUDA graph replays' outputs are done with
 """
 from .._compile import CompileError, ExplainOutput, explain, is_compiling, reset, set_logs  # noqa: F401
 
@@ -31,3 +32,13 @@ def list_backends(exclude_tags=("debug", "experimental")):
     if exclude_tags and "debug" in exclude_tags:
         names = [b for b in names if b not in _DEBUG_BACKENDS]
     return sorted(names)
+
+
+def cudagraph_mark_step_begin():
+    """torch.compiler.cudagraph_mark_step_begin: a new iteration starts, so the outputs (and any
+    pending backward) of earlier mode="reduce-overhead" replays will not be used again. Without it,
+    a call made while an earlier replay's backward is still to come runs without the CUDA graphs
+    (its activations must survive); after it, the call replays, and that stale backward, if run
+    after all, raises."""
+    from .. import _C
+    _C._compile.mark_step_begin()
