@@ -305,6 +305,19 @@ TEST(CompileDeviceSource, DeviceKernelsRunOnTheHostWithEagerValuesAndGradients) 
     compiler::Graph cpu = session.finish({y});
     check_device_groups_on_host(cpu, {x, t, b}, 1e-5);
   }
+  {  // every fusible op's formula and derivative, on values inside each one's domain
+    Tensor x = randn({4, 9}, {.requires_grad = true}), y = randn({4, 9}, {.requires_grad = true});
+    compiler::CaptureSession session({x, y});
+    Tensor u = x.tanh() * 0.5;                  // in (-0.5, 0.5)
+    Tensor p = u.sigmoid() + 0.25;              // in (0.25, 1.25)
+    Tensor a = u.exp() + u.exp2() + p.log() + u.log1p() + u.expm1() + p.log2() + p.log10() + p.sqrt() + p.rsqrt();
+    Tensor b = u.sin() + u.cos() + u.tan() + u.asin() + u.acos() + u.atan() + u.sinh() + u.cosh() + y.sigmoid();
+    Tensor c = ember::nn::functional::silu(y) + y.erf() + p.reciprocal() + y.neg() + y.abs() + y.square() + y.relu() +
+               y.sign();
+    Tensor d = ember::maximum(a, b) * ember::minimum(b, c) + ember::atan2(c, p) + (a / p).pow(2.0) + ember::pow(p, u);
+    compiler::Graph cpu = session.finish({d});
+    check_device_groups_on_host(cpu, {x, y}, 1e-4);
+  }
   for (DType dt : {kBFloat16, kFloat16}) {  // 16-bit values rounded where made, widened exactly
     Tensor x = randn({6, 5}, {.dtype = dt, .requires_grad = true}), y = randn({6, 5}, {.dtype = dt});
     compiler::CaptureSession session({x, y});
