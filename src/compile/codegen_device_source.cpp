@@ -31,7 +31,7 @@ void emit_operands(std::ostringstream& os, const Graph& g, const FusedGroup& grp
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     const auto& o = grp.inputs[k];
     if (o.kind != FusedOperand::kScalar) {
-      const char* type = is_16bit_float(o.dtype) ? "unsigned short" : "float";
+      const char* type = is_16bit_float(o.dtype) ? "unsigned short" : o.dtype == kBool ? "bool" : "float";
       os << "  const " << type << "* __restrict__ in" << k << " = static_cast<const " << type << "*>(p.in[" << k
          << "]);\n";
     }

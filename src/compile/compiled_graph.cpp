@@ -182,6 +182,7 @@ CompiledGraph::CompiledGraph(Graph g, const CompileConfig& config) : impl_(std::
   const char* epilogues_env = std::getenv("EMBER_COMPILE_EPILOGUES");
   if (fusion_enabled(config) && !(epilogues_env && std::strcmp(epilogues_env, "0") == 0)) fuse_matmul_epilogues(m.g);
   if (fusion_enabled(config)) join_pieces(m.g);
+  if (fusion_enabled(config)) masked_fills_as_where(m.g);
   const Graph& G = m.g;
   std::vector<int32_t> kernel_at(G.nodes.size(), -1);  // the kernel that runs at a node (its group's last)
   std::vector<char> fused(G.nodes.size(), 0);
@@ -470,7 +471,9 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
             differentiable_inputs.push_back(t);
           }
         }
-        for (ValueId v : grp.outputs) outputs.push_back(env[size_t(v)]);
+        // (an output that no input wanting a gradient reaches -- a branch of the group that does not
+        // touch them -- gets no history, as in eager: its slot stays empty and its gradient zero)
+        for (ValueId v : grp.outputs) outputs.push_back(G.values[size_t(v)].requires_grad ? env[size_t(v)] : Tensor());
         autograd::record(grp.rows ? "FusedRowsBackward" : "FusedElementwiseBackward", differentiable_inputs, outputs, std::move(saves),
                          [kernel, differentiable](const autograd::variable_list& g, autograd::LambdaNode& n) -> autograd::variable_list {
                            return fused_backward(*kernel, g, n, differentiable);
@@ -501,6 +504,7 @@ std::string CompiledGraph::describe(bool with_source) const {
   if (m.g.pools_before_relu) os << m.g.pools_before_relu << " max pools moved before their relu; ";
   if (m.g.matmul_epilogues) os << m.g.matmul_epilogues << " matmul epilogues; ";
   if (m.g.pieces_joined) os << m.g.pieces_joined << " splits joined; ";
+  if (m.g.masked_fills) os << m.g.masked_fills << " masked fills made out of place; ";
   os << m.kernels.size() << " fused kernels replace " << m.fused_nodes << " ops)\n";
   for (size_t k = 0; k < m.kernels.size(); ++k) {
     const auto& grp = m.kernels[k]->group;

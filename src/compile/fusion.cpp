@@ -95,6 +95,9 @@ std::optional<std::string> fusion_detail::expression(const Graph& g, const Node&
     return "f::add_fn<float, M>{" + float_literal(alpha) + "}(" + a[0] + ", " + a[1] + ")";
   }
   if (op == "div" && a.size() == 2 && attrs == "None") return "f::div_true_fn<M>{}(" + a[0] + ", " + a[1] + ")";
+  // where(condition, x, y): the condition a bool operand, loaded as 0 or 1
+  if (op == "where" && a.size() == 3 && g.values[size_t(n.inputs[0])].dtype == kBool)
+    return "(" + a[0] + " != 0.0f ? " + a[1] + " : " + a[2] + ")";
   if (op == "gelu" && a.size() == 1) {
     if (attrs == "'none'") return "f::gelu_fn<M>{}(" + a[0] + ")";
     if (attrs == "'tanh'") return "f::gelu_tanh_fn<M>{}(" + a[0] + ")";
@@ -164,9 +167,11 @@ std::optional<std::vector<std::string>> fusion_detail::derivative(const Graph& g
     if (op == "gelu" && n.attrs() == "'tanh'") return one("f::gelu_tanh_backward_fn<M>{}(" + gr + ", " + x + ")");
     return std::nullopt;
   }
+  using V = std::vector<std::string>;
+  if (op == "where" && a.size() == 3)  // (the condition, a bool operand, has no gradient)
+    return V{"", "(" + a[0] + " != 0.0f ? " + gr + " : 0.0f)", "(" + a[0] + " != 0.0f ? 0.0f : " + gr + ")"};
   if (a.size() != 2) return std::nullopt;
   const std::string &x = a[0], &z = a[1];
-  using V = std::vector<std::string>;
   if (op == "add" || op == "sub") {
     const double alpha = op == "add" ? alpha_of(n) : -alpha_of(n);
     return V{gr, alpha == 1 ? gr : float_literal(alpha) + " * " + gr};
@@ -220,7 +225,8 @@ struct Builder {
         (i.dtype == kFloat32 || i.dtype == kFloat64 || i.dtype == kInt64 || i.dtype == kInt32 || i.dtype == kBool))
       return FusedOperand{v, FusedOperand::kScalar, i.dtype};
     if (i.device != device) return std::nullopt;
-    if (!fusible_dtype(i.dtype) || !is_contiguous(i)) return std::nullopt;
+    // (a bool tensor is read as 0 or 1, as eager promotes it: where's condition, a mask multiplied in)
+    if (!(fusible_dtype(i.dtype) || i.dtype == kBool) || !is_contiguous(i)) return std::nullopt;
     if (i.sizes == sizes) return FusedOperand{v, FusedOperand::kFull, i.dtype};
     // the trailing dims of the output (leading 1s dropped): a bias over the last dims
     size_t lead = 0;
@@ -284,6 +290,8 @@ void fusion_detail::emit_operand_pointers(std::ostringstream& os, const FusedGro
     }
     else if (is_16bit_float(o.dtype))
       os << "  const uint16_t* __restrict in" << k << " = static_cast<const uint16_t*>(a.in[" << k << "]);\n";
+    else if (o.dtype == kBool)
+      os << "  const bool* __restrict in" << k << " = static_cast<const bool*>(a.in[" << k << "]);\n";
     else
       os << "  const float* __restrict in" << k << " = static_cast<const float*>(a.in[" << k << "]);\n";
   }
@@ -295,6 +303,7 @@ const char* helper_prefix(DType dt) { return dt == kBFloat16 ? "ember_bf16_" : "
 }  // namespace
 
 std::string fusion_detail::load_expression(const FusedOperand& o, const std::string& element) {
+  if (o.dtype == kBool && o.kind != FusedOperand::kScalar) return "(" + element + " ? 1.0f : 0.0f)";
   if (!is_16bit_float(o.dtype) || o.kind == FusedOperand::kScalar) return element;
   return std::string(helper_prefix(o.dtype)) + "load(" + element + ")";
 }

@@ -166,6 +166,8 @@ bool writes_shared_tensors(const Graph& g) {
   return false;
 }
 
+void remove_dead_nodes(Graph& g) { remove_dead(g); }
+
 void run_graph_passes(Graph& g, const std::vector<Tensor>& captured, bool simplify) {
   if (simplify && !writes_shared_tensors(g)) {
     if (!captured.empty()) fold_constants(g, captured);

@@ -15,6 +15,10 @@ namespace ember::compiler {
 // size into a constant, or merging two nodes whose sizes happen to coincide, would not).
 void run_graph_passes(Graph& g, const std::vector<Tensor>& captured, bool simplify = true);
 
+// Nodes whose results nobody reads and that write nothing go (run_graph_passes does it; a
+// rewriting pass that leaves such nodes calls it again).
+void remove_dead_nodes(Graph& g);
+
 // Every op with no side effect on its arguments, no randomness, defined contents and arguments the
 // passes can see (not opaque Python): what they may drop, merge or precompute.
 bool is_pure(const Node& n);
@@ -51,5 +55,10 @@ void fuse_matmul_epilogues(Graph& g);
 // that their backward is one cat (stack) as in eager, not a full-size scatter and add per piece
 // (src/compile/join_pieces.cpp). Run by compile_graph when fusion is on, not for export.
 void join_pieces(Graph& g);
+
+// An out-of-place masked_fill, captured as empty -> copy_ -> masked_fill_, becomes one
+// where(mask, value, x) node that elementwise fusion takes (src/compile/masked_fill_as_where.cpp).
+// Run by compile_graph when fusion is on, not for export.
+void masked_fills_as_where(Graph& g);
 
 }  // namespace ember::compiler

@@ -206,14 +206,22 @@ std::vector<Tensor> replay_values(const compiler::Graph& g, const std::vector<Te
 // Runs each device group of `retargeted` (a copy of `cpu` with its values on cuda:0) on the host:
 // its outputs against the CPU replay, and its backward's gradients against autograd over the
 // group's nodes replayed on the CPU.
-void check_device_groups_on_host(const compiler::Graph& cpu, const std::vector<Tensor>& inputs, double tol) {
+void check_device_groups_on_host(const compiler::Graph& cpu, const std::vector<Tensor>& inputs, double tol,
+                                 const std::string& expect_in_source = "") {
   compiler::Graph g = cpu;
   retarget_to_cuda(g);
   const auto groups = compiler::find_fusion_groups(g);
   ASSERT_FALSE(groups.empty()) << g.str();
+  bool seen = expect_in_source.empty();
+  for (const auto& grp : groups) seen = seen || grp.source.find(expect_in_source) != std::string::npos;
+  EXPECT_TRUE(seen) << "no group's source has " << expect_in_source;
   const std::vector<Tensor> values = replay_values(cpu, inputs);
   for (const auto& grp : groups) {
     ASSERT_TRUE(grp.device.is_cuda());
+#if EMBER_CUDA
+    std::string why;  // (and NVRTC takes the same source)
+    if (cuda::nvrtc_available(&why)) EXPECT_GT(cuda::compile_to_cubin(grp.source, "sm_90").size(), 1000u);
+#endif
     auto [forward, backward] = build_on_host(grp.source, grp.needs_grad);
     ASSERT_TRUE(forward && (backward || !grp.needs_grad));
     const int64_t numel = compiler::fusion_detail::numel(grp.sizes);
@@ -325,5 +333,13 @@ TEST(CompileDeviceSource, DeviceKernelsRunOnTheHostWithEagerValuesAndGradients) 
     Tensor out = a.to(kFloat32).sigmoid() * 2.0 + a.to(kFloat32);
     compiler::Graph cpu = session.finish({out, a * 3.0});
     check_device_groups_on_host(cpu, {x, y}, 2e-2);
+  }
+  {  // bool operands: where's condition (a mask over the last dims) and a mask multiplied in
+    Tensor x = randn({3, 4, 5}, {.requires_grad = true}), y = randn({3, 4, 5}, {.requires_grad = true});
+    Tensor mask = randn({4, 5}) > 0.0, keep = randn({3, 4, 5}) > -0.5;
+    compiler::CaptureSession session({x, y, mask, keep});
+    Tensor out = (ember::where(mask, x * 2.0, y.tanh()) * keep).sigmoid();
+    compiler::Graph cpu = session.finish({out});
+    check_device_groups_on_host(cpu, {x, y, mask, keep}, 1e-5, "const bool* __restrict__ in");
   }
 }

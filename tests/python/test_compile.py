@@ -726,6 +726,68 @@ def test_broadcast_operands_gradients_are_summed_per_chunk_of_rows():
         ember.set_num_threads(threads)
 
 
+def test_a_fused_branch_without_gradients_gives_outputs_without_history():
+    """One kernel may hold two branches, one reaching a tensor that wants a gradient and one not;
+    the other branch's outputs carry no history, as in eager (they once got the kernel's autograd
+    node, and so requires_grad, and a gradient path that does not exist)."""
+    def f(x, w):
+        return x.cos() * 2.0, (w * w).tanh()
+
+    x, w = ember.randn(3, 5), ember.randn(3, 5, requires_grad=True)
+    fast = ember.compile(f)
+    fast(x, w)
+    (a, b), (a0, b0) = fast(x, w), f(x, w)
+    assert "(with a fused backward)" in str(explain(f, x, w))
+    assert (a.requires_grad, b.requires_grad) == (a0.requires_grad, b0.requires_grad) == (False, True)
+    assert a.grad_fn is None and ember.equal(a, a0) and ember.equal(b, b0)
+    g, = ember.autograd.grad((a.sum() + b.sum()), w)
+    assert ember.allclose(g, ember.autograd.grad(a0.sum() + b0.sum(), w)[0])
+
+
+def test_masked_fill_joins_the_chain_around_it():
+    """x.masked_fill(mask, v), captured as a fresh buffer, a copy and an in-place fill, becomes one
+    where(mask, v, x) that fuses with its neighbours; a bool tensor multiplied in fuses too. Values
+    are eager's bits and gradients eager's, in float32 and bfloat16; a filled tensor written in place
+    afterwards is the where's own buffer, as it was the composite's; an integer tensor's fill stays
+    as captured (where would promote the number)."""
+    def attention_scores(s, causal, keep):
+        return ((s * 0.125).masked_fill(causal, float("-inf")).exp() * keep).sum(-1)
+
+    def written_after(s, causal):
+        t = s.masked_fill(causal, 0.0)
+        return t, t.add_(1.0)
+
+    s = ember.randn(2, 3, 8, 8)
+    causal = ember.ones(8, 8).triu(1).bool()
+    keep = ember.randn(2, 3, 8, 8) > -1.0
+    for dtype in (ember.float32, ember.bfloat16):
+        sd = s.to(dtype).requires_grad_()
+        fast = ember.compile(attention_scores)
+        fast(sd, causal, keep)
+        got, want = fast(sd, causal, keep), attention_scores(sd, causal, keep)
+        assert ember.equal(got, want), dtype
+        g_got, = ember.autograd.grad(got.sum(), sd)
+        g_want, = ember.autograd.grad(want.sum(), sd)
+        assert ember.allclose(g_got.float(), g_want.float(), rtol=1e-2 if dtype == ember.bfloat16 else 1e-6), dtype
+        info = str(explain(attention_scores, sd, causal, keep))
+        assert "1 masked fills made out of place" in info and "mul where exp mul" in info, info
+    fast = ember.compile(written_after)
+    with ember.no_grad():
+        fast(s, causal)
+        got, want = fast(s, causal), written_after(s, causal)
+        assert ember.equal(got[0], want[0]) and ember.equal(got[1], want[1])
+    n = ember.randint(0, 9, (4, 8))
+
+    def ints(n, m):
+        return n.masked_fill(m, 7) * 2
+
+    fast = ember.compile(ints)
+    with ember.no_grad():
+        fast(n, causal[:4])
+        assert ember.equal(fast(n, causal[:4]), ints(n, causal[:4]))
+        assert "masked fills" not in str(explain(ints, n, causal[:4]))
+
+
 def test_fused_kernels_write_into_dying_intermediates_only_when_nothing_else_holds_them():
     """Memory planning: a fused kernel's output takes the buffer of an operand read for the last
     time there, when only the graph holds it; an intermediate a view of which is returned (or

@@ -12,8 +12,8 @@ import ember
 NO_GPU = "no CUDA GPU on this machine: the CUDA backend compiled but did not run"
 
 UNARY = ["tanh", "sigmoid", "relu", "neg", "square", "exp_tanh", "gelu", "gelu_erf", "sin", "cos", "atan", "erf", "abs",
-         "silu", "sqrt_safe", "log_safe", "rsqrt_safe", "cube", "reciprocal_safe"]
-BINARY = ["add", "sub", "mul", "div_safe", "maximum", "minimum", "atan2", "pow_safe"]
+         "silu", "sqrt_safe", "log_safe", "rsqrt_safe", "cube", "reciprocal_safe", "masked_fill"]
+BINARY = ["add", "sub", "mul", "div_safe", "maximum", "minimum", "atan2", "pow_safe", "where_gt"]
 REDUCE = ["sum", "mean", "amax", "amin"]
 
 
@@ -22,15 +22,18 @@ def _unary(op, a):
                "gelu_erf": lambda: ember.nn.functional.gelu(a), "square": lambda: a * a,
                "silu": lambda: ember.nn.functional.silu(a), "sqrt_safe": lambda: (a.abs() + 0.1).sqrt(),
                "log_safe": lambda: (a.abs() + 0.5).log(), "rsqrt_safe": lambda: (a * a + 0.25).rsqrt(),
-               "cube": lambda: a.tanh() ** 3, "reciprocal_safe": lambda: (a.abs() + 0.5).reciprocal()}
+               "cube": lambda: a.tanh() ** 3, "reciprocal_safe": lambda: (a.abs() + 0.5).reciprocal(),
+               "masked_fill": lambda: a.masked_fill(a > 0.3, -1.5)}
     return special[op]() if op in special else getattr(a, op)()
 
 
 def _binary(op, a, b):
-    if not isinstance(a, ember.Tensor) and op in ("maximum", "minimum", "atan2"):
+    if not isinstance(a, ember.Tensor) and op in ("maximum", "minimum", "atan2", "where_gt"):
         a, b = b, a  # (these take tensors: the number goes second, as a 0-dim tensor)
-    if not isinstance(b, ember.Tensor) and op in ("maximum", "minimum", "atan2"):
+    if not isinstance(b, ember.Tensor) and op in ("maximum", "minimum", "atan2", "where_gt"):
         b = ember.tensor(b)
+    if op == "where_gt":
+        return ember.where(a > b, a, b * 0.5)
     if op == "div_safe":
         return a / (b.abs() + 0.5) if isinstance(b, ember.Tensor) else a / (abs(b) + 0.5)
     if op == "pow_safe":

@@ -79,6 +79,7 @@ struct Graph {
   int64_t pools_before_relu = 0;  // relu -> max pool pairs turned into max pool -> relu
   int64_t matmul_epilogues = 0;   // addmm -> activation / residual add pairs made one node
   int64_t pieces_joined = 0;      // slices tiling a value (selects of every index) made one split (unbind)
+  int64_t masked_fills = 0;       // empty -> copy_ -> masked_fill_ made one where
   bool has_mutation() const;
   // "%3 = mul(%1, %2)" lines, for explain() and logs.
   std::string str() const;
