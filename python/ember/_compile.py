@@ -271,10 +271,10 @@ class _Entry:
 
 def _as_callers_objects(results, inputs, externals):
     """Results that are the caller's tensors (an input returned, a global returned) as the very
-    Python objects eager would return."""
+    Python objects eager would return; a tensor returned twice (`t, t.add_(1)`) as one object."""
     own = {_cc.impl_id(t): t for t in inputs}
     own.update(externals)
-    return [own.get(_cc.impl_id(r), r) for r in results]
+    return [own.setdefault(_cc.impl_id(r), r) for r in results]
 
 
 _capture_lock = threading.local()
