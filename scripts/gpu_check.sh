@@ -57,7 +57,7 @@ if [[ " $stages " == *" cudapy "* ]]; then
     tests/python/test_default_device.py tests/python/test_profiler.py tests/python/test_serialization.py \
     tests/python/test_tensor.py tests/python/test_namespaces15.py tests/python/test_distributed.py \
     tests/python/test_export.py tests/python/test_library.py tests/python/test_foreach.py tests/python/test_cuda_graphs.py \
-    tests/python/test_compile_dtypes_devices.py tests/python/test_compile_split.py tests/python/test_compile_random_programs.py \
+    tests/python/test_compile_dtypes_devices.py tests/python/test_compile_split.py tests/python/test_compile_random_programs.py tests/python/test_compile_random_models.py \
     > "$OUT/cudapy.log" 2>&1
   summary+=("cudapy ($(( $(date +%s) - start )) s): $(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)' "$OUT/cudapy.log" | tail -1)")
 fi

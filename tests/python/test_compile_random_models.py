@@ -18,18 +18,18 @@ LAYERS = ["linear", "linear_relu", "linear_gelu", "residual", "layer_norm", "sof
           "chunk_cat", "roll", "transpose_copy", "masked_fill", "rms_by_hand", "center", "dropout", "cross_entropy"]
 
 
-def _model(seed, d):
+def _model(seed, d, device="cpu"):
     rng = random.Random(seed)
     layers = [rng.choice(LAYERS) for _ in range(rng.randint(2, 6))]
     ember.manual_seed(seed)
     params = {}
     for i, kind in enumerate(layers):
         if kind.startswith("linear") or kind == "residual":
-            params[f"w{i}"] = (ember.randn(d, d) / math.sqrt(d)).requires_grad_()
-            params[f"b{i}"] = (ember.randn(d) * 0.1).requires_grad_(rng.random() < 0.8)
+            params[f"w{i}"] = (ember.randn(d, d) / math.sqrt(d)).to(device).requires_grad_()
+            params[f"b{i}"] = (ember.randn(d) * 0.1).to(device).requires_grad_(rng.random() < 0.8)
         elif kind in ("layer_norm", "rms_by_hand"):
-            params[f"g{i}"] = (1.0 + 0.1 * ember.randn(d)).requires_grad_()
-            params[f"b{i}"] = (0.1 * ember.randn(d)).requires_grad_(kind == "layer_norm")
+            params[f"g{i}"] = (1.0 + 0.1 * ember.randn(d)).to(device).requires_grad_()
+            params[f"b{i}"] = (0.1 * ember.randn(d)).to(device).requires_grad_(kind == "layer_norm")
     return layers, params
 
 
@@ -70,7 +70,7 @@ def _forward(layers, params, x):
         elif kind == "dropout":  # (random: both sides draw under the same seed)
             h = F.dropout(h, 0.25, training=True)
         elif kind == "cross_entropy":  # a loss over the features as classes, then back to the shape
-            targets = ember.arange(h.shape[0] * h.shape[1]) % h.shape[-1]
+            targets = ember.arange(h.shape[0] * h.shape[1], device=h.device) % h.shape[-1]
             h = h + F.cross_entropy(h.reshape(-1, h.shape[-1]), targets)
     return h
 
@@ -84,7 +84,7 @@ def _check(layers, params, fast, x, where, grad=True, tol=1e-4):
     if not grad:
         return
     leaves = [x] + [t for t in params.values() if t.requires_grad]
-    up = ember.randn(*want.shape)
+    up = ember.randn(*want.shape).to(want.device)
     g_got = ember.autograd.grad((got * up).sum(), leaves, allow_unused=True)
     g_want = ember.autograd.grad((want * up).sum(), leaves, allow_unused=True)
     for a, b in zip(g_got, g_want):
@@ -94,12 +94,12 @@ def _check(layers, params, fast, x, where, grad=True, tol=1e-4):
 
 
 @pytest.mark.parametrize("seed", range(int(os.environ.get("EMBER_RANDOM_MODELS", "16"))))
-def test_random_model_matches_eager(seed):
+def test_random_model_matches_eager(seed, device="cpu"):
     d = random.Random(seed).choice([8, 16, 24])
-    layers, params = _model(seed, d)
-    where = f"model {seed}: {layers}, d={d}"
+    layers, params = _model(seed, d, device)
+    where = f"model {seed}: {layers}, d={d}, on {device}"
     fast = ember.compile(lambda x: _forward(layers, params, x))
-    x = ember.randn(3, 5, d, requires_grad=True)
+    x = ember.randn(3, 5, d).to(device).requires_grad_()
     fast(x)  # the capture call
     for _ in range(2):
         _check(layers, params, fast, x, where)
@@ -146,3 +146,12 @@ def test_random_model_under_bfloat16_autocast(seed):
         assert (a is None) == (b is None), where
         if a is not None:
             assert ember.allclose(a, b, rtol=1e-1, atol=1e-1), where
+
+
+@pytest.mark.skipif(not ember.cuda.is_available(),
+                    reason="no CUDA GPU on this machine: the CUDA backend compiled but did not run")
+@pytest.mark.parametrize("seed", range(16))
+def test_random_model_matches_eager_on_the_gpu(seed):
+    """The same models on a GPU (cuBLAS products, NVRTC-built fused kernels; dropout's numbers are the
+    GPU generator's, drawn alike under the shared seed)."""
+    test_random_model_matches_eager(seed, device="cuda")
