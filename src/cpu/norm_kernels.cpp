@@ -1,5 +1,5 @@
 // CPU kernels for the fused normalisation ops (native_layer_norm, native_rms_norm,
-// native_batch_norm and the backwards).
+// native_batch_norm and the backwards of layer norm, rms norm and batch norm).
 // The input is viewed as [M, N] rows (N = product of normalized_shape). Each row:
 //   1. mean: lane-parallel sum in the compute type, flushed into a double every block;
 //   2. variance: sum of squared deviations from that mean (second pass over a row that is
@@ -172,6 +172,58 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& grad_ou
   Tensor dw = need_dw ? reduce::convert(wbuf.sum({0}).reshape(ns), out_dt) : Tensor();
   Tensor db = need_db ? reduce::convert(bbuf.sum({0}).reshape(ns), out_dt) : Tensor();
   return {need_dx ? reduce::convert(dx, out_dt) : Tensor(), dw, db};
+}
+
+// Per row (a = rstd, gx = g * w):
+//   dx = a * gx - x * (a^3 * sum(gx * x) / N);
+// dweight = sum over rows of g * x * a: each of a fixed number of blocks of rows sums into its own
+// buffer, then the buffers are added (the same bits at any thread count).
+std::tuple<Tensor, Tensor> rms_norm_backward_cpu(const Tensor& grad_out, const Tensor& input, IntArrayRef normalized_shape,
+                                                 const Tensor& rstd, const std::optional<Tensor>& weight, int64_t mask) {
+  const DType out_dt = input.dtype();
+  const DType cdt = compute_dtype(out_dt);
+  Tensor x = reduce::convert(input, cdt, true), g = reduce::convert(grad_out, cdt, true);
+  Tensor rs = reduce::convert(rstd, cdt, true);
+  Tensor w = param_in(weight, cdt);
+  // Not a structured binding: clang 14 (the fuzz build) can't capture those in lambdas.
+  const auto rows = split_rows(x, normalized_shape);
+  const int64_t m = rows.first, n = rows.second;
+  const bool need_dx = mask & 1, need_dw = (mask & 2) && w.defined();
+  Tensor dx = need_dx ? empty(x.sizes(), {.dtype = cdt, .device = x.device()}) : Tensor();
+  const int64_t nblocks = std::max<int64_t>(1, std::min<int64_t>(m, 64));
+  Tensor wbuf = need_dw ? zeros({nblocks, n}, {.dtype = cdt, .device = x.device()}) : Tensor();
+  visit_dtype<kFloatTypes>(cdt, "native_rms_norm_backward", [&]<class T>() {
+    const T* px = x.data_ptr<T>();
+    const T* pg = g.data_ptr<T>();
+    const T* pr = rs.data_ptr<T>();
+    const T* pw = w.defined() ? w.data_ptr<T>() : nullptr;
+    T* pdx = need_dx ? dx.data_ptr<T>() : nullptr;
+    parallel_for(0, nblocks, 1, [&](int64_t b0, int64_t b1) {
+      std::vector<T> gw(pw ? n : 0);
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        T* __restrict dwb = need_dw ? wbuf.data_ptr<T>() + blk * n : nullptr;
+        for (int64_t r = blk * m / nblocks; r < (blk + 1) * m / nblocks; ++r) {
+          const T* __restrict xr = px + r * n;
+          const T* __restrict gr = pg + r * n;
+          const T a = pr[r];
+          if (dwb)
+            for (int64_t j = 0; j < n; ++j) dwb[j] += gr[j] * xr[j] * a;
+          if (!pdx) continue;
+          const T* __restrict gx = gr;
+          if (pw) {
+            for (int64_t j = 0; j < n; ++j) gw[j] = gr[j] * pw[j];
+            gx = gw.data();
+          }
+          const T k = T(double(a) * double(a) * double(a) * row_dot(gx, xr, n) / double(n));
+          T* __restrict dr = pdx + r * n;
+          for (int64_t j = 0; j < n; ++j) dr[j] = a * gx[j] - xr[j] * k;
+        }
+      }
+    });
+  });
+  Shape ns(normalized_shape.begin(), normalized_shape.end());
+  Tensor dw = need_dw ? reduce::convert(wbuf.sum({0}).reshape(ns), out_dt) : Tensor();
+  return {need_dx ? reduce::convert(dx, out_dt) : Tensor(), dw};
 }
 
 Tensor channel_affine_cpu(const Tensor& input, const Tensor& scale, const Tensor& shift) {
@@ -366,6 +418,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_cpu(const Tensor& grad_ou
 EMBER_REGISTER_KERNEL(native_layer_norm, CPU, layer_norm_cpu);
 EMBER_REGISTER_KERNEL(channel_affine, CPU, channel_affine_cpu);
 EMBER_REGISTER_KERNEL(native_layer_norm_backward, CPU, layer_norm_backward_cpu);
+EMBER_REGISTER_KERNEL(native_rms_norm_backward, CPU, rms_norm_backward_cpu);
 EMBER_REGISTER_KERNEL(native_rms_norm, CPU, rms_norm_cpu);
 EMBER_REGISTER_KERNEL(native_batch_norm, CPU, batch_norm_cpu);
 EMBER_REGISTER_KERNEL(native_batch_norm_backward, CPU, batch_norm_backward_cpu);

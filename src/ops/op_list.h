@@ -252,6 +252,10 @@ EMBER_OP(native_rms_norm, std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef,
 // backward when no graph of the backward is built (create_graph uses differentiable ops).
 EMBER_OP(native_layer_norm_backward, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, IntArrayRef, const Tensor&,
                                                                         const Tensor&, const std::optional<Tensor>&, int64_t))
+// rms_norm's backward in one pass per row (grad_out, input, normalized_shape, rstd, weight,
+// mask: bit 0 dx, bit 1 dweight) -> (dx, dweight); RmsNormBackward0 uses it without create_graph.
+EMBER_OP(native_rms_norm_backward, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, IntArrayRef, const Tensor&,
+                                                             const std::optional<Tensor>&, int64_t))
 // One LSTM step's pointwise part (nn/functional/rnn.cpp; torch's _thnn_fused_lstm_cell):
 // gates (N, 4H) = x W_ih^T + h W_hh^T + biases, c (N, H); i, f, g, o = sigmoid, sigmoid, tanh,
 // sigmoid of gates' four column blocks, c' = f c + i g, h' = o tanh(c') -> (h', c'). One pass on

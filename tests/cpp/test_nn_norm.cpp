@@ -197,6 +197,37 @@ EMBER_DEVICE_TEST(NNNorm, RmsNormGrad) {
   EXPECT_TRUE(gradgradcheck(f, {x, w}));
 }
 
+// The fused backward (native_rms_norm_backward, without create_graph) against the differentiable
+// composite (create_graph): 2-d and 3-d inputs, a 2-d normalized shape, a transposed input, with
+// and without a weight, each gradient alone, and more rows than its 64 blocks.
+TEST(NNNorm, RmsNormFusedBackwardMatchesTheComposite) {
+  struct Case {
+    Shape shape, normalized;
+    bool weight, x_grad, w_grad, transposed;
+  };
+  for (const Case& c : {Case{{300, 24}, {24}, true, true, true, false}, Case{{4, 5, 6}, {5, 6}, true, true, true, false},
+                        Case{{7, 9}, {9}, false, true, false, false}, Case{{9, 7}, {9}, true, true, true, true},
+                        Case{{65, 3}, {3}, true, false, true, false}, Case{{3, 8}, {8}, true, true, false, false}}) {
+    for (DType dt : {kFloat32, kFloat64}) {
+      Tensor x = randn(c.shape, {.dtype = dt});
+      if (c.transposed) x = x.t();
+      x.requires_grad_(c.x_grad);
+      Tensor w = c.weight ? randn(c.normalized, {.dtype = dt}).requires_grad_(c.w_grad) : Tensor();
+      Tensor up = randn(x.sizes(), {.dtype = dt});
+      std::optional<Tensor> wo = c.weight ? std::optional<Tensor>(w) : std::nullopt;
+      variable_list wrt;
+      if (c.x_grad) wrt.push_back(x);
+      if (c.weight && c.w_grad) wrt.push_back(w);
+      auto fused = autograd::grad({(F::rms_norm(x, c.normalized, wo, 1e-6) * up).sum()}, wrt);
+      auto composite = autograd::grad({(F::rms_norm(x, c.normalized, wo, 1e-6) * up).sum()}, wrt, {}, true, true);
+      ASSERT_EQ(fused.size(), composite.size());
+      for (size_t i = 0; i < fused.size(); ++i)
+        EXPECT_TRUE(fused[i].allclose(composite[i].detach(), dt == kFloat32 ? 1e-4 : 1e-10, dt == kFloat32 ? 1e-5 : 1e-12))
+            << "shape " << c.shape[0] << " gradient " << i;
+    }
+  }
+}
+
 // ---------------------------------------------------------------- group_norm
 EMBER_DEVICE_TEST(NNNorm, GroupNormForward) {
   for (DType dt : {kFloat32, kFloat64}) {

@@ -156,6 +156,13 @@ std::tuple<Tensor, Tensor> rms_norm_ag(const Tensor& x, IntArrayRef normalized_s
   record("RmsNormBackward0", {x, w}, {out}, {saved_input(x), saved_input(w), saved_input(rstd)},
          [k, eps](const variable_list& g, LambdaNode& n) -> variable_list {
            Tensor x = n.unpack(0), w = n.unpack(1), go = g[0];
+           if (!GradMode::is_enabled() && x.device().is_cpu()) {  // no graph of the backward: one fused pass
+             Shape ns(x.sizes().end() - k, x.sizes().end());
+             auto [dx, dw] = ops::native_rms_norm_backward()(go, x, ns, n.unpack(2),
+                                                           w.defined() ? std::optional<Tensor>(w) : std::nullopt,
+                                                           grad_mask(n));
+             return {dx, dw};
+           }
            auto dims = trailing_dims(x.dim(), k);
            Tensor rs = GradMode::is_enabled() ? rsqrt((x * x).mean(dims, true) + eps)
                                               : cast_to(stat_view(n.unpack(2), k), x.dtype());
