@@ -130,6 +130,27 @@ Tensor gelu_cpu(const Tensor& a, const std::string& approximate) {
   return it.output();
 }
 
+// The gradients of tanh and sigmoid from their results, evaluated as the three ops of the
+// composite formula would be, in the compute type (the same float32 bits; 16-bit types
+// rounded once instead of after each op).
+Tensor tanh_backward_cpu(const Tensor& grad, const Tensor& y) {
+  Tensor out;
+  TensorIter it = TensorIter::binary_op(out, grad, y, {.op_name = "tanh_backward"});
+  visit_dtype<kFloatTypes>(it.compute_dtype(), "tanh_backward", [&]<class T>() {
+    cpu_kernel(it, [](T g, T v) -> T { return g * (T(1) - v * v); });
+  });
+  return it.output();
+}
+
+Tensor sigmoid_backward_cpu(const Tensor& grad, const Tensor& y) {
+  Tensor out;
+  TensorIter it = TensorIter::binary_op(out, grad, y, {.op_name = "sigmoid_backward"});
+  visit_dtype<kFloatTypes>(it.compute_dtype(), "sigmoid_backward", [&]<class T>() {
+    cpu_kernel(it, [](T g, T v) -> T { return g * (T(1) - v) * v; });
+  });
+  return it.output();
+}
+
 Tensor gelu_backward_cpu(const Tensor& grad, const Tensor& x, const std::string& approximate) {
   Tensor out;
   TensorIter it = TensorIter::binary_op(out, grad, x, {.op_name = "gelu_backward"});
@@ -192,6 +213,8 @@ Tensor bitwise_not_cpu(const Tensor& a) {
 
 EMBER_REGISTER_KERNEL(gelu, CPU, gelu_cpu);
 EMBER_REGISTER_KERNEL(gelu_backward, CPU, gelu_backward_cpu);
+EMBER_REGISTER_KERNEL(tanh_backward, CPU, tanh_backward_cpu);
+EMBER_REGISTER_KERNEL(sigmoid_backward, CPU, sigmoid_backward_cpu);
 EMBER_REGISTER_KERNEL(leaky_relu, CPU, leaky_relu_cpu);
 EMBER_REGISTER_KERNEL(nan_to_num, CPU, nan_to_num_cpu);
 EMBER_REGISTER_KERNEL(isnan, CPU, isnan_cpu);

@@ -87,6 +87,10 @@ EMBER_OP(gelu, Tensor(const Tensor&, const std::string&))
 // (grad_out, input, approximate) -> grad_in, one pass: gelu's backward when no graph of the
 // backward is built (create_graph composes it from differentiable ops, src/ops/unary.cpp).
 EMBER_OP(gelu_backward, Tensor(const Tensor&, const Tensor&, const std::string&))
+// tanh's and sigmoid's gradients from their results in one pass (torch's names): g * (1 - y * y)
+// and g * (1 - y) * y, the formulas their autograd kernels otherwise compose from three ops.
+EMBER_OP(tanh_backward, Tensor(const Tensor&, const Tensor&))
+EMBER_OP(sigmoid_backward, Tensor(const Tensor&, const Tensor&))
 EMBER_OP(leaky_relu, Tensor(const Tensor&, const Scalar&))
 EMBER_OP(logical_not, Tensor(const Tensor&))
 EMBER_OP(bitwise_not, Tensor(const Tensor&))

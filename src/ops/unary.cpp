@@ -179,6 +179,20 @@ Tensor unary_autograd(const char* name, const Tensor& a, Tensor out, Uses uses, 
   EMBER_REGISTER_KERNEL(op, Autograd, op##_autograd);                                                  \
   EMBER_REGISTER_KERNEL(op##_, Autograd, op##_inplace_autograd);
 
+// tanh's and sigmoid's gradients: one fused pass on the CPU for real floats when no graph of the
+// backward is built (the composite's float32 bits: cpu/unary_kernels.cpp), the ops otherwise
+// (create_graph, complex numbers, other devices).
+bool fused_backward_applies(const Tensor& g, const Tensor& y) {
+  return !GradMode::is_enabled() && y.device().is_cpu() && g.device().is_cpu() && g.dtype() == y.dtype() &&
+         (y.dtype() == kFloat32 || y.dtype() == kFloat64 || y.dtype() == kBFloat16 || y.dtype() == kFloat16);
+}
+Tensor tanh_grad(const Tensor& g, const Tensor& y) {
+  return fused_backward_applies(g, y) ? ops::tanh_backward()(g, y) : g * (1 - y * y);
+}
+Tensor sigmoid_grad(const Tensor& g, const Tensor& y) {
+  return fused_backward_applies(g, y) ? ops::sigmoid_backward()(g, y) : g * (1 - y) * y;
+}
+
 // ---- floating ops
 EMBER_UNARY_GRAD(exp, "ExpBackward0", Result, g * s)
 EMBER_UNARY_GRAD(exp2, "Exp2Backward0", Result, g * (s * M_LN2))
@@ -197,8 +211,8 @@ EMBER_UNARY_GRAD(acos, "AcosBackward0", Self, g * -(-s * s + 1).rsqrt())
 EMBER_UNARY_GRAD(atan, "AtanBackward0", Self, g / (s * s + 1))
 EMBER_UNARY_GRAD(sinh, "SinhBackward0", Self, g * s.cosh())
 EMBER_UNARY_GRAD(cosh, "CoshBackward0", Self, g * s.sinh())
-EMBER_UNARY_GRAD(tanh, "TanhBackward0", Result, g * (1 - s * s))
-EMBER_UNARY_GRAD(sigmoid, "SigmoidBackward0", Result, g * (1 - s) * s)
+EMBER_UNARY_GRAD(tanh, "TanhBackward0", Result, tanh_grad(g, s))
+EMBER_UNARY_GRAD(sigmoid, "SigmoidBackward0", Result, sigmoid_grad(g, s))
 EMBER_UNARY_GRAD(silu, "SiluBackward0", Self, [&] {
   Tensor sig = s.sigmoid();
   return g * sig * (1 + s * (1 - sig));

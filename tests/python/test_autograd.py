@@ -861,3 +861,48 @@ def test_gradients_gathering_in_a_buffer_leave_shared_tensors_alone():
     y.retain_grad()
     (y * 3 + y * 4).sum().backward()
     assert y.grad.tolist() == [7.0, 7.0, 7.0]
+
+
+def test_tanh_and_sigmoid_backward_in_one_pass_keep_the_composite_bits():
+    """TanhBackward0 and SigmoidBackward0 run one fused kernel (tanh_backward, sigmoid_backward)
+    when no graph of the backward is built: in float32 and float64 the same bits as the three-op
+    formula (built under create_graph, which stays differentiable), on contiguous and transposed
+    inputs; 16-bit types rounded once, close to it; the second derivative still works."""
+    for op in ("tanh", "sigmoid"):
+        for dtype in (ember.float32, ember.float64, ember.bfloat16, ember.float16):
+            for transposed in (False, True):
+                x = ember.randn(37, 20).to(dtype)
+                x = (x.t() if transposed else x).requires_grad_()
+                up = ember.randn(*x.shape).to(dtype)
+                fused, = ember.autograd.grad((getattr(x, op)() * up).sum(), x)
+                composite, = ember.autograd.grad((getattr(x, op)() * up).sum(), x, create_graph=True)
+                if dtype in (ember.float32, ember.float64):
+                    assert ember.equal(fused, composite.detach()), (op, dtype, transposed)
+                else:
+                    assert ember.allclose(fused.float(), composite.detach().float(), rtol=2e-2, atol=2e-2), (op, dtype)
+        x = ember.randn(6, dtype=ember.float64, requires_grad=True)
+        assert ember.autograd.gradgradcheck(lambda t: getattr(t, op)(), (x,))
+
+
+def test_gradgradcheck_checks_second_derivatives():
+    x = ember.randn(4, dtype=ember.float64, requires_grad=True)
+    w = ember.randn(4, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradgradcheck(lambda a, b: (a * b).sin() * a, (x, w))
+
+    class FirstOrderOnly(ember.autograd.Function):  # its backward detaches: no second derivative
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            a, = ctx.saved_tensors
+            return g * 3 * a.detach() ** 2 + 0 * a
+
+    assert ember.autograd.gradcheck(FirstOrderOnly.apply, (x,))
+    assert not ember.autograd.gradgradcheck(FirstOrderOnly.apply, (x,), raise_exception=False)
+    with pytest.raises(ember.autograd.GradcheckError, match="Jacobian mismatch"):
+        ember.autograd.gradgradcheck(FirstOrderOnly.apply, (x,))
+    with pytest.raises(ValueError, match="expected 1 grad_outputs"):
+        ember.autograd.gradgradcheck(FirstOrderOnly.apply, (x,), grad_outputs=())

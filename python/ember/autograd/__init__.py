@@ -8,14 +8,14 @@ from . import grad_mode, function, graph  # noqa: F401
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                         is_grad_enabled, is_inference_mode_enabled)
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
-from .gradcheck import gradcheck, GradcheckError  # noqa: F401
+from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled  # noqa: F401
 from . import functional  # noqa: F401,E402
 from . import profiler, profiler_util  # noqa: F401,E402
 
 __all__ = ["Variable", "Function", "backward", "grad", "grad_mode", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
-           "gradcheck", "detect_anomaly", "set_detect_anomaly"]
+           "gradcheck", "gradgradcheck", "detect_anomaly", "set_detect_anomaly"]
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,

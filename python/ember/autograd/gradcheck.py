@@ -8,7 +8,7 @@ import warnings
 from .. import _C
 from .grad_mode import no_grad
 
-__all__ = ["gradcheck", "GradcheckError"]
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 
 class GradcheckError(RuntimeError):
@@ -107,3 +107,32 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                             f"{j}, output element {k}, numerical {num} but analytical {ana} "
                             f"(atol={atol}, rtol={rtol})")
     return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+                  **unused):
+    """torch.autograd.gradgradcheck: checks the gradients of `func`'s gradients. The first-order
+    gradients of its outputs (weighted by `grad_outputs`, random ones that require grad when not
+    given) with respect to the inputs that require grad are computed with create_graph=True, and
+    that function of (inputs, grad_outputs) goes through gradcheck."""
+    from .. import enable_grad, randn
+    inputs = _as_tuple(inputs)
+    n_in = len(inputs)
+    outputs = [o for o in _as_tuple(func(*inputs)) if isinstance(o, _C.Tensor) and o.requires_grad]
+    if grad_outputs is None:
+        grad_outputs = tuple(randn(*o.shape, dtype=o.dtype, device=o.device).requires_grad_() for o in outputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"gradgradcheck: expected {len(outputs)} grad_outputs (one per output that requires "
+                         f"grad), got {len(grad_outputs)}")
+
+    def first_order(*args):
+        ins, gos = args[:n_in], args[n_in:]
+        with enable_grad():  # (gradcheck's finite differences run under no_grad)
+            outs = [o for o in _as_tuple(func(*ins)) if isinstance(o, _C.Tensor) and o.requires_grad]
+            wrt = [x for x in ins if isinstance(x, _C.Tensor) and x.requires_grad]
+            grads = _C._autograd_grad(outs, wrt, list(gos), True, True, True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_order, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
