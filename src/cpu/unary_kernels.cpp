@@ -151,6 +151,16 @@ Tensor sigmoid_backward_cpu(const Tensor& grad, const Tensor& y) {
   return it.output();
 }
 
+Tensor threshold_backward_cpu(const Tensor& grad, const Tensor& self, const Scalar& threshold) {
+  Tensor out;
+  TensorIter it = TensorIter::binary_op(out, grad, self, {.op_name = "threshold_backward"});
+  visit_dtype<kFloatTypes>(it.compute_dtype(), "threshold_backward", [&]<class T>() {
+    const T t = T(threshold.to<double>());
+    cpu_kernel(it, [t](T g, T v) -> T { return v <= t ? T(0) : g; });
+  });
+  return it.output();
+}
+
 Tensor gelu_backward_cpu(const Tensor& grad, const Tensor& x, const std::string& approximate) {
   Tensor out;
   TensorIter it = TensorIter::binary_op(out, grad, x, {.op_name = "gelu_backward"});
@@ -215,6 +225,7 @@ EMBER_REGISTER_KERNEL(gelu, CPU, gelu_cpu);
 EMBER_REGISTER_KERNEL(gelu_backward, CPU, gelu_backward_cpu);
 EMBER_REGISTER_KERNEL(tanh_backward, CPU, tanh_backward_cpu);
 EMBER_REGISTER_KERNEL(sigmoid_backward, CPU, sigmoid_backward_cpu);
+EMBER_REGISTER_KERNEL(threshold_backward, CPU, threshold_backward_cpu);
 EMBER_REGISTER_KERNEL(leaky_relu, CPU, leaky_relu_cpu);
 EMBER_REGISTER_KERNEL(nan_to_num, CPU, nan_to_num_cpu);
 EMBER_REGISTER_KERNEL(isnan, CPU, isnan_cpu);

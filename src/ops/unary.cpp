@@ -179,7 +179,7 @@ Tensor unary_autograd(const char* name, const Tensor& a, Tensor out, Uses uses, 
   EMBER_REGISTER_KERNEL(op, Autograd, op##_autograd);                                                  \
   EMBER_REGISTER_KERNEL(op##_, Autograd, op##_inplace_autograd);
 
-// tanh's and sigmoid's gradients: one fused pass on the CPU for real floats when no graph of the
+// tanh's, sigmoid's and relu's gradients: one fused pass on the CPU for real floats when no graph of the
 // backward is built (the composite's float32 bits: cpu/unary_kernels.cpp), the ops otherwise
 // (create_graph, complex numbers, other devices).
 bool fused_backward_applies(const Tensor& g, const Tensor& y) {
@@ -191,6 +191,9 @@ Tensor tanh_grad(const Tensor& g, const Tensor& y) {
 }
 Tensor sigmoid_grad(const Tensor& g, const Tensor& y) {
   return fused_backward_applies(g, y) ? ops::sigmoid_backward()(g, y) : g * (1 - y) * y;
+}
+Tensor relu_grad(const Tensor& g, const Tensor& y) {  // torch's threshold_backward: NaN passes
+  return fused_backward_applies(g, y) ? ops::threshold_backward()(g, y, Scalar(0.0)) : where(y.le(0), 0, g);
 }
 
 // ---- floating ops
@@ -226,7 +229,7 @@ EMBER_UNARY_GRAD(neg, "NegBackward0", Nothing, -g)
 EMBER_UNARY_GRAD(abs, "AbsBackward0", Self, g * s.sign())
 EMBER_UNARY_GRAD(sign, "SignBackward0", Nothing, zeros_like(g))
 EMBER_UNARY_GRAD(square, "PowBackward0", Self, g * (s * 2.0))
-EMBER_UNARY_GRAD(relu, "ReluBackward0", Result, where(s.le(0), 0, g))  // torch's threshold_backward: NaN passes
+EMBER_UNARY_GRAD(relu, "ReluBackward0", Result, relu_grad(g, s))
 EMBER_UNARY_GRAD(floor, "FloorBackward0", Nothing, zeros_like(g))
 EMBER_UNARY_GRAD(ceil, "CeilBackward0", Nothing, zeros_like(g))
 EMBER_UNARY_GRAD(round, "RoundBackward0", Nothing, zeros_like(g))
