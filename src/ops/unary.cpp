@@ -179,21 +179,29 @@ Tensor unary_autograd(const char* name, const Tensor& a, Tensor out, Uses uses, 
   EMBER_REGISTER_KERNEL(op, Autograd, op##_autograd);                                                  \
   EMBER_REGISTER_KERNEL(op##_, Autograd, op##_inplace_autograd);
 
-// tanh's, sigmoid's and relu's gradients: one fused pass on the CPU for real floats when no graph of the
-// backward is built (the composite's float32 bits: cpu/unary_kernels.cpp), the ops otherwise
-// (create_graph, complex numbers, other devices).
-bool fused_backward_applies(const Tensor& g, const Tensor& y) {
-  return !GradMode::is_enabled() && y.device().is_cpu() && g.device().is_cpu() && g.dtype() == y.dtype() &&
-         (y.dtype() == kFloat32 || y.dtype() == kFloat64 || y.dtype() == kBFloat16 || y.dtype() == kFloat16);
+// tanh's, sigmoid's and relu's gradients as ops (torch's tanh_backward, sigmoid_backward,
+// threshold_backward): one fused pass on the CPU (cpu/unary_kernels.cpp, the composite's float32
+// bits), these formulas on a backend without a kernel of its own; the formulas themselves where a
+// graph of the backward is built (create_graph) or the values are complex.
+Tensor tanh_backward_composite(const Tensor& g, const Tensor& y) { return g * (1 - y * y); }
+Tensor sigmoid_backward_composite(const Tensor& g, const Tensor& y) { return g * (1 - y) * y; }
+Tensor threshold_backward_composite(const Tensor& g, const Tensor& self, const Scalar& threshold) {
+  return where(self.le(threshold), 0, g);  // (NaN passes the gradient)
 }
+EMBER_REGISTER_KERNEL(tanh_backward, CompositeBackend, tanh_backward_composite);
+EMBER_REGISTER_KERNEL(sigmoid_backward, CompositeBackend, sigmoid_backward_composite);
+EMBER_REGISTER_KERNEL(threshold_backward, CompositeBackend, threshold_backward_composite);
+
+bool fused_backward_applies(const Tensor& y) { return !GradMode::is_enabled() && is_floating(y.dtype()); }
 Tensor tanh_grad(const Tensor& g, const Tensor& y) {
-  return fused_backward_applies(g, y) ? ops::tanh_backward()(g, y) : g * (1 - y * y);
+  return fused_backward_applies(y) ? ops::tanh_backward()(g, y) : tanh_backward_composite(g, y);
 }
 Tensor sigmoid_grad(const Tensor& g, const Tensor& y) {
-  return fused_backward_applies(g, y) ? ops::sigmoid_backward()(g, y) : g * (1 - y) * y;
+  return fused_backward_applies(y) ? ops::sigmoid_backward()(g, y) : sigmoid_backward_composite(g, y);
 }
-Tensor relu_grad(const Tensor& g, const Tensor& y) {  // torch's threshold_backward: NaN passes
-  return fused_backward_applies(g, y) ? ops::threshold_backward()(g, y, Scalar(0.0)) : where(y.le(0), 0, g);
+Tensor relu_grad(const Tensor& g, const Tensor& y) {
+  return fused_backward_applies(y) ? ops::threshold_backward()(g, y, Scalar(0.0))
+                                   : threshold_backward_composite(g, y, Scalar(0.0));
 }
 
 // ---- floating ops

@@ -147,7 +147,29 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_ag(const Tensor& x, const std::opt
 }
 
 // y = x * r * w with r = rsqrt(mean(x^2) + eps):
-//   dx = r * (gw - x * r^2 * mean(gw * x)), gw = g * w;  dw = sum(g * x * r).
+//   dx = r * (gw - x * r^2 * mean(gw * x)), gw = g * w;  dw = sum(g * x * r),
+// in differentiable ops, with r broadcast over the last k dims (undefined results where not wanted).
+std::tuple<Tensor, Tensor> rms_norm_grads(const Tensor& go, const Tensor& x, const Tensor& w, const Tensor& rs,
+                                          int64_t k, bool need_dx, bool need_dw) {
+  Tensor dx, dw;
+  if (need_dx) {
+    Tensor gw = w.defined() ? go * w : go;
+    dx = rs * (gw - x * (rs * rs) * (gw * x).mean(trailing_dims(x.dim(), k), true));
+  }
+  if (need_dw && w.defined()) dw = sum_leading(go * x * rs, k);
+  return {dx, dw};
+}
+
+// native_rms_norm_backward on a backend without a fused kernel: the formula from the saved rstd.
+std::tuple<Tensor, Tensor> rms_norm_backward_composite(const Tensor& go, const Tensor& x, IntArrayRef normalized_shape,
+                                                       const Tensor& rstd, const std::optional<Tensor>& weight,
+                                                       int64_t mask) {
+  const int64_t k = int64_t(normalized_shape.size());
+  return rms_norm_grads(go, x, weight ? *weight : Tensor(), cast_to(stat_view(rstd, k), x.dtype()), k, mask & 1,
+                        mask & 2);
+}
+EMBER_REGISTER_KERNEL(native_rms_norm_backward, CompositeBackend, rms_norm_backward_composite);
+
 std::tuple<Tensor, Tensor> rms_norm_ag(const Tensor& x, IntArrayRef normalized_shape,
                                        const std::optional<Tensor>& weight, double eps) {
   auto [out, rstd] = below_autograd([&] { return ops::native_rms_norm()(x, normalized_shape, weight, eps); });
@@ -156,21 +178,16 @@ std::tuple<Tensor, Tensor> rms_norm_ag(const Tensor& x, IntArrayRef normalized_s
   record("RmsNormBackward0", {x, w}, {out}, {saved_input(x), saved_input(w), saved_input(rstd)},
          [k, eps](const variable_list& g, LambdaNode& n) -> variable_list {
            Tensor x = n.unpack(0), w = n.unpack(1), go = g[0];
-           if (!GradMode::is_enabled() && x.device().is_cpu()) {  // no graph of the backward: one fused pass
+           if (!GradMode::is_enabled()) {  // no graph of the backward: the fused op
              Shape ns(x.sizes().end() - k, x.sizes().end());
              auto [dx, dw] = ops::native_rms_norm_backward()(go, x, ns, n.unpack(2),
                                                            w.defined() ? std::optional<Tensor>(w) : std::nullopt,
                                                            grad_mask(n));
              return {dx, dw};
            }
-           auto dims = trailing_dims(x.dim(), k);
-           Tensor rs = GradMode::is_enabled() ? rsqrt((x * x).mean(dims, true) + eps)
-                                              : cast_to(stat_view(n.unpack(2), k), x.dtype());
-           Tensor dx = grad_for(n, 0, [&] {
-             Tensor gw = w.defined() ? go * w : go;
-             return rs * (gw - x * (rs * rs) * (gw * x).mean(dims, true));
-           });
-           Tensor dw = grad_for(n, 1, [&] { return sum_leading(go * x * rs, k); });
+           // create_graph: r recomputed from x, so the gradients are differentiable in x too
+           Tensor rs = rsqrt((x * x).mean(trailing_dims(x.dim(), k), true) + eps);
+           auto [dx, dw] = rms_norm_grads(go, x, w, rs, k, n.needs_input_grad(0), n.needs_input_grad(1));
            return {dx, dw};
          });
   return {out, rstd};
