@@ -420,6 +420,21 @@ const char* const fusion_detail::kBackwardArgs =
     "struct BackwardArgs { int64_t numel, inner; const void* const* in; const void* const* gout; void* const* gin;\n"
     "                      int64_t rows, chunks; };\n";
 
+void fusion_detail::emit_gradient_pointers(std::ostringstream& os, const Graph& g, const FusedGroup& grp) {
+  for (size_t k = 0; k < grp.outputs.size(); ++k)
+    os << "  const float* __restrict gout" << k << " = static_cast<const float*>(a.gout[" << k << "]);\n";
+  // only operands that wanted a gradient at capture get one (the guards keep that true), and
+  // their slots are never null: stores without a branch keep the loop vectorised
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    if (!g.values[size_t(grp.inputs[k].value)].requires_grad) continue;
+    os << "  float* __restrict gin" << k << " = static_cast<float*>(a.gin[" << k << "])";
+    if (grp.inputs[k].kind == FusedOperand::kInner)  // the chunk's row of partial sums
+      os << " + c * a.inner;\n  for (int64_t j = 0; j < a.inner; ++j) gin" << k << "[j] = 0.0f;\n";
+    else
+      os << ";\n";
+  }
+}
+
 std::string fusion_detail::backward_entry() {
   const std::string chunks = std::to_string(kGradientChunks);
   return "namespace {\nvoid backward_chunks(void* ctx, int64_t c0, int64_t c1) {\n"
@@ -447,19 +462,7 @@ void emit_backward(std::ostringstream& os, const Graph& g, const FusedGroup& grp
         "void backward_body(void* ctx, int64_t r0, int64_t r1, int64_t c) {\n"
         "  const BackwardArgs& a = *static_cast<const BackwardArgs*>(ctx);\n";
   emit_operand_pointers(os, grp);
-  for (size_t k = 0; k < grp.outputs.size(); ++k)
-    os << "  const float* __restrict gout" << k << " = static_cast<const float*>(a.gout[" << k << "]);\n";
-  // only operands that wanted a gradient at capture get one (the guards keep that true), and
-  // their slots are never null: stores without a branch keep the loop vectorised
-  auto wants_grad = [&](size_t k) { return g.values[size_t(grp.inputs[k].value)].requires_grad; };
-  for (size_t k = 0; k < grp.inputs.size(); ++k) {
-    if (!wants_grad(k)) continue;
-    os << "  float* __restrict gin" << k << " = static_cast<float*>(a.gin[" << k << "])";
-    if (grp.inputs[k].kind == FusedOperand::kInner)
-      os << " + c * a.inner;\n  for (int64_t j = 0; j < a.inner; ++j) gin" << k << "[j] = 0.0f;\n";
-    else
-      os << ";\n";
-  }
+  emit_gradient_pointers(os, g, grp);
   os << kLoopHead;
   std::unordered_map<ValueId, std::string> name;
   emit_values(os, g, grp, kCpuBody, name);

@@ -101,6 +101,9 @@ std::string entry(const char* name, const char* params, const char* args_init, c
 // `backward_body(ctx, r0, r1, chunk)` run over each on ember's threads.
 extern const char* const kBackwardArgs;
 std::string backward_entry();
+// The backward body's gout<k> and gin<k> pointers (a kInner operand's at its chunk's row of
+// partial sums, zeroed), after emit_operand_pointers.
+void emit_gradient_pointers(std::ostringstream& os, const Graph& g, const FusedGroup& grp);
 // Which nodes read each value and which values the graph returns, built once per graph: a
 // group's outputs are its values read outside it (or returned).
 struct ValueUses {

@@ -404,16 +404,7 @@ void emit_backward_body(std::ostringstream& os, const RowBuilder& b) {
   }
   os << fusion_detail::kBackwardArgs << "\n";
   emit_body_head(os, grp, "backward_body", "BackwardArgs", ", int64_t c");
-  for (size_t k = 0; k < grp.outputs.size(); ++k)
-    os << "  const float* __restrict gout" << k << " = static_cast<const float*>(a.gout[" << k << "]);\n";
-  for (size_t k = 0; k < grp.inputs.size(); ++k) {
-    if (!wants(grp.inputs[k].value)) continue;
-    os << "  float* __restrict gin" << k << " = static_cast<float*>(a.gin[" << k << "])";
-    if (grp.inputs[k].kind == FusedOperand::kInner)  // the chunk's row of partial sums (kGradientChunks)
-      os << " + c * L;\n  for (int64_t j = 0; j < L; ++j) gin" << k << "[j] = 0.0f;\n";
-    else
-      os << ";\n";
-  }
+  fusion_detail::emit_gradient_pointers(os, g, grp);
   const auto kept = kept_values(b);
   emit_kept_buffers(os, kept);
   emit_kept_buffers(os, carried, "gbuf");
