@@ -128,6 +128,17 @@ def _mlp_pair(device="cpu", seed=3):
     return model, ref
 
 
+def _warmed(seed, calls):
+    """_mlp_pair's model compiled with mode="reduce-overhead", after `calls` training calls on one x
+    (the third captures the CUDA graphs)."""
+    model, ref = _mlp_pair(seed=seed)
+    compiled = ember.compile(model, mode="reduce-overhead")
+    x = ember.randn(16, 24)
+    for _ in range(calls):
+        compiled(x).sum().backward()
+    return model, ref, compiled, x
+
+
 def _train_both(compiled, model, ref, steps, device="cpu", input_grad=False):
     opt = ember.optim.AdamW(model.parameters(), lr=1e-2)
     opt_ref = ember.optim.AdamW(ref.parameters(), lr=1e-2)
@@ -181,11 +192,7 @@ def test_reduce_overhead_two_forwards_then_one_backward(emulated_cuda_graphs):
 
 
 def test_reduce_overhead_outputs_dropped_without_backward_free_the_graph(emulated_cuda_graphs):
-    model, _ = _mlp_pair(seed=5)
-    compiled = ember.compile(model, mode="reduce-overhead")
-    x = ember.randn(16, 24)
-    for _ in range(3):
-        compiled(x).sum().backward()
+    _, _, compiled, x = _warmed(5, 3)
     c = compiled._ember_compiled
     before = c.cudagraph_replays
     compiled(x)  # no backward; its output dropped at once
@@ -194,11 +201,7 @@ def test_reduce_overhead_outputs_dropped_without_backward_free_the_graph(emulate
 
 
 def test_reduce_overhead_stale_backward_is_an_error(emulated_cuda_graphs):
-    model, _ = _mlp_pair(seed=6)
-    compiled = ember.compile(model, mode="reduce-overhead")
-    x = ember.randn(16, 24)
-    for _ in range(2):
-        compiled(x).sum().backward()
+    _, _, compiled, x = _warmed(6, 2)
     out = compiled(x)  # replayed
     loss = out.sum()
     loss.backward(retain_graph=True)
@@ -208,11 +211,7 @@ def test_reduce_overhead_stale_backward_is_an_error(emulated_cuda_graphs):
 
 
 def test_reduce_overhead_new_parameter_storage_captures_again(emulated_cuda_graphs):
-    model, ref = _mlp_pair(seed=7)
-    compiled = ember.compile(model, mode="reduce-overhead")
-    x = ember.randn(16, 24)
-    for _ in range(3):
-        compiled(x).sum().backward()
+    model, ref, compiled, x = _warmed(7, 3)
     c = compiled._ember_compiled
     assert c.cudagraph_captures == 1
     with ember.no_grad():
@@ -312,11 +311,7 @@ def test_cudagraphs_backend_replays_the_captured_ops_without_generated_kernels(e
 
 
 def test_mark_step_begin_gives_up_pending_backwards(emulated_cuda_graphs):
-    model, _ = _mlp_pair(seed=11)
-    compiled = ember.compile(model, mode="reduce-overhead")
-    x = ember.randn(16, 24)
-    for _ in range(3):
-        compiled(x).sum().backward()
+    _, _, compiled, x = _warmed(11, 3)
     c = compiled._ember_compiled
     kept = compiled(x).sum()  # replayed; its backward is to come
     before = c.cudagraph_replays
