@@ -45,7 +45,22 @@ def cases(T):
     x3 = T.randn(64, 128, 128)
     a32 = img[0, :32, :32].expand(32, 32, 32)
     r32, r128 = T.randn(12288, 32), T.randn(12288, 128)  # short rows: a softmax's keys, a few classes
-    return {
+    xg, hg, wg = x.clone().requires_grad_(), T.randn(4096, 768, requires_grad=True), T.randn(768, requires_grad=True)
+    gh = T.randn(4096, 768)
+
+    def backward_of(f, leaves, grad):  # one forward and backward (the backward kernels are what is timed)
+        def step():
+            for t in leaves:
+                t.grad = None
+            f().backward(grad)
+        return step
+    activation_grads = {
+        f"{name} fwd+bwd 1M": (backward_of(lambda name=name: getattr(xg, name)(), [xg], y), 30)
+        for name in ("tanh", "sigmoid", "relu")}
+    if hasattr(F, "rms_norm"):  # (torch >= 2.4)
+        activation_grads["rms_norm fwd+bwd 4096x768"] = (
+            backward_of(lambda: F.rms_norm(hg, (768,), wg, 1e-6), [hg, wg], gh), 20)
+    return activation_grads | {
         "sum dim1 12288x32": (lambda: r32.sum(1), 100),
         "sum dim1 12288x128": (lambda: r128.sum(1), 100),
         "sum dim0 12288x32": (lambda: r32.sum(0), 100),
