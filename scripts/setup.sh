@@ -5,7 +5,7 @@
 # quick when everything is already there. Usage: scripts/setup.sh [--bench | --fuzz]  (--bench adds PyTorch,
 # torchvision and libtorch's headers for the side-by-side benchmarks, --fuzz clang and libFuzzer).
 set -euo pipefail
-pkgs=(build-essential cmake ninja-build ccache libopenblas-openmp-dev libdnnl-dev libkissfft-dev libgtest-dev libgmock-dev zlib1g-dev libgloo-dev dataset-fashion-mnist
+pkgs=(build-essential cmake ninja-build ccache libopenblas-openmp-dev libdnnl-dev libgtest-dev libgmock-dev zlib1g-dev libgloo-dev dataset-fashion-mnist
       python3-dev python3-venv python3-numpy)
 if [[ "${1:-}" == "--bench" ]]; then pkgs+=(python3-torch python3-torchvision libtorch-dev); fi
 if [[ "${1:-}" == "--fuzz" ]]; then pkgs+=(clang libclang-rt-14-dev libomp-14-dev); fi

@@ -1,26 +1,33 @@
-// CPU kernels for torch.fft's three primitives (c2c, r2c, c2r) on KISS FFT's mixed-radix
-// transform (radix 2, 3, 4, 5 butterflies, a generic one for other prime factors), with
-// Bluestein's algorithm for lengths that have a large prime factor.
+// CPU kernels for torch.fft's three primitives (c2c, r2c, c2r) on ember's Stockham transform
+// (src/cpu/fft_plan.h).
 //
 // An n-dimensional transform is a 1-D transform along each dim in turn. The data is first
 // copied into a contiguous complex buffer; a dim of size n with `inner` elements after it is
-// then outer * inner lines of stride `inner`. Lines are split across the thread pool, each
-// worker with its own plan (a KISS FFT plan has scratch space and is not shareable); a line is
-// gathered into a dense buffer, transformed and scattered back.
-#include <kissfft/kissfft.hh>
-
+// then outer * inner lines of stride `inner`. Lines move in groups of one SIMD vector's lanes
+// (16 float, 8 double): a group is gathered into split re/im arrays, one lane per line (for a
+// strided dim, neighbouring lines are neighbouring memory, so the gather streams), transformed
+// together and scattered back. Groups are split across the thread pool; each task has its own
+// scratch, the plan's tables are shared. With few lines, or very long ones, each line runs
+// alone (V = R) instead of leaving most lanes idle.
+//
+// A real line of even length n is transformed as a complex line of n/2 points (z = x_even +
+// i x_odd) and untangled, both ways.
 #include <cmath>
 #include <complex>
-#include <optional>
 #include <vector>
 
 #include "core/dtype_dispatch.h"
 #include "core/parallel.h"
+#include "cpu/fft_lanes.h"
+#include "cpu/fft_plan.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
 
 namespace ember::cpu {
 namespace {
+
+using fft::GroupIo;
+using fft::Plan;
 
 // Elements after dim d (the stride of d in a contiguous tensor) and before it.
 int64_t inner_size(const Shape& s, int64_t d) {
@@ -33,87 +40,190 @@ int64_t outer_size(const Shape& s, int64_t d) {
   for (int64_t i = 0; i < d; ++i) r *= s[i];
   return r;
 }
-// The largest prime factor of n (n >= 1).
-int64_t largest_prime_factor(int64_t n) {
-  int64_t best = 1;
-  for (int64_t p = 2; p * p <= n; ++p)
-    while (n % p == 0) { best = p; n /= p; }
-  return n > 1 ? n : best;
+// Runs body(plan, width) with a lane-vector plan when there are enough lines of a moderate
+// length to fill the lanes, else with a one-line plan.
+template <class R, class F> void with_plan(int64_t n, bool inverse, int64_t lines, F&& body) {
+  constexpr int64_t lanes = fft::kLanes<R>;
+  // A group's scratch is 4 n vectors (64 bytes each); past 2^16 points it leaves the caches.
+  if (lines >= lanes / 4 && n <= (int64_t(1) << 16)) {
+    body(Plan<R, fft::Vec<R>>(n, inverse), lanes);
+  } else {
+    body(Plan<R, R>(n, inverse), int64_t(1));
+  }
 }
-// KISS FFT's generic butterfly costs O(n p) for a prime factor p; beyond this, Bluestein.
-constexpr int64_t kMaxDirectPrime = 64;
-bool is_smooth(int64_t n) { return largest_prime_factor(std::max<int64_t>(n, 1)) <= kMaxDirectPrime; }
 
-// A 1-D complex transform of one length: KISS FFT's mixed radix when n factors into small
-// primes, else Bluestein's algorithm (the DFT as a convolution with a chirp, done by
-// power-of-two FFTs of length >= 2n - 1), O(n log n) for any n.
-template <class R> class LineFft {
- public:
-  using C = std::complex<R>;
-  LineFft(int64_t n, bool inverse) : n_(n), direct_(is_smooth(n)) {
-    if (direct_) {
-      plan_.emplace(size_t(n), inverse);
-      return;
+// Line groups per task: enough work (about 32k points) to pay for scratch and a task.
+int64_t group_grain(int64_t n, int64_t width) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(n * width, 1)); }
+
+// Runs task(first_line, count, re, im, work) over groups of `width` lines on the pool, with
+// re/im holding `points` vectors and work the plan's scratch.
+template <class V, class F> void for_groups(int64_t lines, int64_t width, int64_t points, int64_t work, const F& task) {
+  const int64_t groups = (lines + width - 1) / width;
+  parallel_for(0, groups, group_grain(points, width), [&](int64_t begin, int64_t end) {
+    // Kept per thread: a fresh buffer of this size is a fresh mmap, and faulting its pages in
+    // cost more than a transform of 64 lines of 2048 points.
+    thread_local std::vector<V> buffer;
+    const size_t need = size_t(2 * points + work);
+    if (buffer.size() < need) buffer.assign(need, V{});
+    V* re = buffer.data();
+    for (int64_t g = begin; g < end; ++g) {
+      const int64_t first = g * width;
+      task(first, std::min(width, lines - first), re, re + points, re + 2 * points);
     }
-    m_ = 1;
-    while (m_ < 2 * n - 1) m_ *= 2;
-    fwd_.emplace(size_t(m_), false);
-    inv_.emplace(size_t(m_), true);
-    chirp_.resize(n);
-    const double sign = inverse ? 1.0 : -1.0;
-    for (int64_t k = 0; k < n; ++k) {
-      // k^2 mod 2n keeps the angle small (exact in double for any length that fits in memory)
-      double phase = sign * M_PI * double((k * k) % (2 * n)) / double(n);
-      chirp_[k] = C(R(std::cos(phase)), R(std::sin(phase)));
-    }
-    std::vector<C> b(m_, C(0));
-    for (int64_t k = 0; k < n; ++k) b[k] = std::conj(chirp_[k]);
-    for (int64_t k = 1; k < n; ++k) b[m_ - k] = std::conj(chirp_[k]);
-    kernel_.resize(m_);
-    fwd_->transform(b.data(), kernel_.data());
-    work_.resize(m_);
-    spec_.resize(m_);
+  });
+}
+
+// cos and sin of 2 pi k / n for k <= count, in double then rounded: the untangling twiddles of
+// the half-length real transforms.
+template <class R> void half_twiddles(int64_t n, int64_t count, std::vector<R>& c, std::vector<R>& s) {
+  c.resize(size_t(count + 1));
+  s.resize(size_t(count + 1));
+  for (int64_t k = 0; k <= count; ++k) {
+    const double a = 2.0 * M_PI * double(k) / double(n);
+    c[k] = R(std::cos(a));
+    s[k] = R(std::sin(a));
   }
-  void transform(const C* in, C* out) {
-    if (direct_) {
-      plan_->transform(in, out);
-      return;
-    }
-    for (int64_t k = 0; k < n_; ++k) work_[k] = in[k] * chirp_[k];
-    std::fill(work_.begin() + n_, work_.end(), C(0));
-    fwd_->transform(work_.data(), spec_.data());
-    for (int64_t k = 0; k < m_; ++k) spec_[k] *= kernel_[k];
-    inv_->transform(spec_.data(), work_.data());
-    const R inv_m = R(1) / R(m_);
-    for (int64_t k = 0; k < n_; ++k) out[k] = work_[k] * chirp_[k] * inv_m;
-  }
-
- private:
-  int64_t n_, m_ = 0;
-  bool direct_;
-  std::optional<kissfft<R>> plan_, fwd_, inv_;
-  std::vector<C> chirp_, kernel_, work_, spec_;
-};
-
-// Lines per task: enough work (about 16k points) to pay for a plan and a task.
-int64_t line_grain(int64_t n) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)); }
+}
 
 // In-place 1-D transforms of every line along dim d of the contiguous complex buffer `data`
 // (shape `sizes`), each multiplied by `scale`.
 template <class R>
 void transform_dim(std::complex<R>* data, const Shape& sizes, int64_t d, bool inverse, R scale) {
-  using C = std::complex<R>;
   const int64_t n = sizes[d], inner = inner_size(sizes, d), lines = outer_size(sizes, d) * inner;
   if (n == 0 || lines == 0) return;
-  parallel_for(0, lines, line_grain(n), [&](int64_t begin, int64_t end) {
-    LineFft<R> plan(n, inverse);
-    std::vector<C> in(n), out(n);
-    for (int64_t line = begin; line < end; ++line) {
-      C* p = data + (line / inner) * n * inner + line % inner;
-      for (int64_t k = 0; k < n; ++k) in[k] = p[k * inner];
-      plan.transform(in.data(), out.data());
-      for (int64_t k = 0; k < n; ++k) p[k * inner] = out[k] * scale;
-    }
+  with_plan<R>(n, inverse, lines, [&]<class V>(const Plan<R, V>& plan, int64_t width) {
+    for_groups<V>(lines, width, n, plan.work_size(), [&](int64_t first, int64_t count, V* re, V* im, V* work) {
+      const GroupIo<R, V> io(first, count, n, inner);
+      io.load_all(data, n, inner, re, im);
+      plan.transform(re, im, work);
+      io.store_all(data, n, inner, re, im, scale);
+    });
+  });
+}
+
+// The half spectrum (k <= n/2, scaled) of each real line of length n along the last dim: lines
+// of `src` have n elements `inner` apart, lines of `dst` n/2 + 1.
+template <class R>
+void r2c_last_dim(const R* src, std::complex<R>* dst, int64_t n, int64_t inner, int64_t lines, R scale) {
+  const int64_t half = n / 2 + 1;
+  if (n % 2 == 1) {  // odd: a full complex transform of (x, 0)
+    with_plan<R>(n, false, lines, [&]<class V>(const Plan<R, V>& plan, int64_t width) {
+      for_groups<V>(lines, width, n, plan.work_size(), [&](int64_t first, int64_t count, V* re, V* im, V* work) {
+        const GroupIo<R, V> in(first, count, n, inner), out(first, count, half, inner);
+        in.load_all(src, n, inner, re);
+        std::fill(im, im + n, V{});
+        plan.transform(re, im, work);
+        out.store_all(dst, half, inner, re, im, scale);
+      });
+    });
+    return;
+  }
+  // Even: Z = DFT_h(x_even + i x_odd) holds both halves' spectra E and O (each Hermitian):
+  // E_k = (Z_k + conj Z_(h-k)) / 2, O_k = (Z_k - conj Z_(h-k)) / 2i, X_k = E_k + w^k O_k.
+  const int64_t h = n / 2;
+  std::vector<R> cs, sn;
+  half_twiddles<R>(n, h, cs, sn);
+  with_plan<R>(h, false, lines, [&]<class V>(const Plan<R, V>& plan, int64_t width) {
+    for_groups<V>(lines, width, h + 1, plan.work_size(), [&](int64_t first, int64_t count, V* re, V* im, V* work) {
+      if (inner == 1) {  // (x_2k, x_2k+1) are a complex number's two halves
+        const GroupIo<R, V> in(first, count, h, 1);
+        in.load_all(reinterpret_cast<const std::complex<R>*>(src), h, 1, re, im);
+      } else {
+        const GroupIo<R, V> in(first, count, n, inner);
+        in.load_all(src, h, 2 * inner, re);
+        in.load_all(src + inner, h, 2 * inner, im);
+      }
+      plan.transform(re, im, work);
+      // X_k and X_(h-k) read Z_k and Z_(h-k) (indices mod h): both computed before either is
+      // written; X_h lands in the extra slot.
+      auto untangle = [&](V ar, V ai, V br, V bi, int64_t k, V& xr, V& xi) {
+        const V er = ar + br, ei = ai - bi, orr = ai + bi, oi = br - ar;  // 2E and 2O
+        // w^k = cos - i sin (the forward sign)
+        xr = er + orr * cs[k] + oi * sn[k];
+        xi = ei + oi * cs[k] - orr * sn[k];
+      };
+      for (int64_t k = 0; 2 * k <= h; ++k) {
+        const int64_t j = h - k;
+        const V akr = re[k], aki = im[k], ajr = re[j % h], aji = im[j % h];
+        V xkr, xki, xjr, xji;
+        untangle(akr, aki, ajr, aji, k, xkr, xki);
+        untangle(ajr, aji, akr, aki, j, xjr, xji);
+        re[k] = xkr;
+        im[k] = xki;
+        re[j] = xjr;
+        im[j] = xji;
+      }
+      const GroupIo<R, V> out(first, count, half, inner);
+      out.store_all(dst, h + 1, inner, re, im, R(0.5) * scale);
+    });
+  });
+}
+
+// Each line of the last dim rebuilt from its half spectrum (X_(n-k) = conj X_k) and inverse
+// transformed; the result is real. The imaginary parts of X_0 (and X_(n/2), n even) drop out,
+// as in torch. `src` lines have n/2 + 1 elements `inner` apart, `dst` lines n.
+template <class R>
+void c2r_last_dim(const std::complex<R>* src, R* dst, int64_t n, int64_t inner, int64_t lines, R scale) {
+  const int64_t half = n / 2 + 1;
+  if (n % 2 == 1) {
+    with_plan<R>(n, true, lines, [&]<class V>(const Plan<R, V>& plan, int64_t width) {
+      for_groups<V>(lines, width, n, plan.work_size(), [&](int64_t first, int64_t count, V* re, V* im, V* work) {
+        const GroupIo<R, V> in(first, count, half, inner), out(first, count, n, inner);
+        in.load_all(src, half, inner, re, im);
+        im[0] = V{};
+        for (int64_t k = half; k < n; ++k) {
+          re[k] = re[n - k];
+          im[k] = -im[n - k];
+        }
+        plan.transform(re, im, work);
+        out.store_all(dst, n, inner, re, scale);
+      });
+    });
+    return;
+  }
+  // Even: with A = X_k, B = conj X_(h-k), Z_k = (A + B) + i (A - B) w^-k is 2 (E_k + i O_k), whose
+  // unnormalised inverse of h points is n (x_even + i x_odd).
+  const int64_t h = n / 2;
+  std::vector<R> cs, sn;
+  half_twiddles<R>(n, h, cs, sn);
+  with_plan<R>(h, true, lines, [&]<class V>(const Plan<R, V>& plan, int64_t width) {
+    for_groups<V>(lines, width, h + 1, plan.work_size(), [&](int64_t first, int64_t count, V* re, V* im, V* work) {
+      const GroupIo<R, V> in(first, count, half, inner);
+      in.load_all(src, h + 1, inner, re, im);
+      im[0] = V{};  // X_0's and X_h's imaginary parts drop out
+      im[h] = V{};
+      // Pairs (k, h - k) read each other: both are computed before either is written.
+      for (int64_t k = 0; 2 * k <= h; ++k) {
+        const int64_t j = h - k;
+        const V akr = re[k], aki = im[k], ajr = re[j], aji = im[j];
+        auto untangle = [&](V ar, V ai, V br, V bi, int64_t at, V& zr, V& zi) {
+          bi = -bi;  // conj X_(h-at)
+          const V dr = ar - br, di = ai - bi;
+          // (A - B) w^-k, w^-k = cos + i sin
+          const V orr = dr * cs[at] - di * sn[at], oi = dr * sn[at] + di * cs[at];
+          zr = ar + br - oi;
+          zi = ai + bi + orr;
+        };
+        V zkr, zki, zjr, zji;
+        untangle(akr, aki, ajr, aji, k, zkr, zki);
+        untangle(ajr, aji, akr, aki, j, zjr, zji);
+        re[k] = zkr;
+        im[k] = zki;
+        if (j < h) {
+          re[j] = zjr;
+          im[j] = zji;
+        }
+      }
+      plan.transform(re, im, work);
+      if (inner == 1) {  // x_2k and x_2k+1 are stored as one complex number
+        const GroupIo<R, V> out(first, count, h, 1);
+        out.store_all(reinterpret_cast<std::complex<R>*>(dst), h, 1, re, im, scale);
+      } else {
+        const GroupIo<R, V> out(first, count, n, inner);
+        out.store_all(dst, h, 2 * inner, re, scale);
+        out.store_all(dst + inner, h, 2 * inner, im, scale);
+      }
+    });
   });
 }
 
@@ -155,9 +265,8 @@ Tensor fft_c2c_cpu(const Tensor& self, IntArrayRef dims, int64_t normalization, 
   return c2c_in_place(complex_buffer(self, self.dtype()), dims, normalization, forward);
 }
 
-// The last of dims as a real-to-half-spectrum transform (even n: KISS FFT's real transform, a
-// complex one of n/2 points; odd n: a full complex transform of the widened line), then the
-// rest as complex transforms of the half spectrum.
+// The last of dims as a real-to-half-spectrum transform (r2c_last_dim), then the rest as
+// complex transforms of the half spectrum.
 Tensor fft_r2c_cpu(const Tensor& self, IntArrayRef dims, int64_t normalization, bool onesided) {
   check_normalization("fft_r2c", normalization);
   DType t = self.dtype();
@@ -174,39 +283,11 @@ Tensor fft_r2c_cpu(const Tensor& self, IntArrayRef dims, int64_t normalization, 
   out_sizes[last] = n / 2 + 1;
   Tensor out = empty(out_sizes, {.dtype = real_to_complex(t), .device = self.device()});
   visit_dtype<kFloatTypes>(t, "fft_r2c", [&]<class R>() {
-    using C = std::complex<R>;
-    const int64_t half = n / 2 + 1, inner = inner_size(out_sizes, last), lines = outer_size(out_sizes, last) * inner;
+    const int64_t inner = inner_size(out_sizes, last), lines = outer_size(out_sizes, last) * inner;
     const R s = dims.size() == 1 ? R(scale) : R(1);
     const R* src = x.data_ptr<R>();
-    C* dst = out.data_ptr<C>();
-    if (n > 0 && lines > 0) {
-      parallel_for(0, lines, line_grain(n), [&](int64_t begin, int64_t end) {
-        const bool even = n % 2 == 0 && n >= 2 && is_smooth(n / 2);
-        std::optional<kissfft<R>> half_plan;
-        std::optional<LineFft<R>> plan;
-        if (even) half_plan.emplace(size_t(n / 2), false);
-        else plan.emplace(n, false);
-        std::vector<R> line(n);
-        std::vector<C> wide(even ? 0 : n), spec(even ? n / 2 : n);
-        for (int64_t l = begin; l < end; ++l) {
-          const int64_t o = l / inner, i = l % inner;
-          const R* p = src + o * n * inner + i;
-          C* q = dst + o * half * inner + i;
-          for (int64_t k = 0; k < n; ++k) line[k] = p[k * inner];
-          if (even) {
-            // spec[0] packs the DC (real) and Nyquist (imag) terms.
-            half_plan->transform_real(line.data(), spec.data());
-            q[0] = C(spec[0].real() * s, 0);
-            q[(n / 2) * inner] = C(spec[0].imag() * s, 0);
-            for (int64_t k = 1; k < n / 2; ++k) q[k * inner] = spec[k] * s;
-          } else {
-            for (int64_t k = 0; k < n; ++k) wide[k] = C(line[k], 0);
-            plan->transform(wide.data(), spec.data());
-            for (int64_t k = 0; k < half; ++k) q[k * inner] = spec[k] * s;
-          }
-        }
-      });
-    }
+    std::complex<R>* dst = out.data_ptr<std::complex<R>>();
+    if (n > 0 && lines > 0) r2c_last_dim<R>(src, dst, n, inner, lines, s);
     for (size_t j = 0; j + 1 < dims.size(); ++j)
       transform_dim<R>(dst, out_sizes, dims[j], false, j + 2 == dims.size() ? R(scale) : R(1));
   });
@@ -237,19 +318,7 @@ Tensor fft_c2r_cpu(const Tensor& self, IntArrayRef dims, int64_t normalization, 
     const int64_t inner = inner_size(out_sizes, last), lines = outer_size(out_sizes, last) * inner;
     R* dst = out.data_ptr<R>();
     if (lines == 0) return;
-    parallel_for(0, lines, line_grain(n), [&](int64_t begin, int64_t end) {
-      LineFft<R> plan(n, true);
-      std::vector<C> full(n), res(n);
-      for (int64_t l = begin; l < end; ++l) {
-        const int64_t o = l / inner, i = l % inner;
-        const C* p = buf + o * half * inner + i;
-        R* q = dst + o * n * inner + i;
-        for (int64_t k = 0; k < half; ++k) full[k] = p[k * inner];
-        for (int64_t k = half; k < n; ++k) full[k] = std::conj(full[n - k]);
-        plan.transform(full.data(), res.data());
-        for (int64_t k = 0; k < n; ++k) q[k * inner] = res[k].real() * R(scale);
-      }
-    });
+    c2r_last_dim<R>(buf, dst, n, inner, lines, R(scale));
   });
   return out;
 }

@@ -1,0 +1,271 @@
+// The Stockham transform behind src/cpu/fft_kernels.cpp (see fft_plan.h).
+//
+// A stage of radix r turns sub-transforms of length N = r * m (stride s) into r times as many of
+// length m (stride r * s), writing to the other buffer in an order that leaves the result in
+// natural order after the last stage (decimation in frequency, no bit reversal):
+//   y[q + s (r p + k)] = w_N^(p k) * sum_j x[q + s (p + j m)] * w_r^(j k)
+// for p < m, q < s, k < r, with w_N = exp(sign 2 pi i / N).
+#include "cpu/fft_plan.h"
+
+#include <cmath>
+
+#include "ember/core/errors.h"
+
+namespace ember::cpu::fft {
+
+int64_t largest_prime_factor(int64_t n) {
+  int64_t best = 1;
+  for (int64_t p = 2; p * p <= n; ++p)
+    while (n % p == 0) {
+      best = p;
+      n /= p;
+    }
+  return n > 1 ? n : best;
+}
+
+namespace {
+
+// exp(sign 2 pi i num / den), computed in double with num reduced mod den.
+void root(double sign, int64_t num, int64_t den, double& re, double& im) {
+  const double a = sign * 2.0 * M_PI * double(num % den) / double(den);
+  re = std::cos(a);
+  im = std::sin(a);
+}
+
+// The radices of n: 4s first (fewest passes over the data), then 2, 3 and larger primes.
+std::vector<int64_t> radices(int64_t n) {
+  std::vector<int64_t> out;
+  while (n % 4 == 0) {
+    out.push_back(4);
+    n /= 4;
+  }
+  for (int64_t p = 2; n > 1; ++p)
+    while (n % p == 0) {
+      out.push_back(p);
+      n /= p;
+    }
+  return out;
+}
+
+}  // namespace
+
+template <class R, class V> Plan<R, V>::Plan(int64_t n, bool inverse) : n_(n), sign_(inverse ? R(1) : R(-1)) {
+  EMBER_CHECK(n >= 1, "fft: transform length must be positive, got ", n);
+  if (largest_prime_factor(n) > kMaxDirectPrime) {
+    m_ = 1;
+    while (m_ < 2 * n - 1) m_ *= 2;
+    sub_ = std::make_unique<Plan>(m_, /*inverse=*/false);
+    chirp_re_.resize(n);
+    chirp_im_.resize(n);
+    std::vector<double> kr(m_, 0.0), ki(m_, 0.0);
+    for (int64_t k = 0; k < n; ++k) {
+      double cr, ci;  // exp(sign pi i k^2 / n) = exp(sign 2 pi i (k^2 mod 2n) / 2n)
+      root(double(sign_), (k * k) % (2 * n), 2 * n, cr, ci);
+      chirp_re_[k] = R(cr);
+      chirp_im_[k] = R(ci);
+      kr[k] = cr;  // the kernel is conj(chirp), symmetric around 0 (mod m)
+      ki[k] = -ci;
+      if (k > 0) {
+        kr[m_ - k] = cr;
+        ki[m_ - k] = -ci;
+      }
+    }
+    // The kernel's spectrum, by a direct double-precision pass through a one-line plan.
+    Plan<double, double> once(m_, false);
+    std::vector<double> work(size_t(once.work_size()));
+    once.transform(kr.data(), ki.data(), work.data());
+    kernel_re_.assign(kr.begin(), kr.end());
+    kernel_im_.assign(ki.begin(), ki.end());
+    return;
+  }
+  int64_t len = n, s = 1;
+  for (int64_t r : radices(n)) {
+    const int64_t m = len / r;
+    stages_.push_back({r, m, s, int64_t(tw_re_.size()), int64_t(root_re_.size())});
+    for (int64_t p = 0; p < m; ++p)
+      for (int64_t k = 1; k < r; ++k) {
+        double wr, wi;
+        root(double(sign_), p * k, len, wr, wi);
+        tw_re_.push_back(R(wr));
+        tw_im_.push_back(R(wi));
+      }
+    if (r > 4)  // generic butterflies read the radix's roots of unity
+      for (int64_t t = 0; t < r; ++t) {
+        double wr, wi;
+        root(double(sign_), t, r, wr, wi);
+        root_re_.push_back(R(wr));
+        root_im_.push_back(R(wi));
+      }
+    len = m;
+    s *= r;
+  }
+}
+
+template <class R, class V> Plan<R, V>::Plan(Plan&&) noexcept = default;
+template <class R, class V> Plan<R, V>::~Plan() = default;
+
+template <class R, class V> int64_t Plan<R, V>::work_size() const {
+  return sub_ ? 2 * m_ + sub_->work_size() : 2 * n_;
+}
+
+template <class R, class V>
+void Plan<R, V>::run_stage(const Stage& st, const V* xr, const V* xi, V* yr, V* yi) const {
+  const int64_t r = st.radix, m = st.m, s = st.s, step = s * m;
+  const R* twr = tw_re_.data() + st.twiddle;
+  const R* twi = tw_im_.data() + st.twiddle;
+  // (a + ib) * (c + id)
+  auto mul_re = [](V a, V b, R c, R d) { return a * c - b * d; };
+  auto mul_im = [](V a, V b, R c, R d) { return a * d + b * c; };
+  if (r == 2) {
+    for (int64_t p = 0; p < m; ++p) {
+      const R w1r = twr[p], w1i = twi[p];
+      for (int64_t q = 0; q < s; ++q) {
+        const int64_t i = q + s * p, o = q + 2 * s * p;
+        const V ar = xr[i], ai = xi[i], br = xr[i + step], bi = xi[i + step];
+        yr[o] = ar + br;
+        yi[o] = ai + bi;
+        const V dr = ar - br, di = ai - bi;
+        yr[o + s] = mul_re(dr, di, w1r, w1i);
+        yi[o + s] = mul_im(dr, di, w1r, w1i);
+      }
+    }
+    return;
+  }
+  if (r == 4) {
+    const R sg = sign_;  // w_4 = sign * i
+    for (int64_t p = 0; p < m; ++p) {
+      const R* wr = twr + 3 * p;
+      const R* wi = twi + 3 * p;
+      for (int64_t q = 0; q < s; ++q) {
+        const int64_t i = q + s * p, o = q + 4 * s * p;
+        const V a0r = xr[i], a0i = xi[i], a1r = xr[i + step], a1i = xi[i + step];
+        const V a2r = xr[i + 2 * step], a2i = xi[i + 2 * step], a3r = xr[i + 3 * step], a3i = xi[i + 3 * step];
+        const V t0r = a0r + a2r, t0i = a0i + a2i, t1r = a0r - a2r, t1i = a0i - a2i;
+        const V t2r = a1r + a3r, t2i = a1i + a3i;
+        // (a1 - a3) * sign i
+        const V t3r = (a3i - a1i) * sg, t3i = (a1r - a3r) * sg;
+        yr[o] = t0r + t2r;
+        yi[o] = t0i + t2i;
+        const V y1r = t1r + t3r, y1i = t1i + t3i, y2r = t0r - t2r, y2i = t0i - t2i, y3r = t1r - t3r,
+                y3i = t1i - t3i;
+        yr[o + s] = mul_re(y1r, y1i, wr[0], wi[0]);
+        yi[o + s] = mul_im(y1r, y1i, wr[0], wi[0]);
+        yr[o + 2 * s] = mul_re(y2r, y2i, wr[1], wi[1]);
+        yi[o + 2 * s] = mul_im(y2r, y2i, wr[1], wi[1]);
+        yr[o + 3 * s] = mul_re(y3r, y3i, wr[2], wi[2]);
+        yi[o + 3 * s] = mul_im(y3r, y3i, wr[2], wi[2]);
+      }
+    }
+    return;
+  }
+  if (r == 3) {
+    const R c = R(-0.5), d = sign_ * R(0.86602540378443864676);  // w_3 = c + i d
+    for (int64_t p = 0; p < m; ++p) {
+      const R* wr = twr + 2 * p;
+      const R* wi = twi + 2 * p;
+      for (int64_t q = 0; q < s; ++q) {
+        const int64_t i = q + s * p, o = q + 3 * s * p;
+        const V a0r = xr[i], a0i = xi[i], a1r = xr[i + step], a1i = xi[i + step];
+        const V a2r = xr[i + 2 * step], a2i = xi[i + 2 * step];
+        const V tr = a1r + a2r, ti = a1i + a2i;
+        yr[o] = a0r + tr;
+        yi[o] = a0i + ti;
+        const V ur = a0r + tr * c, ui = a0i + ti * c;
+        const V vr = (a2i - a1i) * d, vi = (a1r - a2r) * d;  // (a1 - a2) * i d
+        const V y1r = ur + vr, y1i = ui + vi, y2r = ur - vr, y2i = ui - vi;
+        yr[o + s] = mul_re(y1r, y1i, wr[0], wi[0]);
+        yi[o + s] = mul_im(y1r, y1i, wr[0], wi[0]);
+        yr[o + 2 * s] = mul_re(y2r, y2i, wr[1], wi[1]);
+        yi[o + 2 * s] = mul_im(y2r, y2i, wr[1], wi[1]);
+      }
+    }
+    return;
+  }
+  // A generic prime radix: each output is a dot product with the radix's roots of unity.
+  const R* rr = root_re_.data() + st.roots;
+  const R* ri = root_im_.data() + st.roots;
+  V ar[kMaxDirectPrime], ai[kMaxDirectPrime];
+  for (int64_t p = 0; p < m; ++p) {
+    const R* wr = twr + (r - 1) * p;
+    const R* wi = twi + (r - 1) * p;
+    for (int64_t q = 0; q < s; ++q) {
+      const int64_t i = q + s * p, o = q + r * s * p;
+      V sr = xr[i], si = xi[i];
+      for (int64_t j = 0; j < r; ++j) {
+        ar[j] = xr[i + j * step];
+        ai[j] = xi[i + j * step];
+      }
+      for (int64_t j = 1; j < r; ++j) {
+        sr += ar[j];
+        si += ai[j];
+      }
+      yr[o] = sr;
+      yi[o] = si;
+      for (int64_t k = 1; k < r; ++k) {
+        V zr = ar[0], zi = ai[0];
+        for (int64_t j = 1, t = k; j < r; ++j, t = (t + k) % r) {
+          zr += mul_re(ar[j], ai[j], rr[t], ri[t]);
+          zi += mul_im(ar[j], ai[j], rr[t], ri[t]);
+        }
+        yr[o + k * s] = mul_re(zr, zi, wr[k - 1], wi[k - 1]);
+        yi[o + k * s] = mul_im(zr, zi, wr[k - 1], wi[k - 1]);
+      }
+    }
+  }
+}
+
+template <class R, class V> void Plan<R, V>::direct(V* re, V* im, V* work) const {
+  V *xr = re, *xi = im, *yr = work, *yi = work + n_;
+  for (const Stage& st : stages_) {
+    run_stage(st, xr, xi, yr, yi);
+    std::swap(xr, yr);
+    std::swap(xi, yi);
+  }
+  if (xr != re)
+    for (int64_t k = 0; k < n_; ++k) {
+      re[k] = xr[k];
+      im[k] = xi[k];
+    }
+}
+
+template <class R, class V> void Plan<R, V>::transform(V* re, V* im, V* work) const {
+  if (!sub_) {
+    direct(re, im, work);
+    return;
+  }
+  // Bluestein: b = x * chirp (zero-padded to m), B = DFT(b) * DFT(kernel), and the inverse DFT
+  // as conj(DFT(conj(B))) so one forward plan serves; the output is chirp * that / m.
+  V *br = work, *bi = work + m_, *sub_work = work + 2 * m_;
+  for (int64_t k = 0; k < n_; ++k) {
+    const R cr = chirp_re_[k], ci = chirp_im_[k];
+    br[k] = re[k] * cr - im[k] * ci;
+    bi[k] = re[k] * ci + im[k] * cr;
+  }
+  for (int64_t k = n_; k < m_; ++k) {
+    br[k] = V{};
+    bi[k] = V{};
+  }
+  sub_->transform(br, bi, sub_work);
+  for (int64_t k = 0; k < m_; ++k) {
+    const R kr = kernel_re_[k], ki = kernel_im_[k];
+    const V r = br[k] * kr - bi[k] * ki, i = br[k] * ki + bi[k] * kr;
+    br[k] = r;
+    bi[k] = -i;
+  }
+  sub_->transform(br, bi, sub_work);
+  const R inv_m = R(1) / R(m_);
+  for (int64_t k = 0; k < n_; ++k) {
+    // conj(b) * chirp / m
+    const R cr = chirp_re_[k] * inv_m, ci = chirp_im_[k] * inv_m;
+    const V r = br[k], i = -bi[k];
+    re[k] = r * cr - i * ci;
+    im[k] = r * ci + i * cr;
+  }
+}
+
+template class Plan<float, float>;
+template class Plan<double, double>;
+template class Plan<float, Vec<float>>;
+template class Plan<double, Vec<double>>;
+
+}  // namespace ember::cpu::fft

@@ -1,0 +1,70 @@
+// ember's own 1-D complex FFT: a Stockham autosort transform over split (re, im) arrays whose
+// elements are SIMD vectors, one lane per line, so 16 float (8 double) lines move through each
+// butterfly together and no instruction shuffles data inside a line. V = R runs one line alone.
+//
+// A length factors into radix 4, 2 and 3 stages with hand-written butterflies and a generic
+// O(p) butterfly for other primes up to kMaxDirectPrime; lengths with a larger prime factor use
+// Bluestein's algorithm (the DFT as a convolution with a chirp, done by power-of-two transforms).
+// Transforms are unnormalised in both directions (the callers scale once when they store).
+// A plan holds only read-only tables, so one plan serves every thread; scratch is the caller's.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace ember::cpu::fft {
+
+// The SIMD vector of one register (64 bytes: AVX-512 on this project's -march=native builds;
+// GCC and clang lower wider-than-native vectors to several registers elsewhere).
+template <class R> struct Lanes;
+template <> struct Lanes<float> {
+  typedef float type __attribute__((vector_size(64)));
+};
+template <> struct Lanes<double> {
+  typedef double type __attribute__((vector_size(64)));
+};
+template <class R> using Vec = typename Lanes<R>::type;
+template <class R> inline constexpr int64_t kLanes = int64_t(sizeof(Vec<R>) / sizeof(R));
+
+// Above this prime factor the generic butterfly's O(n p) loses to Bluestein's O(n log n).
+inline constexpr int64_t kMaxDirectPrime = 64;
+int64_t largest_prime_factor(int64_t n);
+
+// Complex transforms of one length and direction over V-wide groups of lines.
+template <class R, class V> class Plan {
+ public:
+  Plan(int64_t n, bool inverse);
+  Plan(Plan&&) noexcept;
+  ~Plan();
+  int64_t size() const { return n_; }
+  // Elements of V the scratch passed to transform must hold.
+  int64_t work_size() const;
+  // Transforms re/im (n elements each) in place.
+  void transform(V* re, V* im, V* work) const;
+
+ private:
+  struct Stage {
+    // m = remaining length / radix, s = stride of the sub-transforms; offsets into the tables
+    int64_t radix, m, s, twiddle, roots;
+  };
+  void run_stage(const Stage& st, const V* xr, const V* xi, V* yr, V* yi) const;
+  void direct(V* re, V* im, V* work) const;
+
+  int64_t n_;
+  R sign_;  // -1 forward, +1 inverse: the exponent's sign
+  std::vector<Stage> stages_;
+  std::vector<R> tw_re_, tw_im_;    // per stage, per p: w^(p k) for k = 1 .. radix-1
+  std::vector<R> root_re_, root_im_;  // per generic-radix stage: the radix's roots of unity
+  // Bluestein: the power-of-two forward plan, the chirp and the kernel's spectrum.
+  int64_t m_ = 0;
+  std::unique_ptr<Plan> sub_;
+  std::vector<R> chirp_re_, chirp_im_, kernel_re_, kernel_im_;
+};
+
+extern template class Plan<float, float>;
+extern template class Plan<double, double>;
+extern template class Plan<float, Vec<float>>;
+extern template class Plan<double, Vec<double>>;
+
+}  // namespace ember::cpu::fft
