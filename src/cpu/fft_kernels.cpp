@@ -41,14 +41,21 @@ int64_t outer_size(const Shape& s, int64_t d) {
   return r;
 }
 // Runs body(plan, width) with a lane-vector plan when there are enough lines of a moderate
-// length to fill the lanes, else with a one-line plan.
+// length to fill the lanes, else one line at a time: long ones as a six-step transform whose
+// columns and rows fill the lanes, short ones through a one-line plan.
+constexpr int64_t kLongLine = 4096;
 template <class R, class F> void with_plan(int64_t n, bool inverse, int64_t lines, F&& body) {
   constexpr int64_t lanes = fft::kLanes<R>;
   // A group's scratch is 4 n vectors (64 bytes each); past 2^16 points it leaves the caches.
   if (lines >= lanes / 4 && n <= (int64_t(1) << 16)) {
-    body(Plan<R, fft::Vec<R>>(n, inverse), lanes);
+    using P = Plan<R, fft::Vec<R>>;
+    body(*fft::cached<P>(n, inverse, [&] { return std::make_shared<const P>(n, inverse); }), lanes);
+  } else if (n >= kLongLine && fft::LongPlan<R>::split(n).first > 0) {
+    using P = fft::LongPlan<R>;
+    body(*fft::cached<P>(n, inverse, [&] { return std::make_shared<const P>(n, inverse); }), int64_t(1));
   } else {
-    body(Plan<R, R>(n, inverse), int64_t(1));
+    using P = Plan<R, R>;
+    body(*fft::cached<P>(n, inverse, [&] { return std::make_shared<const P>(n, inverse); }), int64_t(1));
   }
 }
 
@@ -73,16 +80,20 @@ template <class V, class F> void for_groups(int64_t lines, int64_t width, int64_
   });
 }
 
-// cos and sin of 2 pi k / n for k <= count, in double then rounded: the untangling twiddles of
-// the half-length real transforms.
-template <class R> void half_twiddles(int64_t n, int64_t count, std::vector<R>& c, std::vector<R>& s) {
-  c.resize(size_t(count + 1));
-  s.resize(size_t(count + 1));
-  for (int64_t k = 0; k <= count; ++k) {
-    const double a = 2.0 * M_PI * double(k) / double(n);
-    c[k] = R(std::cos(a));
-    s[k] = R(std::sin(a));
+// cos and sin of 2 pi k / n for k <= n / 2, in double then rounded: the untangling twiddles of
+// the half-length real transforms (cached like plans).
+template <class R> struct HalfTwiddles {
+  std::vector<R> cos, sin;
+  explicit HalfTwiddles(int64_t n) : cos(size_t(n / 2 + 1)), sin(size_t(n / 2 + 1)) {
+    for (int64_t k = 0; k <= n / 2; ++k) {
+      const double a = 2.0 * M_PI * double(k) / double(n);
+      cos[k] = R(std::cos(a));
+      sin[k] = R(std::sin(a));
+    }
   }
+};
+template <class R> std::shared_ptr<const HalfTwiddles<R>> half_twiddles(int64_t n) {
+  return fft::cached<HalfTwiddles<R>>(n, false, [&] { return std::make_shared<const HalfTwiddles<R>>(n); });
 }
 
 // In-place 1-D transforms of every line along dim d of the contiguous complex buffer `data`
@@ -91,7 +102,8 @@ template <class R>
 void transform_dim(std::complex<R>* data, const Shape& sizes, int64_t d, bool inverse, R scale) {
   const int64_t n = sizes[d], inner = inner_size(sizes, d), lines = outer_size(sizes, d) * inner;
   if (n == 0 || lines == 0) return;
-  with_plan<R>(n, inverse, lines, [&]<class V>(const Plan<R, V>& plan, int64_t width) {
+  with_plan<R>(n, inverse, lines, [&](const auto& plan, int64_t width) {
+    using V = typename std::decay_t<decltype(plan)>::Value;
     for_groups<V>(lines, width, n, plan.work_size(), [&](int64_t first, int64_t count, V* re, V* im, V* work) {
       const GroupIo<R, V> io(first, count, n, inner);
       io.load_all(data, n, inner, re, im);
@@ -107,7 +119,8 @@ template <class R>
 void r2c_last_dim(const R* src, std::complex<R>* dst, int64_t n, int64_t inner, int64_t lines, R scale) {
   const int64_t half = n / 2 + 1;
   if (n % 2 == 1) {  // odd: a full complex transform of (x, 0)
-    with_plan<R>(n, false, lines, [&]<class V>(const Plan<R, V>& plan, int64_t width) {
+    with_plan<R>(n, false, lines, [&](const auto& plan, int64_t width) {
+    using V = typename std::decay_t<decltype(plan)>::Value;
       for_groups<V>(lines, width, n, plan.work_size(), [&](int64_t first, int64_t count, V* re, V* im, V* work) {
         const GroupIo<R, V> in(first, count, n, inner), out(first, count, half, inner);
         in.load_all(src, n, inner, re);
@@ -121,9 +134,11 @@ void r2c_last_dim(const R* src, std::complex<R>* dst, int64_t n, int64_t inner, 
   // Even: Z = DFT_h(x_even + i x_odd) holds both halves' spectra E and O (each Hermitian):
   // E_k = (Z_k + conj Z_(h-k)) / 2, O_k = (Z_k - conj Z_(h-k)) / 2i, X_k = E_k + w^k O_k.
   const int64_t h = n / 2;
-  std::vector<R> cs, sn;
-  half_twiddles<R>(n, h, cs, sn);
-  with_plan<R>(h, false, lines, [&]<class V>(const Plan<R, V>& plan, int64_t width) {
+  const auto twiddles = half_twiddles<R>(n);
+  const R* cs = twiddles->cos.data();
+  const R* sn = twiddles->sin.data();
+  with_plan<R>(h, false, lines, [&](const auto& plan, int64_t width) {
+    using V = typename std::decay_t<decltype(plan)>::Value;
     for_groups<V>(lines, width, h + 1, plan.work_size(), [&](int64_t first, int64_t count, V* re, V* im, V* work) {
       if (inner == 1) {  // (x_2k, x_2k+1) are a complex number's two halves
         const GroupIo<R, V> in(first, count, h, 1);
@@ -166,7 +181,8 @@ template <class R>
 void c2r_last_dim(const std::complex<R>* src, R* dst, int64_t n, int64_t inner, int64_t lines, R scale) {
   const int64_t half = n / 2 + 1;
   if (n % 2 == 1) {
-    with_plan<R>(n, true, lines, [&]<class V>(const Plan<R, V>& plan, int64_t width) {
+    with_plan<R>(n, true, lines, [&](const auto& plan, int64_t width) {
+    using V = typename std::decay_t<decltype(plan)>::Value;
       for_groups<V>(lines, width, n, plan.work_size(), [&](int64_t first, int64_t count, V* re, V* im, V* work) {
         const GroupIo<R, V> in(first, count, half, inner), out(first, count, n, inner);
         in.load_all(src, half, inner, re, im);
@@ -184,9 +200,11 @@ void c2r_last_dim(const std::complex<R>* src, R* dst, int64_t n, int64_t inner, 
   // Even: with A = X_k, B = conj X_(h-k), Z_k = (A + B) + i (A - B) w^-k is 2 (E_k + i O_k), whose
   // unnormalised inverse of h points is n (x_even + i x_odd).
   const int64_t h = n / 2;
-  std::vector<R> cs, sn;
-  half_twiddles<R>(n, h, cs, sn);
-  with_plan<R>(h, true, lines, [&]<class V>(const Plan<R, V>& plan, int64_t width) {
+  const auto twiddles = half_twiddles<R>(n);
+  const R* cs = twiddles->cos.data();
+  const R* sn = twiddles->sin.data();
+  with_plan<R>(h, true, lines, [&](const auto& plan, int64_t width) {
+    using V = typename std::decay_t<decltype(plan)>::Value;
     for_groups<V>(lines, width, h + 1, plan.work_size(), [&](int64_t first, int64_t count, V* re, V* im, V* work) {
       const GroupIo<R, V> in(first, count, half, inner);
       in.load_all(src, h + 1, inner, re, im);

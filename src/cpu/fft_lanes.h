@@ -142,13 +142,13 @@ template <class R> struct LaneIo {
 // In-register transpose of an L x L tile held as L row vectors: level B exchanges bit B of the
 // row and column indices (rows i and i + B swap their off-diagonal B-blocks), so after every
 // level each element has moved from (r, c) to (c, r). log2(L) levels of L two-source shuffles.
-template <class V, int64_t L, int64_t B, size_t... C> V keep_low(V a, V b, std::index_sequence<C...>) {
+template <class V, int64_t L, int64_t B, size_t... C> [[gnu::always_inline]] inline V keep_low(V a, V b, std::index_sequence<C...>) {
   return __builtin_shufflevector(a, b, int((C & B) ? (L + C - B) : C)...);
 }
-template <class V, int64_t L, int64_t B, size_t... C> V keep_high(V a, V b, std::index_sequence<C...>) {
+template <class V, int64_t L, int64_t B, size_t... C> [[gnu::always_inline]] inline V keep_high(V a, V b, std::index_sequence<C...>) {
   return __builtin_shufflevector(a, b, int((C & B) ? (L + C) : (C + B))...);
 }
-template <class V, int64_t L, int64_t B> void transpose_level(V* rows) {
+template <class V, int64_t L, int64_t B> [[gnu::always_inline]] inline void transpose_level(V* rows) {
   for (int64_t i = 0; i < L; ++i)
     if (!(i & B)) {
       const V a = rows[i], b = rows[i + B];
@@ -156,7 +156,7 @@ template <class V, int64_t L, int64_t B> void transpose_level(V* rows) {
       rows[i + B] = keep_high<V, L, B>(a, b, std::make_index_sequence<L>{});
     }
 }
-template <class R> void transpose_tile(Vec<R>* rows) {
+template <class R> [[gnu::always_inline]] inline void transpose_tile(Vec<R>* rows) {
   constexpr int64_t L = kLanes<R>;
   transpose_level<Vec<R>, L, 1>(rows);
   transpose_level<Vec<R>, L, 2>(rows);

@@ -4,13 +4,15 @@
 //
 // A length factors into radix 4, 2 and 3 stages with hand-written butterflies and a generic
 // O(p) butterfly for other primes up to kMaxDirectPrime; lengths with a larger prime factor use
-// Bluestein's algorithm (the DFT as a convolution with a chirp, done by power-of-two transforms).
+// Bluestein's algorithm (the DFT as a convolution with a chirp, done by transforms of a smooth length).
 // Transforms are unnormalised in both directions (the callers scale once when they store).
 // A plan holds only read-only tables, so one plan serves every thread; scratch is the caller's.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 namespace ember::cpu::fft {
@@ -34,6 +36,7 @@ int64_t largest_prime_factor(int64_t n);
 // Complex transforms of one length and direction over V-wide groups of lines.
 template <class R, class V> class Plan {
  public:
+  using Value = V;
   Plan(int64_t n, bool inverse);
   Plan(Plan&&) noexcept;
   ~Plan();
@@ -56,15 +59,74 @@ template <class R, class V> class Plan {
   std::vector<Stage> stages_;
   std::vector<R> tw_re_, tw_im_;    // per stage, per p: w^(p k) for k = 1 .. radix-1
   std::vector<R> root_re_, root_im_;  // per generic-radix stage: the radix's roots of unity
-  // Bluestein: the power-of-two forward plan, the chirp and the kernel's spectrum.
+  // Bluestein: the forward plan of the convolution's length m_, the chirp and the kernel's spectrum.
   int64_t m_ = 0;
   std::unique_ptr<Plan> sub_;
   std::vector<R> chirp_re_, chirp_im_, kernel_re_, kernel_im_;
 };
 
+// One long line (2^20 points, say) as an n1 x n2 matrix (the "six-step" transform): transforms
+// of length n1 down the columns, a twiddle w_n^(j2 k1) per element, transforms of length n2
+// along the rows, and the transposed read-out X[k1 + n1 k2]. Columns and rows move as lane
+// groups through Plan<R, Vec<R>> and are split across the thread pool, so a single long line
+// runs at the lane engine's speed, on every thread. Same interface as Plan<R, R>.
+template <class R> class LongPlan {
+ public:
+  using Value = R;
+  // A split n = n1 * n2 with both multiples of the lane count and small enough for lane plans;
+  // {0, 0} where there is none.
+  static std::pair<int64_t, int64_t> split(int64_t n);
+  LongPlan(int64_t n, bool inverse);
+  int64_t size() const { return n_; }
+  int64_t work_size() const { return 2 * n_; }
+  void transform(R* re, R* im, R* work) const;
+
+ private:
+  int64_t n_, n1_, n2_;
+  std::shared_ptr<const Plan<R, Vec<R>>> columns_, rows_;
+  std::vector<R> tw_re_, tw_im_;  // w_n^(j2 k1) at k1 * n2 + j2
+};
+
+// The object make() builds for (n, inverse), kept in a small per-type cache of the most recently
+// used ones: building a plan costs a sincos per twiddle, about what transforming 16 lines of its
+// length costs, and models call the same few lengths again and again (as torch's plan cache).
+template <class T, class Make> std::shared_ptr<const T> cached(int64_t n, bool inverse, const Make& make) {
+  constexpr size_t kEntries = 16;
+  struct Entry {
+    int64_t n;
+    bool inverse;
+    uint64_t used;
+    std::shared_ptr<const T> value;
+  };
+  static std::mutex mutex;
+  static std::vector<Entry> entries;
+  static uint64_t clock = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (Entry& e : entries)
+      if (e.n == n && e.inverse == inverse) {
+        e.used = ++clock;
+        return e.value;
+      }
+  }
+  std::shared_ptr<const T> built = make();  // outside the lock: other lengths need not wait
+  std::lock_guard<std::mutex> lock(mutex);
+  if (entries.size() < kEntries) {
+    entries.push_back({n, inverse, ++clock, built});
+  } else {
+    Entry* oldest = &entries[0];
+    for (Entry& e : entries)
+      if (e.used < oldest->used) oldest = &e;
+    *oldest = {n, inverse, ++clock, built};
+  }
+  return built;
+}
+
 extern template class Plan<float, float>;
 extern template class Plan<double, double>;
 extern template class Plan<float, Vec<float>>;
 extern template class Plan<double, Vec<double>>;
+extern template class LongPlan<float>;
+extern template class LongPlan<double>;
 
 }  // namespace ember::cpu::fft

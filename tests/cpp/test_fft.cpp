@@ -181,3 +181,29 @@ TEST(Fft, LaneGroupsMatchDirectDftAlongEveryLayout) {
     }
   }
 }
+
+// One or two long lines run as a six-step transform (LongPlan: columns, twiddles, rows through
+// lane groups). Each is checked against the same line transformed among 16 (the lane path,
+// itself checked against the direct DFT above): 4096 = 64 x 64 splits into whole lane groups,
+// 4100 = 50 x 82 leaves partial ones, 8198 = 2 x 4099 has no split and runs alone (Bluestein).
+TEST(Fft, LongLinesMatchTheLanePath) {
+  uint64_t seed = 500;
+  for (DType dt : {kFloat32, kFloat64}) {
+    const double tol = dt == kFloat32 ? 1e-3 : 1e-9;
+    const DType ct = dt == kFloat32 ? kComplex64 : kComplex128;
+    for (int64_t n : {4096, 4100, 8198}) {
+      for (int64_t lines : {1, 2}) {
+        Tensor z = crnd({lines, n}, ++seed).to(ct);
+        Tensor x = rnd({lines, n}, ++seed).to(dt);
+        Tensor many_z = z.repeat({16, 1}), many_x = x.repeat({16, 1});
+        EXPECT_LT(max_diff(fft::fft(z), fft::fft(many_z).slice(0, 0, lines)), tol) << dtype_name(dt) << " fft " << n;
+        EXPECT_LT(max_diff(fft::ifft(z), fft::ifft(many_z).slice(0, 0, lines)), tol / n) << dtype_name(dt) << " ifft " << n;
+        Tensor half = fft::rfft(x);
+        EXPECT_LT(max_diff(half, fft::rfft(many_x).slice(0, 0, lines)), tol) << dtype_name(dt) << " rfft " << n;
+        EXPECT_LT(max_diff(fft::irfft(half, n), x), tol / 10) << dtype_name(dt) << " irfft " << n;
+        EXPECT_LT(max_diff(fft::irfft(half, n), fft::irfft(half.repeat({16, 1}), n).slice(0, 0, lines)), tol / 10)
+            << dtype_name(dt) << " irfft " << n;
+      }
+    }
+  }
+}
