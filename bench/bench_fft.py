@@ -2,7 +2,8 @@
 
 Cases are the shapes FFT programs use: a batch of long real signals (rfft, irfft: spectral
 losses, STFT-like), 2-D transforms of feature maps (rfft2/irfft2: Fourier neural operators,
-FFT convolution), complex 2-D (fft2), prime lengths (no radix-2/3/5 factorisation), and a
+FFT convolution), complex 2-D (fft2), prime lengths (no radix-2/3/5 factorisation), one or two
+very long lines (a whole recording: the six-step path), many frames of 1000 (radix 5), and a
 spectral loss forward + backward. Median of repeats, ms; ratio = ember / torch (below 1:
 ember faster).
 
@@ -41,6 +42,10 @@ def cases(T):
     maps_ft = T.fft.rfft2(maps)
     cmaps = T.randn(16, 128, 128, dtype=T.complex64)
     prime = T.randn(64, 4099)
+    long_sig = T.randn(1, 1 << 20)
+    long_c = T.randn(1 << 20, dtype=T.complex64)
+    audio = T.randn(2, 100000, dtype=T.complex64)
+    frames = T.randn(256, 1000)
     x = T.randn(32, 2048, requires_grad=True)
     target = T.randn(32, 1025).abs()
 
@@ -55,6 +60,10 @@ def cases(T):
         "irfft2 (8, 32, 64, 33)": lambda: T.fft.irfft2(maps_ft, s=(64, 64)),
         "fft2 (16, 128, 128) c64": lambda: T.fft.fft2(cmaps),
         "rfft prime (64, 4099)": lambda: T.fft.rfft(prime),
+        "rfft one long line (1, 2^20)": lambda: T.fft.rfft(long_sig),
+        "fft c64 one long line (2^20)": lambda: T.fft.fft(long_c),
+        "fft c64 (2, 100000)": lambda: T.fft.fft(audio),
+        "rfft (256, 1000)": lambda: T.fft.rfft(frames),
         "spectral loss fwd+bwd (32, 2048)": spectral_loss,
     }
 

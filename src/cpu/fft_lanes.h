@@ -45,23 +45,24 @@ template <class R> struct LaneIo {
   // 32-bit gather offsets must fit (float); callers fall back to one line at a time beyond.
   static bool fits(int64_t lane_stride) { return 2 * lane_stride * L < (int64_t(1) << 31); }
 
-  static V deinterleave_even(V a, V b) {
-    if constexpr (L == 16) return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    else return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+  // Real parts (even floats) and imaginary parts (odd) of the L complex numbers in a, b.
+  template <size_t... C> static V even(V a, V b, std::index_sequence<C...>) {
+    return __builtin_shufflevector(a, b, int(2 * C)...);
   }
-  static V deinterleave_odd(V a, V b) {
-    if constexpr (L == 16) return __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    else return __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+  template <size_t... C> static V odd(V a, V b, std::index_sequence<C...>) {
+    return __builtin_shufflevector(a, b, int(2 * C + 1)...);
   }
-  static V interleave_low(V re, V im) {
-    if constexpr (L == 16) return __builtin_shufflevector(re, im, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    else return __builtin_shufflevector(re, im, 0, 8, 1, 9, 2, 10, 3, 11);
+  // re, im interleaved: the first L / 2 complex numbers, then the last.
+  template <size_t... C> static V low(V re, V im, std::index_sequence<C...>) {
+    return __builtin_shufflevector(re, im, int(C % 2 ? L + C / 2 : C / 2)...);
   }
-  static V interleave_high(V re, V im) {
-    if constexpr (L == 16)
-      return __builtin_shufflevector(re, im, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    else return __builtin_shufflevector(re, im, 4, 12, 5, 13, 6, 14, 7, 15);
+  template <size_t... C> static V high(V re, V im, std::index_sequence<C...>) {
+    return __builtin_shufflevector(re, im, int(C % 2 ? L + L / 2 + C / 2 : L / 2 + C / 2)...);
   }
+  static V deinterleave_even(V a, V b) { return even(a, b, std::make_index_sequence<L>{}); }
+  static V deinterleave_odd(V a, V b) { return odd(a, b, std::make_index_sequence<L>{}); }
+  static V interleave_low(V re, V im) { return low(re, im, std::make_index_sequence<L>{}); }
+  static V interleave_high(V re, V im) { return high(re, im, std::make_index_sequence<L>{}); }
 
   // p: lane 0's element.
   void load(const C* p, V& re, V& im) const {
@@ -156,12 +157,12 @@ template <class V, int64_t L, int64_t B> [[gnu::always_inline]] inline void tran
       rows[i + B] = keep_high<V, L, B>(a, b, std::make_index_sequence<L>{});
     }
 }
-template <class R> [[gnu::always_inline]] inline void transpose_tile(Vec<R>* rows) {
+template <class R, int64_t B = 1> [[gnu::always_inline]] inline void transpose_tile(Vec<R>* rows) {
   constexpr int64_t L = kLanes<R>;
-  transpose_level<Vec<R>, L, 1>(rows);
-  transpose_level<Vec<R>, L, 2>(rows);
-  transpose_level<Vec<R>, L, 4>(rows);
-  if constexpr (L == 16) transpose_level<Vec<R>, L, 8>(rows);
+  if constexpr (B < L) {
+    transpose_level<Vec<R>, L, B>(rows);
+    transpose_tile<R, 2 * B>(rows);
+  }
 }
 
 // Where the lines of one group lie, and their elements' moves in and out of lane vectors: as

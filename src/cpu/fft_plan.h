@@ -2,7 +2,7 @@
 // elements are SIMD vectors, one lane per line, so 16 float (8 double) lines move through each
 // butterfly together and no instruction shuffles data inside a line. V = R runs one line alone.
 //
-// A length factors into radix 4, 2 and 3 stages with hand-written butterflies and a generic
+// A length factors into radix 4, 2, 3 and 5 stages with hand-written butterflies and a generic
 // O(p) butterfly for other primes up to kMaxDirectPrime; lengths with a larger prime factor use
 // Bluestein's algorithm (the DFT as a convolution with a chirp, done by transforms of a smooth length).
 // Transforms are unnormalised in both directions (the callers scale once when they store).
@@ -17,14 +17,17 @@
 
 namespace ember::cpu::fft {
 
-// The SIMD vector of one register (64 bytes: AVX-512 on this project's -march=native builds;
-// GCC and clang lower wider-than-native vectors to several registers elsewhere).
-template <class R> struct Lanes;
-template <> struct Lanes<float> {
-  typedef float type __attribute__((vector_size(64)));
-};
-template <> struct Lanes<double> {
-  typedef double type __attribute__((vector_size(64)));
+// The SIMD vector of one register: 64 bytes where the build targets AVX-512 (this project's
+// -march=native builds), 32 with AVX, 16 otherwise (the portable x86-64 build of scripts/gpu_stage.sh).
+#if defined(__AVX512F__)
+inline constexpr int kVectorBytes = 64;
+#elif defined(__AVX__)
+inline constexpr int kVectorBytes = 32;
+#else
+inline constexpr int kVectorBytes = 16;
+#endif
+template <class R> struct Lanes {
+  typedef R type __attribute__((vector_size(kVectorBytes)));
 };
 template <class R> using Vec = typename Lanes<R>::type;
 template <class R> inline constexpr int64_t kLanes = int64_t(sizeof(Vec<R>) / sizeof(R));
