@@ -3,7 +3,7 @@
 # here into build-gpu/ (portable x86-64, no -march=native: the device's CPU is not this one; the
 # Python extension for Python 3.12, the device image's interpreter) and copies what the device needs
 # into gpu/ and gpu.tar.xz (git-ignored through .git/info/exclude; the tool carries the tarball): libember.so with the
-# Debian libraries the device image lacks (OpenBLAS, oneDNN, kissfft, gfortran), the C++ test
+# Debian libraries the device image lacks (OpenBLAS, oneDNN, gfortran), the C++ test
 # binaries and the extension. scripts/gpu_check.sh runs it there. The device has no network and a
 # 64 MiB limit on what travels, so nothing else goes.
 #   scripts/gpu_stage.sh            # then: device run "bash scripts/gpu_check.sh" with carry ["gpu.tar.xz"]
@@ -24,7 +24,7 @@ rm -rf gpu && mkdir -p gpu/lib gpu/bin gpu/python/ember
 cp -L build-gpu/libember.so* gpu/lib/ 2>/dev/null || true
 # The Debian libraries libember needs that the device image (Ubuntu, CUDA, PyTorch) does not have.
 ldd build-gpu/libember.so | awk '/=> \//{print $3}' |
-  grep -E 'openblas|dnnl|kissfft|gfortran|quadmath|OpenCL|gloo|hiredis|ibverbs|libnl-' | while read -r lib; do cp -L "$lib" gpu/lib/; done
+  grep -E 'openblas|dnnl|gfortran|quadmath|OpenCL|gloo|hiredis|ibverbs|libnl-' | while read -r lib; do cp -L "$lib" gpu/lib/; done
 for t in build-gpu/tests/cpp/test_*; do
   [[ -x "$t" && -f "$t" ]] && cp "$t" gpu/bin/
 done

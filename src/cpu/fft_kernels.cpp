@@ -67,10 +67,13 @@ int64_t group_grain(int64_t n, int64_t width) { return std::max<int64_t>(1, 3276
 template <class V, class F> void for_groups(int64_t lines, int64_t width, int64_t points, int64_t work, const F& task) {
   const int64_t groups = (lines + width - 1) / width;
   parallel_for(0, groups, group_grain(points, width), [&](int64_t begin, int64_t end) {
-    // Kept per thread: a fresh buffer of this size is a fresh mmap, and faulting its pages in
-    // cost more than a transform of 64 lines of 2048 points.
-    thread_local std::vector<V> buffer;
+    // Up to 1 MiB is kept per thread: a fresh buffer that size is a fresh mmap, and faulting
+    // its pages in cost more than transforming 64 lines of 2048 points. Larger ones are
+    // per call (the transform dominates there, and a thread should not keep 16 MiB forever).
     const size_t need = size_t(2 * points + work);
+    thread_local std::vector<V> kept;
+    std::vector<V> once;
+    std::vector<V>& buffer = need * sizeof(V) <= (size_t(1) << 20) ? kept : once;
     if (buffer.size() < need) buffer.assign(need, V{});
     V* re = buffer.data();
     for (int64_t g = begin; g < end; ++g) {

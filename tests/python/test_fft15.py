@@ -160,3 +160,20 @@ def test_fftshift_ifftshift_match_torch(torch_ref, dim):
     np.testing.assert_array_equal(ember.fft.ifftshift(ember.fft.fftshift(y, dim=dim), dim=dim).numpy(), x)
     z = ember.from_numpy(_complex((4, 5)))
     np.testing.assert_array_equal(_np(ember.fft.fftshift(z)), torch_ref.fft.fftshift(torch_ref.from_numpy(_np(z))).numpy())
+
+
+# The paths of the lane engine (src/cpu/fft_plan.h): lane groups with a partial last group (40
+# lines: 16 + 16 + 8 floats), lines of a strided dim, one or two long lines through the six-step
+# LongPlan (4096 = 64 x 64, 4100 = 50 x 82 with partial groups, 100000 = 250 x 400 with radix 5,
+# 2^17 over the lane plan's limit), and a long line with no split (2 x 4099: Bluestein alone).
+@pytest.mark.parametrize("shape,dim", [((40, 4096), -1), ((4096, 40), 0), ((1, 4096), -1), ((2, 4100), -1),
+                                       ((2, 100000), -1), ((1, 1 << 17), -1), ((1, 8198), -1), ((3, 24, 5000), 1)])
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft"])
+def test_lane_groups_and_long_lines_match_torch(torch_ref, shape, dim, name):
+    real_input = name == "rfft"
+    for dtype in ((np.float32, np.float64) if real_input else (np.complex64, np.complex128)):
+        a = _real(shape, dtype, seed=3) if real_input else _complex(shape, dtype, seed=3)
+        got = getattr(ember.fft, name)(ember.from_numpy(a), dim=dim)
+        want = getattr(torch_ref.fft, name)(torch_ref.from_numpy(a), dim=dim)
+        scale = np.abs(want.numpy()).max()
+        np.testing.assert_allclose(_np(got) / scale, want.numpy() / scale, **_tol(dtype))
