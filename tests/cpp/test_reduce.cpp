@@ -149,6 +149,7 @@ std::vector<Tensor> big_inputs(DType dt) {
       r({4, 33, 40}).slice(1, 1, std::nullopt, 2),
       r({1, 37}).expand({50, 37}),           // stride 0 along dim 0
       r({3, 80000}),                         // long rows: split across threads
+      r({5000, 24}),                         // over dim 0: one narrow row of outputs, rows split across threads
   };
 }
 
