@@ -55,8 +55,8 @@ def cases(T):
             f().backward(grad)
         return step
     activation_grads = {
-        f"{name} fwd+bwd 1M": (backward_of(lambda name=name: getattr(xg, name)(), [xg], y), 30)
-        for name in ("tanh", "sigmoid", "relu")}
+        f"{name} fwd+bwd 1M": (backward_of(lambda name=name: getattr(F, name)(xg), [xg], y), 30)
+        for name in ("tanh", "sigmoid", "silu", "relu")}
     if hasattr(F, "rms_norm"):  # (torch >= 2.4)
         activation_grads["rms_norm fwd+bwd 4096x768"] = (
             backward_of(lambda: F.rms_norm(hg, (768,), wg, 1e-6), [hg, wg], gh), 20)

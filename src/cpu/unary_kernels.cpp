@@ -151,6 +151,20 @@ Tensor sigmoid_backward_cpu(const Tensor& grad, const Tensor& y) {
   return it.output();
 }
 
+// silu's gradient from its input, with sigmoid's own CPU formula for s (the composite calls
+// sigmoid), then the composite's products in its order.
+Tensor silu_backward_cpu(const Tensor& grad, const Tensor& x) {
+  Tensor out;
+  TensorIter it = TensorIter::binary_op(out, grad, x, {.op_name = "silu_backward"});
+  visit_dtype<kFloatTypes>(it.compute_dtype(), "silu_backward", [&]<class T>() {
+    cpu_kernel(it, [](T g, T v) -> T {
+      const T s = CpuFormula<f::sigmoid_fn>::type{}(v);
+      return g * s * (T(1) + v * (T(1) - s));
+    });
+  });
+  return it.output();
+}
+
 Tensor threshold_backward_cpu(const Tensor& grad, const Tensor& self, const Scalar& threshold) {
   Tensor out;
   TensorIter it = TensorIter::binary_op(out, grad, self, {.op_name = "threshold_backward"});
@@ -225,6 +239,7 @@ EMBER_REGISTER_KERNEL(gelu, CPU, gelu_cpu);
 EMBER_REGISTER_KERNEL(gelu_backward, CPU, gelu_backward_cpu);
 EMBER_REGISTER_KERNEL(tanh_backward, CPU, tanh_backward_cpu);
 EMBER_REGISTER_KERNEL(sigmoid_backward, CPU, sigmoid_backward_cpu);
+EMBER_REGISTER_KERNEL(silu_backward, CPU, silu_backward_cpu);
 EMBER_REGISTER_KERNEL(threshold_backward, CPU, threshold_backward_cpu);
 EMBER_REGISTER_KERNEL(leaky_relu, CPU, leaky_relu_cpu);
 EMBER_REGISTER_KERNEL(nan_to_num, CPU, nan_to_num_cpu);

@@ -91,6 +91,9 @@ EMBER_OP(gelu_backward, Tensor(const Tensor&, const Tensor&, const std::string&)
 // and g * (1 - y) * y, the formulas their autograd kernels otherwise compose from three ops.
 EMBER_OP(tanh_backward, Tensor(const Tensor&, const Tensor&))
 EMBER_OP(sigmoid_backward, Tensor(const Tensor&, const Tensor&))
+// (grad, self) -> silu's gradient in one pass: g * s * (1 + x * (1 - s)), s = sigmoid(x) (torch's
+// silu_backward; the formula SiluBackward0 otherwise composes from six ops)
+EMBER_OP(silu_backward, Tensor(const Tensor&, const Tensor&))
 // relu's gradient from its input or result: grad where self > threshold, else 0 (torch's
 // threshold_backward; a NaN in self passes the gradient, as `where(self <= threshold, 0, grad)`)
 EMBER_OP(threshold_backward, Tensor(const Tensor&, const Tensor&, const Scalar&))

@@ -179,17 +179,22 @@ Tensor unary_autograd(const char* name, const Tensor& a, Tensor out, Uses uses, 
   EMBER_REGISTER_KERNEL(op, Autograd, op##_autograd);                                                  \
   EMBER_REGISTER_KERNEL(op##_, Autograd, op##_inplace_autograd);
 
-// tanh's, sigmoid's and relu's gradients as ops (torch's tanh_backward, sigmoid_backward,
-// threshold_backward): one fused pass on the CPU (cpu/unary_kernels.cpp, the composite's float32
+// tanh's, sigmoid's, silu's and relu's gradients as ops (torch's tanh_backward, sigmoid_backward,
+// silu_backward, threshold_backward): one fused pass on the CPU (cpu/unary_kernels.cpp, the composite's float32
 // bits), these formulas on a backend without a kernel of its own; the formulas themselves where a
 // graph of the backward is built (create_graph) or the values are complex.
 Tensor tanh_backward_composite(const Tensor& g, const Tensor& y) { return g * (1 - y * y); }
 Tensor sigmoid_backward_composite(const Tensor& g, const Tensor& y) { return g * (1 - y) * y; }
+Tensor silu_backward_composite(const Tensor& g, const Tensor& x) {
+  Tensor sig = x.sigmoid();
+  return g * sig * (1 + x * (1 - sig));
+}
 Tensor threshold_backward_composite(const Tensor& g, const Tensor& self, const Scalar& threshold) {
   return where(self.le(threshold), 0, g);  // (NaN passes the gradient)
 }
 EMBER_REGISTER_KERNEL(tanh_backward, CompositeBackend, tanh_backward_composite);
 EMBER_REGISTER_KERNEL(sigmoid_backward, CompositeBackend, sigmoid_backward_composite);
+EMBER_REGISTER_KERNEL(silu_backward, CompositeBackend, silu_backward_composite);
 EMBER_REGISTER_KERNEL(threshold_backward, CompositeBackend, threshold_backward_composite);
 
 bool fused_backward_applies(const Tensor& y) { return !GradMode::is_enabled() && is_floating(y.dtype()); }
@@ -198,6 +203,9 @@ Tensor tanh_grad(const Tensor& g, const Tensor& y) {
 }
 Tensor sigmoid_grad(const Tensor& g, const Tensor& y) {
   return fused_backward_applies(y) ? ops::sigmoid_backward()(g, y) : sigmoid_backward_composite(g, y);
+}
+Tensor silu_grad(const Tensor& g, const Tensor& x) {
+  return fused_backward_applies(x) ? ops::silu_backward()(g, x) : silu_backward_composite(g, x);
 }
 Tensor relu_grad(const Tensor& g, const Tensor& y) {
   return fused_backward_applies(y) ? ops::threshold_backward()(g, y, Scalar(0.0))
@@ -224,10 +232,7 @@ EMBER_UNARY_GRAD(sinh, "SinhBackward0", Self, g * s.cosh())
 EMBER_UNARY_GRAD(cosh, "CoshBackward0", Self, g * s.sinh())
 EMBER_UNARY_GRAD(tanh, "TanhBackward0", Result, tanh_grad(g, s))
 EMBER_UNARY_GRAD(sigmoid, "SigmoidBackward0", Result, sigmoid_grad(g, s))
-EMBER_UNARY_GRAD(silu, "SiluBackward0", Self, [&] {
-  Tensor sig = s.sigmoid();
-  return g * sig * (1 + s * (1 - sig));
-}())
+EMBER_UNARY_GRAD(silu, "SiluBackward0", Self, silu_grad(g, s))
 EMBER_UNARY_GRAD(erf, "ErfBackward0", Self, g * (-(s * s)).exp() * M_2_SQRTPI)
 EMBER_UNARY_GRAD(reciprocal, "ReciprocalBackward0", Result, -g * (s * s))
 

@@ -22,7 +22,7 @@ TEST(AutogradCoverage, EveryDifferentiableOpHasAGradient) {
       // fused backward kernels, only called when no graph of the backward is built (under
       // create_graph their callers build the same formula from differentiable ops)
       "native_layer_norm_backward", "native_rms_norm_backward", "native_batch_norm_backward", "gelu_backward",
-      "tanh_backward", "sigmoid_backward", "threshold_backward", "cross_entropy_index_backward",
+      "tanh_backward", "sigmoid_backward", "silu_backward", "threshold_backward", "cross_entropy_index_backward",
       "_flash_attention_backward", "_lstm_cell_backward", "_gru_cell_backward",
       // optimizer updates: in-place on parameters under no_grad, as torch's _fused_* ops
       "_fused_adam_", "_fused_adamw_", "_fused_sgd_", "_fused_adagrad_", "_fused_rmsprop_",

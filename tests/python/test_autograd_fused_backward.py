@@ -1,4 +1,4 @@
-"""Fused backward kernels (tanh_backward, sigmoid_backward, threshold_backward) against the
+"""Fused backward kernels (tanh_backward, sigmoid_backward, silu_backward, threshold_backward) against the
 composite formulas create_graph builds, and gradgradcheck, which checks the second derivatives
 those composites keep."""
 import pytest
@@ -7,12 +7,12 @@ import ember
 
 
 def test_tanh_sigmoid_and_relu_backward_in_one_pass_keep_the_composite_bits():
-    """TanhBackward0, SigmoidBackward0 and ReluBackward0 run one fused kernel (tanh_backward,
-    sigmoid_backward, threshold_backward)
+    """TanhBackward0, SigmoidBackward0, SiluBackward0 and ReluBackward0 run one fused kernel
+    (tanh_backward, sigmoid_backward, silu_backward, threshold_backward)
     when no graph of the backward is built: in float32 and float64 the same bits as the three-op
     formula (built under create_graph, which stays differentiable), on contiguous and transposed
     inputs; 16-bit types rounded once, close to it; the second derivative still works."""
-    for op in ("tanh", "sigmoid", "relu"):
+    for op in ("tanh", "sigmoid", "silu", "relu"):
         for dtype in (ember.float32, ember.float64, ember.bfloat16, ember.float16):
             for transposed in (False, True):
                 x = ember.randn(37, 20).to(dtype)
