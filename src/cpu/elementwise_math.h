@@ -34,8 +34,8 @@ struct CpuMath : formula::StdMath {
   [[gnu::always_inline]] static double nearbyint(double x) { return round_even_f64(x); }
 };
 
-// CpuMath for the formulas that use exp(-x) only inside 1 / (1 + e) or x / (1 + e): sigmoid and
-// silu, whose CPU kernels take it (CpuFormula below); results are CpuMath's, bit for bit.
+// CpuMath for the formulas that use exp(-x) only inside 1 / (1 + e) or x / (1 + e): sigmoid,
+// silu and silu's gradient, whose CPU kernels take it (CpuFormula below); results are CpuMath's, bit for bit.
 struct LogisticCpuMath : CpuMath {
   using CpuMath::exp;
   [[gnu::always_inline]] static float exp(float x) { return exp_for_logistic_f32(x); }
@@ -45,5 +45,6 @@ struct LogisticCpuMath : CpuMath {
 template <template <class> class Formula> struct CpuFormula { using type = Formula<CpuMath>; };
 template <> struct CpuFormula<formula::sigmoid_fn> { using type = formula::sigmoid_fn<LogisticCpuMath>; };
 template <> struct CpuFormula<formula::silu_fn> { using type = formula::silu_fn<LogisticCpuMath>; };
+template <> struct CpuFormula<formula::silu_backward_fn> { using type = formula::silu_backward_fn<LogisticCpuMath>; };
 
 }  // namespace ember::cpu

@@ -130,47 +130,27 @@ Tensor gelu_cpu(const Tensor& a, const std::string& approximate) {
   return it.output();
 }
 
-// The gradients of tanh and sigmoid from their results, evaluated as the three ops of the
-// composite formula would be, in the compute type (the same float32 bits; 16-bit types
-// rounded once instead of after each op).
-Tensor tanh_backward_cpu(const Tensor& grad, const Tensor& y) {
+// The fused activation gradients (ops/elementwise_formulas.h: the composite's operations in its
+// order, in the compute type: float32 bits kept, 16-bit types rounded once instead of per op).
+template <template <class> class Formula> Tensor activation_backward_cpu(const Tensor& grad, const Tensor& v, const char* name) {
   Tensor out;
-  TensorIter it = TensorIter::binary_op(out, grad, y, {.op_name = "tanh_backward"});
-  visit_dtype<kFloatTypes>(it.compute_dtype(), "tanh_backward", [&]<class T>() {
-    cpu_kernel(it, [](T g, T v) -> T { return g * (T(1) - v * v); });
+  TensorIter it = TensorIter::binary_op(out, grad, v, {.op_name = name});
+  visit_dtype<kFloatTypes>(it.compute_dtype(), name, [&]<class T>() {
+    cpu_kernel(it, [](T g, T x) -> T { return typename CpuFormula<Formula>::type{}(g, x); });
   });
   return it.output();
 }
-
-Tensor sigmoid_backward_cpu(const Tensor& grad, const Tensor& y) {
-  Tensor out;
-  TensorIter it = TensorIter::binary_op(out, grad, y, {.op_name = "sigmoid_backward"});
-  visit_dtype<kFloatTypes>(it.compute_dtype(), "sigmoid_backward", [&]<class T>() {
-    cpu_kernel(it, [](T g, T v) -> T { return g * (T(1) - v) * v; });
-  });
-  return it.output();
+Tensor tanh_backward_cpu(const Tensor& g, const Tensor& y) { return activation_backward_cpu<f::tanh_backward_fn>(g, y, "tanh_backward"); }
+Tensor sigmoid_backward_cpu(const Tensor& g, const Tensor& y) {
+  return activation_backward_cpu<f::sigmoid_backward_fn>(g, y, "sigmoid_backward");
 }
-
-// silu's gradient from its input, with sigmoid's own CPU formula for s (the composite calls
-// sigmoid), then the composite's products in its order.
-Tensor silu_backward_cpu(const Tensor& grad, const Tensor& x) {
-  Tensor out;
-  TensorIter it = TensorIter::binary_op(out, grad, x, {.op_name = "silu_backward"});
-  visit_dtype<kFloatTypes>(it.compute_dtype(), "silu_backward", [&]<class T>() {
-    cpu_kernel(it, [](T g, T v) -> T {
-      const T s = CpuFormula<f::sigmoid_fn>::type{}(v);
-      return g * s * (T(1) + v * (T(1) - s));
-    });
-  });
-  return it.output();
-}
+Tensor silu_backward_cpu(const Tensor& g, const Tensor& x) { return activation_backward_cpu<f::silu_backward_fn>(g, x, "silu_backward"); }
 
 Tensor threshold_backward_cpu(const Tensor& grad, const Tensor& self, const Scalar& threshold) {
   Tensor out;
   TensorIter it = TensorIter::binary_op(out, grad, self, {.op_name = "threshold_backward"});
   visit_dtype<kFloatTypes>(it.compute_dtype(), "threshold_backward", [&]<class T>() {
-    const T t = T(threshold.to<double>());
-    cpu_kernel(it, [t](T g, T v) -> T { return v <= t ? T(0) : g; });
+    cpu_kernel(it, f::threshold_backward_fn<T>{T(threshold.to<double>())});
   });
   return it.output();
 }

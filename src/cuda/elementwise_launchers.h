@@ -32,6 +32,10 @@ void launch_gelu(const ElementwiseArgs&);
 void launch_gelu_tanh(const ElementwiseArgs&);
 void launch_gelu_backward(const ElementwiseArgs&);
 void launch_gelu_tanh_backward(const ElementwiseArgs&);
+void launch_tanh_backward(const ElementwiseArgs&);
+void launch_sigmoid_backward(const ElementwiseArgs&);
+void launch_silu_backward(const ElementwiseArgs&);
+void launch_threshold_backward(const ElementwiseArgs&);  // param_f[0]: threshold
 void launch_leaky_relu(const ElementwiseArgs&);  // param_f[0]: slope
 void launch_nan_to_num(const ElementwiseArgs&);  // param_f[0..2]: nan, posinf, neginf
 // clamp with bounds by value: param_i[0] bit 0 = has lower, bit 1 = has upper; bounds in

@@ -47,6 +47,24 @@ Tensor gelu_backward_cuda(const Tensor& grad, const Tensor& x, const std::string
   return run_elementwise(out, {grad, x}, {.op_name = "gelu_backward"},
                          approximate == "tanh" ? launch_gelu_tanh_backward : launch_gelu_backward);
 }
+// The fused activation gradients (the CompositeBackend formulas in src/ops/unary.cpp otherwise).
+Tensor tanh_backward_cuda(const Tensor& g, const Tensor& y) {
+  Tensor out;
+  return run_elementwise(out, {g, y}, {.op_name = "tanh_backward"}, launch_tanh_backward);
+}
+Tensor sigmoid_backward_cuda(const Tensor& g, const Tensor& y) {
+  Tensor out;
+  return run_elementwise(out, {g, y}, {.op_name = "sigmoid_backward"}, launch_sigmoid_backward);
+}
+Tensor silu_backward_cuda(const Tensor& g, const Tensor& x) {
+  Tensor out;
+  return run_elementwise(out, {g, x}, {.op_name = "silu_backward"}, launch_silu_backward);
+}
+Tensor threshold_backward_cuda(const Tensor& g, const Tensor& x, const Scalar& threshold) {
+  Tensor out;
+  return run_elementwise(out, {g, x}, {.op_name = "threshold_backward"}, launch_threshold_backward,
+                         [&](ElementwiseArgs& args) { args.param_f[0] = threshold.to_double(); });
+}
 Tensor leaky_relu_cuda(const Tensor& a, const Scalar& slope) {
   Tensor out;
   return run_elementwise(out, {a}, {.op_name = "leaky_relu"}, launch_leaky_relu,
@@ -91,6 +109,10 @@ EMBER_REGISTER_KERNEL(round_decimals, CUDA, round_decimals_cuda);
 EMBER_REGISTER_KERNEL(round_decimals_, CUDA, round_decimals_inplace_cuda);
 EMBER_REGISTER_KERNEL(gelu, CUDA, gelu_cuda);
 EMBER_REGISTER_KERNEL(gelu_backward, CUDA, gelu_backward_cuda);
+EMBER_REGISTER_KERNEL(tanh_backward, CUDA, tanh_backward_cuda);
+EMBER_REGISTER_KERNEL(sigmoid_backward, CUDA, sigmoid_backward_cuda);
+EMBER_REGISTER_KERNEL(silu_backward, CUDA, silu_backward_cuda);
+EMBER_REGISTER_KERNEL(threshold_backward, CUDA, threshold_backward_cuda);
 EMBER_REGISTER_KERNEL(leaky_relu, CUDA, leaky_relu_cuda);
 EMBER_REGISTER_KERNEL(nan_to_num, CUDA, nan_to_num_cuda);
 EMBER_REGISTER_KERNEL(isnan, CUDA, isnan_cuda);

@@ -51,6 +51,20 @@ void launch_gelu_backward(const ElementwiseArgs& a) {
 void launch_gelu_tanh_backward(const ElementwiseArgs& a) {
   visit_compute<kCudaFloat>(a.compute, "GeluBackwardCUDAKernelImpl", [&]<class T>() { launch<T, T, 2>(a, f::gelu_tanh_backward_fn<M>{}); });
 }
+void launch_tanh_backward(const ElementwiseArgs& a) {
+  visit_compute<kCudaFloat>(a.compute, "tanh_backward_cuda", [&]<class T>() { launch<T, T, 2>(a, f::tanh_backward_fn<M>{}); });
+}
+void launch_sigmoid_backward(const ElementwiseArgs& a) {
+  visit_compute<kCudaFloat>(a.compute, "sigmoid_backward_cuda", [&]<class T>() { launch<T, T, 2>(a, f::sigmoid_backward_fn<M>{}); });
+}
+void launch_silu_backward(const ElementwiseArgs& a) {
+  visit_compute<kCudaFloat>(a.compute, "silu_backward_cuda", [&]<class T>() { launch<T, T, 2>(a, f::silu_backward_fn<M>{}); });
+}
+void launch_threshold_backward(const ElementwiseArgs& a) {
+  visit_compute<kCudaFloat>(a.compute, "threshold_backward_cuda", [&]<class T>() {
+    launch<T, T, 2>(a, f::threshold_backward_fn<T>{T(a.param_f[0])});
+  });
+}
 void launch_leaky_relu(const ElementwiseArgs& a) {
   visit_compute<kCudaFloat>(a.compute, "leaky_relu_cuda", [&]<class T>() { launch<T, T, 1>(a, f::leaky_relu_fn<T>{T(a.param_f[0])}); });
 }

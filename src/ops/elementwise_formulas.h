@@ -190,6 +190,25 @@ template <class M = StdMath> struct gelu_tanh_backward_fn {
     return dy * (left_derivative + right_derivative);
   }
 };
+// The gradients tanh, sigmoid, silu and relu's autograd formulas compose from several ops, as
+// one formula each (torch's tanh_backward, sigmoid_backward, silu_backward, threshold_backward):
+// the composite's operations in its order, so float32 and float64 keep its bits.
+template <class M = StdMath> struct tanh_backward_fn {  // (g, tanh(x))
+  template <class T> EMBER_FORMULA_INLINE EMBER_HOST_DEVICE T operator()(T g, T y) const { return g * (T(1) - y * y); }
+};
+template <class M = StdMath> struct sigmoid_backward_fn {  // (g, sigmoid(x))
+  template <class T> EMBER_FORMULA_INLINE EMBER_HOST_DEVICE T operator()(T g, T y) const { return g * (T(1) - y) * y; }
+};
+template <class M = StdMath> struct silu_backward_fn {  // (g, x); s as sigmoid_fn computes it
+  template <class T> EMBER_FORMULA_INLINE EMBER_HOST_DEVICE T operator()(T g, T x) const {
+    const T s = sigmoid_fn<M>{}(x);
+    return g * s * (T(1) + x * (T(1) - s));
+  }
+};
+template <class T> struct threshold_backward_fn {  // (g, x): a NaN x passes the gradient
+  T threshold;
+  EMBER_FORMULA_INLINE EMBER_HOST_DEVICE T operator()(T g, T x) const { return x <= threshold ? T(0) : g; }
+};
 
 // ---------------------------------------------------------------- one-operand, dtype-keeping
 template <class M = StdMath> struct neg_fn {

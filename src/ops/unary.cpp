@@ -180,9 +180,9 @@ Tensor unary_autograd(const char* name, const Tensor& a, Tensor out, Uses uses, 
   EMBER_REGISTER_KERNEL(op##_, Autograd, op##_inplace_autograd);
 
 // tanh's, sigmoid's, silu's and relu's gradients as ops (torch's tanh_backward, sigmoid_backward,
-// silu_backward, threshold_backward): one fused pass on the CPU (cpu/unary_kernels.cpp, the composite's float32
-// bits), these formulas on a backend without a kernel of its own; the formulas themselves where a
-// graph of the backward is built (create_graph) or the values are complex.
+// silu_backward, threshold_backward): one fused pass on the CPU and CUDA (ops/elementwise_formulas.h,
+// the composite's float32 bits), these formulas on a backend without a kernel of its own; the
+// formulas themselves where a graph of the backward is built (create_graph) or the values are complex.
 Tensor tanh_backward_composite(const Tensor& g, const Tensor& y) { return g * (1 - y * y); }
 Tensor sigmoid_backward_composite(const Tensor& g, const Tensor& y) { return g * (1 - y) * y; }
 Tensor silu_backward_composite(const Tensor& g, const Tensor& x) {

@@ -79,6 +79,8 @@ CASES = {
     "fold": ([(2, 12, 9)], lambda x: F.fold(x, (4, 4), 2, stride=1)),
     "dropout_eval": ([(4, 5)], lambda x: F.dropout(x, 0.5, training=False)),
     "gelu_silu": ([(4, 33)], lambda x: F.gelu(x) + F.silu(x) + F.gelu(x, approximate="tanh")),
+    # tanh_backward, sigmoid_backward, threshold_backward (and silu_backward above): fused kernels
+    "tanh_sigmoid_relu": ([(4, 33)], lambda x: F.tanh(x) * 2 + F.sigmoid(x) + F.relu(x) * 3),
     "embedding": ([(10, 4)], lambda w: F.embedding(ember.tensor([[1, 2, 9], [1, 1, 0]], device=w.device), w)),
 }
 
@@ -108,7 +110,7 @@ def test_op_float32_cuda_matches_cpu_float64(name):
 
 
 HALF_CASES = ["layer_norm", "rms_norm", "batch_norm2d", "cross_entropy", "conv2d", "max_pool2d", "avg_pool2d",
-              "adaptive_avg_pool2d", "interp_bilinear", "pad_reflect"]
+              "adaptive_avg_pool2d", "interp_bilinear", "pad_reflect", "gelu_silu", "tanh_sigmoid_relu"]
 
 
 @pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16], ids=["fp16", "bf16"])
