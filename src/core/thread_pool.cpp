@@ -29,12 +29,18 @@ thread_local bool tl_in_region = false;
 // enough that a worker with nothing to do leaves the core to whoever needs it.
 constexpr auto kSpin = std::chrono::microseconds(500);
 
-template <class Ready> void spin_then(const Ready& ready, const auto& sleep) {
+// Bumped by park_idle_workers(): a spinning idle worker that sees it change sleeps at once.
+std::atomic<uint32_t> g_park{0};
+
+template <class Ready> void spin_then(const Ready& ready, const auto& sleep, bool parkable = false) {
   auto until = std::chrono::steady_clock::now() + kSpin;
+  const uint32_t park = g_park.load(std::memory_order_relaxed);
   for (int i = 0;; ++i) {
     if (ready()) return;
     EMBER_CPU_RELAX();
-    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) break;
+    if ((i & 63) == 63 && (std::chrono::steady_clock::now() > until ||
+                           (parkable && g_park.load(std::memory_order_relaxed) != park)))
+      break;
   }
   while (!ready()) sleep();
 }
@@ -143,7 +149,7 @@ class Pool {
     uint32_t seen = wake_.load(std::memory_order_acquire);
     for (;;) {
       spin_then([&] { return wake_.load(std::memory_order_acquire) != seen; },
-                [&] { wake_.wait(seen, std::memory_order_acquire); });
+                [&] { wake_.wait(seen, std::memory_order_acquire); }, /*parkable=*/true);
       seen = wake_.load(std::memory_order_acquire);
       claim_and_run(seen);
     }
@@ -182,6 +188,8 @@ void run_chunks(int64_t nchunks, ChunkFn fn, void* ctx) {
   }
   Pool::get().run(nchunks, fn, ctx);
 }
+
+void park_idle_workers() { g_park.fetch_add(1, std::memory_order_relaxed); }
 
 bool in_parallel_region() { return tl_in_region; }
 

@@ -3,8 +3,11 @@
 // U S V^T = A, A V = V diag(L), det against a cofactor expansion, lstsq against the normal
 // equations; plus float64 gradchecks of each gradient formula and torch's error messages.
 // (Values against PyTorch itself: tests/python/test_linalg15.py.)
+#include <omp.h>
+
 #include <random>
 
+#include "cpu/lapack.h"
 #include "gradcheck.h"
 #include "test_utils.h"
 
@@ -209,4 +212,29 @@ EMBER_DEVICE_TEST(Lapack, Errors) {
             "linalg.svd: The input tensor A must have at least 2 dimensions.");
   auto [inv, info] = linalg::inv_ex(stack({eye(2, std::nullopt, {.dtype = kFloat64}), s}));
   EXPECT_EQ(info.tolist<int64_t>(), (std::vector<int64_t>{0, 2}));
+}
+
+// Every LAPACK call runs inside a CallScope: below 512 rows and columns on one OpenMP thread (the
+// team's fork/join per inner BLAS call cost more than it saved), from 512 on with the threads the
+// user set; the thread count comes back afterwards. Results are the same either way: cholesky of
+// a 300 x 300 matrix (one thread) and of 600 x 600 (threaded) against L L^T = A.
+TEST(Lapack, CallsPickTheirThreadCountAndRestoreIt) {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  {
+    cpu::lapack::CallScope small(256);
+    EXPECT_EQ(omp_get_max_threads(), 1);
+  }
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  {
+    cpu::lapack::CallScope large(cpu::lapack::CallScope::kThreadedFrom);
+    EXPECT_EQ(omp_get_max_threads(), 2);
+  }
+  for (int64_t n : {300, 600}) {
+    Tensor a = spd({n, n}, kFloat64, uint64_t(n));
+    Tensor l = linalg::cholesky(a);
+    EXPECT_TRUE(allclose(matmul(l, l.t()), a, 1e-10, 1e-8)) << n;
+    EXPECT_EQ(omp_get_max_threads(), 2) << n;
+  }
+  omp_set_num_threads(before);
 }
