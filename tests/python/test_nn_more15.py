@@ -251,6 +251,10 @@ BAGS = [
     dict(input=[1, 2, 4, 5, 4, 3], offsets=[0, 2, 6], mode="mean", include_last_offset=True),
     dict(input=[[1, 2, 4], [4, 3, 2]], mode="sum", per_sample_weights=[[1.0, 2, 3], [0.5, 1, 2]]),
     dict(input=[[1, 2, 4], [4, 3, 2]], mode="max"),
+    # empty bags first, in the middle and last; weights per position
+    dict(input=[1, 2, 4, 5, 4, 3, 2, 9], offsets=[0, 0, 3, 3, 8], mode="sum",
+         per_sample_weights=[1.0, 2, 3, 0.5, 1, 2, -1, 4]),
+    dict(input=[1, 2, 4, 5, 4, 3, 2, 9], offsets=[0, 0, 3, 3, 8], mode="mean"),
 ]
 
 
@@ -285,6 +289,9 @@ def test_embedding_bag_module_and_errors():
         bag(ember.tensor([1, 2]), ember.tensor([1]))
     with pytest.raises(NotImplementedError, match="per_sample_weights is only supported for mode='sum'"):
         bag(ember.tensor([1, 2]), ember.tensor([0]), ember.ones(2))
+    # (torch raises "Expected i < index_size to be true" here)
+    with pytest.raises(RuntimeError, match=r"offsets must be non-decreasing, but got offsets\[1\] = 3 > offsets\[2\] = 2"):
+        bag(ember.tensor([1, 2, 3, 4]), ember.tensor([0, 3, 2]))
 
 
 def test_pdist_matches_torch(torch_ref):

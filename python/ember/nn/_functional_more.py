@@ -560,22 +560,27 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("offsets has to be a 1D Tensor but got None")
         if offsets.dim() != 1:
             raise ValueError("offsets has to be a 1D Tensor")
-        starts = [int(v) for v in offsets.tolist()]
         n = input.size(0)
-        if include_last_offset:
-            bounds = starts
-        else:
-            bounds = starts + [n]
-        if starts and starts[0] != 0:
+        offs = offsets.to(_C.int64)
+        bounds = offs if include_last_offset else _C.cat([offs, _C.tensor([n], dtype=_C.int64, device=offs.device)])
+        if offs.numel() and int(offs[0]) != 0:
             raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
-                               f"from position 0. However, got {starts[0]}")
-        if bounds and bounds[-1] > n:
+                               f"from position 0. However, got {int(offs[0])}")
+        if bounds.numel() and int(bounds[-1]) > n:
             raise RuntimeError(f"offsets[-1] can not be greater than input's length ({n}), but got "
-                               f"offsets[-1] of {bounds[-1]}")
-        B = max(len(bounds) - 1, 0)
-        L = max([bounds[i + 1] - bounds[i] for i in range(B)] + [1])
-        pos = [[bounds[b] + j if bounds[b] + j < bounds[b + 1] else -1 for j in range(L)] for b in range(B)]
-        pos_t = _C.tensor(pos, dtype=_C.int64, device=input.device).reshape(B, L)
+                               f"offsets[-1] of {int(bounds[-1])}")
+        B = max(bounds.numel() - 1, 0)
+        # The (B, L) matrix of each bag's positions, L the longest bag, built with tensor ops (a
+        # Python loop over the bags cost 18x torch's whole embedding_bag for 256 bags of 16).
+        lengths = bounds[1:] - bounds[:-1]
+        if B and bool((lengths < 0).any()):
+            i = int((lengths < 0).nonzero()[0, 0])
+            raise RuntimeError(f"embedding_bag: offsets must be non-decreasing, but got offsets[{i}] = "
+                               f"{int(bounds[i])} > offsets[{i + 1}] = {int(bounds[i + 1])}")
+        L = max(int(lengths.max()) if B else 0, 1)
+        steps = _C.arange(L, dtype=_C.int64, device=offs.device).unsqueeze(0)
+        inside = steps < lengths.unsqueeze(1)
+        pos_t = _C.where(inside, bounds[:-1].unsqueeze(1) + steps, _C.full_like(inside, -1, dtype=_C.int64))
         valid = pos_t >= 0
         take = pos_t.clamp_min(0).reshape(-1)
         idx = input.index_select(0, take).reshape(B, L) if n else _C.zeros([B, L], dtype=_C.int64,
