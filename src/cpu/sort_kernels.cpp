@@ -3,6 +3,8 @@
 // Ordering (cpu/sort_utils.h) follows PyTorch: NaN sorts as the largest value (last ascending,
 // first descending); equal keys keep their original order (ties are broken by position), so
 // every sort here is stable whether or not `stable` was asked for.
+#include <memory>
+
 #include "cpu/radix_sort.h"
 #include "cpu/sort_utils.h"
 #include "ember/ops.h"
@@ -125,6 +127,42 @@ std::tuple<Tensor, Tensor> topk_cpu(const Tensor& self, int64_t k, int64_t dim, 
   return {values, indices};
 }
 
+// unique of integers whose range is at most twice their number (class labels, token ids): a count
+// per value in the range, no sort. O(n + range). Returns false (nothing written) for wider ranges.
+// 1M int64 labels of 1000 values: 8 ms by radix sort, this 2 ms.
+template <class T>
+bool unique_by_counting(const T* in, int64_t n, const Tensor& self, bool return_inverse, bool return_counts,
+                        Tensor& values, Tensor& inverse, Tensor& counts) {
+  const auto [lo_it, hi_it] = std::minmax_element(in, in + n);
+  const T lo = *lo_it, hi = *hi_it;
+  // the distance in unsigned arithmetic: hi - lo may not fit T (INT64_MIN .. INT64_MAX)
+  const uint64_t range = uint64_t(hi) - uint64_t(lo) + 1;
+  if (range == 0 || range > uint64_t(std::max<int64_t>(2 * n, 4096))) return false;
+  std::vector<int64_t> slot(range, 0);  // the count of each value, then its group index
+  for (int64_t j = 0; j < n; ++j) ++slot[uint64_t(in[j]) - uint64_t(lo)];
+  int64_t u = 0;
+  for (uint64_t r = 0; r < range; ++r) u += slot[r] != 0;
+  values = empty({u}, {.dtype = self.dtype(), .device = self.device()});
+  T* vo = static_cast<T*>(values.data_ptr());
+  int64_t* co = nullptr;
+  if (return_counts) {
+    counts = empty({u}, {.dtype = kInt64, .device = self.device()});
+    co = counts.data_ptr<int64_t>();
+  }
+  for (uint64_t r = 0, g = 0; r < range; ++r) {
+    if (!slot[r]) continue;
+    vo[g] = T(uint64_t(lo) + r);
+    if (co) co[g] = slot[r];
+    slot[r] = int64_t(g++);
+  }
+  if (return_inverse) {
+    inverse = empty(self.sizes(), {.dtype = kInt64, .device = self.device()});
+    int64_t* iv = inverse.data_ptr<int64_t>();
+    for (int64_t j = 0; j < n; ++j) iv[j] = slot[uint64_t(in[j]) - uint64_t(lo)];
+  }
+  return true;
+}
+
 // unique over all elements (dim = None): sorted values, inverse (self's shape), counts.
 std::tuple<Tensor, Tensor, Tensor> unique_flat(const Tensor& self, bool return_inverse, bool return_counts) {
   Tensor x = self.contiguous();
@@ -133,23 +171,48 @@ std::tuple<Tensor, Tensor, Tensor> unique_flat(const Tensor& self, bool return_i
   visit_dtype<kAllTypes>(self.dtype(), "unique", [&]<class T>() {
     using K = key_t<T>;
     const T* in = static_cast<const T*>(x.data_ptr());
-    std::vector<Item<K>> buf(n);
-    for (int64_t j = 0; j < n; ++j) buf[j] = {K(in[j]), j};
-    std::sort(buf.begin(), buf.end(), [](const Item<K>& a, const Item<K>& b) { return before(a, b, false); });
-    // Group runs of equal keys (NaN equals nothing, so each NaN stays apart, as in PyTorch).
+    if constexpr (std::is_integral_v<K>) {
+      if (n > 0 && unique_by_counting(in, n, self, return_inverse, return_counts, values, inverse, counts)) return;
+    }
+    // The positions in ascending (stable) order: the radix sort sort() uses for long rows (1M
+    // int64 of 1000 values: 83 -> 8 ms; torch 2.15 13), else std::sort.
+    // (uninitialised buffers: zero-filling 8 MB ones cost as much as the radix passes)
+    std::unique_ptr<int64_t[]> pos(new int64_t[size_t(n)]), pos2;
+    const int64_t* order = pos.get();
+    bool radix = false;
+    if constexpr (std::is_arithmetic_v<K>) {
+      if (n >= kRadixRow && n < (int64_t(1) << 31)) {
+        using U = radix_key_t<K>;
+        std::unique_ptr<U[]> keys(new U[size_t(n)]), keys2(new U[size_t(n)]);
+        pos2.reset(new int64_t[size_t(n)]);
+        for (int64_t j = 0; j < n; ++j) {
+          keys[j] = radix_key(K(in[j]), false);
+          pos[j] = j;
+        }
+        order = radix_sort(keys.get(), pos.get(), keys2.get(), pos2.get(), n);
+        radix = true;
+      }
+    }
+    if (!radix) {
+      std::vector<Item<K>> buf(n);
+      for (int64_t j = 0; j < n; ++j) buf[j] = {K(in[j]), j};
+      std::sort(buf.begin(), buf.end(), [](const Item<K>& a, const Item<K>& b) { return before(a, b, false); });
+      for (int64_t j = 0; j < n; ++j) pos[j] = buf[j].pos;
+    }
+    // Group runs of equal values (NaN equals nothing, so each NaN stays apart, as in PyTorch).
     std::vector<int64_t> starts;
     for (int64_t j = 0; j < n; ++j)
-      if (j == 0 || !(buf[j].key == buf[j - 1].key)) starts.push_back(j);
+      if (j == 0 || !(K(in[order[j]]) == K(in[order[j - 1]]))) starts.push_back(j);
     const int64_t u = int64_t(starts.size());
     values = empty({u}, {.dtype = self.dtype(), .device = self.device()});
     T* vo = static_cast<T*>(values.data_ptr());
-    for (int64_t g = 0; g < u; ++g) vo[g] = in[buf[starts[g]].pos];
+    for (int64_t g = 0; g < u; ++g) vo[g] = in[order[starts[g]]];
     if (return_inverse) {
       inverse = empty(self.sizes(), {.dtype = kInt64, .device = self.device()});
       int64_t* iv = inverse.data_ptr<int64_t>();
       for (int64_t g = 0; g < u; ++g) {
         int64_t end = g + 1 < u ? starts[g + 1] : n;
-        for (int64_t j = starts[g]; j < end; ++j) iv[buf[j].pos] = g;
+        for (int64_t j = starts[g]; j < end; ++j) iv[order[j]] = g;
       }
     }
     if (return_counts) {

@@ -1,6 +1,7 @@
 // sort, argsort, topk and unique against std::stable_sort references.
 #include <algorithm>
 #include <map>
+#include <random>
 
 #include "test_utils.h"
 
@@ -226,6 +227,55 @@ EMBER_DEVICE_TEST(Unique, FlatSortedInverseCounts) {
   auto [e, einv, ec] = unique(zeros({0}), true, true, true);
   EXPECT_EQ(e.sizes(), Shape({0}));
   EXPECT_EQ(einv.sizes(), Shape({0}));
+}
+
+// The paths of unique over all elements: integers within twice their count of each other are
+// counted (no sort), wider integer ranges and floats go through the radix sort from 32 elements
+// (NaNs apart, -0.0 one with 0.0), shorter inputs through std::sort. Each against a std::map.
+EMBER_DEVICE_TEST(Unique, CountingRadixAndComparisonPaths) {
+  std::mt19937_64 g(11);
+  auto check = [&](const std::vector<double>& v, DType dt, const char* what) {
+    Tensor x = tensor(v, {.dtype = kFloat64}).to(dt).to(device());
+    std::map<double, int64_t> cnt;
+    for (double e : v) cnt[e]++;
+    std::vector<double> ev, ec, einv;
+    for (auto& [k, c] : cnt) ev.push_back(k), ec.push_back(double(c));
+    for (double e : v) einv.push_back(double(std::distance(cnt.begin(), cnt.find(e))));
+    auto [u, inv, c] = unique(x, true, true, true);
+    EXPECT_TRUE(same(u, {int64_t(ev.size())}, ev)) << what << " " << dtype_name(dt);
+    EXPECT_TRUE(same(inv, {int64_t(v.size())}, einv)) << what << " " << dtype_name(dt);
+    EXPECT_TRUE(same(c, {int64_t(ec.size())}, ec)) << what << " " << dtype_name(dt);
+  };
+  for (int64_t n : {20, 3000}) {
+    std::vector<double> labels(n), wide(n), floats(n);
+    for (int64_t i = 0; i < n; ++i) {
+      labels[i] = double(int64_t(g() % 37) - 5);                  // a narrow range: counted
+      wide[i] = double(int64_t(g() % 7) * 1000003 - 2000000);      // a wide one: sorted
+      floats[i] = double(int64_t(g() % 50)) / 4.0 - 3.0;          // repeats, -0.0 below
+    }
+    floats[1] = -0.0;
+    for (DType dt : {kInt64, kInt32, kInt16}) check(labels, dt, "labels");
+    std::vector<double> bytes(labels);
+    for (double& b : bytes) b += 5;  // (non-negative for uint8)
+    check(bytes, kUInt8, "labels (uint8)");
+    for (DType dt : {kInt64, kInt32}) check(wide, dt, "wide");
+    for (DType dt : {kFloat32, kFloat64}) check(floats, dt, "floats");
+  }
+  std::vector<double> flags(100);
+  for (size_t i = 0; i < flags.size(); ++i) flags[i] = double(g() % 2);
+  check(flags, kBool, "bool");
+  // int64's whole range: the distance overflows a signed subtraction
+  Tensor extremes = tensor(std::vector<int64_t>{INT64_MAX, INT64_MIN, 0, INT64_MAX}).to(device());
+  auto [xu, xinv, xc] = unique(extremes, true, true, true);
+  EXPECT_EQ(xu.tolist<int64_t>(), (std::vector<int64_t>{INT64_MIN, 0, INT64_MAX}));
+  EXPECT_EQ(xinv.tolist<int64_t>(), (std::vector<int64_t>{2, 0, 1, 2}));
+  EXPECT_EQ(xc.tolist<int64_t>(), (std::vector<int64_t>{1, 1, 2}));
+  // NaNs stay apart past the radix cut too
+  std::vector<double> with_nan(40, 1.0);
+  with_nan[3] = with_nan[30] = NAN;
+  auto [nu, ninv, nc] = unique(tensor(with_nan).to(device()), true, true, true);
+  EXPECT_TRUE(same(nu, {3}, {1, NAN, NAN}));
+  EXPECT_TRUE(same(nc, {3}, {38, 1, 1}));
 }
 
 EMBER_DEVICE_TEST(Unique, AlongDim) {
