@@ -166,12 +166,31 @@ bool try_transposed_copy(Tensor& self, const Tensor& src) {
   return false;
 }
 
+// The elementwise engine walks the last dim innermost. When that dim is a few elements long and
+// strided in src (pixel_shuffle's permute ends in a dim of r = 2 whose source stride is H * W),
+// each inner run copies two elements. Moving the dim src walks densely to the end of both views
+// makes the inner run that dim instead (strided writes, streaming reads); the copy is the same.
+// pixel_shuffle of 16x32x64x64 by 2: 5.1 -> 0.53 ms (torch 2.15: 2.4).
+std::optional<int64_t> dense_source_dim(const Tensor& self, const Tensor& src) {
+  const int64_t nd = src.dim();
+  if (nd < 2 || !(IntArrayRef(self.sizes()) == IntArrayRef(src.sizes()))) return std::nullopt;
+  if (src.sizes()[nd - 1] >= 8 || src.strides()[nd - 1] == 1) return std::nullopt;
+  for (int64_t d = 0; d < nd - 1; ++d)
+    if (src.strides()[d] == 1 && src.sizes()[d] >= 16) return d;
+  return std::nullopt;
+}
+
 Tensor& copy_cpu(Tensor& self, const Tensor& src, bool /*non_blocking: host copies finish at once*/) {
   EMBER_CHECK(self.device() == src.device() || (self.is_cpu() && src.is_cpu()),
               "copy_: cannot copy between ", src.device().str(), " and ", self.device().str(),
               " without a backend that knows both");
   if (self.numel() == 0) return self;
   if (try_transposed_copy(self, src)) return self;
+  if (auto d = dense_source_dim(self, src)) {
+    Tensor dst = self.movedim(*d, -1);
+    copy_cpu(dst, src.movedim(*d, -1), false);
+    return self;
+  }
   TensorIter it({self}, {src}, {.op_name = "copy_", .compute_dtype = src.dtype(),
                                 .output_dtype = self.dtype(), .cast_inputs = false,
                                 .upcast_reduced_float = false});

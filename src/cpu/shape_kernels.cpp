@@ -212,15 +212,30 @@ Tensor flip_cpu(const Tensor& self, IntArrayRef dims) {
   const char* sbase = static_cast<const char*>(src.data_ptr());
   char* dbase = static_cast<char*>(out.data_ptr());
   const int64_t row_elems = inner_n * block;
+  auto source_row = [&](int64_t o) {  // where output row o (over dims [0, last_flipped)) reads
+    int64_t soff = 0, rem = o;
+    for (int64_t d = last_flipped - 1; d >= 0; --d) {
+      int64_t i = rem % sizes[d];
+      rem /= sizes[d];
+      soff += (flipped[d] ? sizes[d] - 1 - i : i) * cs[d];
+    }
+    return sbase + soff * es;
+  };
+  if (block > 1 && outer < 2 * ember::detail::max_parallel_threads()) {
+    // Few rows of blocks (x.flip(0) of a matrix is one): split the blocks across threads, not
+    // the rows (1024 x 1024 float32: one thread took 105 us, torch 2.15 56).
+    const int64_t bb = block * es;
+    parallel_bytes(outer * inner_n, bb, [&](int64_t b, int64_t e) {
+      for (int64_t u = b; u < e; ++u) {
+        const int64_t o = u / inner_n, k = u % inner_n;
+        std::memcpy(dbase + (o * row_elems + k * block) * es, source_row(o) + (inner_n - 1 - k) * bb, size_t(bb));
+      }
+    });
+    return out;
+  }
   parallel_bytes(outer, row_elems * es, [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {
-      int64_t soff = 0, rem = o;
-      for (int64_t d = last_flipped - 1; d >= 0; --d) {
-        int64_t i = rem % sizes[d];
-        rem /= sizes[d];
-        soff += (flipped[d] ? sizes[d] - 1 - i : i) * cs[d];
-      }
-      const char* s = sbase + soff * es;
+      const char* s = source_row(o);
       char* dp = dbase + o * row_elems * es;
       if (block == 1) {
         switch (es) {

@@ -400,6 +400,20 @@ EMBER_DEVICE_TEST(Flip, AgainstReference) {
   EXPECT_THROW_MSG(zeros({2, 3}).flip({2}), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
 }
 
+// A copy whose last dim is short and strided in the source (pixel_shuffle's permute) walks the
+// dim the source reads densely innermost instead; the values are the same, in every dtype.
+EMBER_DEVICE_TEST(Copy, PermutedViewWithAShortStridedLastDim) {
+  for (DType dt : test_dtypes()) {
+    Tensor base = pattern({3, 2, 20}, dt);  // strides (40, 20, 1)
+    Ref rb = ref_of(base);
+    Tensor v = base.permute({0, 2, 1});     // [3, 20, 2], strides (40, 1, 20)
+    EXPECT_TRUE(same(v.contiguous(), build({3, 20, 2}, [&](auto& i) { return at(rb, {i[0], i[2], i[1]}); }), dt));
+    Tensor into = zeros({3, 20, 2}, {.dtype = kFloat64, .device = device()});
+    into.copy_(v);  // with a dtype conversion
+    EXPECT_TRUE(same(into, build({3, 20, 2}, [&](auto& i) { return at(rb, {i[0], i[2], i[1]}); }), kFloat64));
+  }
+}
+
 EMBER_DEVICE_TEST(Roll, AgainstReference) {
   auto mod = [](int64_t a, int64_t n) { return ((a % n) + n) % n; };
   for (DType dt : test_dtypes()) {
