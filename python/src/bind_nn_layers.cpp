@@ -13,6 +13,9 @@ void bind_nn_layers(nb::module_& m) {
          nb::arg("scale_factor") = nb::none(), nb::arg("mode") = "nearest", nb::arg("align_corners") = nb::none(),
          nb::arg("recompute_scale_factor") = nb::none(), nb::arg("antialias") = false,
          nb::call_guard<nb::gil_scoped_release>());
+  nn.def("grid_sample", &F::grid_sample, nb::arg("input"), nb::arg("grid"), nb::arg("mode") = "bilinear",
+         nb::arg("padding_mode") = "zeros", nb::arg("align_corners") = nb::none(),
+         nb::call_guard<nb::gil_scoped_release>());
   nn.def("pixel_shuffle", &F::pixel_shuffle, nb::arg("input"), nb::arg("upscale_factor"));
   nn.def("pixel_unshuffle", &F::pixel_unshuffle, nb::arg("input"), nb::arg("downscale_factor"));
   nn.def("channel_shuffle", &F::channel_shuffle, nb::arg("input"), nb::arg("groups"));

@@ -243,6 +243,14 @@ EMBER_OP(col2im, Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, In
 EMBER_OP(upsample, Tensor(const Tensor&, IntArrayRef, ArrayRef<double>, int64_t, bool))
 // (grad_output, input_size (N, C, *spatial), scales, mode, align_corners) -> grad_input
 EMBER_OP(upsample_backward, Tensor(const Tensor&, IntArrayRef, ArrayRef<double>, int64_t, bool))
+// F.grid_sample on 4-D input (src/nn/functional/grid_sample.cpp checks; cpu/grid_sample_kernels.cpp):
+// (input (N, C, H, W), grid (N, Ho, Wo, 2) in [-1, 1], interpolation 0 bilinear / 1 nearest,
+// padding 0 zeros / 1 border / 2 reflection, align_corners) -> (N, C, Ho, Wo)
+EMBER_OP(grid_sampler_2d, Tensor(const Tensor&, const Tensor&, int64_t, int64_t, bool))
+// (grad_output, input, grid, interpolation, padding, align_corners, input_requires_grad)
+// -> (grad_input (undefined unless asked), grad_grid)
+EMBER_OP(grid_sampler_2d_backward, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, int64_t,
+                                                              int64_t, bool, bool))
 // F.pad's reflect (0), replicate (1) and circular (2) modes on the last pad.size() / 2 (1-3)
 // dims, negative pads cropping first (src/nn/functional/pad.cpp checks; cpu/pad_kernels.cpp).
 EMBER_OP(pad_nd, Tensor(const Tensor&, IntArrayRef, int64_t))

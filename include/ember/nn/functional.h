@@ -105,6 +105,12 @@ Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size
                    const std::string& mode = "nearest", std::optional<bool> align_corners = std::nullopt,
                    std::optional<bool> recompute_scale_factor = std::nullopt, bool antialias = false);
 
+// torch.nn.functional.grid_sample of 4-D input at grid (N, Ho, Wo, 2) in [-1, 1]: mode "bilinear" or
+// "nearest" ("bicubic" is Python's only), padding_mode "zeros", "border" or "reflection",
+// align_corners false by default (src/nn/functional/grid_sample.cpp).
+Tensor grid_sample(const Tensor& input, const Tensor& grid, const std::string& mode = "bilinear",
+                   const std::string& padding_mode = "zeros", std::optional<bool> align_corners = std::nullopt);
+
 // ---- rearrangements, instance norm, distances, glu [issue 15 layers]
 // (src/nn/functional/pixel_shuffle.cpp, instance_norm.cpp, distance.cpp, activation.cpp)
 // (*, C*r*r, H, W) -> (*, C, H*r, W*r) and back; channel_shuffle: (N, g*k, *) channel order
