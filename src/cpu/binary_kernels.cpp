@@ -292,7 +292,16 @@ Tensor& clamp_into(Tensor& out, const Tensor& a, const std::optional<Scalar>& lo
   TensorIter it = TensorIter::unary_op(out, a, {.op_name = name, .compute_dtype = dt});
   visit_dtype<kNumericTypes>(it.compute_dtype(), "clamp_cpu", [&]<class T>() {
     T l = lo ? lo->to<T>() : T(0), h = hi ? hi->to<T>() : T(0);
-    if (lo && hi) cpu_kernel(it, [l, h](T x) -> T { return f::clamp_fn<CpuMath>{}(x, l, h); });
+    if (lo && hi && (l != l || h != h)) {  // a NaN bound: NaN everywhere (clamp_fn's rule)
+      cpu_kernel(it, [l, h](T x) -> T { return f::clamp_fn<CpuMath>{}(x, l, h); });
+    } else if (lo && hi) {
+      // clamp_fn without its per-element NaN-bound test, which kept the loop from vectorising
+      // (1024 x 1024 float32: 60-96 us against torch 2.15's 52-63)
+      cpu_kernel(it, [l, h](T x) -> T {
+        const T m = x < l ? l : x;
+        return h < m ? h : m;
+      });
+    }
     else if (lo) cpu_kernel(it, [l](T x) -> T { return f::maximum_fn<CpuMath>{}(x, l); });
     else cpu_kernel(it, [h](T x) -> T { return f::minimum_fn<CpuMath>{}(x, h); });
   });
