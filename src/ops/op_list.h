@@ -243,6 +243,16 @@ EMBER_OP(col2im, Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, In
 EMBER_OP(upsample, Tensor(const Tensor&, IntArrayRef, ArrayRef<double>, int64_t, bool))
 // (grad_output, input_size (N, C, *spatial), scales, mode, align_corners) -> grad_input
 EMBER_OP(upsample_backward, Tensor(const Tensor&, IntArrayRef, ArrayRef<double>, int64_t, bool))
+// F.embedding_bag (src/nn/functional/embedding_bag.cpp checks; cpu/embedding_bag_kernels.cpp):
+// (weight (num, D), indices (n) int64, bounds (B + 1) int64: bag b is indices[bounds[b], bounds[b+1]),
+// mode 0 sum / 1 mean / 2 max, per_sample_weights (n) or none (sum only), padding_idx or -1)
+// -> (output (B, D), aux: per-bag count of non-padding entries (sum, mean) or the argmax rows (max))
+EMBER_OP(_embedding_bag, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, int64_t,
+                                                    const std::optional<Tensor>&, int64_t))
+// (grad, weight, indices, bounds, aux, mode, per_sample_weights, padding_idx) -> (grad_weight, grad_psw)
+EMBER_OP(_embedding_bag_backward, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                                             const Tensor&, int64_t, const std::optional<Tensor>&,
+                                                             int64_t))
 // F.grid_sample on 4-D input (src/nn/functional/grid_sample.cpp checks; cpu/grid_sample_kernels.cpp):
 // (input (N, C, H, W), grid (N, Ho, Wo, 2) in [-1, 1], interpolation 0 bilinear / 1 nearest,
 // padding 0 zeros / 1 border / 2 reflection, align_corners) -> (N, C, Ho, Wo)

@@ -304,6 +304,45 @@ def test_embedding_bag_matches_torch(case, torch_ref):
         np.testing.assert_allclose(e, t, rtol=1e-7, atol=1e-12)
 
 
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_kernel_on_random_bags(mode, torch_ref):
+    """The _embedding_bag op over many bags of random lengths (empty ones too), rows shared
+    between bags (the backward's additions into one weight row), padding_idx and, for sum,
+    per-sample weights, in float32 against torch; the max rule (first entry, then larger ones) on
+    a NaN; a second derivative refused by name; out-of-range indices named."""
+    r = np.random.RandomState(9)
+    lengths = r.randint(0, 9, 300)
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    idx = r.randint(0, 50, int(lengths.sum()))
+    w = r.randn(50, 24).astype(np.float32)
+    psw = r.randn(idx.size).astype(np.float32) if mode == "sum" else None
+    up = r.randn(300, 24).astype(np.float32)
+
+    def run(T):
+        wt = T.tensor(w, requires_grad=True)
+        pt = None if psw is None else T.tensor(psw, requires_grad=True)
+        out = T.nn.functional.embedding_bag(T.tensor(idx), wt, T.tensor(offsets), mode=mode, per_sample_weights=pt,
+                                            padding_idx=7)
+        (out * T.tensor(up)).sum().backward()
+        got = [out.detach(), wt.grad] + ([] if pt is None else [pt.grad])
+        return [np.asarray(t.tolist()) for t in got]
+    for e, t in zip(run(ember), run(torch_ref)):
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-5)
+    if mode == "max":
+        wn = ember.tensor([[float("nan"), 1.0], [2.0, float("nan")], [0.0, 5.0]])
+        first = F.embedding_bag(ember.tensor([0, 1, 2]), wn, ember.tensor([0]), mode="max")
+        later = F.embedding_bag(ember.tensor([2, 0, 1]), wn, ember.tensor([0]), mode="max")
+        assert np.isnan(first[0, 0].item()) and first[0, 1].item() == 5.0
+        assert later.tolist() == [[2.0, 5.0]]
+    we = ember.tensor(w, requires_grad=True)
+    out = F.embedding_bag(ember.tensor(idx), we, ember.tensor(offsets), mode=mode)
+    gw, = ember.autograd.grad((out * out).sum(), we, create_graph=True)
+    with pytest.raises(RuntimeError, match="derivative for _embedding_bag_backward is not implemented"):
+        gw.sum().backward()
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding_bag(ember.tensor([1, 50]), we, ember.tensor([0]), mode=mode)
+
+
 def test_embedding_bag_module_and_errors():
     # torch 2.x's repr (1.13 printed mode=sum without quotes)
     assert repr(nn.EmbeddingBag(10, 3, mode="sum", padding_idx=2)) == "EmbeddingBag(10, 3, mode='sum', padding_idx=2)"

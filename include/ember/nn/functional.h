@@ -105,6 +105,14 @@ Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size
                    const std::string& mode = "nearest", std::optional<bool> align_corners = std::nullopt,
                    std::optional<bool> recompute_scale_factor = std::nullopt, bool antialias = false);
 
+// torch.nn.functional.embedding_bag: sums, means or maxes of bags of weight rows. A 2-D input is
+// one bag per row; a 1-D input is cut at offsets (the last offset ends a bag only with
+// include_last_offset). per_sample_weights scale each entry (mode "sum"); padding_idx entries are
+// skipped (src/nn/functional/embedding_bag.cpp).
+Tensor embedding_bag(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& offsets = std::nullopt,
+                     const std::string& mode = "mean", const std::optional<Tensor>& per_sample_weights = std::nullopt,
+                     bool include_last_offset = false, std::optional<int64_t> padding_idx = std::nullopt);
+
 // torch.nn.functional.grid_sample of 4-D input at grid (N, Ho, Wo, 2) in [-1, 1]: mode "bilinear" or
 // "nearest" ("bicubic" is Python's only), padding_mode "zeros", "border" or "reflection",
 // align_corners false by default (src/nn/functional/grid_sample.cpp).
