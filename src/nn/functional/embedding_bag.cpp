@@ -88,10 +88,11 @@ std::tuple<Tensor, Tensor> embedding_bag_ag(const Tensor& weight, const Tensor& 
          {saved_input(weight), saved_input(indices), saved_input(bounds), saved_output(aux), saved_input(psw)},
          [mode, padding_idx](const variable_list& g, LambdaNode& n) -> variable_list {
            const Tensor p = n.unpack(4);
-           auto [gw, gp] = ops::_embedding_bag_backward()(g[0], n.unpack(0), n.unpack(1), n.unpack(2), n.unpack(3),
-                                                          mode, p.defined() ? std::optional<Tensor>(p) : std::nullopt,
-                                                          padding_idx);
-           return {grad_for(n, 0, [&] { return gw; }), grad_for(n, 1, [&] { return gp; })};
+           // (std::get, not a structured binding: clang refuses to capture those in the lambdas below)
+           const auto grads = ops::_embedding_bag_backward()(g[0], n.unpack(0), n.unpack(1), n.unpack(2), n.unpack(3),
+                                                             mode, p.defined() ? std::optional<Tensor>(p) : std::nullopt,
+                                                             padding_idx);
+           return {grad_for(n, 0, [&] { return std::get<0>(grads); }), grad_for(n, 1, [&] { return std::get<1>(grads); })};
          });
   return {out, aux};
 }

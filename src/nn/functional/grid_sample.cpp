@@ -48,9 +48,10 @@ Tensor grid_sampler_2d_ag(const Tensor& input, const Tensor& grid, int64_t inter
   Tensor out = below_autograd([&] { return ops::grid_sampler_2d()(input, grid, interpolation, padding, align_corners); });
   record("GridSampler2DBackward0", {input, grid}, {out}, {saved_input(input), saved_input(grid)},
          [interpolation, padding, align_corners](const variable_list& g, LambdaNode& n) -> variable_list {
-           auto [gi, gg] = ops::grid_sampler_2d_backward()(g[0], n.unpack(0), n.unpack(1), interpolation, padding,
-                                                            align_corners, n.needs_input_grad(0));
-           return {grad_for(n, 0, [&] { return gi; }), grad_for(n, 1, [&] { return gg; })};
+           // (std::get, not a structured binding: clang refuses to capture those in the lambdas below)
+           const auto grads = ops::grid_sampler_2d_backward()(g[0], n.unpack(0), n.unpack(1), interpolation, padding,
+                                                               align_corners, n.needs_input_grad(0));
+           return {grad_for(n, 0, [&] { return std::get<0>(grads); }), grad_for(n, 1, [&] { return std::get<1>(grads); })};
          });
   return out;
 }
