@@ -144,17 +144,21 @@ void Plan<R, V>::run_stage(const Stage& st, const V* xr, const V* xi, V* yr, V* 
   // (a + ib) * (c + id)
   auto mul_re = [](V a, V b, R c, R d) { return a * c - b * d; };
   auto mul_im = [](V a, V b, R c, R d) { return a * d + b * c; };
+  // output k of the butterfly at o, times its twiddle (wr, wi: the k = 1 .. radix-1 twiddles of p)
+  auto put = [&](int64_t o, int64_t k, V vr, V vi, const R* wr, const R* wi) {
+    yr[o + k * s] = mul_re(vr, vi, wr[k - 1], wi[k - 1]);
+    yi[o + k * s] = mul_im(vr, vi, wr[k - 1], wi[k - 1]);
+  };
   if (r == 2) {
     for (int64_t p = 0; p < m; ++p) {
-      const R w1r = twr[p], w1i = twi[p];
+      const R* wr = twr + p;
+      const R* wi = twi + p;
       for (int64_t q = 0; q < s; ++q) {
         const int64_t i = q + s * p, o = q + 2 * s * p;
         const V ar = xr[i], ai = xi[i], br = xr[i + step], bi = xi[i + step];
         yr[o] = ar + br;
         yi[o] = ai + bi;
-        const V dr = ar - br, di = ai - bi;
-        yr[o + s] = mul_re(dr, di, w1r, w1i);
-        yi[o + s] = mul_im(dr, di, w1r, w1i);
+        put(o, 1, ar - br, ai - bi, wr, wi);
       }
     }
     return;
@@ -176,12 +180,9 @@ void Plan<R, V>::run_stage(const Stage& st, const V* xr, const V* xi, V* yr, V* 
         yi[o] = t0i + t2i;
         const V y1r = t1r + t3r, y1i = t1i + t3i, y2r = t0r - t2r, y2i = t0i - t2i, y3r = t1r - t3r,
                 y3i = t1i - t3i;
-        yr[o + s] = mul_re(y1r, y1i, wr[0], wi[0]);
-        yi[o + s] = mul_im(y1r, y1i, wr[0], wi[0]);
-        yr[o + 2 * s] = mul_re(y2r, y2i, wr[1], wi[1]);
-        yi[o + 2 * s] = mul_im(y2r, y2i, wr[1], wi[1]);
-        yr[o + 3 * s] = mul_re(y3r, y3i, wr[2], wi[2]);
-        yi[o + 3 * s] = mul_im(y3r, y3i, wr[2], wi[2]);
+        put(o, 1, y1r, y1i, wr, wi);
+        put(o, 2, y2r, y2i, wr, wi);
+        put(o, 3, y3r, y3i, wr, wi);
       }
     }
     return;
@@ -201,10 +202,8 @@ void Plan<R, V>::run_stage(const Stage& st, const V* xr, const V* xi, V* yr, V* 
         const V ur = a0r + tr * c, ui = a0i + ti * c;
         const V vr = (a2i - a1i) * d, vi = (a1r - a2r) * d;  // (a1 - a2) * i d
         const V y1r = ur + vr, y1i = ui + vi, y2r = ur - vr, y2i = ui - vi;
-        yr[o + s] = mul_re(y1r, y1i, wr[0], wi[0]);
-        yi[o + s] = mul_im(y1r, y1i, wr[0], wi[0]);
-        yr[o + 2 * s] = mul_re(y2r, y2i, wr[1], wi[1]);
-        yi[o + 2 * s] = mul_im(y2r, y2i, wr[1], wi[1]);
+        put(o, 1, y1r, y1i, wr, wi);
+        put(o, 2, y2r, y2i, wr, wi);
       }
     }
     return;
@@ -231,14 +230,10 @@ void Plan<R, V>::run_stage(const Stage& st, const V* xr, const V* xi, V* yr, V* 
         const V b2r = a0r + t1r * c2 + t2r * c1, b2i = a0i + t1i * c2 + t2i * c1;
         const V u1r = (t3r * s1 + t4r * s2) * sg, u1i = (t3i * s1 + t4i * s2) * sg;
         const V u2r = (t3r * s2 - t4r * s1) * sg, u2i = (t3i * s2 - t4i * s1) * sg;
-        auto put = [&](int64_t k, V vr, V vi) {
-          yr[o + k * s] = mul_re(vr, vi, wr[k - 1], wi[k - 1]);
-          yi[o + k * s] = mul_im(vr, vi, wr[k - 1], wi[k - 1]);
-        };
-        put(1, b1r - u1i, b1i + u1r);
-        put(4, b1r + u1i, b1i - u1r);
-        put(2, b2r - u2i, b2i + u2r);
-        put(3, b2r + u2i, b2i - u2r);
+        put(o, 1, b1r - u1i, b1i + u1r, wr, wi);
+        put(o, 4, b1r + u1i, b1i - u1r, wr, wi);
+        put(o, 2, b2r - u2i, b2i + u2r, wr, wi);
+        put(o, 3, b2r + u2i, b2i - u2r, wr, wi);
       }
     }
     return;
@@ -269,8 +264,7 @@ void Plan<R, V>::run_stage(const Stage& st, const V* xr, const V* xi, V* yr, V* 
           zr += mul_re(ar[j], ai[j], rr[t], ri[t]);
           zi += mul_im(ar[j], ai[j], rr[t], ri[t]);
         }
-        yr[o + k * s] = mul_re(zr, zi, wr[k - 1], wi[k - 1]);
-        yi[o + k * s] = mul_im(zr, zi, wr[k - 1], wi[k - 1]);
+        put(o, k, zr, zi, wr, wi);
       }
     }
   }

@@ -9,11 +9,6 @@ namespace F = ember::nn::functional;
 
 namespace {
 
-Tensor rnd(IntArrayRef shape, uint64_t seed, DType dt = kFloat64) {
-  Generator g(seed);
-  return host_randn(shape, g).to(dt);
-}
-
 // Direct nested-loop conv2d in double; padding per side: top, bottom, left, right.
 Ref ref_conv2d(const Tensor& x4, const Tensor& w, const std::optional<Tensor>& b, Shape s, Shape pad4, Shape d,
                int64_t G) {
@@ -70,9 +65,9 @@ EMBER_DEVICE_TEST(NNConv, Conv2dMatchesReference) {
     int i = 0;
     for (const Cfg& c : configs()) {
       SCOPED_TRACE(::testing::Message() << "config " << i++ << " dtype " << dtype_name(dt));
-      Tensor x = rnd({c.N, c.C, c.H, c.W}, 1, dt), w = rnd({c.O, c.C / c.groups, c.KH, c.KW}, 2, dt);
+      Tensor x = seeded_randn({c.N, c.C, c.H, c.W}, 1, dt), w = seeded_randn({c.O, c.C / c.groups, c.KH, c.KW}, 2, dt);
       std::optional<Tensor> b;
-      if (c.bias) b = rnd({c.O}, 3, dt);
+      if (c.bias) b = seeded_randn({c.O}, 3, dt);
       Tensor y = F::conv2d(x, w, b, c.stride, c.padding, c.dilation, c.groups);
       Ref r = ref_conv2d(x, w, b, c.stride, {c.padding[0], c.padding[0], c.padding[1], c.padding[1]}, c.dilation,
                          c.groups);
@@ -86,14 +81,14 @@ EMBER_DEVICE_TEST(NNConv, Conv2dMatchesReference) {
 }
 
 EMBER_DEVICE_TEST(NNConv, Conv2dReducedFloatAndEmptyBatch) {
-  Tensor x = rnd({2, 3, 6, 5}, 14), w = rnd({4, 3, 3, 3}, 15), b = rnd({4}, 16);
+  Tensor x = seeded_randn({2, 3, 6, 5}, 14), w = seeded_randn({4, 3, 3, 3}, 15), b = seeded_randn({4}, 16);
   for (DType dt : {kFloat16, kBFloat16}) {
     Tensor y = F::conv2d(x.to(dt), w.to(dt), b.to(dt), {1, 1}, std::vector<int64_t>{1, 1});
     EXPECT_EQ(y.dtype(), dt);
     Ref r = ref_conv2d(x.to(dt), w.to(dt), b.to(dt), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1);
     EXPECT_TRUE(allclose(y.to(kFloat64), tensor(r.v).view(r.shape), 5e-2, 5e-2));
   }
-  Tensor e = rnd({0, 3, 6, 5}, 17).requires_grad_();
+  Tensor e = seeded_randn({0, 3, 6, 5}, 17).requires_grad_();
   Tensor wg = w.clone().requires_grad_();
   Tensor y = F::conv2d(e, wg, b);
   EXPECT_EQ(y.sizes(), (Shape{0, 4, 4, 3}));
@@ -120,11 +115,11 @@ EMBER_DEVICE_TEST(NNConv, Conv2dFloat32WideChannelsMatchFloat64) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
     SCOPED_TRACE(::testing::Message() << "case " << i);
-    Tensor x64 = rnd(c.x, 40 + i).requires_grad_(), w64 = rnd(c.w, 50 + i).requires_grad_();
-    Tensor b64 = c.bias ? rnd({c.w[0]}, 60 + i).requires_grad_() : Tensor();
+    Tensor x64 = seeded_randn(c.x, 40 + i).requires_grad_(), w64 = seeded_randn(c.w, 50 + i).requires_grad_();
+    Tensor b64 = c.bias ? seeded_randn({c.w[0]}, 60 + i).requires_grad_() : Tensor();
     auto bias = [&](const Tensor& b) { return b.defined() ? std::optional<Tensor>(b) : std::nullopt; };
     Tensor y64 = F::conv2d(x64, w64, bias(b64), c.stride, c.padding, c.dilation, c.groups);
-    Tensor g = rnd(y64.sizes(), 70 + i);
+    Tensor g = seeded_randn(y64.sizes(), 70 + i);
     y64.backward(g);
     for (int rep = 0; rep < 2; ++rep) {
       Tensor x32 = x64.detach().to(kFloat32).requires_grad_(), w32 = w64.detach().to(kFloat32).requires_grad_();
@@ -137,16 +132,16 @@ EMBER_DEVICE_TEST(NNConv, Conv2dFloat32WideChannelsMatchFloat64) {
     }
   }
   // channels-last input (a permuted, non-contiguous view)
-  Tensor xcl = rnd({2, 6, 5, 8}, 80).permute({0, 3, 1, 2}), w = rnd({4, 8, 3, 3}, 81);
+  Tensor xcl = seeded_randn({2, 6, 5, 8}, 80).permute({0, 3, 1, 2}), w = seeded_randn({4, 8, 3, 3}, 81);
   EXPECT_TRUE(allclose(F::conv2d(xcl.to(kFloat32), w.to(kFloat32), std::nullopt, {1, 1}, std::vector<int64_t>{1, 1}).to(kFloat64),
                        F::conv2d(xcl, w, std::nullopt, {1, 1}, std::vector<int64_t>{1, 1}), 1e-4, 1e-4));
 }
 
 EMBER_DEVICE_TEST(NNConv, Conv2dNonContiguousInput) {
-  Tensor base = rnd({2, 5, 6, 3}, 4);           // (N, H, W, C)
+  Tensor base = seeded_randn({2, 5, 6, 3}, 4);           // (N, H, W, C)
   Tensor x = base.permute({0, 3, 1, 2});         // (N, C, H, W), channels-last strides
-  Tensor x2 = rnd({2, 3, 5, 12}, 5).slice(3, 0, std::nullopt, 2);
-  Tensor w = rnd({4, 3, 3, 3}, 6).transpose(2, 3);
+  Tensor x2 = seeded_randn({2, 3, 5, 12}, 5).slice(3, 0, std::nullopt, 2);
+  Tensor w = seeded_randn({4, 3, 3, 3}, 6).transpose(2, 3);
   ASSERT_FALSE(x.is_contiguous());
   ASSERT_FALSE(w.is_contiguous());
   for (const Tensor& in : {x, x2}) {
@@ -157,31 +152,31 @@ EMBER_DEVICE_TEST(NNConv, Conv2dNonContiguousInput) {
 
 EMBER_DEVICE_TEST(NNConv, Conv2dSameAndValid) {
   // even kernels with dilation: PyTorch pads total = d*(k-1), left = total/2, the extra on the right
-  Tensor x = rnd({2, 2, 7, 8}, 7);
+  Tensor x = seeded_randn({2, 2, 7, 8}, 7);
   for (Shape k : {Shape{4, 2}, Shape{3, 3}, Shape{2, 5}})
     for (Shape d : {Shape{1, 1}, Shape{1, 2}, Shape{3, 1}}) {
-      Tensor w = rnd({3, 2, k[0], k[1]}, 8);
+      Tensor w = seeded_randn({3, 2, k[0], k[1]}, 8);
       Tensor y = F::conv2d(x, w, std::nullopt, {1, 1}, std::string("same"), d);
       int64_t th = d[0] * (k[0] - 1), tw = d[1] * (k[1] - 1);
       Ref r = ref_conv2d(x, w, std::nullopt, {1, 1}, {th / 2, th - th / 2, tw / 2, tw - tw / 2}, d, 1);
       EXPECT_EQ(y.sizes(), (Shape{2, 3, 7, 8}));
       EXPECT_TRUE(close_to(y, r));
     }
-  Tensor w = rnd({3, 2, 3, 2}, 9);
+  Tensor w = seeded_randn({3, 2, 3, 2}, 9);
   EXPECT_TRUE(close_to(F::conv2d(x, w, std::nullopt, {2, 1}, std::string("valid")),
                        ref_conv2d(x, w, std::nullopt, {2, 1}, {0, 0, 0, 0}, {1, 1}, 1)));
 }
 
 EMBER_DEVICE_TEST(NNConv, Conv1dMatchesReference) {
   for (DType dt : {kFloat32, kFloat64}) {
-    Tensor x = rnd({2, 4, 11}, 10, dt), w = rnd({6, 2, 3}, 11, dt), b = rnd({6}, 12, dt);
+    Tensor x = seeded_randn({2, 4, 11}, 10, dt), w = seeded_randn({6, 2, 3}, 11, dt), b = seeded_randn({6}, 12, dt);
     Tensor y = F::conv1d(x, w, b, 2, std::vector<int64_t>{1}, 2, 2);
     Ref r = ref_conv2d(x.unsqueeze(2), w.unsqueeze(2), b, {1, 2}, {0, 0, 1, 1}, {1, 2}, 2);
     r.shape = {2, 6, r.shape[3]};
     EXPECT_TRUE(close_to(y, r));
     Tensor y0 = F::conv1d(x.select(0, 1), w, b, 2, std::vector<int64_t>{1}, 2, 2);
     EXPECT_TRUE(close_to(y0, ref_of(y.select(0, 1))));
-    Tensor ys = F::conv1d(x, rnd({3, 4, 4}, 13, dt), std::nullopt, 1, std::string("same"));
+    Tensor ys = F::conv1d(x, seeded_randn({3, 4, 4}, 13, dt), std::nullopt, 1, std::string("same"));
     EXPECT_EQ(ys.sizes(), (Shape{2, 3, 11}));
   }
 }
@@ -189,35 +184,35 @@ EMBER_DEVICE_TEST(NNConv, Conv1dMatchesReference) {
 EMBER_DEVICE_TEST(NNConv, Conv2dGradcheck) {
   struct G { Shape s, p, d; int64_t groups; };
   for (G c : {G{{1, 1}, {0, 0}, {1, 1}, 1}, G{{2, 1}, {1, 2}, {1, 2}, 2}, G{{1, 2}, {1, 1}, {2, 1}, 1}}) {
-    Tensor x = rnd({2, 4, 5, 6}, 20).requires_grad_();
-    Tensor w = rnd({2, 4 / c.groups, 3, 2}, 21).requires_grad_();
-    Tensor b = rnd({2}, 22).requires_grad_();
+    Tensor x = seeded_randn({2, 4, 5, 6}, 20).requires_grad_();
+    Tensor w = seeded_randn({2, 4 / c.groups, 3, 2}, 21).requires_grad_();
+    Tensor b = seeded_randn({2}, 22).requires_grad_();
     EXPECT_TRUE(gradcheck(
         [&](const variable_list& v) { return F::conv2d(v[0], v[1], v[2], c.s, c.p, c.d, c.groups); }, {x, w, b}));
   }
   // pointwise path, unbatched, same with an even kernel
-  Tensor x = rnd({3, 4, 4}, 23).requires_grad_(), w = rnd({2, 3, 1, 1}, 24).requires_grad_();
+  Tensor x = seeded_randn({3, 4, 4}, 23).requires_grad_(), w = seeded_randn({2, 3, 1, 1}, 24).requires_grad_();
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::conv2d(v[0], v[1]); }, {x, w}));
-  Tensor w2 = rnd({2, 3, 2, 2}, 25).requires_grad_();
+  Tensor w2 = seeded_randn({2, 3, 2, 2}, 25).requires_grad_();
   EXPECT_TRUE(gradcheck(
       [](const variable_list& v) { return F::conv2d(v[0], v[1], std::nullopt, {1, 1}, std::string("same")); },
       {x, w2}));
-  Tensor x1 = rnd({2, 2, 7}, 26).requires_grad_(), w1 = rnd({4, 1, 3}, 27).requires_grad_();
+  Tensor x1 = seeded_randn({2, 2, 7}, 26).requires_grad_(), w1 = seeded_randn({4, 1, 3}, 27).requires_grad_();
   EXPECT_TRUE(gradcheck(
       [](const variable_list& v) { return F::conv1d(v[0], v[1], std::nullopt, 2, std::vector<int64_t>{1}, 1, 2); },
       {x1, w1}));
 }
 
 EMBER_DEVICE_TEST(NNConv, Conv2dGradgradcheck) {
-  Tensor x = rnd({1, 2, 5, 4}, 30).requires_grad_(), w = rnd({2, 1, 2, 3}, 31).requires_grad_();
-  Tensor b = rnd({2}, 32).requires_grad_();
+  Tensor x = seeded_randn({1, 2, 5, 4}, 30).requires_grad_(), w = seeded_randn({2, 1, 2, 3}, 31).requires_grad_();
+  Tensor b = seeded_randn({2}, 32).requires_grad_();
   EXPECT_TRUE(gradgradcheck(
       [](const variable_list& v) { return F::conv2d(v[0], v[1], v[2], {2, 1}, std::vector<int64_t>{1, 1}, {1, 2}, 2); },
       {x, w, b}));
 }
 
 EMBER_DEVICE_TEST(NNConv, Conv2dFloat32GradMatchesFloat64) {
-  Tensor x64 = rnd({4, 3, 9, 9}, 40), w64 = rnd({5, 3, 3, 3}, 41);
+  Tensor x64 = seeded_randn({4, 3, 9, 9}, 40), w64 = seeded_randn({5, 3, 3, 3}, 41);
   Tensor x = x64.to(kFloat32).requires_grad_(), w = w64.to(kFloat32).requires_grad_();
   Tensor xd = x64.clone().requires_grad_(), wd = w64.clone().requires_grad_();
   F::conv2d(x, w, std::nullopt, {2, 2}, std::vector<int64_t>{1, 1}).square().sum().backward();
@@ -229,21 +224,21 @@ EMBER_DEVICE_TEST(NNConv, Conv2dFloat32GradMatchesFloat64) {
 }
 
 EMBER_DEVICE_TEST(NNConv, Conv2dErrors) {
-  Tensor w = rnd({8, 3, 3, 3}, 50);
-  EXPECT_THROW_MSG(F::conv2d(rnd({2, 3}, 1), w), Error,
+  Tensor w = seeded_randn({8, 3, 3, 3}, 50);
+  EXPECT_THROW_MSG(F::conv2d(seeded_randn({2, 3}, 1), w), Error,
                    "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 3]");
-  EXPECT_THROW_MSG(F::conv2d(rnd({1, 4, 5, 5}, 1), w), Error,
+  EXPECT_THROW_MSG(F::conv2d(seeded_randn({1, 4, 5, 5}, 1), w), Error,
                    "Given groups=1, weight of size [8, 3, 3, 3], expected input[1, 4, 5, 5] to have 3 channels, but got 4 channels instead");
-  EXPECT_THROW_MSG(F::conv2d(rnd({4, 5, 5}, 1), w), Error,
+  EXPECT_THROW_MSG(F::conv2d(seeded_randn({4, 5, 5}, 1), w), Error,
                    "expected input[1, 4, 5, 5] to have 3 channels, but got 4 channels instead");
-  EXPECT_THROW_MSG(F::conv2d(rnd({1, 4, 5, 5}, 1), rnd({3, 2, 3, 3}, 2), std::nullopt, {1, 1},
+  EXPECT_THROW_MSG(F::conv2d(seeded_randn({1, 4, 5, 5}, 1), seeded_randn({3, 2, 3, 3}, 2), std::nullopt, {1, 1},
                              std::vector<int64_t>{0, 0}, {1, 1}, 2),
                    Error, "Given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight of size [[3, 2, 3, 3]] instead");
-  EXPECT_THROW_MSG(F::conv2d(rnd({1, 3, 5, 5}, 1), w, rnd({4}, 3)), Error,
+  EXPECT_THROW_MSG(F::conv2d(seeded_randn({1, 3, 5, 5}, 1), w, seeded_randn({4}, 3)), Error,
                    "Given weight of size [8, 3, 3, 3], expected bias to be 1-dimensional with 8 elements, but got bias of size [4] instead");
-  EXPECT_THROW_MSG(F::conv2d(rnd({1, 3, 2, 2}, 1), w), Error,
+  EXPECT_THROW_MSG(F::conv2d(seeded_randn({1, 3, 2, 2}, 1), w), Error,
                    "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel size can't be greater than actual input size");
-  Tensor x = rnd({1, 3, 5, 5}, 1);
+  Tensor x = seeded_randn({1, 3, 5, 5}, 1);
   EXPECT_THROW_MSG(F::conv2d(x, w, std::nullopt, {0, 1}), Error, "non-positive stride is not supported");
   EXPECT_THROW_MSG(F::conv2d(x, w, std::nullopt, {1, 1}, std::vector<int64_t>{-1}), Error,
                    "negative padding is not supported");
@@ -257,14 +252,14 @@ EMBER_DEVICE_TEST(NNConv, Conv2dErrors) {
   EXPECT_THROW_MSG(F::conv2d(x, w.to(kFloat32)), Error, "expected scalar type Double but found Float");
   EXPECT_THROW_MSG(F::conv2d(x, w, std::nullopt, {1, 1, 1}), Error,
                    "expected stride to be a single integer value or a list of 2 values to match the convolution dimensions, but got stride=[1, 1, 1]");
-  EXPECT_THROW_MSG(F::conv1d(rnd({2, 3, 4, 5}, 1), rnd({2, 3, 3}, 2)), Error,
+  EXPECT_THROW_MSG(F::conv1d(seeded_randn({2, 3, 4, 5}, 1), seeded_randn({2, 3, 3}, 2)), Error,
                    "Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: [2, 3, 4, 5]");
-  EXPECT_THROW_MSG(F::conv2d(x, rnd({8, 3, 3}, 2)), Error, "Expected 4-dimensional weight");
+  EXPECT_THROW_MSG(F::conv2d(x, seeded_randn({8, 3, 3}, 2)), Error, "Expected 4-dimensional weight");
 }
 
 EMBER_DEVICE_TEST(NNConv, LinearMatchesReference) {
   for (DType dt : {kFloat32, kFloat64}) {
-    Tensor x = rnd({2, 3, 5}, 60, dt), w = rnd({4, 5}, 61, dt), b = rnd({4}, 62, dt);
+    Tensor x = seeded_randn({2, 3, 5}, 60, dt), w = seeded_randn({4, 5}, 61, dt), b = seeded_randn({4}, 62, dt);
     Ref X = ref_of(x), Wr = ref_of(w), B = ref_of(b);
     Ref r{{2, 3, 4}, std::vector<double>(24)};
     for (int64_t i = 0; i < 6; ++i)
@@ -279,10 +274,10 @@ EMBER_DEVICE_TEST(NNConv, LinearMatchesReference) {
     Ref r2{{3, 4}, std::vector<double>(r.v.begin(), r.v.begin() + 12)};
     EXPECT_TRUE(close_to(F::linear(x.select(0, 0), w, b), r2));
   }
-  Tensor x = rnd({3, 5}, 63).requires_grad_(), w = rnd({2, 5}, 64).requires_grad_(), b = rnd({2}, 65).requires_grad_();
+  Tensor x = seeded_randn({3, 5}, 63).requires_grad_(), w = seeded_randn({2, 5}, 64).requires_grad_(), b = seeded_randn({2}, 65).requires_grad_();
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::linear(v[0], v[1], v[2]); }, {x, w, b}));
   // (..., in) input folds to rows with the bias in the GEMM: contiguous and transposed input
-  Tensor x3 = rnd({2, 5, 3}, 66).transpose(1, 2).requires_grad_();
+  Tensor x3 = seeded_randn({2, 5, 3}, 66).transpose(1, 2).requires_grad_();
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::linear(v[0], v[1], v[2]); }, {x3, w, b}));
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::linear(v[0].contiguous(), v[1], v[2]); }, {x3, w, b}));
 }
@@ -321,7 +316,7 @@ Ref ref_pad(const Tensor& x, Shape pad, const std::string& mode, double value) {
 }  // namespace
 
 EMBER_DEVICE_TEST(NNPad, ModesMatchReference) {
-  Tensor x3 = rnd({2, 3, 5}, 70), x4 = rnd({2, 2, 4, 5}, 71), x5 = rnd({1, 2, 3, 4, 5}, 72);
+  Tensor x3 = seeded_randn({2, 3, 5}, 70), x4 = seeded_randn({2, 2, 4, 5}, 71), x5 = seeded_randn({1, 2, 3, 4, 5}, 72);
   for (std::string mode : {"constant", "reflect", "replicate", "circular"}) {
     SCOPED_TRACE(mode);
     EXPECT_TRUE(close_to(F::pad(x3, {2, 1}, mode, 1.5), ref_pad(x3, {2, 1}, mode, 1.5)));
@@ -339,21 +334,21 @@ EMBER_DEVICE_TEST(NNPad, ModesMatchReference) {
 EMBER_DEVICE_TEST(NNPad, Gradcheck) {
   for (std::string mode : {"constant", "reflect", "replicate", "circular"}) {
     SCOPED_TRACE(mode);
-    Tensor x = rnd({1, 2, 3, 4}, 80).requires_grad_();
+    Tensor x = seeded_randn({1, 2, 3, 4}, 80).requires_grad_();
     EXPECT_TRUE(gradcheck([&](const variable_list& v) { return F::pad(v[0], {2, 1, 1, 2}, mode); }, {x}));
   }
 }
 
 EMBER_DEVICE_TEST(NNPad, Errors) {
-  Tensor x = rnd({1, 3, 3}, 90);
-  EXPECT_THROW_MSG(F::pad(rnd({3, 3}, 1), {1}), Error, "Padding length must be divisible by 2");
-  EXPECT_THROW_MSG(F::pad(rnd({3, 3}, 1), {1, 1, 1, 1, 1, 1}), Error, "Padding length too large");
+  Tensor x = seeded_randn({1, 3, 3}, 90);
+  EXPECT_THROW_MSG(F::pad(seeded_randn({3, 3}, 1), {1}), Error, "Padding length must be divisible by 2");
+  EXPECT_THROW_MSG(F::pad(seeded_randn({3, 3}, 1), {1, 1, 1, 1, 1, 1}), Error, "Padding length too large");
   EXPECT_THROW_MSG(F::pad(x, {4, 4}, "circular"), Error, "Padding value causes wrapping around more than once.");
   EXPECT_THROW_MSG(F::pad(x, {3, 3}, "reflect"), Error,
                    "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (3, 3) at dimension 2 of input [1, 3, 3]");
-  EXPECT_THROW_MSG(F::pad(rnd({3}, 1), {1, 1}, "replicate"), NotImplementedError,
+  EXPECT_THROW_MSG(F::pad(seeded_randn({3}, 1), {1, 1}, "replicate"), NotImplementedError,
                    "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
   EXPECT_THROW_MSG(F::pad(x, {1, 1}, "foo"), NotImplementedError, "Unrecognised padding mode foo");
-  EXPECT_THROW_MSG(F::pad(rnd({1, 2, 3, 3}, 1), {1, 1}, "reflect"), NotImplementedError,
+  EXPECT_THROW_MSG(F::pad(seeded_randn({1, 2, 3, 3}, 1), {1, 1}, "reflect"), NotImplementedError,
                    "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
 }

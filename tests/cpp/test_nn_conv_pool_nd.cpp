@@ -12,11 +12,6 @@ namespace F = ember::nn::functional;
 
 namespace {
 
-Tensor rnd(IntArrayRef shape, uint64_t seed, DType dt = kFloat64) {
-  Generator g(seed);
-  return host_randn(shape, g).to(dt);
-}
-
 // Scatter form of a transposed convolution over (D, H, W) (unit depth for 2-d): every input
 // pixel adds weight * value into the outputs its taps reach. x (N, Cin, D, H, W),
 // w (Cin, Cout/G, KD, KH, KW), s/p/op/d three entries each.
@@ -90,7 +85,7 @@ EMBER_DEVICE_TEST(NNConvNd, ConvTransposeMatchesReference) {
     SCOPED_TRACE(dtype_name(dt));
     // 2-d, groups, stride, padding, output_padding, dilation; 8 channels reach oneDNN in float32
     for (int64_t Cin : {4, 8}) {
-      Tensor x = rnd({2, Cin, 5, 4}, 1, dt), w = rnd({Cin, 3, 3, 2}, 2, dt), b = rnd({6}, 3, dt);
+      Tensor x = seeded_randn({2, Cin, 5, 4}, 1, dt), w = seeded_randn({Cin, 3, 3, 2}, 2, dt), b = seeded_randn({6}, 3, dt);
       Tensor y = F::conv_transpose2d(x, w, b, {2, 1}, {1, 0}, {1, 0}, 2, {1, 2});
       Ref r = ref_conv_transpose3d(x.unsqueeze(2), w.unsqueeze(2), {1, 2, 1}, {0, 1, 0}, {0, 1, 0}, {1, 1, 2}, 2);
       Ref rb = r;
@@ -100,13 +95,13 @@ EMBER_DEVICE_TEST(NNConvNd, ConvTransposeMatchesReference) {
       EXPECT_TRUE(close_to(y, with_shape(rb, {2, 6, r.shape[3], r.shape[4]}), dt));
     }
     // 1-d: output_padding below the dilation but not the stride
-    Tensor x1 = rnd({2, 3, 6}, 4, dt), w1 = rnd({3, 2, 3}, 5, dt);
+    Tensor x1 = seeded_randn({2, 3, 6}, 4, dt), w1 = seeded_randn({3, 2, 3}, 5, dt);
     Tensor y1 = F::conv_transpose1d(x1, w1, std::nullopt, {1}, {0}, {1}, 1, {2});
     Ref r1 = ref_conv_transpose3d(x1.unsqueeze(2).unsqueeze(2), w1.unsqueeze(2).unsqueeze(2), {1, 1, 1}, {0, 0, 0},
                                   {0, 0, 1}, {1, 1, 2}, 1);
     EXPECT_TRUE(close_to(y1, with_shape(r1, {2, 2, r1.shape[4]}), dt));
     // 3-d, unbatched
-    Tensor x3 = rnd({4, 3, 2, 3}, 6, dt), w3 = rnd({4, 1, 2, 3, 2}, 7, dt);
+    Tensor x3 = seeded_randn({4, 3, 2, 3}, 6, dt), w3 = seeded_randn({4, 1, 2, 3, 2}, 7, dt);
     Tensor y3 = F::conv_transpose3d(x3, w3, std::nullopt, {2, 1, 2}, {1, 1, 0}, {1, 0, 1}, 2, {1});
     Ref r3 = ref_conv_transpose3d(x3.unsqueeze(0), w3, {2, 1, 2}, {1, 1, 0}, {1, 0, 1}, {1, 1, 1}, 2);
     EXPECT_TRUE(close_to(y3, with_shape(r3, {r3.shape[1], r3.shape[2], r3.shape[3], r3.shape[4]}), dt));
@@ -117,12 +112,12 @@ EMBER_DEVICE_TEST(NNConvNd, Conv3dMatchesReference) {
   for (DType dt : {kFloat32, kFloat64}) {
     SCOPED_TRACE(dtype_name(dt));
     for (int64_t C : {2, 8}) {
-      Tensor x = rnd({2, C, 5, 6, 4}, 1, dt), w = rnd({4, C / 2, 3, 2, 3}, 2, dt);
+      Tensor x = seeded_randn({2, C, 5, 6, 4}, 1, dt), w = seeded_randn({4, C / 2, 3, 2, 3}, 2, dt);
       Tensor y = F::conv3d(x, w, std::nullopt, {2, 1, 1}, std::vector<int64_t>{1, 0, 2}, {1, 2, 1}, 2);
       EXPECT_TRUE(close_to(y, ref_conv3d(x, w, {2, 1, 1}, {1, 0, 2}, {1, 2, 1}, 2), dt));
     }
     // "same" with an even kernel pads one extra on the right
-    Tensor x = rnd({1, 2, 4, 5, 4}, 3, dt), w = rnd({3, 2, 2, 3, 2}, 4, dt);
+    Tensor x = seeded_randn({1, 2, 4, 5, 4}, 3, dt), w = seeded_randn({3, 2, 2, 3, 2}, 4, dt);
     Tensor y = F::conv3d(x, w, std::nullopt, {1}, std::string("same"));
     EXPECT_EQ(y.sizes(), (Shape{1, 3, 4, 5, 4}));
     Tensor xp = F::pad(x, {0, 1, 1, 1, 0, 1});
@@ -131,14 +126,14 @@ EMBER_DEVICE_TEST(NNConvNd, Conv3dMatchesReference) {
 }
 
 EMBER_DEVICE_TEST(NNConvNd, ConvGradients) {
-  Tensor x = rnd({1, 4, 3, 4}, 1).requires_grad_(), w = rnd({4, 2, 2, 3}, 2).requires_grad_(),
-         b = rnd({4}, 3).requires_grad_();
+  Tensor x = seeded_randn({1, 4, 3, 4}, 1).requires_grad_(), w = seeded_randn({4, 2, 2, 3}, 2).requires_grad_(),
+         b = seeded_randn({4}, 3).requires_grad_();
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::conv_transpose2d(v[0], v[1], v[2], {2}, {1}, {1}, 2); },
                         {x, w, b}));
   EXPECT_TRUE(gradgradcheck(
       [](const variable_list& v) { return F::conv_transpose2d(v[0], v[1], std::nullopt, {1}, {0}, {1}, 1, {2}); },
-      {rnd({1, 2, 3, 3}, 4).requires_grad_(), rnd({2, 2, 2, 2}, 5).requires_grad_()}));
-  Tensor x3 = rnd({1, 2, 3, 3, 4}, 6).requires_grad_(), w3 = rnd({2, 2, 2, 2, 2}, 7).requires_grad_();
+      {seeded_randn({1, 2, 3, 3}, 4).requires_grad_(), seeded_randn({2, 2, 2, 2}, 5).requires_grad_()}));
+  Tensor x3 = seeded_randn({1, 2, 3, 3, 4}, 6).requires_grad_(), w3 = seeded_randn({2, 2, 2, 2, 2}, 7).requires_grad_();
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::conv3d(v[0], v[1], std::nullopt, {1, 2, 1}, std::vector<int64_t>{1}); },
                         {x3, w3}));
   EXPECT_TRUE(gradcheck(
@@ -147,17 +142,17 @@ EMBER_DEVICE_TEST(NNConvNd, ConvGradients) {
 }
 
 EMBER_DEVICE_TEST(NNConvNd, ConvTransposeErrors) {
-  Tensor x = rnd({2, 4, 5, 5}, 1, kFloat32), w = rnd({4, 3, 3, 3}, 2, kFloat32);
+  Tensor x = seeded_randn({2, 4, 5, 5}, 1, kFloat32), w = seeded_randn({4, 3, 3, 3}, 2, kFloat32);
   EXPECT_THROW_MSG(F::conv_transpose2d(x, w, std::nullopt, {1}, {0}, {1}), Error,
                    "output padding must be smaller than either stride or dilation");
-  EXPECT_THROW_MSG(F::conv_transpose2d(x, rnd({3, 3, 3, 3}, 3, kFloat32)), Error,
+  EXPECT_THROW_MSG(F::conv_transpose2d(x, seeded_randn({3, 3, 3, 3}, 3, kFloat32)), Error,
                    "Given transposed=1, weight of size [3, 3, 3, 3], expected input[2, 4, 5, 5] to have 3 channels");
   EXPECT_THROW_MSG(F::conv_transpose2d(x, w, std::nullopt, {1}, {5}), Error, "Output size is too small");
 }
 
 EMBER_DEVICE_TEST(NNPoolNd, ThreeDPoolsOnUnitDepthMatchTwoD) {
   for (DType dt : {kFloat32, kFloat64}) {
-    Tensor x = rnd({2, 3, 7, 6}, 1, dt);
+    Tensor x = seeded_randn({2, 3, 7, 6}, 1, dt);
     auto [m2, i2] = F::max_pool2d_with_indices(x, {3, 2}, {2, 1}, {1, 1}, {1, 2}, true);
     auto [m3, i3] = F::max_pool3d_with_indices(x.unsqueeze(2), {1, 3, 2}, {1, 2, 1}, {0, 1, 1}, {1, 1, 2}, true);
     EXPECT_TRUE(close_to(m3.squeeze(2), ref_of(m2), dt));
@@ -171,7 +166,7 @@ EMBER_DEVICE_TEST(NNPoolNd, ThreeDPoolsOnUnitDepthMatchTwoD) {
 }
 
 EMBER_DEVICE_TEST(NNPoolNd, AdaptiveMaxMatchesReference) {
-  Tensor x = rnd({2, 3, 5, 7}, 1);
+  Tensor x = seeded_randn({2, 3, 5, 7}, 1);
   auto [y, idx] = F::adaptive_max_pool2d_with_indices(x, {3, 4});
   Ref X = ref_of(x);
   std::vector<double> yv = y.tolist<double>();
@@ -194,20 +189,20 @@ EMBER_DEVICE_TEST(NNPoolNd, AdaptiveMaxMatchesReference) {
 }
 
 EMBER_DEVICE_TEST(NNPoolNd, PoolGradients) {
-  Tensor x = rnd({1, 2, 4, 5, 4}, 1).requires_grad_();
+  Tensor x = seeded_randn({1, 2, 4, 5, 4}, 1).requires_grad_();
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::avg_pool3d(v[0], {3}, {2}, {1}, true, false); }, {x}));
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::max_pool3d(v[0], {2}, {1}, {1}); }, {x}));
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::adaptive_max_pool3d(v[0], {3, 2, 3}); }, {x}));
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::adaptive_avg_pool3d(v[0], {3, 2, 3}); }, {x}));
   EXPECT_TRUE(gradgradcheck([](const variable_list& v) { return F::avg_pool3d(v[0], {2}, {1}); }, {x}));
-  Tensor x1 = rnd({2, 2, 9}, 2).requires_grad_();
+  Tensor x1 = seeded_randn({2, 2, 9}, 2).requires_grad_();
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::max_pool1d(v[0], {3}, {2}, {1}, {2}); }, {x1}));
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::adaptive_max_pool1d(v[0], {4}); }, {x1}));
 }
 
 EMBER_DEVICE_TEST(NNFold, UnfoldMatchesReferenceAndFoldIsAdjoint) {
   for (DType dt : {kFloat32, kFloat64}) {
-    Tensor x = rnd({2, 3, 5, 6}, 1, dt);
+    Tensor x = seeded_randn({2, 3, 5, 6}, 1, dt);
     Tensor cols = F::unfold(x, {2, 3}, {2, 1}, {1}, {1, 2});
     // the columns are conv3d's im2col: a conv with a one-hot weight per tap reproduces each row
     const int64_t L = cols.sizes()[2];
@@ -226,14 +221,14 @@ EMBER_DEVICE_TEST(NNFold, UnfoldMatchesReferenceAndFoldIsAdjoint) {
                 r.v[size_t((n * 18 + (c * 2 + kh) * 3 + kw) * L + oh * OW + ow)] = v;
               }
     EXPECT_TRUE(close_to(cols, r, dt));
-    Tensor c = rnd(cols.sizes(), 2, dt);
+    Tensor c = seeded_randn(cols.sizes(), 2, dt);
     Tensor back = F::fold(c, {5, 6}, {2, 3}, {2, 1}, {1}, {1, 2});
     EXPECT_NEAR((cols.to(kFloat64) * c.to(kFloat64)).sum().item<double>(),
                 (x.to(kFloat64) * back.to(kFloat64)).sum().item<double>(), 1e-3);
   }
-  Tensor x = rnd({1, 2, 4, 5}, 3).requires_grad_();
+  Tensor x = seeded_randn({1, 2, 4, 5}, 3).requires_grad_();
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::unfold(v[0], {2}, {1}, {1}, {2}); }, {x}));
-  Tensor c = rnd({1, 8, 12}, 4).requires_grad_();
+  Tensor c = seeded_randn({1, 8, 12}, 4).requires_grad_();
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::fold(v[0], {5, 6}, {2}, {1}, {0}, {1, 2}); }, {c}));
 }
 
@@ -241,20 +236,20 @@ EMBER_DEVICE_TEST(NNConvNd, Modules) {
   nn::ConvTranspose2d up(4, 6, 3, {.stride = {2}, .padding = {1}, .output_padding = {1}, .groups = 2});
   EXPECT_EQ(up.weight.sizes(), (Shape{4, 3, 3, 3}));
   EXPECT_EQ(up.extra_repr(), "4, 6, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), output_padding=(1, 1), groups=2");
-  Tensor x = rnd({2, 4, 5, 5}, 1, kFloat32);
+  Tensor x = seeded_randn({2, 4, 5, 5}, 1, kFloat32);
   EXPECT_EQ(up.forward(x).sizes(), (Shape{2, 6, 10, 10}));
   EXPECT_EQ(up.forward(x, {9, 10}).sizes(), (Shape{2, 6, 9, 10}));
   EXPECT_THROW_MSG(up.forward(x, {20, 20}), ValueError, "requested an output size of (20, 20), but valid sizes range from [9, 9] to [10, 10]");
   nn::Conv3d c3(2, 4, 3, {.padding = std::vector<int64_t>{1, 1, 1}});
-  EXPECT_EQ(c3.forward(rnd({1, 2, 4, 5, 6}, 2, kFloat32)).sizes(), (Shape{1, 4, 4, 5, 6}));
+  EXPECT_EQ(c3.forward(seeded_randn({1, 2, 4, 5, 6}, 2, kFloat32)).sizes(), (Shape{1, 4, 4, 5, 6}));
   EXPECT_EQ(c3.extra_repr(), "2, 4, kernel_size=(3, 3, 3), stride=(1, 1, 1), padding=(1, 1, 1)");
   nn::MaxPool3d mp(2);
   EXPECT_EQ(mp.extra_repr(), "kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False");
-  EXPECT_EQ(mp.forward(rnd({1, 2, 4, 5, 6}, 3, kFloat32)).sizes(), (Shape{1, 2, 2, 2, 3}));
+  EXPECT_EQ(mp.forward(seeded_randn({1, 2, 4, 5, 6}, 3, kFloat32)).sizes(), (Shape{1, 2, 2, 2, 3}));
   nn::AdaptiveMaxPool2d amp(std::vector<int64_t>{3, 2});
   EXPECT_EQ(amp.name(), "AdaptiveMaxPool2d");
   EXPECT_EQ(std::get<1>(amp.forward_with_indices(x)).sizes(), (Shape{2, 4, 3, 2}));
   nn::Fold fold({5, 6}, {2}, {.stride = {1, 2}});
   EXPECT_EQ(fold.extra_repr(), "output_size=(5, 6), kernel_size=2, dilation=1, padding=0, stride=(1, 2)");
-  EXPECT_EQ(fold.forward(rnd({1, 8, 12}, 4, kFloat32)).sizes(), (Shape{1, 2, 5, 6}));
+  EXPECT_EQ(fold.forward(seeded_randn({1, 8, 12}, 4, kFloat32)).sizes(), (Shape{1, 2, 5, 6}));
 }

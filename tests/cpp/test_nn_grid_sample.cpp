@@ -11,10 +11,6 @@ using namespace ember::testing;
 namespace F = ember::nn::functional;
 
 namespace {
-Tensor rnd(IntArrayRef shape, uint64_t seed, DType dt = kFloat64) {
-  Generator g(seed);
-  return host_randn(shape, g).to(dt);
-}
 // The grid of every pixel centre of an H x W image (align_corners = true: -1 and 1 are the corner
 // pixels' centres), batch n.
 Tensor centre_grid(int64_t n, int64_t H, int64_t W) {
@@ -27,7 +23,7 @@ Tensor centre_grid(int64_t n, int64_t H, int64_t W) {
 }  // namespace
 
 TEST(GridSample, PixelCentresReadTheInputBack) {
-  Tensor x = rnd({2, 3, 5, 7}, 1);
+  Tensor x = seeded_randn({2, 3, 5, 7}, 1);
   for (const char* mode : {"bilinear", "nearest"})
     for (const char* pad : {"zeros", "border", "reflection"})
       EXPECT_TRUE(allclose(F::grid_sample(x, centre_grid(2, 5, 7), mode, pad, true), x, 1e-12, 1e-12)) << mode << pad;
@@ -56,9 +52,9 @@ TEST(GridSample, BilinearValuesAtAndPastTheBorder) {
 TEST(GridSample, GradientsOfInputAndGrid) {
   for (const char* pad : {"zeros", "border", "reflection"})
     for (bool align : {false, true}) {
-      Tensor x = rnd({2, 2, 4, 5}, 3).requires_grad_();
+      Tensor x = seeded_randn({2, 2, 4, 5}, 3).requires_grad_();
       // away from pixel edges, where the bilinear map is not differentiable
-      Tensor g = (rnd({2, 3, 4, 2}, 4).clamp(-1.9, 1.9) * 0.6 + 0.013).requires_grad_();
+      Tensor g = (seeded_randn({2, 3, 4, 2}, 4).clamp(-1.9, 1.9) * 0.6 + 0.013).requires_grad_();
       EXPECT_TRUE(gradcheck([&](const variable_list& v) { return F::grid_sample(v[0], v[1], "bilinear", pad, align); },
                             {x, g}))
           << pad << " align_corners=" << align;
@@ -69,7 +65,7 @@ TEST(GridSample, GradientsOfInputAndGrid) {
 }
 
 TEST(GridSample, HalfTypesComputeInFloat32) {
-  Tensor x = rnd({1, 2, 6, 6}, 5, kFloat32), g = (rnd({1, 3, 3, 2}, 6, kFloat32) * 0.7);
+  Tensor x = seeded_randn({1, 2, 6, 6}, 5, kFloat32), g = (seeded_randn({1, 3, 3, 2}, 6, kFloat32) * 0.7);
   Tensor want = F::grid_sample(x, g);
   for (DType dt : {kBFloat16, kFloat16}) {
     Tensor got = F::grid_sample(x.to(dt), g.to(dt));

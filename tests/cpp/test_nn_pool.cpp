@@ -10,13 +10,6 @@ using namespace ember::testing;
 namespace F = ember::nn::functional;
 
 namespace {
-Tensor rnd(IntArrayRef shape, uint64_t seed, DType dt = kFloat64) {
-  Generator g(seed);
-  return host_randn(shape, g).to(dt);
-}
-}  // namespace
-
-namespace {
 
 int64_t out_size(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil_mode) {
   double v = double(in + 2 * p - d * (k - 1) - 1) / double(s);
@@ -116,7 +109,7 @@ EMBER_DEVICE_TEST(NNPool, MaxPoolMatchesReference) {
     int i = 0;
     for (const MaxCfg& c : cfgs) {
       SCOPED_TRACE(::testing::Message() << "config " << i++ << " " << dtype_name(dt));
-      Tensor x = rnd({2, 3, 7, 8}, 1, dt);
+      Tensor x = seeded_randn({2, 3, 7, 8}, 1, dt);
       auto [y, idx] = F::max_pool2d_with_indices(x, c.k, c.s, c.p, c.d, c.ceil_mode);
       PoolRef r = ref_max_pool(x, c.k, c.s, c.p, c.d, c.ceil_mode);
       EXPECT_TRUE(close_to(y, r.out));
@@ -133,7 +126,7 @@ EMBER_DEVICE_TEST(NNPool, MaxPoolMatchesReference) {
     }
   }
   // ceil_mode shapes: 5 with k=2 s=2 -> 2 (floor) / 3 (ceil)
-  Tensor x = rnd({1, 1, 5, 5}, 2);
+  Tensor x = seeded_randn({1, 1, 5, 5}, 2);
   EXPECT_EQ(F::max_pool2d(x, {2}).sizes(), (Shape{1, 1, 2, 2}));
   EXPECT_EQ(F::max_pool2d(x, {2}, {}, {0}, {1}, true).sizes(), (Shape{1, 1, 3, 3}));
 }
@@ -156,7 +149,7 @@ EMBER_DEVICE_TEST(NNPool, MaxPool2x2FastPathMatchesReference) {
   for (DType dt : {kFloat32, kFloat64})
     for (int64_t w : {2, 5, 14, 28, 32, 33, 40, 70}) {
       SCOPED_TRACE(::testing::Message() << dtype_name(dt) << " width " << w);
-      Tensor x = rnd({2, 3, 6, w}, uint64_t(w), dt).round();  // rounding makes ties common
+      Tensor x = seeded_randn({2, 3, 6, w}, uint64_t(w), dt).round();  // rounding makes ties common
       auto flat = x.view({-1});
       flat.index_put_({tensor(std::vector<int64_t>{3, 17, 40})}, tensor(std::vector<double>{NAN, NAN, NAN}).to(dt));
       flat.index_put_({tensor(std::vector<int64_t>{0, 1, 5})},
@@ -178,7 +171,7 @@ EMBER_DEVICE_TEST(NNPool, MaxPoolVectorRowsMatchReference) {
       {{5, 5}, {2, 2}, {2, 2}, {1, 1}, true},  {{1, 3}, {1, 2}, {0, 1}, {1, 3}, false},
   };
   for (int64_t w : {9, 37, 70}) {
-    Tensor x = rnd({2, 3, 11, w}, uint64_t(100 + w), kFloat32).round();
+    Tensor x = seeded_randn({2, 3, 11, w}, uint64_t(100 + w), kFloat32).round();
     auto flat = x.view({-1});
     flat.index_put_({tensor(std::vector<int64_t>{5, 40, 41, 300})},
                     tensor(std::vector<double>{NAN, NAN, NAN, NAN}).to(kFloat32));
@@ -204,7 +197,7 @@ EMBER_DEVICE_TEST(NNPool, AvgPoolMatchesReference) {
     int i = 0;
     for (const C& c : cfgs) {
       SCOPED_TRACE(::testing::Message() << "config " << i++ << " " << dtype_name(dt));
-      Tensor x = rnd({2, 3, 7, 8}, 3, dt);
+      Tensor x = seeded_randn({2, 3, 7, 8}, 3, dt);
       Tensor y = F::avg_pool2d(x, c.k, c.s, c.p, c.ceil_mode, c.cip);
       EXPECT_TRUE(close_to(y, ref_avg_pool(x, c.k, c.s, c.p, c.ceil_mode, c.cip)));
       EXPECT_TRUE(close_to(F::avg_pool2d(x.select(0, 0), c.k, c.s, c.p, c.ceil_mode, c.cip), ref_of(y.select(0, 0))));
@@ -217,7 +210,7 @@ EMBER_DEVICE_TEST(NNPool, AvgPoolMatchesReference) {
 
 EMBER_DEVICE_TEST(NNPool, AdaptiveAvgPoolMatchesReference) {
   for (DType dt : {kFloat32, kFloat64}) {
-    Tensor x = rnd({2, 3, 7, 10}, 4, dt);
+    Tensor x = seeded_randn({2, 3, 7, 10}, 4, dt);
     for (Shape os : {Shape{1, 1}, Shape{3, 4}, Shape{7, 10}, Shape{5, 3}, Shape{9, 12}}) {
       Tensor y = F::adaptive_avg_pool2d(x, os);
       EXPECT_TRUE(close_to(y, ref_adaptive(x, os[0], os[1])));
@@ -225,35 +218,35 @@ EMBER_DEVICE_TEST(NNPool, AdaptiveAvgPoolMatchesReference) {
     }
     EXPECT_EQ(F::adaptive_avg_pool2d(x, {2}).sizes(), (Shape{2, 3, 2, 2}));
     // wide windows (summed with vector lanes) and whole planes larger than one lane block
-    Tensor xw = rnd({2, 3, 9, 70}, 5, dt);
+    Tensor xw = seeded_randn({2, 3, 9, 70}, 5, dt);
     for (Shape os : {Shape{1, 1}, Shape{2, 3}, Shape{4, 1}})
       EXPECT_TRUE(close_to(F::adaptive_avg_pool2d(xw, os), ref_adaptive(xw, os[0], os[1])));
   }
 }
 
 EMBER_DEVICE_TEST(NNPool, Gradcheck) {
-  Tensor x = rnd({2, 2, 5, 6}, 5).requires_grad_();
+  Tensor x = seeded_randn({2, 2, 5, 6}, 5).requires_grad_();
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::max_pool2d(v[0], {3, 2}, {2, 1}, {1, 1}, {1, 2}, true); }, {x}));
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::avg_pool2d(v[0], {3}, {2}, {1}, true, false); }, {x}));
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::avg_pool2d(v[0], {2, 3}, {1, 2}, {1, 1}, false, true); }, {x}));
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::adaptive_avg_pool2d(v[0], {3, 4}); }, {x}));
-  Tensor x3 = rnd({2, 4, 4}, 6).requires_grad_();
+  Tensor x3 = seeded_randn({2, 4, 4}, 6).requires_grad_();
   EXPECT_TRUE(gradcheck([](const variable_list& v) { return F::max_pool2d(v[0], {2}); }, {x3}));
 }
 
 EMBER_DEVICE_TEST(NNPool, Gradgradcheck) {
-  Tensor x = rnd({1, 2, 5, 4}, 7).requires_grad_();
+  Tensor x = seeded_randn({1, 2, 5, 4}, 7).requires_grad_();
   EXPECT_TRUE(gradgradcheck([](const variable_list& v) { return F::max_pool2d(v[0], {2}, {1}, {1}); }, {x}));
   EXPECT_TRUE(gradgradcheck([](const variable_list& v) { return F::avg_pool2d(v[0], {3}, {2}, {1}, true, false); }, {x}));
   EXPECT_TRUE(gradgradcheck([](const variable_list& v) { return F::adaptive_avg_pool2d(v[0], {3, 3}); }, {x}));
 }
 
 EMBER_DEVICE_TEST(NNPool, Errors) {
-  Tensor x = rnd({1, 1, 5, 5}, 8);
+  Tensor x = seeded_randn({1, 1, 5, 5}, 8);
   EXPECT_THROW_MSG(F::max_pool2d(x, {3}, {}, {2}), Error,
                    "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and dilation=1");
-  EXPECT_THROW_MSG(F::max_pool2d(rnd({2, 3}, 1), {2}), Error, "non-empty 3D or 4D (batch mode) tensor expected for input");
-  EXPECT_THROW_MSG(F::max_pool2d(rnd({1, 1, 1, 1}, 1), {2}), Error,
+  EXPECT_THROW_MSG(F::max_pool2d(seeded_randn({2, 3}, 1), {2}), Error, "non-empty 3D or 4D (batch mode) tensor expected for input");
+  EXPECT_THROW_MSG(F::max_pool2d(seeded_randn({1, 1, 1, 1}, 1), {2}), Error,
                    "Given input size: (1x1x1). Calculated output size: (1x0x0). Output size is too small");
   EXPECT_THROW_MSG(F::max_pool2d(x, {2}, {0}), Error, "stride should not be zero");
   EXPECT_THROW_MSG(F::max_pool2d(x, {2}, {}, {0}, {0}), Error,
@@ -261,23 +254,23 @@ EMBER_DEVICE_TEST(NNPool, Errors) {
   EXPECT_THROW_MSG(F::max_pool2d(x, {2, 2, 2}), Error,
                    "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
   EXPECT_THROW_MSG(F::avg_pool2d(x, {3}, {}, {2}), Error, "pad should be at most half of kernel size, but got pad=2 and kernel_size=3");
-  EXPECT_THROW_MSG(F::avg_pool2d(rnd({1, 1, 1, 1}, 1), {2}), Error,
+  EXPECT_THROW_MSG(F::avg_pool2d(seeded_randn({1, 1, 1, 1}, 1), {2}), Error,
                    "Given input size: (1x1x1). Calculated output size: (1x0x0). Output size is too small");
   EXPECT_THROW_MSG(F::avg_pool2d(x, {2}, {0}), Error, "stride should not be zero");
-  EXPECT_THROW_MSG(F::adaptive_avg_pool2d(rnd({2, 3}, 1), {2}), Error,
+  EXPECT_THROW_MSG(F::adaptive_avg_pool2d(seeded_randn({2, 3}, 1), {2}), Error,
                    "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got [2, 3]");
   EXPECT_THROW_MSG(F::adaptive_avg_pool2d(x, {2, 2, 2}), Error, "adaptive_avg_pool2d: output_size must be 2");
 }
 
 EMBER_DEVICE_TEST(NNPool, EmptyBatchAndDtypes) {
-  Tensor e = rnd({0, 2, 6, 6}, 9).requires_grad_();
+  Tensor e = seeded_randn({0, 2, 6, 6}, 9).requires_grad_();
   Tensor y = F::max_pool2d(e, {2});
   EXPECT_EQ(y.sizes(), (Shape{0, 2, 3, 3}));
   y.sum().backward();
   EXPECT_EQ(e.grad().sizes(), e.sizes());
   EXPECT_EQ(F::avg_pool2d(e.detach(), {2}).sizes(), (Shape{0, 2, 3, 3}));
   EXPECT_EQ(F::adaptive_avg_pool2d(e.detach(), {4, 5}).sizes(), (Shape{0, 2, 4, 5}));
-  Tensor x = rnd({1, 2, 6, 6}, 10);
+  Tensor x = seeded_randn({1, 2, 6, 6}, 10);
   for (DType dt : {kFloat16, kBFloat16}) {
     Tensor r = x.to(dt).to(kFloat64);
     EXPECT_TRUE(allclose(F::max_pool2d(x.to(dt), {2}).to(kFloat64), F::max_pool2d(r, {2})));

@@ -12,10 +12,6 @@ using namespace ember::testing;
 namespace F = ember::nn::functional;
 
 namespace {
-Tensor rnd(IntArrayRef shape, uint64_t seed, DType dt = kFloat64) {
-  Generator g(seed);
-  return host_randn(shape, g).to(dt);
-}
 using Sizes = std::optional<std::vector<int64_t>>;
 using Scales = std::optional<std::vector<double>>;
 
@@ -69,7 +65,7 @@ EMBER_DEVICE_TEST(NNUpsample, BilinearAndBicubicValues) {
   auto rv = F::interpolate(r, Sizes{{1, 11}}, std::nullopt, "bicubic", true).reshape({-1}).tolist<double>();
   for (int o = 2; o <= 8; ++o) EXPECT_NEAR(rv[size_t(o)], o * 0.5, 1e-12) << o;
   EXPECT_NEAR(rv[1], 0.40625, 1e-12);
-  Tensor z = rnd({2, 3, 4, 5}, 3);
+  Tensor z = seeded_randn({2, 3, 4, 5}, 3);
   EXPECT_TRUE(close_to(F::interpolate(z, Sizes{{4, 5}}, std::nullopt, "bicubic"), ref_of(z)));
   // trilinear of a constant is that constant
   Tensor c = full({1, 2, 2, 3, 2}, 1.5, {.dtype = kFloat32});
@@ -90,10 +86,10 @@ EMBER_DEVICE_TEST(NNUpsample, BackwardIsTheAdjoint) {
                              {{1, 2, 3, 4}, {5, 9}, "nearest", {}},     {{1, 1, 2, 3, 3}, {3, 4, 5}, "nearest-exact", {}}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.mode);
-    Tensor x = rnd(c.in, 1);
+    Tensor x = seeded_randn(c.in, 1);
     x.requires_grad_(true);
     Tensor y = F::interpolate(x, Sizes{c.out}, std::nullopt, c.mode, c.ac);
-    Tensor g = rnd(y.sizes(), 2);
+    Tensor g = seeded_randn(y.sizes(), 2);
     Tensor gx = autograd::grad({y}, {x}, {g})[0];
     double lhs = (y * g).sum().item<double>(), rhs = (x * gx).sum().item<double>();
     EXPECT_NEAR(lhs, rhs, 1e-10);
@@ -116,7 +112,7 @@ EMBER_DEVICE_TEST(NNUpsample, Errors) {
 }
 
 EMBER_DEVICE_TEST(NNEmbedding, ScaleGradByFreqAndMaxNorm) {
-  Tensor w = rnd({5, 3}, 4);
+  Tensor w = seeded_randn({5, 3}, 4);
   w.requires_grad_(true);
   Tensor idx = tensor({1, 1, 3, 4, 1});
   Tensor y = F::embedding(idx, w, 4, std::nullopt, 2.0, true);

@@ -23,6 +23,11 @@ inline Tensor host_uniform(IntArrayRef shape, double lo, double hi, Generator& g
 inline Tensor host_randn(IntArrayRef shape, Generator& g, DType dt = DType::Float64) {
   return randn(shape, {.dtype = DType::Float64, .device = Device(DeviceType::CPU)}, &g).to(dt).to(default_device());
 }
+// host_randn from a fresh generator seeded with `seed`: the same values for the same seed.
+inline Tensor seeded_randn(IntArrayRef shape, uint64_t seed, DType dt = DType::Float64) {
+  Generator g(seed);
+  return host_randn(shape, g, dt);
+}
 inline Tensor host_rand(IntArrayRef shape, Generator& g, DType dt = DType::Float64) {
   return host_uniform(shape, 0.0, 1.0, g, dt);
 }

@@ -565,27 +565,20 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         # one op (_embedding_bag, C++): the composite below was 3.7x behind torch
         return _C._nn.embedding_bag(input, weight, offsets, mode, per_sample_weights, include_last_offset,
                                     padding_idx)
-    if input.dim() == 2:
-        if offsets is not None:
-            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
-                             "fixed length sequences. However, found offsets of type {}".format(type(offsets)))
+    if input.dim() == 2:  # (the argument checks above hold for this path too)
         idx = input
         valid = _C.ones(list(input.shape), dtype=_C.bool, device=input.device)
         psw = per_sample_weights
-    elif input.dim() == 1:
-        if offsets is None:
-            raise ValueError("offsets has to be a 1D Tensor but got None")
-        if offsets.dim() != 1:
-            raise ValueError("offsets has to be a 1D Tensor")
+    else:
         n = input.size(0)
         offs = offsets.to(_C.int64)
         bounds = offs if include_last_offset else _C.cat([offs, _C.tensor([n], dtype=_C.int64, device=offs.device)])
         if offs.numel() and int(offs[0]) != 0:
             raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
                                f"from position 0. However, got {int(offs[0])}")
-        if bounds.numel() and int(bounds[-1]) > n:
+        if offs.numel() and int(offs[-1]) > n:
             raise RuntimeError(f"offsets[-1] can not be greater than input's length ({n}), but got "
-                               f"offsets[-1] of {int(bounds[-1])}")
+                               f"offsets[-1] of {int(offs[-1])}")
         B = max(bounds.numel() - 1, 0)
         # The (B, L) matrix of each bag's positions, L the longest bag, built with tensor ops (a
         # Python loop over the bags cost 18x torch's whole embedding_bag for 256 bags of 16).
@@ -603,8 +596,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         idx = input.index_select(0, take).reshape(B, L) if n else _C.zeros([B, L], dtype=_C.int64,
                                                                           device=input.device)
         psw = None if per_sample_weights is None else per_sample_weights.index_select(0, take).reshape(B, L)
-    else:
-        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
     if padding_idx is not None:
         valid = valid.logical_and(idx != padding_idx)
     emb = weight.index_select(0, idx.reshape(-1)).reshape(*idx.shape, weight.size(1))

@@ -2,7 +2,7 @@
 // include_last_offset turned into one bounds vector (bag b is indices[bounds[b], bounds[b + 1])),
 // then the _embedding_bag op (cpu/embedding_bag_kernels.cpp) with its gradient for the weight and
 // the per-sample weights. As in PyTorch, the backward has no derivative of its own.
-#include "autograd/record.h"
+#include "autograd/no_derivative.h"
 #include "ember/nn/functional.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -97,8 +97,6 @@ std::tuple<Tensor, Tensor> embedding_bag_ag(const Tensor& weight, const Tensor& 
   return {out, aux};
 }
 
-// PyTorch defines no derivative for the backward: under create_graph its results get a node that
-// refuses, by name, to be differentiated.
 std::tuple<Tensor, Tensor> embedding_bag_backward_ag(const Tensor& grad, const Tensor& weight, const Tensor& indices,
                                                      const Tensor& bounds, const Tensor& aux, int64_t mode,
                                                      const std::optional<Tensor>& per_sample_weights,
@@ -106,14 +104,8 @@ std::tuple<Tensor, Tensor> embedding_bag_backward_ag(const Tensor& grad, const T
   auto [gw, gp] = below_autograd([&] {
     return ops::_embedding_bag_backward()(grad, weight, indices, bounds, aux, mode, per_sample_weights, padding_idx);
   });
-  const Tensor psw = per_sample_weights ? *per_sample_weights : Tensor();
-  if (GradMode::is_enabled() && any_requires_grad({grad, weight, psw}))
-    record("EmbeddingBagBackwardBackward0", {grad, weight, psw}, {gw, gp}, {},
-           [](const variable_list&, LambdaNode&) -> variable_list {
-             EMBER_CHECK(false, "derivative for _embedding_bag_backward is not implemented (as in PyTorch): "
-                         "embedding_bag cannot be differentiated twice");
-             return {};
-           });
+  record_no_derivative("EmbeddingBagBackwardBackward0", "_embedding_bag_backward",
+                       {grad, weight, per_sample_weights ? *per_sample_weights : Tensor()}, {gw, gp});
   return {gw, gp};
 }
 

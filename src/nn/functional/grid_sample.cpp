@@ -3,7 +3,7 @@
 // checks and messages, then one dispatched op whose CPU kernel is cpu/grid_sample_kernels.cpp.
 // The gradient is grid_sampler_2d_backward, which, as in PyTorch, has no derivative of its own.
 #include "amp/autocast.h"
-#include "autograd/record.h"
+#include "autograd/no_derivative.h"
 #include "ember/nn/functional.h"
 #include "ember/ops.h"
 #include "ops/op_handles.h"
@@ -56,8 +56,6 @@ Tensor grid_sampler_2d_ag(const Tensor& input, const Tensor& grid, int64_t inter
   return out;
 }
 
-// PyTorch defines no derivative for grid_sampler_2d_backward: under create_graph its results get
-// a node that refuses, by name, to be differentiated (rather than silently no second derivative).
 std::tuple<Tensor, Tensor> grid_sampler_2d_backward_ag(const Tensor& grad_out, const Tensor& input, const Tensor& grid,
                                                        int64_t interpolation, int64_t padding, bool align_corners,
                                                        bool input_requires_grad) {
@@ -65,13 +63,7 @@ std::tuple<Tensor, Tensor> grid_sampler_2d_backward_ag(const Tensor& grad_out, c
     return ops::grid_sampler_2d_backward()(grad_out, input, grid, interpolation, padding, align_corners,
                                            input_requires_grad);
   });
-  if (GradMode::is_enabled() && any_requires_grad({grad_out, input, grid}))
-    record("GridSampler2DBackwardBackward0", {grad_out, input, grid}, {gi, gg}, {},
-           [](const variable_list&, LambdaNode&) -> variable_list {
-             EMBER_CHECK(false, "derivative for grid_sampler_2d_backward is not implemented (as in PyTorch): "
-                         "grid_sample cannot be differentiated twice");
-             return {};
-           });
+  record_no_derivative("GridSampler2DBackwardBackward0", "grid_sampler_2d_backward", {grad_out, input, grid}, {gi, gg});
   return {gi, gg};
 }
 
