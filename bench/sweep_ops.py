@@ -105,6 +105,42 @@ def cases(T):
         "clone 1M": (lambda: x.clone(), 50),
         "matmul 64x64": (lambda: small @ small, 2000),
         "bmm 32x32x32 b32": (lambda: T.bmm(a32, a32), 500),
+    } | second_sweep(T)
+
+
+def second_sweep(T):
+    """The ops a second sweep (2026-11-28) found behind torch 2.15, now timed here: vision
+    resampling, bags, unique, copies of permuted views, clamp, small LAPACK calls."""
+    F = T.nn.functional
+    T.manual_seed(1)
+    img = T.randn(16, 32, 64, 64)
+    imgg = img.clone().requires_grad_()
+    grid = T.rand(16, 48, 48, 2) * 2 - 1
+    up = T.randn(16, 32, 128, 128)
+    x = T.randn(1024, 1024)
+    emb = T.randn(10000, 64)
+    bag_idx, bag_off = T.randint(0, 10000, (4096,)), T.arange(0, 4096, 16)
+    labels = T.randint(0, 1000, (1 << 20,))
+    a = T.randn(512, 512)
+    spd = a @ a.mT + 512 * T.eye(512)
+    sym = T.randn(256, 256)
+    sym = sym + sym.mT
+
+    def interp_fwd_bwd():
+        imgg.grad = None
+        F.interpolate(imgg, scale_factor=2, mode="bilinear").backward(up)
+    return {
+        "grid_sample 16x32x64x64 on 48x48": (lambda: F.grid_sample(img, grid, align_corners=False), 10),
+        "embedding_bag mean 256 bags of 16": (lambda: F.embedding_bag(bag_idx, emb, bag_off, mode="mean"), 100),
+        "unique 1M labels": (lambda: T.unique(labels), 5),
+        "interpolate bilinear x2": (lambda: F.interpolate(img, scale_factor=2, mode="bilinear"), 5),
+        "interpolate bilinear x2 fwd+bwd": (interp_fwd_bwd, 3),
+        "pixel_shuffle 2": (lambda: F.pixel_shuffle(img, 2), 10),
+        "flip dim0 1024x1024": (lambda: x.flip(0), 50),
+        "clamp 1M": (lambda: x.clamp(-0.5, 0.5), 50),
+        "cholesky 512": (lambda: T.linalg.cholesky(spd), 10),
+        "qr 256": (lambda: T.linalg.qr(sym), 10),
+        "eigh 256": (lambda: T.linalg.eigh(sym), 5),
     }
 
 
