@@ -60,6 +60,19 @@ from . import _math_composites  # noqa: E402  (asinh, acosh, atanh, copysign, in
 for _name in _math_composites.__all__:
     if not hasattr(_C, _name):
         globals()[_name] = getattr(_math_composites, _name)
+from . import _composite_more  # noqa: E402  (gcd, mode, histogram, *_scatter, *_copy, ...: more composites)
+for _name in _composite_more.__all__:
+    if not hasattr(_C, _name) and _name not in globals():
+        globals()[_name] = getattr(_composite_more, _name)
+for _name in ("nanmean", "unique_consecutive", "frexp", "ldexp"):  # torch has these as Tensor methods too
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, getattr(_composite_ops, _name))
+from . import _inplace_more  # noqa: E402  (x.eq_(y), x.t_(), fill_diagonal_, torch.clamp_, ...)
+_inplace_more.install(globals())
+from . import _torch_nn_aliases  # noqa: E402  (torch.conv2d, torch.layer_norm, ...: nn.functional under torch's names)
+for _name in _torch_nn_aliases.__all__:
+    if _name not in globals():
+        globals()[_name] = getattr(_torch_nn_aliases, _name)
 range = _composite_ops._torch_range  # torch.range (deprecated); the module keeps Python's range
 from ._compile import compile  # noqa: E402  (torch.compile; ember.compiler has explain/reset/...)
 from . import compiler  # noqa: E402,F401

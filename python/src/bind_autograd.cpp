@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "autograd/meta.h"
 #include "bind.h"
 #include "ember/compile/capture.h"
 
@@ -486,6 +487,17 @@ void bind_autograd(nb::module_& m, nb::class_<Tensor>& cls) {
     self.p->detach_();
     return nb::borrow(self.h);
   });
+  // Tensor.t_(), squeeze_(), transpose_(), ...: this tensor (every holder of its impl) takes
+  // `view`'s geometry and, inside a graph, its history, so it becomes that view in place as
+  // torch's in-place view ops do. `view` is a view of this tensor made by the caller.
+  cls.def("_become_view_", [](nb::pointer_and_handle<Tensor> self, const Tensor& view) {
+    compiler::detail::note_break("an in-place view op changes a tensor's shape outside the graph");
+    Tensor& t = *self.p;
+    t.set_data(view);
+    if (autograd::AutogradMeta* m = autograd::get_meta(view); m && m->grad_fn)
+      autograd::set_history(t, m->grad_fn, m->output_nr);
+    return nb::borrow(self.h);
+  }, nb::arg("view"));
   cls.def_prop_rw("data", [](const Tensor& t) { return data_alias(t); },
                   [](Tensor& t, const Tensor& v) {
                     compiler::detail::note_break("assigning Tensor.data changes state outside the graph");
