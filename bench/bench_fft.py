@@ -3,9 +3,9 @@
 Cases are the shapes FFT programs use: a batch of long real signals (rfft, irfft: spectral
 losses, STFT-like), 2-D transforms of feature maps (rfft2/irfft2: Fourier neural operators,
 FFT convolution), complex 2-D (fft2), prime lengths (no radix-2/3/5 factorisation), one or two
-very long lines (a whole recording: the six-step path), many frames of 1000 (radix 5), and a
-spectral loss forward + backward. Median of repeats, ms; ratio = ember / torch (below 1:
-ember faster).
+very long lines (a whole recording: the six-step path), many frames of 1000 (radix 5), a
+spectral loss forward + backward, and stft / istft of eight 1 s, 16 kHz signals (n_fft 512,
+hop 128, Hann window). Median of repeats, ms; ratio = ember / torch (below 1: ember faster).
 
     PYTHONPATH=python:build/python .venv/bin/python bench/bench_fft.py [--threads 2]
     (run it with /path/to/torch2-venv/bin/python too, for PyTorch 2.x)
@@ -48,6 +48,9 @@ def cases(T):
     frames = T.randn(256, 1000)
     x = T.randn(32, 2048, requires_grad=True)
     target = T.randn(32, 1025).abs()
+    speech = T.randn(8, 16000)
+    hann = T.hann_window(512)
+    spectrogram = T.stft(speech, 512, hop_length=128, window=hann, return_complex=True)
 
     def spectral_loss():
         loss = (T.fft.rfft(x).abs() - target).abs().mean()
@@ -65,6 +68,8 @@ def cases(T):
         "fft c64 (2, 100000)": lambda: T.fft.fft(audio),
         "rfft (256, 1000)": lambda: T.fft.rfft(frames),
         "spectral loss fwd+bwd (32, 2048)": spectral_loss,
+        "stft (8, 16000) 512/128 hann": lambda: T.stft(speech, 512, hop_length=128, window=hann, return_complex=True),
+        "istft (8, 257, 126) 512/128 hann": lambda: T.istft(spectrogram, 512, hop_length=128, window=hann),
     }
 
 

@@ -36,6 +36,8 @@ from . import autograd  # noqa: E402,F401
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: E402,F401
 from . import nn, optim, utils, cuda, cpu, backends, amp, random, profiler  # noqa: E402,F401
 from . import linalg, fft  # noqa: E402,F401
+from ._spectral import stft, istft, bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: E402,F401,E501
+from . import signal  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .nn.functional import prelu  # noqa: E402,F401  (torch.prelu)
 from .amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled, get_autocast_dtype,  # noqa: E402,F401
