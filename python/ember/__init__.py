@@ -83,5 +83,7 @@ from . import _dynamo  # noqa: E402,F401  (torch._dynamo: reset, explain, mark_d
 from . import library  # noqa: E402,F401  (torch.library: custom ops)
 from .library import ops  # noqa: E402,F401  (ember.ops.<namespace>.<op>)
 from . import export  # noqa: E402,F401  (torch.export: programs that run without Python)
+from . import func  # noqa: E402,F401  (torch.func: grad, vmap, jacrev, functional_call, ...)
+from .func import vmap  # noqa: E402,F401  (torch.vmap)
 from . import _out  # noqa: E402  (torch's out= keyword for the functions that have one; Tensor.resize_)
 _out.install(globals())

@@ -6,3 +6,4 @@ from . import parametrize, parametrizations, prune  # noqa: F401
 from .weight_norm import weight_norm, remove_weight_norm  # noqa: F401
 from .spectral_norm import spectral_norm, remove_spectral_norm  # noqa: F401
 from . import rnn  # noqa: F401,E402  (pad_sequence, pack_padded_sequence, ...)
+from . import stateless  # noqa: F401,E402  (functional_call, deprecated: ember.func.functional_call)
