@@ -4,7 +4,7 @@ Module is pure Python with torch's semantics (subclass it as in PyTorch); the la
 Parameters and their forward calls ember's C++ functional ops (RNN/LSTM/GRU: ember._VF, as
 torch's call torch._VF; MultiheadAttention: F.multi_head_attention_forward).
 """
-from .parameter import Parameter, UninitializedParameter  # noqa: F401
+from .parameter import Parameter, UninitializedParameter, UninitializedBuffer, Buffer  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules.module import register_module_forward_hook, register_module_forward_pre_hook  # noqa: F401
 from . import functional, init, utils, parallel, attention  # noqa: F401

@@ -334,11 +334,16 @@ def _unpool(name, input, indices, kernel_size, stride, padding, output_size, n):
     if output_size is None:
         size = default
     else:
-        size = list(output_size)[-n:]
+        if len(output_size) == n + 2:
+            output_size = output_size[2:]
+        if len(output_size) != n:
+            raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} elements, but it has a "
+                             f"length of '{len(output_size)}'")
+        size = [int(v) for v in output_size]
         for i in range(n):
             lo, hi = default[i] - s[i], default[i] + s[i]
             if not lo < size[i] < hi:
-                raise ValueError(f"invalid output_size \"{list(output_size)}\" (dim {i} must be between {lo} and {hi})")
+                raise ValueError(f"invalid output_size \"{output_size}\" (dim {i} must be between {lo} and {hi})")
     if indices.shape != input.shape:
         raise RuntimeError(f"{name}: Expected shape of indices to be same as that of the input tensor "
                            f"({tuple(input.shape)}) but got indices tensor with shape: {tuple(indices.shape)}")

@@ -606,3 +606,6 @@ def glu(input, dim=-1):
 from ._functional_more import *  # noqa: E402,F401,F403  (more activations, dropouts, losses, pooling)
 from . import _functional_more as _more  # noqa: E402
 __all__ += _more.__all__
+from ._functional_gaps import *  # noqa: E402,F401,F403  (ctc_loss, fractional max pooling, lp_pool3d, max_unpool3d)
+from . import _functional_gaps as _gaps  # noqa: E402
+__all__ += _gaps.__all__

@@ -1,6 +1,6 @@
 """The layers of ember.nn (torch.nn's module set)."""
 from .module import Module  # noqa: F401
-from .linear import Identity, Linear, LazyLinear, Bilinear, Flatten, Unflatten  # noqa: F401
+from .linear import Identity, Linear, Bilinear, Flatten, Unflatten  # noqa: F401
 from .conv import Conv1d, Conv2d  # noqa: F401
 from .pooling import MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d  # noqa: F401
 from .pooling import LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d  # noqa: F401
@@ -37,3 +37,13 @@ from .distance import PairwiseDistance, CosineSimilarity  # noqa: F401
 from .activation import GLU  # noqa: F401
 from .rnn import RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
 from .transformer import TransformerDecoderLayer, TransformerDecoder, Transformer  # noqa: F401
+# ---- the remaining torch.nn layers (lazy modules, CTC, fractional pooling, adaptive softmax, ...)
+from .lazy import (LazyModuleMixin, LazyLinear, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,  # noqa: F401
+                   LazyConvTranspose2d, LazyConvTranspose3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
+                   LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d)
+from .loss import CTCLoss, NLLLoss2d  # noqa: F401
+from .pooling import LPPool3d, MaxUnpool3d  # noqa: F401
+from .fractional_pool import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: F401
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
+from .sync_batchnorm import SyncBatchNorm  # noqa: F401
+from .local_response_norm import CrossMapLRN2d  # noqa: F401

@@ -167,3 +167,12 @@ class ConvTranspose2d(_ConvTransposeNd):
 
 class ConvTranspose3d(_ConvTransposeNd):
     _n = 3
+
+
+def __getattr__(name):
+    # torch's path for the lazy variants, defined in lazy.py (which imports this module)
+    if name in ("LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+                "LazyConvTranspose3d"):
+        from . import lazy
+        return getattr(lazy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -57,3 +57,11 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     _no_batch_dim = 4
     _expected = (4, 5)
+
+
+def __getattr__(name):
+    # torch's path for the lazy variants, defined in lazy.py (which imports this module)
+    if name in ("LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"):
+        from . import lazy
+        return getattr(lazy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,7 +7,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear", "LazyLinear", "Bilinear", "Flatten", "Unflatten"]
+__all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten"]
 
 
 def _reset_fan_in_uniform(weight, bias):
@@ -61,11 +61,6 @@ class Linear(Module):
 class NonDynamicallyQuantizableLinear(Linear):
     """torch's class for MultiheadAttention.out_proj: a Linear under the name torch prints (it
     keeps torch's quantization passes away from it; ember has none)."""
-
-
-class LazyLinear(Linear):
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("ember: lazy modules are not supported; give Linear its in_features")
 
 
 class Bilinear(Module):
@@ -126,3 +121,11 @@ class Unflatten(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+def __getattr__(name):
+    # torch.nn.modules.linear.LazyLinear: defined in lazy.py (which imports this module)
+    if name == "LazyLinear":
+        from .lazy import LazyLinear
+        return LazyLinear
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from ... import _C
 from ..._C import Tensor
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
 
@@ -271,13 +271,29 @@ class Module:
                 modules[name] = value
             else:
                 buffers = self.__dict__.get("_buffers")
-                if buffers is not None and name in buffers:
+                if isinstance(value, Buffer):  # nn.Buffer(t, persistent=...) registers a buffer
+                    self._register_buffer_from_setattr(name, value, value.persistent)
+                elif buffers is not None and name in buffers:
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
-                                        "(torch.Tensor or None expected)")
+                                        "(torch.nn.Buffer, torch.Tensor or None expected)")
                     buffers[name] = value
                 else:
                     object.__setattr__(self, name, value)
+
+    def _register_buffer_from_setattr(self, name, value, persistent):
+        """torch's: a subclass's own register_buffer without a `persistent` argument is called
+        without it (and then cannot register a non-persistent buffer)."""
+        register = self.register_buffer
+        if getattr(register, "__func__", None) is Module.register_buffer:
+            return register(name, value, persistent)
+        import inspect
+        if "persistent" in inspect.signature(register).parameters:
+            return register(name, value, persistent)
+        if not persistent:
+            raise RuntimeError("Registering a non-persistent buffer on a Module subclass that implements "
+                               "register_buffer() without the persistent argument is not allowed.")
+        return register(name, value)
 
     def __delattr__(self, name):
         _structure_epoch[0] += 1
