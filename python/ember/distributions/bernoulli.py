@@ -5,13 +5,14 @@ from .. import _C
 from .._size import Size
 from ..nn import functional as F
 from . import constraints
-from .distribution import Distribution, _C_no_grad
+from .distribution import _C_no_grad
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
@@ -91,3 +92,10 @@ class Bernoulli(Distribution):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
+
+    @property
+    def _natural_params(self):
+        return (_C.logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return _C.log1p(_C.exp(x))

@@ -5,13 +5,13 @@ from .. import _C
 from .._size import Size
 from . import constraints
 from .dirichlet import Dirichlet
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Beta"]
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
     has_rsample = True
@@ -67,3 +67,10 @@ class Beta(Distribution):
     def concentration0(self):
         result = self._dirichlet.concentration[..., 1]
         return _C.tensor([result]) if isinstance(result, numbers.Number) else result
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return _C.lgamma(x) + _C.lgamma(y) - _C.lgamma(x + y)

@@ -3,10 +3,12 @@ has check(value) -> bool tensor, is_discrete and event_dim (how many rightmost d
 covers), and torch's repr, which appears in validation errors."""
 from .. import _C
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
-           "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
-           "lower_cholesky", "lower_triangular", "nonnegative", "nonnegative_integer", "positive", "positive_definite",
-           "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "unit_interval"]
+__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",
+           "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
+           "less_than", "lower_cholesky", "lower_triangular", "MixtureSameFamilyConstraint", "multinomial",
+           "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer",
+           "positive_semidefinite", "real", "real_vector", "simplex", "square", "stack", "symmetric",
+           "unit_interval"]
 
 
 class Constraint:
@@ -91,11 +93,52 @@ class _IndependentConstraint(Constraint):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of MixtureSameFamily: the component constraint checked with the component
+    dimension added back (value.unsqueeze(-1 - event_dim)), all components agreeing."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        unsqueezed_value = value.unsqueeze(-1 - self.event_dim)
+        result = self.base_constraint.check(unsqueezed_value)
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        num_dim_to_keep = value.dim() - self.event_dim
+        result = result.reshape(tuple(result.shape[:num_dim_to_keep]) + (-1,))
+        return result.all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({repr(self.base_constraint)})"
+
+
 class _Boolean(Constraint):
     is_discrete = True
 
     def check(self, value):
         return (value == 0) | (value == 1)
+
+
+class _OneHot(Constraint):
+    """0/1 vectors with exactly one 1 in the last dim."""
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        is_boolean = (value == 0) | (value == 1)
+        is_normalized = value.sum(-1).eq(1)
+        return is_boolean.all(-1) & is_normalized
 
 
 class _IntegerInterval(Constraint):
@@ -110,6 +153,19 @@ class _IntegerInterval(Constraint):
 
     def __repr__(self):
         return f"IntegerInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _IntegerLessThan(Constraint):
+    is_discrete = True
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return (value % 1 == 0) & (value <= self.upper_bound)
+
+    def __repr__(self):
+        return f"IntegerLessThan(upper_bound={self.upper_bound})"
 
 
 class _IntegerGreaterThan(Constraint):
@@ -191,6 +247,19 @@ class _Simplex(Constraint):
         return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _Multinomial(Constraint):
+    """Nonnegative vectors whose sum is at most upper_bound (torch checks this weaker condition,
+    not == upper_bound)."""
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+
+
 class _LowerTriangular(Constraint):
     event_dim = 2
 
@@ -208,10 +277,32 @@ class _LowerCholesky(Constraint):
         return tril & positive_diagonal
 
 
-class _Symmetric(Constraint):
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: rows of unit Euclidean norm."""
     event_dim = 2
 
     def check(self, value):
+        from .._dtype_info import finfo
+        from .. import linalg
+        tol = finfo(value.dtype).eps * value.size(-1) * 10  # 10 is an adjustable fudge factor
+        row_norm = linalg.norm(value.detach(), dim=-1)
+        unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_row_norm
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return _C.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1], dtype=_C.bool,
+                       device=value.device)
+
+
+class _Symmetric(_Square):
+    def check(self, value):
+        square_check = super().check(value)
+        if not bool(square_check.all()):
+            return square_check
         return _C.isclose(value, value.transpose(-2, -1), atol=1e-6).all(-2).all(-1)
 
 
@@ -246,10 +337,73 @@ class _PositiveSemidefinite(_Symmetric):
         return linalg.eigvalsh(value).ge(0).all(-1) & sym
 
 
+class _Cat(Constraint):
+    """The constraints cseq applied to consecutive slices of lengths `lengths` along dim (as
+    torch.cat joins them)."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        if lengths is None:
+            lengths = [1] * len(self.cseq)
+        self.lengths = list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(f"dim {self.dim} out of range for value with {value.dim()} dimensions")
+        checks = []
+        start = 0
+        for constr, length in zip(self.cseq, self.lengths):
+            checks.append(constr.check(value.narrow(self.dim, start, length)))
+            start = start + length
+        return _C.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """The constraints cseq applied to the slices value.select(dim, i) (as torch.stack joins
+    them)."""
+
+    def __init__(self, cseq, dim=0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        if self.dim + dim < 0:
+            dim += 1
+        return dim
+
+    def check(self, value):
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(f"dim {self.dim} out of range for value with {value.dim()} dimensions")
+        vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return _C.stack([constr.check(v) for v, constr in zip(vs, self.cseq)], self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
 boolean = _Boolean()
+one_hot = _OneHot()
 nonnegative_integer = _IntegerGreaterThan(0)
 positive_integer = _IntegerGreaterThan(1)
 integer_interval = _IntegerInterval
@@ -260,12 +414,17 @@ nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 less_than = _LessThan
+multinomial = _Multinomial
 unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
+square = _Square()
 symmetric = _Symmetric()
 positive_definite = _PositiveDefinite()
 positive_semidefinite = _PositiveSemidefinite()
+cat = _Cat
+stack = _Stack

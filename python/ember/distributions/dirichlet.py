@@ -3,7 +3,7 @@ from .. import _C
 from .._dtype_info import finfo
 from .._size import Size
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import standard_gamma_rsample
 
 __all__ = ["Dirichlet"]
@@ -20,7 +20,7 @@ def sample_dirichlet(concentration):
     return x.clamp(min=info.tiny, max=1 - info.eps)
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
@@ -75,3 +75,10 @@ class Dirichlet(Distribution):
         a0 = self.concentration.sum(-1)
         return (_C.lgamma(self.concentration).sum(-1) - _C.lgamma(a0) - (k - a0) * _C.digamma(a0)
                 - ((self.concentration - 1.0) * _C.digamma(self.concentration)).sum(-1))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - _C.lgamma(x.sum(-1))

@@ -6,7 +6,8 @@ from .. import _C
 from .._dtype_info import finfo
 from .._size import Size
 from . import constraints
-from .distribution import Distribution, _C_no_grad
+from .distribution import _C_no_grad
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Gamma", "standard_gamma", "standard_gamma_rsample"]
@@ -78,7 +79,7 @@ def standard_gamma_rsample(alpha):
     return _STANDARD_GAMMA.apply(alpha)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
@@ -131,3 +132,10 @@ class Gamma(Distribution):
     def entropy(self):
         return (self.concentration - _C.log(self.rate) + _C.lgamma(self.concentration)
                 + (1.0 - self.concentration) * _C.digamma(self.concentration))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return _C.lgamma(x + 1) + (x + 1) * _C.log(-y.reciprocal())

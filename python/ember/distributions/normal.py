@@ -5,13 +5,14 @@ import numbers
 from .. import _C
 from .._size import Size
 from . import constraints
-from .distribution import Distribution, _C_no_grad
+from .distribution import _C_no_grad
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Normal"]
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
@@ -74,3 +75,10 @@ class Normal(Distribution):
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + _C.log(self.scale)
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * _C.log(-math.pi / y)

@@ -9,6 +9,19 @@ from .._dtype_info import finfo
 __all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property", "tril_matrix_to_vec",
            "vec_to_tril_matrix"]
 
+euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
+
+
+def _standard_normal(shape, dtype, device):
+    return _C.randn(tuple(shape), dtype=dtype, device=device)
+
+
+def _sum_rightmost(value, dim):
+    """value with its dim rightmost dims summed out."""
+    if dim == 0:
+        return value
+    return value.reshape(tuple(value.shape[: value.dim() - dim]) + (-1,)).sum(-1)
+
 
 def broadcast_all(*values):
     """The arguments as tensors of one broadcast shape; numbers take the dtype/device of the first
@@ -60,15 +73,29 @@ class lazy_property:
         return value
 
 
+def _tril_mask(n, diag, device):
+    arange = _C.arange(n, device=device)
+    return arange < arange.view(-1, 1) + (diag + 1)
+
+
 def tril_matrix_to_vec(mat, diag=0):
+    """The lower triangle (below the diag-th diagonal) of a D x D matrix, or a batch of them, as
+    vectors in row order."""
     n = mat.shape[-1]
-    rows, cols = _C.tril_indices(n, n, offset=diag)
-    return mat[..., rows, cols]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag, mat.device)]
 
 
 def vec_to_tril_matrix(vec, diag=0):
-    n = round(((1 + 8 * vec.shape[-1]) ** 0.5 - 1) / 2 - diag)
+    """The inverse of tril_matrix_to_vec: vectors into D x D lower triangular matrices."""
+    # positive root of D**2 + (1 + 2 diag) D - |diag| (diag + 1) - 2 vec.shape[-1] = 0
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    eps = finfo(vec.dtype).eps
+    if round(n) - n > eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as "
+                         "the lower triangular part of a square D x D matrix.")
+    n = round(n)
     mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
-    rows, cols = _C.tril_indices(n, n, offset=diag)
-    mat[..., rows, cols] = vec
+    mat[..., _tril_mask(n, diag, vec.device)] = vec
     return mat
