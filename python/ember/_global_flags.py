@@ -10,7 +10,16 @@ from . import _C
 
 __all__ = ["set_float32_matmul_precision", "get_float32_matmul_precision", "use_deterministic_algorithms",
            "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
-           "set_deterministic_debug_mode", "get_deterministic_debug_mode"]
+           "set_deterministic_debug_mode", "get_deterministic_debug_mode", "set_warn_always", "is_warn_always_enabled",
+           "set_default_tensor_type", "is_anomaly_enabled", "set_anomaly_enabled", "is_anomaly_check_nan_enabled",
+           "has_lapack", "has_openmp", "has_spectral", "has_mkl", "compiled_with_cxx11_abi", "init_num_threads"]
+
+# What this build has: LAPACK (OpenBLAS), OpenMP (oneDNN, BLAS), its own FFT; not MKL.
+has_lapack = True
+has_openmp = True
+has_spectral = True
+has_mkl = False
+_warn_always = False
 
 _deterministic = False
 _deterministic_warn_only = False
@@ -66,3 +75,59 @@ def get_deterministic_debug_mode():
     if not _deterministic:
         return 0
     return 1 if _deterministic_warn_only else 2
+
+
+def set_warn_always(b):
+    """torch: warnings that fire once per process fire every time instead. ember's Python
+    warnings go through the warnings module, whose filters decide; this stores the flag for
+    code that reads it back."""
+    global _warn_always
+    _warn_always = bool(b)
+
+
+def is_warn_always_enabled():
+    return _warn_always
+
+
+def set_default_tensor_type(t):
+    """Deprecated in torch: the default floating dtype (and, for torch.cuda.*Tensor, the default
+    device) from a legacy tensor type or its name ("torch.DoubleTensor")."""
+    import ember
+    name = t if isinstance(t, str) else getattr(t, "__name__", str(t))
+    name = name.replace("torch.", "").replace("ember.", "")
+    on_cuda = name.startswith("cuda.")
+    base = name.split(".")[-1]
+    dtypes = {"FloatTensor": ember.float32, "DoubleTensor": ember.float64, "HalfTensor": ember.float16,
+              "BFloat16Tensor": ember.bfloat16}
+    if base not in dtypes:
+        raise TypeError(f"only floating-point types are supported as the default type, but got {name}")
+    _warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                   "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                   stacklevel=2)
+    ember.set_default_dtype(dtypes[base])
+    if hasattr(ember, "set_default_device"):
+        ember.set_default_device("cuda" if on_cuda else "cpu")
+
+
+def is_anomaly_enabled():
+    from .autograd import anomaly_mode
+    return anomaly_mode.is_anomaly_enabled()
+
+
+def is_anomaly_check_nan_enabled():
+    from .autograd import anomaly_mode
+    return anomaly_mode.is_anomaly_check_nan_enabled()
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    from .autograd import anomaly_mode
+    anomaly_mode.set_detect_anomaly(enabled, check_nan)
+
+
+def compiled_with_cxx11_abi():
+    return True  # built with GCC's default (new) std::string/std::list ABI
+
+
+def init_num_threads():
+    """torch initialises OpenMP's thread count here; ember's thread pool starts its workers on
+    first use with the count ember.set_num_threads set, so there is nothing to do early."""

@@ -13,6 +13,8 @@
 
 #include "autograd/meta.h"
 #include "bind.h"
+#include "ember/autograd/anomaly_mode.h"
+#include "ember/autograd/saved_tensor_hooks.h"
 #include "ember/compile/capture.h"
 
 namespace ember::python {
@@ -421,6 +423,31 @@ void bind_autograd(nb::module_& m, nb::class_<Tensor>& cls) {
 
   // ---- grad mode (thread-local in the C++ library, as torch's)
   m.def("is_grad_enabled", &ember::is_grad_enabled);
+  // torch.autograd.graph.saved_tensors_hooks: Python's pack/unpack as this thread's innermost
+  // pair. The engine unpacks on its own threads, so each call takes the GIL; what pack returned
+  // is held in a PyRef, released with the GIL wherever the graph dies.
+  m.def("_push_saved_tensors_hooks", [](nb::object pack, nb::object unpack) {
+    if (!PyCallable_Check(pack.ptr()) || !PyCallable_Check(unpack.ptr()))
+      throw nb::type_error("saved_tensors_hooks(): pack_hook and unpack_hook must be callable");
+    auto pack_ref = std::make_shared<PyRef>(std::move(pack));
+    auto unpack_ref = std::make_shared<PyRef>(std::move(unpack));
+    autograd::SavedTensorHooks hooks;
+    hooks.pack = [pack_ref](const Tensor& t) -> std::shared_ptr<void> {
+      nb::gil_scoped_acquire gil;
+      return std::make_shared<PyRef>(pack_ref->obj(nb::cast(t)));
+    };
+    hooks.unpack = [unpack_ref](const std::shared_ptr<void>& packed) -> Tensor {
+      nb::gil_scoped_acquire gil;
+      nb::object out = unpack_ref->obj(static_cast<PyRef*>(packed.get())->obj);
+      if (!is_tensor(out))
+        throw nb::type_error(("saved_tensors_hooks(): the unpack hook must return a Tensor, but returned " +
+                              type_name_of(out)).c_str());
+      return tensor_of(out);
+    };
+    autograd::push_saved_tensor_hooks(std::move(hooks));
+  }, nb::arg("pack_hook"), nb::arg("unpack_hook"));
+  m.def("_pop_saved_tensors_hooks", [] { autograd::pop_saved_tensor_hooks(); });
+  m.def("_set_anomaly_mode", &autograd::set_anomaly_mode, nb::arg("enabled"), nb::arg("check_nan") = true);
   m.def("_set_grad_enabled", &ember::set_grad_enabled);
   m.def("is_inference_mode_enabled", [] { return inference_mode_on; });
   // Enters or leaves inference mode on this thread; returns the previous (inference, grad) state.

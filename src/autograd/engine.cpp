@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "autograd/meta.h"
+#include "ember/autograd/anomaly_mode.h"
 #include "ember/compile/capture.h"
 #include "profiler/recorder.h"
 #include "ember/ops.h"
@@ -12,6 +13,16 @@
 namespace ember::autograd {
 
 namespace {
+
+// Anomaly mode: the first node whose gradient has a NaN stops backward, named as torch names it.
+void check_no_nan(const Node& n, const variable_list& outputs) {
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const Tensor& g = outputs[k];
+    if (!g.defined() || !is_floating_or_complex(g.dtype())) continue;
+    if (g.isnan().any().item<bool>())
+      throw Error(detail::cat("Function '", n.name(), "' returned nan values in its ", k, "th output."));
+  }
+}
 
 struct CaptureTarget {
   Node* node;
@@ -153,6 +164,7 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& ro
       if (profiled) profiled->begin_apply(grads);
       outputs = n->apply(std::move(grads));
       if (profiled) profiled->end_apply();
+      if (anomaly_check_nan()) check_no_nan(*n, outputs);
     }
     if (!keep_graph) n->release_variables();
     const auto& edges = n->next_edges();

@@ -2,6 +2,7 @@
 #include <atomic>
 
 #include "autograd/meta.h"
+#include "ember/autograd/saved_tensor_hooks.h"
 #include "ember/ops.h"
 #include "profiler/recorder.h"
 
@@ -60,7 +61,20 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   is_output_ = is_output;
   saved_version_ = t._version();
   requires_grad_ = t.requires_grad();
-  data_ = t.detach();
+  if (const SavedTensorHooks* hooks = current_saved_tensor_hooks()) {
+    // The pair is taken off the stack while pack runs, so tensors pack itself saves for a
+    // backward (a copy to the CPU under autograd) are saved plainly, as torch does.
+    SavedTensorHooks pair = *hooks;
+    pop_saved_tensor_hooks();
+    struct Restore {
+      const SavedTensorHooks& pair;
+      ~Restore() { push_saved_tensor_hooks(pair); }
+    } restore{pair};
+    packed_ = pair.pack(t.detach());
+    unpack_ = pair.unpack;
+  } else {
+    data_ = t.detach();
+  }
   AutogradMeta* m = get_meta(t);
   if (m) {
     output_nr_ = m->output_nr;
@@ -76,6 +90,8 @@ SavedVariable::~SavedVariable() {
 
 void SavedVariable::reset_data() {
   data_ = Tensor();
+  packed_.reset();
+  unpack_ = nullptr;
   if (grad_fn_) release_node(std::move(grad_fn_));
   leaf_.reset();
   released_ = true;
@@ -88,6 +104,7 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
               "have already been freed). Saved intermediate values of the graph are freed when you call "
               ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
               "graph a second time or if you need to access saved tensors after calling backward.");
+  if (unpack_) return unpack_with_hook(saved_for);
   uint32_t now = data_._version();
   if (now != saved_version_) {
     std::string what = tensor_description(data_);
@@ -107,6 +124,43 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
   std::shared_ptr<Node> fn = is_output_ ? saved_for : grad_fn_;
   if (fn) set_history(t, fn, output_nr_);
   return t;
+}
+
+// A tensor saved under hooks comes back from the unpack hook; autograd cannot see in-place
+// writes to what pack kept, so there is no version check (as torch).
+Tensor SavedVariable::unpack_with_hook(const std::shared_ptr<Node>& saved_for) const {
+  Tensor data = unpack_(packed_);
+  EMBER_CHECK(data.defined(), "the unpack hook of saved_tensors_hooks returned None; it must return a tensor");
+  if (!requires_grad_) return data;
+  Tensor t = data.detach();
+  if (leaf_) {  // unpack's value, wired to the leaf's accumulator so a double backward reaches .grad
+    set_history(t, grad_accumulator(Tensor(leaf_)), 0);
+    return t;
+  }
+  std::shared_ptr<Node> fn = is_output_ ? saved_for : grad_fn_;
+  if (fn) set_history(t, fn, output_nr_);
+  return t;
+}
+
+// ---- saved-tensor hooks: a stack per thread
+
+namespace {
+std::vector<SavedTensorHooks>& hook_stack() {
+  thread_local std::vector<SavedTensorHooks> stack;
+  return stack;
+}
+}  // namespace
+
+void push_saved_tensor_hooks(SavedTensorHooks hooks) { hook_stack().push_back(std::move(hooks)); }
+
+void pop_saved_tensor_hooks() {
+  EMBER_CHECK(!hook_stack().empty(), "pop_saved_tensor_hooks: no saved-tensor hooks are installed on this thread");
+  hook_stack().pop_back();
+}
+
+const SavedTensorHooks* current_saved_tensor_hooks() {
+  auto& stack = hook_stack();
+  return stack.empty() ? nullptr : &stack.back();
 }
 
 // ---- LambdaNode

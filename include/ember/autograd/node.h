@@ -110,6 +110,8 @@ class SavedVariable {
   bool defined() const { return was_defined_; }
 
  private:
+  Tensor unpack_with_hook(const std::shared_ptr<Node>& saved_for) const;
+
   Tensor data_;  // shares storage and version counter, no autograd meta
   std::shared_ptr<Node> grad_fn_;  // for saved inputs that are not leaves
   std::shared_ptr<TensorImpl> leaf_;  // for saved leaves: the leaf itself (its .grad stays shared)
@@ -120,6 +122,10 @@ class SavedVariable {
   bool was_defined_ = false;
   bool released_ = false;
   std::string op_name_;
+  // Saved under saved-tensor hooks: data_ is empty, the pack hook's result is kept here and the
+  // tensor comes back through unpack_ (saved_tensor_hooks.h).
+  std::shared_ptr<void> packed_;
+  std::function<Tensor(const std::shared_ptr<void>&)> unpack_;
 };
 
 // A node whose backward is a closure: how every built-in op records itself.
