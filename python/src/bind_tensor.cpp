@@ -2,6 +2,7 @@
 // printing, Python number protocols, iteration. Indexing is in bind_indexing.cpp; math ops in
 // bind_ops*.cpp; autograd attributes in bind_autograd.cpp.
 #include <cstring>
+#include <iterator>
 
 #include <nanobind/ndarray.h>
 
@@ -421,9 +422,14 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
   }
   cls.def("type", [](const Tensor& t, nb::handle dtype) -> nb::object {
     if (dtype.is_none()) {
-      static const char* names[] = {"BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor",
-                                    "LongTensor", "HalfTensor", "BFloat16Tensor", "FloatTensor", "DoubleTensor"};
-      return nb::str((std::string("ember.") + names[int(t.dtype())]).c_str());
+      // In DType's order (core/dtype.h); CUDA tensors are ember.cuda.<name>, as torch's.
+      static const char* names[] = {"BoolTensor",   "ByteTensor",     "CharTensor",  "ShortTensor",
+                                    "IntTensor",    "LongTensor",     "HalfTensor",  "BFloat16Tensor",
+                                    "FloatTensor",  "DoubleTensor",   "ComplexFloatTensor",
+                                    "ComplexDoubleTensor"};
+      static_assert(std::size(names) == size_t(DType::Complex128) + 1, "a name per DType");
+      std::string prefix = t.device().is_cuda() ? "ember.cuda." : "ember.";
+      return nb::str((prefix + names[int(t.dtype())]).c_str());
     }
     return nb::cast(t.to(nb::cast<DType>(dtype)));
   }, nb::arg("dtype") = nb::none());

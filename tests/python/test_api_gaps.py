@@ -428,3 +428,82 @@ def test_against_torch_2():
         y.unsqueeze_(0)
         (y * mod.arange(20.0).reshape(1, 5, 4)).sum().backward()
     np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy())
+
+
+# ---------------------------------------------------------------- linalg composites
+def test_linalg_solve_ex_tensorinv_tensorsolve_vander_householder():
+    rng = np.random.default_rng(14)
+    a = rng.standard_normal((2, 4, 4))
+    b = rng.standard_normal((2, 4, 3))
+    x, info = ember.linalg.solve_ex(ember.tensor(a), ember.tensor(b))
+    np.testing.assert_allclose(x.numpy(), np.linalg.solve(a, b), rtol=1e-10)
+    assert info.tolist() == [0, 0]
+    xl, _ = ember.linalg.solve_ex(ember.tensor(a), ember.tensor(b.transpose(0, 2, 1)), left=False)
+    np.testing.assert_allclose(xl.numpy() @ a, b.transpose(0, 2, 1), atol=1e-10)
+    singular = np.stack([np.eye(3), np.zeros((3, 3))])
+    x, info = ember.linalg.solve_ex(ember.tensor(singular), ember.ones(2, 3, dtype=ember.float64))
+    assert info.tolist() == [0, 1] and x[0].tolist() == [1, 1, 1] and bool(x[1].isnan().all())
+    with pytest.raises(RuntimeError, match="input matrix is singular"):
+        ember.linalg.solve_ex(ember.tensor(singular), ember.ones(2, 3, dtype=ember.float64), check_errors=True)
+
+    m = rng.standard_normal((6, 6))
+    inv = ember.linalg.tensorinv(ember.tensor(m.reshape(6, 2, 3)), ind=1)
+    assert inv.shape == (2, 3, 6)
+    np.testing.assert_allclose(inv.numpy(), np.linalg.tensorinv(m.reshape(6, 2, 3), ind=1), rtol=1e-8)
+    with pytest.raises(RuntimeError, match="prod\\(self.shape\\[ind:\\]\\) == prod\\(self.shape\\[:ind\\]\\)"):
+        ember.linalg.tensorinv(ember.randn(2, 3, 4), ind=1)
+    t = rng.standard_normal((2, 3, 6))
+    rhs = rng.standard_normal((2, 3))
+    np.testing.assert_allclose(ember.linalg.tensorsolve(ember.tensor(t), ember.tensor(rhs)).numpy(),
+                               np.linalg.tensorsolve(t, rhs), rtol=1e-8)
+    moved = np.moveaxis(t, 2, 0)
+    np.testing.assert_allclose(ember.linalg.tensorsolve(ember.tensor(moved), ember.tensor(rhs), dims=(0,)).numpy(),
+                               np.linalg.tensorsolve(moved, rhs, axes=(0,)), rtol=1e-8)
+
+    xs = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 4.0]])
+    np.testing.assert_array_equal(ember.linalg.vander(ember.tensor(xs)).numpy(),
+                                  np.stack([np.vander(r, increasing=True) for r in xs]))
+
+    # Householder reflectors of a QR (made here by hand, LAPACK's convention) rebuild its Q.
+    m_, n_ = 5, 3
+    A = rng.standard_normal((m_, n_))
+    R, V, taus = A.copy(), np.zeros((m_, n_)), []
+    for j in range(n_):
+        xcol = R[j:, j].copy()
+        alpha, norm = xcol[0], np.linalg.norm(xcol)
+        beta = -math.copysign(norm, alpha)
+        v = xcol / (alpha - beta)
+        v[0] = 1.0
+        tau = (beta - alpha) / beta
+        R[j:, :] -= tau * np.outer(v, v @ R[j:, :])
+        V[j + 1:, j] = v[1:]
+        taus.append(tau)
+    packed = np.triu(R[:, :n_]) + V
+    Q = ember.linalg.householder_product(ember.tensor(packed), ember.tensor(np.array(taus))).numpy()
+    np.testing.assert_allclose(Q.T @ Q, np.eye(n_), atol=1e-12)
+    np.testing.assert_allclose(Q @ np.triu(R[:n_, :n_]), A, atol=1e-12)
+
+
+def test_scaled_bessel_past_overflow_and_complex_type_names():
+    x = np.array([10.0, 49.0, 50.0, 51.0, 100.0, 600.0])
+    np.testing.assert_allclose(ember.special.i0e(ember.tensor(x)).numpy(), np.i0(x) * np.exp(-x), rtol=1e-13)
+    big = np.array([800.0, 5e3, 1e5])
+
+    def series(v, nu, terms=30):  # the asymptotic expansion, summed further than ember does
+        total, term = 1.0, 1.0
+        for k in range(1, terms):
+            term *= -(4 * nu * nu - (2 * k - 1) ** 2) / (k * 8 * v)
+            total += term
+        return total / math.sqrt(2 * math.pi * v)
+
+    np.testing.assert_allclose(ember.special.i0e(ember.tensor(big)).numpy(), [series(v, 0) for v in big], rtol=1e-14)
+    np.testing.assert_allclose(ember.special.i1e(ember.tensor(-big)).numpy(), [-series(v, 1) for v in big],
+                               rtol=1e-14)
+    f32 = ember.special.i0e(ember.tensor([90.0, 200.0, 1e4]))  # float32 I0 overflows from ~88
+    assert bool(f32.isfinite().all())
+    xs = ember.tensor([-300.0, 30.0, 300.0], dtype=ember.float64, requires_grad=True)
+    ember.special.i0e(xs).sum().backward()  # d i0e = i1e - sign(x) i0e, finite on both branches
+    expected = ember.special.i1e(xs.detach()) - xs.detach().sign() * ember.special.i0e(xs.detach())
+    np.testing.assert_allclose(xs.grad.numpy(), expected.numpy(), rtol=1e-10)
+    assert ember.zeros(1, dtype=ember.complex64).type() == "ember.ComplexFloatTensor"
+    assert ember.zeros(1, dtype=ember.complex128).type() == "ember.ComplexDoubleTensor"

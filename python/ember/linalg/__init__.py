@@ -6,6 +6,8 @@ from .._C._linalg import (  # noqa: F401
     cond,
 )
 
+from ._more import solve_ex, tensorinv, tensorsolve, vander, householder_product  # noqa: F401,E402
+
 # torch.linalg.LinAlgError subclasses RuntimeError; ember raises RuntimeError for the same
 # failures (singular matrix, not positive-definite), so this name catches them.
 LinAlgError = RuntimeError

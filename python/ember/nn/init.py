@@ -11,7 +11,7 @@ __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
     "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_",
     "uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
-    "orthogonal",
+    "orthogonal", "eye", "dirac", "sparse",
 ]
 
 calculate_gain = _I.calculate_gain
@@ -128,3 +128,6 @@ xavier_normal = _deprecated(xavier_normal_)
 kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
 orthogonal = _deprecated(orthogonal_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+sparse = _deprecated(sparse_)
