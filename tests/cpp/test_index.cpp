@@ -659,3 +659,32 @@ EMBER_DEVICE_TEST(Embedding, LooksUpRows) {
   EXPECT_THROW_MSG(embedding(w.reshape({40}), longs({1})), Error, "'weight' must be 2-D");
   EXPECT_THROW_MSG(embedding(w, longs({1}), 10), Error, "Padding_idx must be within num_embeddings");
 }
+
+// Large enough for the threaded walk (walk_scatter): duplicates along every dim land in the
+// same sums as the serial reference, and float32 results equal the one-thread run bit for bit
+// (each element of self gets its contributions on one thread, in order).
+TEST(Scatter, ThreadedScatterAddMatchesTheSerialWalk) {
+  Shape ss{30, 40, 50};
+  for (int64_t d = 0; d < 3; ++d) {
+    Shape is = ss;
+    is[size_t(d)] = 60;  // 60 index rows into 3 targets along d: ~20 adds per element of self
+    const int64_t n = shape_numel(is);
+    std::vector<int64_t> iv(static_cast<size_t>(n));
+    for (int64_t f = 0; f < n; ++f) iv[size_t(f)] = (f * 7919 + f / 13) % 3;
+    auto srcv = vals(n, 4, 9);
+    auto sv = vals(shape_numel(ss), 5, 9);
+    Tensor idx = longs(iv, is);
+    Tensor exact = scatter_add(make(sv, ss), d, idx, make(srcv, is));  // small integers: exact in float64
+    EXPECT_TRUE(same(exact, ss, ref_scatter(sv, ss, d, iv, is, srcv, is, true))) << "dim " << d;
+
+    Tensor src32 = make(srcv, is, kFloat32) / 7.0;  // fractions: the order of the adds shows in the bits
+    Tensor self32 = make(sv, ss, kFloat32) / 3.0;
+    const int threads = get_num_threads();
+    set_num_threads(1);
+    Tensor serial = scatter_add(self32, d, idx, src32);
+    set_num_threads(std::max(2, threads));
+    Tensor threaded = scatter_add(self32, d, idx, src32);
+    set_num_threads(threads);
+    EXPECT_TRUE(equal(serial, threaded)) << "dim " << d;
+  }
+}
