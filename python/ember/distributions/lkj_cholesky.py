@@ -25,11 +25,14 @@ class LKJCholesky(Distribution):
         (self.concentration,) = broadcast_all(concentration)
         batch_shape = self.concentration.size()
         event_shape = Size((dim, dim))
-        # the Beta draws of the onion method's Sec. 3.2, vectorised over rows
+        # the Beta draws of the onion method's Sec. 3.2, vectorised over rows: row i >= 1 of the
+        # factor has squared norm y_i ~ Beta(i / 2, concentration + (dim - 2) / 2 - (i - 1) / 2) in
+        # its first i entries. (torch 2.x draws Beta(i - 1/2, ...), whose samples do not follow
+        # log_prob for dim > 2: their correlations are not exchangeable. ember keeps the paper's.)
         marginal_conc = self.concentration + 0.5 * (self.dim - 2)
         offset = ember.arange(self.dim - 1, dtype=self.concentration.dtype, device=self.concentration.device)
         offset = ember.cat([offset.new_zeros((1,)), offset])
-        beta_conc1 = offset + 0.5
+        beta_conc1 = 0.5 * offset + 0.5
         beta_conc0 = marginal_conc.unsqueeze(-1) - 0.5 * offset
         self._beta = Beta(beta_conc1, beta_conc0)
         super().__init__(batch_shape, event_shape, validate_args)
