@@ -153,7 +153,9 @@ void pow_body(TensorIter& it) {
       if (e == T(0.5)) return one(f::sqrt_fn<CpuMath>{});
       if (e == T(-0.5)) return one(f::rsqrt_fn<CpuMath>{});
     }
-    cpu_kernel(it, [e](T x, T) -> T { return f::pow_fn<CpuMath>{}(x, e); });
+    // The exponent read as the broadcast operand: the dense loop hoists it and vectorises
+    // (a captured copy was reloaded every element and kept the loop scalar).
+    run2<T>(it, f::pow_fn<CpuMath>{});
   });
 }
 

@@ -69,17 +69,33 @@ Tensor i0e(const Tensor& a) { return scaled_bessel(a, false); }
 Tensor i1e(const Tensor& a) { return scaled_bessel(a, true); }
 
 // x * log(y), 0 where x == 0 unless y is NaN: PyTorch's xlogy. y is replaced by 1 (xlog1py: 0)
-// where x == 0, so no log(0) or log of a negative number enters the product and its gradient:
-// d/dx is 0 there, as torch's xlogy(x != 0, y).
+// where x == 0, so no log(0) or log of a negative number enters the product. torch's gradient
+// in x there is still log(y) (log1p(y)) where that is finite, 0 where y <= 0 (y <= -1): the
+// product gives 0, so a term whose value is 0 (x itself where x == 0, times a constant) adds
+// the difference. Gamma(concentration = 1).log_prob's gradient in the concentration needs it.
+namespace {
+Tensor with_gradient_at_zero(const Tensor& value, const Tensor& xf, const Tensor& neutral, const Tensor& log_y,
+                             const Tensor& defined) {
+  if (!autograd::GradMode::is_enabled() || !xf.requires_grad()) return value;
+  Tensor missing = where(logical_and(neutral, defined), log_y, zeros_like(log_y)).detach();
+  return value + where(eq(xf, 0), xf, zeros_like(xf)) * missing;
+}
+}  // namespace
+
 Tensor xlogy(const Tensor& x, const Tensor& y) {
   Tensor xf = floating(x), yf = floating(y);
   Tensor neutral = logical_and(eq(xf, 0), logical_not(isnan(yf)));
-  return xf * where(neutral, ones_like(yf), yf).log();
+  Tensor value = xf * where(neutral, ones_like(yf), yf).log();
+  Tensor positive_finite = logical_and(gt(yf, 0), isfinite(yf));
+  return with_gradient_at_zero(value, xf, neutral, where(positive_finite, yf, ones_like(yf)).log(), positive_finite);
 }
 Tensor xlog1py(const Tensor& x, const Tensor& y) {
   Tensor xf = floating(x), yf = floating(y);
   Tensor neutral = logical_and(eq(xf, 0), logical_not(isnan(yf)));
-  return xf * where(neutral, zeros_like(yf), yf).log1p();
+  Tensor value = xf * where(neutral, zeros_like(yf), yf).log1p();
+  Tensor above_minus_one = logical_and(gt(yf, -1), isfinite(yf));
+  return with_gradient_at_zero(value, xf, neutral, where(above_minus_one, yf, zeros_like(yf)).log1p(),
+                               above_minus_one);
 }
 
 // m + log1p(exp(-|a - b|)) with m = max(a, b); equal infinities give themselves (a - b is NaN).

@@ -507,3 +507,22 @@ def test_scaled_bessel_past_overflow_and_complex_type_names():
     np.testing.assert_allclose(xs.grad.numpy(), expected.numpy(), rtol=1e-10)
     assert ember.zeros(1, dtype=ember.complex64).type() == "ember.ComplexFloatTensor"
     assert ember.zeros(1, dtype=ember.complex128).type() == "ember.ComplexDoubleTensor"
+
+
+def test_xlogy_gradient_in_x_at_zero_is_log_y_as_torch():
+    x = ember.tensor([0.0, 0.0, 0.0, 0.0, 2.0], dtype=ember.float64, requires_grad=True)
+    y = ember.tensor([2.0, 0.0, -1.0, 0.5, 3.0], dtype=ember.float64)
+    out = ember.xlogy(x, y)
+    assert out.tolist()[:4] == [0.0, 0.0, 0.0, 0.0]
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [math.log(2.0), 0.0, 0.0, math.log(0.5), math.log(3.0)])
+    x1 = ember.tensor([0.0, 0.0, 0.0], dtype=ember.float64, requires_grad=True)
+    ember.special.xlog1py(x1, ember.tensor([2.0, -1.0, -3.0], dtype=ember.float64)).sum().backward()
+    np.testing.assert_allclose(x1.grad.numpy(), [math.log(3.0), 0.0, 0.0])
+    # Gamma(concentration=1).log_prob's gradient in the concentration: d/da [(a-1) log v - lgamma(a) + a log r]
+    a = ember.tensor(1.0, dtype=ember.float64, requires_grad=True)
+    v, rate = 0.7, 2.0
+    ember.distributions.Gamma(a, ember.tensor(rate, dtype=ember.float64)).log_prob(
+        ember.tensor(v, dtype=ember.float64)).backward()
+    digamma_1 = -0.5772156649015329
+    assert a.grad.item() == pytest.approx(math.log(v) - digamma_1 + math.log(rate), rel=1e-10)
