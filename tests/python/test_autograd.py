@@ -645,7 +645,8 @@ def test_checkpoint_gives_identical_grads(use_reentrant):
     w2.grad = None
     ember.manual_seed(7)
     out = checkpoint(block, x2, use_reentrant=use_reentrant)
-    assert out.grad_fn.name() == "CheckpointFunctionBackward"
+    # reentrant: one custom node; non-reentrant: the ordinary graph (its saved tensors recomputed)
+    assert out.grad_fn.name() == ("CheckpointFunctionBackward" if use_reentrant else "SinBackward0")
     assert out.tolist() == ref.tolist()
     ember.rand(3)  # move the global generator: backward must restore the forward's state
     out.sum().backward()
@@ -673,6 +674,62 @@ def test_checkpoint_parameters_only_and_kwargs():
     assert not c.requires_grad
     with ember.no_grad():
         assert not checkpoint(f, x, use_reentrant=False).requires_grad
+
+
+def test_checkpoint_without_reentrant_recomputes_once_and_supports_grad():
+    w = ember.randn(3, 3, dtype=ember.float64, requires_grad=True)
+    x = ember.randn(2, 3, dtype=ember.float64, requires_grad=True)
+    calls = []
+
+    def block(t):
+        calls.append(1)
+        return ((t @ w).tanh() @ w).exp()
+
+    ref_gx, ref_gw = ember.autograd.grad(block(x).sum(), (x, w))
+    calls.clear()
+    out = checkpoint(block, x, use_reentrant=False)
+    assert len(calls) == 1
+    gx, gw = ember.autograd.grad(out.sum(), (x, w))  # the reentrant flavour cannot do this
+    assert len(calls) == 2  # one recomputation for all the saved tensors
+    assert gx.tolist() == ref_gx.tolist() and gw.tolist() == ref_gw.tolist()
+    assert w.grad is None  # grad() accumulated nothing
+    # create_graph through the recomputed tensors: a second derivative
+    y = ember.tensor([0.3, -0.2], dtype=ember.float64, requires_grad=True)
+    (g,) = ember.autograd.grad(checkpoint(lambda t: t.sin().sum(), y, use_reentrant=False), y, create_graph=True)
+    g.sum().backward()
+    assert y.grad.tolist() == (-y.detach().sin()).tolist()
+
+
+def test_checkpoint_context_fn_mismatch_and_warning():
+    import contextlib
+    entered = []
+
+    @contextlib.contextmanager
+    def mark(name):
+        entered.append(name)
+        yield
+
+    w = ember.randn(3, requires_grad=True)
+    out = checkpoint(lambda t: (t * w).exp().sum(), ember.ones(3), use_reentrant=False,
+                     context_fn=lambda: (mark("forward"), mark("recompute")))
+    assert entered == ["forward"]
+    out.backward()
+    assert entered == ["forward", "recompute"]
+    with pytest.raises(ValueError, match="only supported when use_reentrant=False"):
+        checkpoint(lambda t: t, ember.ones(1, requires_grad=True), use_reentrant=True,
+                   context_fn=lambda: (mark("a"), mark("b")))
+    state = {"first": True}
+
+    def changes(t):  # saves one tensor the first time, two on the recomputation
+        r = t.exp() if state["first"] else t.exp().exp()
+        state["first"] = False
+        return r.sum()
+
+    bad = checkpoint(changes, ember.ones(2, requires_grad=True), use_reentrant=False)
+    with pytest.raises(RuntimeError, match="A different number of tensors was saved"):
+        bad.backward()
+    with pytest.warns(UserWarning, match="use_reentrant parameter should be passed explicitly"):
+        checkpoint(lambda t: t * 2, ember.ones(1, requires_grad=True))
 
 
 def test_checkpoint_sequential():

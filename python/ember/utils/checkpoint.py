@@ -4,23 +4,27 @@ checkpoint(fn, *args) runs fn without keeping its intermediate activations and r
 during backward to get them, with the random state the forward saw (dropout masks repeat).
 The gradients are those of running fn directly.
 
-Both flavours are a custom Function whose backward recomputes fn with grad enabled and calls
-backward() through the recomputation, so parameters used inside fn get their .grad as well:
-- use_reentrant=True (torch 1.13's default): outputs require grad only when a tensor argument
-  does, as in torch (parameters alone do not make them differentiable);
-- use_reentrant=False: parameters used inside fn are enough, as in torch, and keyword
-  arguments are passed to fn.
-As torch's reentrant variant, it works with .backward() (not with autograd.grad() or
-backward(inputs=...), which would accumulate the parameters' gradients into .grad instead).
+- use_reentrant=True (torch 1.13's default, and what torch 2.x uses, with a warning, when the
+  argument is not given): a custom Function whose backward recomputes fn with grad enabled and
+  calls backward() through the recomputation. Outputs require grad only when a tensor argument
+  does, as in torch; it works with .backward(), not with autograd.grad() or backward(inputs=...)
+  (the parameters' gradients are accumulated into .grad), as torch's.
+- use_reentrant=False (torch 2.x's recommendation): fn runs once, recorded as usual, under
+  saved-tensor hooks that keep an index instead of each tensor the graph saves
+  (autograd.graph.saved_tensors_hooks). The first time backward unpacks one, fn is run again
+  (same RNG state, `context_fn`'s second context) and what it saves, in the same order, is
+  handed out. The graph is the ordinary one, so autograd.grad, backward(inputs=...), double
+  backward of the outer graph and keyword arguments all work.
 """
-import functools
+import contextlib
+import warnings
 
 from .. import _C
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad, enable_grad
 from .. import autograd as _autograd
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "noop_context_fn"]
 
 
 def _get_rng_state():
@@ -33,7 +37,7 @@ def _set_rng_state(state):
 
 class CheckpointFunction(Function):
     @staticmethod
-    def forward(ctx, run_function, preserve_rng_state, dummy, *args):
+    def forward(ctx, run_function, preserve_rng_state, *args):
         ctx.run_function = run_function
         ctx.preserve_rng_state = preserve_rng_state
         if preserve_rng_state:
@@ -43,19 +47,6 @@ class CheckpointFunction(Function):
         ctx.inputs = [None if isinstance(a, _C.Tensor) else a for a in args]
         ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, _C.Tensor)]
         ctx.save_for_backward(*[args[i] for i in ctx.tensor_indices])
-        ctx.dummy_mode = dummy is not None
-        tensor_args = [args[i] for i in ctx.tensor_indices]
-        if dummy is not None and not any(a.requires_grad for a in tensor_args):
-            # Non-reentrant flavour: outputs must require grad exactly when they would without
-            # checkpointing (parameters inside fn count); find out with a recorded run whose graph
-            # is dropped right away, and mark the others non-differentiable.
-            with enable_grad():
-                outputs = run_function(*args)
-            outs = outputs if isinstance(outputs, tuple) else (outputs,)
-            detached = tuple(o.detach() if isinstance(o, _C.Tensor) else o for o in outs)
-            ctx.mark_non_differentiable(*[d for o, d in zip(outs, detached)
-                                          if isinstance(o, _C.Tensor) and not o.requires_grad])
-            return detached if isinstance(outputs, tuple) else detached[0]
         with no_grad():
             return run_function(*args)
 
@@ -81,31 +72,88 @@ class CheckpointFunction(Function):
             if isinstance(o, _C.Tensor) and o.requires_grad and g is not None:
                 diff_outs.append(o)
                 diff_grads.append(g)
-        if diff_outs:
-            _autograd.backward(diff_outs, diff_grads)
-        elif not ctx.dummy_mode:
+        if not diff_outs:
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
+        _autograd.backward(diff_outs, diff_grads)
         input_grads = tuple(a.grad if isinstance(a, _C.Tensor) else None for a in inputs)
-        return (None, None, None) + input_grads
+        return (None, None) + input_grads
 
 
-def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):
+def _noop_context_fn():
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+noop_context_fn = _noop_context_fn
+
+
+class CheckpointError(RuntimeError):
+    """The recomputation did not save what the forward saved (torch's CheckpointError)."""
+
+
+def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, args, kwargs):
+    """function(*args, **kwargs) whose saved tensors are recomputed on first use in backward."""
+    from ..autograd.graph import saved_tensors_hooks
+    rng_state = _get_rng_state() if preserve_rng_state else None
+    forward_context, recompute_context = context_fn()
+    state = {"saved": 0, "recomputed": None}
+
+    def pack(_tensor):
+        state["saved"] += 1
+        return state["saved"] - 1
+
+    def recompute():
+        store = []
+        inputs = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, _C.Tensor) else a for a in args]
+        current = _get_rng_state() if rng_state is not None else None
+        try:
+            if rng_state is not None:
+                _set_rng_state(rng_state)
+            with saved_tensors_hooks(lambda t: store.append(t) or len(store) - 1, lambda i: store[i]):
+                with enable_grad(), recompute_context:
+                    function(*inputs, **kwargs)
+        finally:
+            if current is not None:
+                _set_rng_state(current)
+        if len(store) != state["saved"]:
+            raise CheckpointError(
+                f"torch.utils.checkpoint: A different number of tensors was saved during the original forward and "
+                f"recomputation.\nNumber of tensors saved during forward: {state['saved']}\nNumber of tensors saved "
+                f"during recomputation: {len(store)}")
+        return store
+
+    def unpack(index):
+        if state["recomputed"] is None:
+            state["recomputed"] = recompute()
+        return state["recomputed"][index]
+
+    with saved_tensors_hooks(pack, unpack), forward_context:
+        return function(*args, **kwargs)
+
+
+def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, context_fn=noop_context_fn,
+               determinism_check="default", debug=False, early_stop=True, **kwargs):
     """Runs function(*args, **kwargs) without storing its activations; they are recomputed in
     backward. See the module docstring for use_reentrant."""
     if use_reentrant is None:
+        warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. In a future "
+                      "release, calling checkpoint without use_reentrant will raise an exception. "
+                      "use_reentrant=False is recommended, but if you need to preserve the current default behavior, "
+                      "you can pass use_reentrant=True. Refer to docs for more details on the differences between the "
+                      "two variants.", stacklevel=2)
         use_reentrant = True
-    if use_reentrant and kwargs:
-        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if determinism_check not in ("default", "none"):
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
+    if use_reentrant:
+        if context_fn is not noop_context_fn or debug:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if not _C.is_grad_enabled():
         # Nothing is recorded: no activations to drop, nothing to recompute.
         return function(*args, **kwargs)
-    run = functools.partial(function, **kwargs) if kwargs else function
-    dummy = None
     if not use_reentrant:
-        # A tensor input that requires grad makes apply() record the node even when no real
-        # argument does (parameters inside `function` then still get gradients).
-        dummy = _C.empty(0, requires_grad=True)
-    return CheckpointFunction.apply(run, preserve_rng_state, dummy, *args)
+        return _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, args, kwargs)
+    return CheckpointFunction.apply(function, preserve_rng_state, *args)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, preserve_rng_state=True):
