@@ -524,6 +524,50 @@ def _install_methods():
     Tensor.index_reduce_ = lambda self, dim, index, source, reduce, *, include_self=True: self.copy_(
         index_reduce(self, dim, index, source, reduce, include_self=include_self))
     Tensor.to_dense = lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype)
+    Tensor.apply_ = lambda self, callable: _python_map_(self, "apply_", callable)
+    Tensor.map_ = lambda self, tensor, callable: _python_map_(self, "map_", callable, tensor)
+    Tensor.map2_ = lambda self, x, y, callable: _python_map_(self, "map2_", callable, x, y)
+    Tensor.resize = _resize
+    Tensor.resize_as = lambda self, tensor: _resize(self, tuple(tensor.shape))
+    Tensor.is_set_to = _is_set_to
+    if not hasattr(Tensor, "layout"):
+        Tensor.layout = property(lambda self: _ember().strided)  # ember tensors are all strided (dense)
+
+
+def _python_map_(self, name, fn, *others):
+    """self[i] = fn(self[i], other[i], ...) with Python numbers, in place (CPU tensors only)."""
+    if self.requires_grad and _C.is_grad_enabled():
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
+    if self.device.type != "cpu":
+        raise TypeError(f"{name} is only implemented on CPU tensors")
+    flat = [self.reshape(-1).tolist()] + [o.expand_as(self).reshape(-1).tolist() for o in others]
+    values = [fn(*vals) for vals in zip(*flat)]
+    with _ember().no_grad():
+        self.copy_(_C.tensor(values, dtype=self.dtype).reshape(self.shape) if values else self)
+    return self
+
+
+def _resize(self, *sizes):
+    """Tensor.resize (deprecated, not in place): a reshape that keeps the number of elements."""
+    import warnings
+    warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    n = 1
+    for s_ in sizes:
+        n *= int(s_)
+    if n != self.numel():
+        shape = "x".join(str(d) for d in self.shape)
+        raise RuntimeError(f"requested resize to {'x'.join(str(int(d)) for d in sizes)} ({n} elements in total), but "
+                           f"the given tensor has a size of {shape} ({self.numel()} elements). autograd's resize can "
+                           "only change the shape of a given tensor, while preserving the number of elements.")
+    return self.reshape(tuple(int(d) for d in sizes))
+
+
+def _is_set_to(self, other):
+    """Whether both tensors are the same window of the same memory (start, sizes and strides)."""
+    return (self.data_ptr() == other.data_ptr() and tuple(self.shape) == tuple(other.shape)
+            and tuple(self.stride()) == tuple(other.stride()) and self.dtype == other.dtype)
 
 
 def _matrix_only(self, name):

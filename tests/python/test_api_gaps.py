@@ -526,3 +526,20 @@ def test_xlogy_gradient_in_x_at_zero_is_log_y_as_torch():
         ember.tensor(v, dtype=ember.float64)).backward()
     digamma_1 = -0.5772156649015329
     assert a.grad.item() == pytest.approx(math.log(v) - digamma_1 + math.log(rate), rel=1e-10)
+
+
+def test_python_callback_maps_resize_is_set_to_and_layout():
+    x = ember.arange(6.0).reshape(2, 3)
+    assert x.apply_(lambda v: v * 2) is x and x.tolist() == [[0, 2, 4], [6, 8, 10]]
+    x.map_(ember.ones(3), lambda a, b: a + b)  # broadcast other
+    assert x.tolist() == [[1, 3, 5], [7, 9, 11]]
+    x.map2_(ember.ones(2, 3), ember.full((2, 3), 2.0), lambda a, b, c: a * c - b)
+    assert x.tolist() == [[1, 5, 9], [13, 17, 21]]
+    with pytest.raises(RuntimeError, match="Can't call apply_\\(\\) on Variable that requires grad"):
+        ember.ones(2, requires_grad=True).apply_(lambda v: v)
+    assert x.is_set_to(x) and not x.is_set_to(x.view(6)) and x[0:2].is_set_to(x)
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+        assert x.resize(3, 2).shape == (3, 2)
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="can only change the shape"):
+        x.resize(4)
+    assert x.layout == ember.strided
