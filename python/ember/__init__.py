@@ -69,6 +69,10 @@ for _name in _composite_more.__all__:
 for _name in ("nanmean", "unique_consecutive", "frexp", "ldexp"):  # torch has these as Tensor methods too
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, getattr(_composite_ops, _name))
+from . import _householder  # noqa: E402  (geqrf, orgqr, ormqr: QR in LAPACK's packed form)
+for _name in _householder.__all__:
+    globals()[_name] = getattr(_householder, _name)
+    setattr(Tensor, _name, getattr(_householder, _name))
 from . import _inplace_more  # noqa: E402  (x.eq_(y), x.t_(), fill_diagonal_, torch.clamp_, ...)
 _inplace_more.install(globals())
 from . import _torch_nn_aliases  # noqa: E402  (torch.conv2d, torch.layer_norm, ...: nn.functional under torch's names)

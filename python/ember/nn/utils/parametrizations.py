@@ -1,12 +1,13 @@
-"""ember.nn.utils.parametrizations (torch.nn.utils.parametrizations): weight_norm and
-spectral_norm as parametrizations (nn.utils.parametrize), torch 2.x's recommended forms."""
+"""ember.nn.utils.parametrizations (torch.nn.utils.parametrizations): weight_norm,
+spectral_norm and orthogonal as parametrizations (nn.utils.parametrize), torch 2.x's
+recommended forms."""
 from ... import _C
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
 from . import parametrize
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["weight_norm", "spectral_norm", "orthogonal"]
 
 
 def _norm_except_dim(v, dim):
@@ -100,4 +101,126 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     if dim is None:
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+    return module
+
+
+# ---------------------------------------------------------------- orthogonal
+_ORTHOGONAL_MAPS = ("matrix_exp", "cayley", "householder")
+
+
+def _is_orthogonal(Q):
+    k = Q.size(-1)
+    eye = _C.eye(k, dtype=Q.dtype, device=Q.device)
+    from ... import finfo
+    eps = 10.0 * Q.size(-2) * finfo(Q.dtype).eps
+    return bool(((Q.mH @ Q - eye).abs() <= eps).all())
+
+
+def _make_orthogonal(A):
+    """The Q of A = QR with diag(R) >= 0 (unique for a full-rank A)."""
+    from ... import linalg
+    Q, R = linalg.qr(A)
+    signs = R.diagonal(0, -2, -1).sgn()
+    signs = _C.where(signs == 0, _C.ones_like(signs), signs)
+    return Q * signs.unsqueeze(-2)
+
+
+class _Orthogonal(Module):
+    """X -> an orthogonal (unitary) matrix: exp or Cayley transform of the skew part of X's lower
+    triangle, or the Householder product of its strict lower triangle; with trivialization the
+    result multiplies a stored orthogonal `base` (set by right_inverse), as torch's."""
+
+    def __init__(self, weight, orthogonal_map, *, use_trivialization=True):
+        super().__init__()
+        if weight.is_complex() and orthogonal_map == "householder":
+            raise ValueError("The householder parametrization does not support complex tensors.")
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, X):
+        from ... import linalg
+        n, k = X.size(-2), X.size(-1)
+        transposed = n < k
+        if transposed:
+            X = X.mT
+            n, k = k, n
+        if self.orthogonal_map in ("matrix_exp", "cayley"):
+            X = X.tril()
+            if n != k:
+                X = _C.cat([X, _C.zeros(tuple(X.shape[:-2]) + (n, n - k), dtype=X.dtype, device=X.device)], -1)
+            A = X - X.mH
+            if self.orthogonal_map == "matrix_exp":
+                Q = linalg.matrix_exp(A)
+            else:
+                eye = _C.eye(n, dtype=A.dtype, device=A.device)
+                Q = linalg.solve(eye - 0.5 * A, eye + 0.5 * A)
+            if n != k:
+                Q = Q[..., :k]
+        else:
+            A = X.tril(-1)
+            tau = 2.0 / (1.0 + (A * A).sum(-2))
+            Q = linalg.householder_product(A, tau)
+            Q = Q * X.diagonal(0, -2, -1).int().unsqueeze(-2)
+        if getattr(self, "base", None) is not None:
+            Q = self.base @ Q
+        return Q.mT if transposed else Q
+
+    def right_inverse(self, Q):
+        from ...autograd.grad_mode import no_grad
+        with no_grad():
+            if tuple(Q.shape) != tuple(self.shape):
+                raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                                 f"Got a tensor of shape {Q.shape}.")
+            Q_init = Q
+            n, k = Q.size(-2), Q.size(-1)
+            transpose = n < k
+            if transpose:
+                Q = Q.mT
+                n, k = k, n
+            if "base" not in self._buffers:
+                if self.orthogonal_map in ("cayley", "matrix_exp"):
+                    raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
+                                              "parametrizations when use_trivialization=False.")
+                from ..._householder import geqrf
+                A, tau = geqrf(Q)
+                signs = A.diagonal(0, -2, -1).sign()
+                signs = _C.where(tau == 0.0, -signs, signs)
+                A = _set_diagonal(A, signs)
+                return A.mT if transpose else A
+            if n == k:
+                Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
+            else:
+                N = _C.randn(tuple(Q.shape[:-2]) + (n, n - k), dtype=Q.dtype, device=Q.device)
+                Q = _make_orthogonal(_C.cat([Q, N], -1))
+            self.base = Q
+            neg_eye = _C.zeros_like(Q_init)
+            return _set_diagonal(neg_eye, _C.full(tuple(neg_eye.diagonal(0, -2, -1).shape), -1.0, dtype=Q.dtype,
+                                                  device=Q.device))
+
+
+def _set_diagonal(A, values):
+    """A copy of A whose main diagonal (of the last two dims) is `values`."""
+    out = A.clone()
+    out.diagonal(0, -2, -1).copy_(values)
+    return out
+
+
+def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
+    """Makes module.<name> (a matrix or batch of matrices) orthogonal, or unitary when complex:
+    orthonormal columns when it is tall, rows when it is wide. orthogonal_map: "matrix_exp"
+    (default for square or complex), "cayley", or "householder" (default otherwise)."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, _C.Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.dim() < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.dim()} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.size(-2) == weight.size(-1) or weight.is_complex() else "householder"
+    if orthogonal_map not in _ORTHOGONAL_MAPS:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+                         f"Got: {orthogonal_map}")
+    orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
     return module
