@@ -543,3 +543,19 @@ def test_python_callback_maps_resize_is_set_to_and_layout():
     with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="can only change the shape"):
         x.resize(4)
     assert x.layout == ember.strided
+
+
+def test_stack_dataset_reads_datasets_side_by_side():
+    from ember.utils.data import DataLoader, StackDataset, TensorDataset
+    images = TensorDataset(ember.arange(10.0).reshape(5, 2))
+    labels = [10, 11, 12, 13, 14]
+    pairs = StackDataset(images, labels)
+    assert len(pairs) == 5 and pairs[3][1] == 13 and pairs[3][0][0].tolist() == [6.0, 7.0]
+    named = StackDataset(x=images, y=labels)
+    assert named[1]["y"] == 11
+    batch = next(iter(DataLoader(named, batch_size=2)))
+    assert batch["y"].tolist() == [10, 11] and batch["x"][0].tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    with pytest.raises(ValueError, match="Size mismatch between datasets"):
+        StackDataset(images, [1, 2])
+    with pytest.raises(ValueError, match="but both types are given"):
+        StackDataset(images, y=labels)

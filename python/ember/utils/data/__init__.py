@@ -4,7 +4,7 @@ DataLoader workers are threads (as ember's C++ DataLoader): Python datasets need
 batches are handed over by reference, and work that releases the GIL (ember ops, file reads,
 sleeps) runs in parallel. Each worker thread has its own ember default generator.
 """
-from .dataset import (Dataset, IterableDataset, TensorDataset, Subset, ConcatDataset, ChainDataset,
+from .dataset import (Dataset, IterableDataset, TensorDataset, StackDataset, Subset, ConcatDataset, ChainDataset,
                       random_split)
 from .sampler import (Sampler, SequentialSampler, RandomSampler, SubsetRandomSampler, WeightedRandomSampler,
                       BatchSampler)

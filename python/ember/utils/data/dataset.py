@@ -7,7 +7,8 @@ from itertools import accumulate
 
 from ... import _C
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "ChainDataset", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Subset", "ConcatDataset", "ChainDataset",
+           "random_split"]
 
 
 class Dataset:
@@ -62,6 +63,45 @@ class TensorDataset(Dataset):
 
     def __len__(self):
         return self.tensors[0].size(0)
+
+
+class StackDataset(Dataset):
+    """Several datasets of one length read side by side: StackDataset(a, b)[i] is (a[i], b[i]),
+    StackDataset(x=a, y=b)[i] is {"x": a[i], "y": b[i]} (torch 2.1's)."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        self.datasets = args if args else kwargs
+        sizes = [len(d) for d in (args if args else kwargs.values())]
+        if any(n != sizes[0] for n in sizes):
+            raise ValueError("Size mismatch between datasets")
+        self._length = sizes[0]
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices):
+        def column(d):
+            getitems = getattr(d, "__getitems__", None)
+            items = getitems(indices) if callable(getitems) else [d[i] for i in indices]
+            if len(items) != len(indices):
+                raise ValueError("Nested dataset's output size mismatch. Expected "
+                                 f"{len(indices)}, got {len(items)}")
+            return items
+        if isinstance(self.datasets, dict):
+            columns = {k: column(d) for k, d in self.datasets.items()}
+            return [{k: columns[k][i] for k in columns} for i in range(len(indices))]
+        columns = [column(d) for d in self.datasets]
+        return [tuple(c[i] for c in columns) for i in range(len(indices))]
+
+    def __len__(self):
+        return self._length
 
 
 class Subset(Dataset):
