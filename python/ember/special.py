@@ -168,3 +168,10 @@ def gammainc(input, other):
 def gammaincc(input, other):
     """Regularised upper incomplete gamma Q(a, x) = 1 - P(a, x)."""
     return _C.igammac(input, other)
+
+
+# the Bessel / Airy functions and the orthogonal polynomials (python/ember/_special_more.py)
+from ._special_more import *  # noqa: E402,F401,F403
+from . import _special_more as _more  # noqa: E402
+
+__all__ = __all__ + _more.__all__
