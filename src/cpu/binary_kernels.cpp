@@ -277,7 +277,10 @@ Tensor where_cpu(const Tensor& cond, const Tensor& a, const Tensor& b) {
     case 1: return where_typed<uint8_t>(cond, ac, bc, dt);
     case 2: return where_typed<uint16_t>(cond, ac, bc, dt);
     case 4: return where_typed<uint32_t>(cond, ac, bc, dt);
-    default: return where_typed<uint64_t>(cond, ac, bc, dt);
+    case 8: return where_typed<uint64_t>(cond, ac, bc, dt);
+    default:  // complex128: the (re, im) pair as two float64 lanes under one condition (16-byte
+              // elements read as 8 once left every imaginary part uninitialised)
+      return view_as_complex(where_typed<uint64_t>(cond.unsqueeze(-1), view_as_real(ac), view_as_real(bc), kFloat64));
   }
 }
 EMBER_REGISTER_KERNEL(where, CPU, where_cpu);

@@ -125,6 +125,7 @@ template <class F> void visit_size(DType t, F&& f) {
     case 2: f.template operator()<uint16_t>(); return;
     case 4: f.template operator()<uint32_t>(); return;
     case 8: f.template operator()<uint64_t>(); return;
+    case 16: f.template operator()<complex128>(); return;  // moved whole, never computed on
   }
   EMBER_CHECK(false, "unsupported element size");
 }
@@ -722,7 +723,7 @@ Tensor& masked_fill_cpu(Tensor& self, const Tensor& mask, const Scalar& value) {
   TensorIter it({self}, {self, mask}, {.op_name = "masked_fill_", .compute_dtype = self.dtype(),
                                        .output_dtype = self.dtype(), .cast_inputs = false,
                                        .upcast_reduced_float = false});
-  visit_dtype<kAllTypes>(self.dtype(), "masked_fill_", [&]<class T>() {
+  visit_dtype<kAllAndComplex>(self.dtype(), "masked_fill_", [&]<class T>() {
     const T v = scalar_as<T>(value);
     if constexpr (std::is_same_v<T, float>) {
       // A blend on the bits: GCC vectorises this, not the select on a bool (an attention mask

@@ -242,7 +242,9 @@ Tensor flip_cpu(const Tensor& self, IntArrayRef dims) {
           case 1: reverse_run(reinterpret_cast<uint8_t*>(dp), reinterpret_cast<const uint8_t*>(s), inner_n); break;
           case 2: reverse_run(reinterpret_cast<uint16_t*>(dp), reinterpret_cast<const uint16_t*>(s), inner_n); break;
           case 4: reverse_run(reinterpret_cast<uint32_t*>(dp), reinterpret_cast<const uint32_t*>(s), inner_n); break;
-          default: reverse_run(reinterpret_cast<uint64_t*>(dp), reinterpret_cast<const uint64_t*>(s), inner_n); break;
+          case 8: reverse_run(reinterpret_cast<uint64_t*>(dp), reinterpret_cast<const uint64_t*>(s), inner_n); break;
+          default:  // 16 bytes (complex128): read as 8 it reversed halves and read past the row
+            reverse_run(reinterpret_cast<complex128*>(dp), reinterpret_cast<const complex128*>(s), inner_n); break;
         }
       } else {
         const int64_t bb = block * es;
