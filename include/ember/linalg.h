@@ -34,6 +34,9 @@ std::tuple<Tensor, Tensor> qr(const Tensor& A, const std::string& mode = "reduce
 std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices = true);  // (U, S, Vh)
 Tensor svdvals(const Tensor& A);
 std::tuple<Tensor, Tensor> eigh(const Tensor& A, const std::string& UPLO = "L");  // (eigenvalues, eigenvectors)
+// A general square matrix: complex eigenvalues and (unit-norm) eigenvectors, complex for real A too.
+std::tuple<Tensor, Tensor> eig(const Tensor& A);
+Tensor eigvals(const Tensor& A);
 Tensor eigvalsh(const Tensor& A, const std::string& UPLO = "L");
 
 // torch.linalg.lstsq with the "gelsy" driver (torch's CPU default; "gelsd", "gelss" and

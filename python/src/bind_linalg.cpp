@@ -27,6 +27,7 @@ void make_tuple_types(nb::module_& m) {
       {"linalg_qr", "Q R"},                    {"qr", "Q R"},
       {"linalg_svd", "U S Vh"},                {"svd", "U S V"},
       {"linalg_eigh", "eigenvalues eigenvectors"},
+      {"linalg_eig", "eigenvalues eigenvectors"},
       {"linalg_lstsq", "solution residuals rank singular_values"},
       {"linalg_lu_factor", "LU pivots"},       {"linalg_lu_factor_ex", "LU pivots info"},
       {"linalg_lu", "P L U"},                  {"lu_unpack", "P L U"},
@@ -114,6 +115,11 @@ void bind_linalg(nb::module_& m, TensorClass& cls) {
     auto [L, V] = linalg::eigh(A, uplo);
     return named("linalg_eigh", L, V);
   }, nb::arg("A"), nb::arg("UPLO") = "L");
+  l.def("eig", [](const Tensor& A) {
+    auto [L, V] = linalg::eig(A);
+    return named("linalg_eig", L, V);
+  }, nb::arg("A"));
+  l.def("eigvals", [](const Tensor& A) { return linalg::eigvals(A); }, nb::arg("A"));
   l.def("eigvalsh", [](const Tensor& A, const std::string& uplo) { return linalg::eigvalsh(A, uplo); },
         nb::arg("A"), nb::arg("UPLO") = "L");
   l.def("lstsq", [](const Tensor& A, const Tensor& B, OptD rcond, std::optional<std::string> driver) {

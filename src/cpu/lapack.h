@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <complex>
 #include <cstddef>
 #include <vector>
 
@@ -38,6 +39,18 @@ void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const i
              const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
              const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
+void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr, float* wi,
+            float* vl, const int* ldvl, float* vr, const int* ldvr, float* work, const int* lwork, int* info, size_t,
+            size_t);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
+            double* vl, const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info,
+            size_t, size_t);
+void cgeev_(const char* jobvl, const char* jobvr, const int* n, std::complex<float>* a, const int* lda,
+            std::complex<float>* w, std::complex<float>* vl, const int* ldvl, std::complex<float>* vr, const int* ldvr,
+            std::complex<float>* work, const int* lwork, float* rwork, int* info, size_t, size_t);
+void zgeev_(const char* jobvl, const char* jobvr, const int* n, std::complex<double>* a, const int* lda,
+            std::complex<double>* w, std::complex<double>* vl, const int* ldvl, std::complex<double>* vr,
+            const int* ldvr, std::complex<double>* work, const int* lwork, double* rwork, int* info, size_t, size_t);
 void sgelsy_(const int* m, const int* n, const int* nrhs, float* a, const int* lda, float* b, const int* ldb,
              int* jpvt, const float* rcond, int* rank, float* work, const int* lwork, int* info);
 void dgelsy_(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb,
@@ -101,6 +114,37 @@ EMBER_LAPACK_PAIR(syevd, P_SYEVD, (&jobz, &uplo, &n, a, &lda, w, work, &lwork, i
   int m, int n, int nrhs, T* a, int lda, T* b, int ldb, int* jpvt, T rcond, int* rank, T* work, int lwork, int* info
 EMBER_LAPACK_PAIR(gelsy, P_GELSY, (&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info), std::max(m, n))
 
+// geev, right eigenvectors only (jobvr 'V' or 'N'); a real matrix gives (wr, wi), a complex one w
+// (and needs rwork of 2n).
+inline void geev(char jobvr, int n, float* a, float* wr, float* wi, float* vr, int ldvr, float* work, int lwork,
+                 int* info) {
+  CallScope scope(n);
+  const char no = 'N';
+  const int lda = std::max(1, n), one = 1;
+  sgeev_(&no, &jobvr, &n, a, &lda, wr, wi, nullptr, &one, vr, &ldvr, work, &lwork, info, 1, 1);
+}
+inline void geev(char jobvr, int n, double* a, double* wr, double* wi, double* vr, int ldvr, double* work, int lwork,
+                 int* info) {
+  CallScope scope(n);
+  const char no = 'N';
+  const int lda = std::max(1, n), one = 1;
+  dgeev_(&no, &jobvr, &n, a, &lda, wr, wi, nullptr, &one, vr, &ldvr, work, &lwork, info, 1, 1);
+}
+inline void geev(char jobvr, int n, std::complex<float>* a, std::complex<float>* w, std::complex<float>* vr, int ldvr,
+                 std::complex<float>* work, int lwork, float* rwork, int* info) {
+  CallScope scope(n);
+  const char no = 'N';
+  const int lda = std::max(1, n), one = 1;
+  cgeev_(&no, &jobvr, &n, a, &lda, w, nullptr, &one, vr, &ldvr, work, &lwork, rwork, info, 1, 1);
+}
+inline void geev(char jobvr, int n, std::complex<double>* a, std::complex<double>* w, std::complex<double>* vr,
+                 int ldvr, std::complex<double>* work, int lwork, double* rwork, int* info) {
+  CallScope scope(n);
+  const char no = 'N';
+  const int lda = std::max(1, n), one = 1;
+  zgeev_(&no, &jobvr, &n, a, &lda, w, nullptr, &one, vr, &ldvr, work, &lwork, rwork, info, 1, 1);
+}
+
 #undef EMBER_LAPACK_PAIR
 #undef P_GETRF
 #undef P_GETRI
@@ -145,5 +189,6 @@ template <class F> void for_each_matrix(int64_t batch, F&& f) {
 
 // The workspace size a LAPACK query (lwork = -1) returned in work[0].
 template <class T> int workspace_size(T query) { return std::max(1, int(query)); }
+template <class T> int workspace_size(std::complex<T> query) { return std::max(1, int(query.real())); }
 
 }  // namespace ember::cpu::lapack

@@ -169,7 +169,84 @@ std::tuple<Tensor, Tensor> lstsq_gelsy_cpu(const Tensor& a, const Tensor& b, dou
   return {mb.buf.narrow(-1, 0, N).mT().contiguous(), rank};
 }
 
+// Eigendecomposition of a general matrix (geev): complex eigenvalues and right eigenvectors of
+// unit 2-norm with their largest component real, as LAPACK returns them and torch passes on. A
+// real matrix's complex pairs come back as (re, im) column pairs (wi > 0 on the first), unpacked
+// here into conjugate complex columns.
+std::tuple<Tensor, Tensor> eig_cpu(const Tensor& a, bool compute_v) {
+  ColumnMajor m = column_major(a);
+  const Shape batch = batch_shape(a);
+  const int n = int(m.rows);
+  const DType ct = is_complex(a.dtype()) ? a.dtype() : (a.dtype() == kFloat64 ? kComplex128 : kComplex64);
+  const TensorOptions opts{.dtype = ct, .device = Device(DeviceType::CPU)};
+  Tensor L = empty(with(batch, {n}), opts);
+  Tensor V = compute_v ? empty(with(batch, {n, n}), opts) : empty({0}, opts);  // row-major
+  std::atomic<int> failed{0};
+  if (n > 0) {
+    visit_dtype<kFloatAndComplex>(a.dtype(), "linalg_eig", [&]<class T>() {
+      const char jobvr = compute_v ? 'V' : 'N';
+      const int ldvr = compute_v ? n : 1;
+      if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
+        using R = typename T::value_type;
+        // The workspace query runs through trevc3, which reads its arrays even then: real buffers.
+        std::vector<T> qa(size_t(n) * n), qw(n), qv(size_t(n) * n);
+        std::vector<R> qr(2 * size_t(n));
+        T query{};
+        int info = 0;
+        geev(jobvr, n, qa.data(), qw.data(), qv.data(), ldvr, &query, -1, qr.data(), &info);
+        const int lwork = workspace_size(query);
+        for_each_matrix(m.batch, [&](int64_t i) {
+          std::vector<T> work(lwork), vr(compute_v ? size_t(n) * n : 1);
+          std::vector<R> rwork(2 * size_t(n));
+          int inf = 0;
+          T* w = L.data_ptr<T>() + i * n;
+          geev(jobvr, n, m.matrix<T>(i), w, vr.data(), ldvr, work.data(), lwork, rwork.data(), &inf);
+          if (inf > 0) failed = inf;
+          if (!compute_v) return;
+          T* v = V.data_ptr<T>() + i * n * n;
+          for (int r = 0; r < n; ++r)
+            for (int c = 0; c < n; ++c) v[r * n + c] = vr[size_t(c) * n + r];
+        });
+      } else {
+        using C = std::complex<T>;
+        std::vector<T> qa(size_t(n) * n), qwr(n), qwi(n), qv(size_t(n) * n);
+        T query = 0;
+        int info = 0;
+        geev(jobvr, n, qa.data(), qwr.data(), qwi.data(), qv.data(), ldvr, &query, -1, &info);
+        const int lwork = workspace_size(query);
+        for_each_matrix(m.batch, [&](int64_t i) {
+          std::vector<T> work(lwork), wr(n), wi(n), vr(compute_v ? size_t(n) * n : 1);
+          int inf = 0;
+          geev(jobvr, n, m.matrix<T>(i), wr.data(), wi.data(), vr.data(), ldvr, work.data(), lwork, &inf);
+          if (inf > 0) failed = inf;
+          C* w = L.data_ptr<C>() + i * n;
+          for (int j = 0; j < n; ++j) w[j] = C(wr[j], wi[j]);
+          if (!compute_v) return;
+          C* v = V.data_ptr<C>() + i * n * n;
+          for (int j = 0; j < n; ++j) {
+            const T* col = vr.data() + size_t(j) * n;
+            if (wi[j] == 0) {
+              for (int r = 0; r < n; ++r) v[r * n + j] = C(col[r], 0);
+            } else if (wi[j] > 0 && j + 1 < n) {  // the pair (j, j + 1): re in column j, im in j + 1
+              const T* im = col + n;
+              for (int r = 0; r < n; ++r) {
+                v[r * n + j] = C(col[r], im[r]);
+                v[r * n + j + 1] = C(col[r], -im[r]);
+              }
+              ++j;
+            }
+          }
+        });
+      }
+    });
+  }
+  EMBER_CHECK(failed == 0, "linalg.eig: The algorithm failed to converge because the input matrix is ill-conditioned "
+              "or has too many repeated eigenvalues (error code: ", int(failed), ").");
+  return {L, V};
+}
+
 EMBER_REGISTER_KERNEL(linalg_qr, CPU, qr_cpu);
+EMBER_REGISTER_KERNEL(linalg_eig, CPU, eig_cpu);
 EMBER_REGISTER_KERNEL(linalg_svd, CPU, svd_cpu);
 EMBER_REGISTER_KERNEL(linalg_eigh, CPU, eigh_cpu);
 EMBER_REGISTER_KERNEL(linalg_lstsq_gelsy, CPU, lstsq_gelsy_cpu);

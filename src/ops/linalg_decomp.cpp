@@ -30,10 +30,11 @@ Tensor diag_embed_last(const Tensor& v) {
   return v.unsqueeze(-1) * eye(k, std::nullopt, v.options());
 }
 
-// x with its main diagonal replaced by ones (the eigen/singular value gaps' safe divisor).
+// x with its main diagonal replaced by ones (the eigen/singular value gaps' safe divisor); a
+// tensor of ones, not the number 1, so complex gaps (eig's) stay complex.
 Tensor ones_on_diagonal(const Tensor& x) {
   Tensor I = eye(x.size(-1), std::nullopt, {.dtype = kBool, .device = x.device()});
-  return where(I, 1.0, x);
+  return where(I, ones_like(x), x);
 }
 
 }  // namespace
@@ -72,6 +73,26 @@ std::tuple<Tensor, Tensor> eigh(const Tensor& A, const std::string& UPLO) {
   bool upper = upper_of(UPLO);
   check_square(A, "linalg.eigh");
   return ops::linalg_eigh()(A, upper, /*compute_v=*/true);
+}
+
+namespace {
+// eig takes complex matrices too (the other decompositions here are real-only).
+void check_eig_input(const Tensor& A, const char* op) {
+  if (!is_complex(A.dtype())) return check_square(A, op);
+  EMBER_CHECK(A.dim() >= 2, op, ": The input tensor A must have at least 2 dimensions.");
+  EMBER_CHECK(A.size(-1) == A.size(-2), op, ": A must be batches of square matrices, but they are ", A.size(-2),
+              " by ", A.size(-1), " matrices");
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> eig(const Tensor& A) {
+  check_eig_input(A, "linalg.eig");
+  return ops::linalg_eig()(A, /*compute_v=*/true);
+}
+
+Tensor eigvals(const Tensor& A) {
+  check_eig_input(A, "linalg.eigvals");
+  return std::get<0>(ops::linalg_eig()(A, /*compute_v=*/needs_grad(A)));
 }
 
 Tensor eigvalsh(const Tensor& A, const std::string& UPLO) {
@@ -315,7 +336,59 @@ std::tuple<Tensor, Tensor> eigh_ag(const Tensor& A, bool upper, bool compute_v) 
   return {L, V};
 }
 
+// M^-1 B for complex M through the real system [[Re M, -Im M], [Im M, Re M]] (ember's LAPACK
+// solves are real): what eig's backward needs for V^-H.
+Tensor solve_complex(const Tensor& M, const Tensor& B) {
+  const int64_t n = M.size(-1);
+  Tensor Mr = real(M), Mi = imag(M);
+  Tensor big = cat({cat({Mr, -Mi}, -1), cat({Mi, Mr}, -1)}, -2);
+  Tensor X = linalg::solve(big, cat({real(B), imag(B)}, -2));
+  return complex(X.narrow(-2, 0, n), X.narrow(-2, n, n));
+}
+
+// torch's linalg_eig_backward for a general (non-Hermitian) matrix:
+//   gA = V^-H (diag(gL) + (V^H gV - V^H V Re(diag(V^H gV))) / conj(L_j - L_i)) V^H,
+// the middle term projected so that the loss cannot see the phase of each eigenvector (torch
+// refuses a loss that does: the imaginary part of diag(V^H gV) must vanish). A real A keeps
+// the real part, as torch's handle_r_to_c.
+std::tuple<Tensor, Tensor> eig_ag(const Tensor& A, bool compute_v) {
+  auto [L, V] = below_autograd([&] { return ops::linalg_eig()(A, compute_v); });
+  if (!compute_v) {
+    record("LinalgEigBackward0", {A}, {L}, {}, [](const variable_list&, LambdaNode&) -> variable_list {
+      throw Error("linalg.eig: the eigenvalues' gradient needs the eigenvectors: call it with compute_v=True");
+    });
+    return {L, V};
+  }
+  const bool real_input = !is_complex(A.dtype());
+  record("LinalgEigBackward0", {A}, {L, V}, {saved_output(L), saved_output(V)},
+         [real_input](const variable_list& g, LambdaNode& n) -> variable_list {
+           return {grad_for(n, 0, [&] {
+             Tensor L = n.unpack(0), V = n.unpack(1);
+             Tensor Vh = V.mT().conj();
+             Tensor gA;
+             if (!g[1].defined()) {
+               gA = solve_complex(Vh, g[0].unsqueeze(-1) * Vh);
+             } else {
+               Tensor VhgV = matmul(Vh, g[1]);
+               Tensor diag = diagonal(VhgV, 0, -2, -1);
+               EMBER_CHECK(imag(diag).abs().max().item<double>() <= 1e-2 * (1 + real(diag).abs().max().item<double>()),
+                           "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
+                           "it is ill-defined.");
+               Tensor inner = VhgV - matmul(Vh, V * real(diag).unsqueeze(-2));
+               if (g[0].defined()) inner = inner + diag_embed_last(g[0]);
+               Tensor Lc = L.conj();
+               Tensor E = ones_on_diagonal(Lc.unsqueeze(-2) - Lc.unsqueeze(-1));
+               gA = solve_complex(Vh, matmul(inner / E, Vh));
+             }
+             return real_input ? real(gA).contiguous() : gA;
+           })};
+         });
+  return {L, V};
+}
+
 EMBER_REGISTER_KERNEL(linalg_qr, Autograd, qr_ag);
+EMBER_REGISTER_KERNEL(linalg_eig, Autograd, eig_ag);
 EMBER_REGISTER_KERNEL(linalg_svd, Autograd, svd_ag);
 EMBER_REGISTER_KERNEL(linalg_eigh, Autograd, eigh_ag);
 

@@ -172,6 +172,8 @@ EMBER_OP(linalg_qr, std::tuple<Tensor, Tensor>(const Tensor&, int64_t))
 EMBER_OP(linalg_svd, std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool, bool))
 // (A, upper: read the upper triangle, compute_v) -> (eigenvalues ascending, eigenvectors or empty)
 EMBER_OP(linalg_eigh, std::tuple<Tensor, Tensor>(const Tensor&, bool, bool))
+// (A, compute_v) -> (eigenvalues, eigenvectors or empty), complex for a real A too (geev)
+EMBER_OP(linalg_eig, std::tuple<Tensor, Tensor>(const Tensor&, bool))
 // LAPACK's gelsy: (A (..., m, n), B (..., m, k), rcond) -> (solution (..., n, k), rank int64)
 EMBER_OP(linalg_lstsq_gelsy, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, double))
 

@@ -3,7 +3,7 @@ from .._C._linalg import (  # noqa: F401
     inv, inv_ex, solve, det, slogdet, cholesky, cholesky_ex, qr, svd, svdvals, eigh, eigvalsh,
     lstsq, pinv, matrix_rank, norm, vector_norm, matrix_norm, cross, matmul, solve_triangular,
     matrix_power, matrix_exp, multi_dot, vecdot, diagonal, lu_factor, lu_factor_ex, lu, lu_solve,
-    cond,
+    cond, eig, eigvals,
 )
 
 from ._more import solve_ex, tensorinv, tensorsolve, vander, householder_product  # noqa: F401,E402
@@ -13,14 +13,4 @@ from ._more import solve_ex, tensorinv, tensorsolve, vander, householder_product
 LinAlgError = RuntimeError
 
 
-def _needs_complex(name):
-    def missing(*args, **kwargs):
-        raise NotImplementedError(
-            f"torch.linalg.{name} returns complex tensors and ember has no complex dtype yet "
-            "(for symmetric matrices use ember.linalg.eigh / eigvalsh)")
-    missing.__name__ = name
-    return missing
 
-
-eig = _needs_complex("eig")
-eigvals = _needs_complex("eigvals")
