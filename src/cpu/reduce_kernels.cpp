@@ -416,7 +416,9 @@ template <class Op> void launch(const Op& op, const Tensor& in, uint64_t mask) {
 
 // ------------------------------------------------------------------------------ ops
 template <class T> constexpr bool is_fp = std::is_floating_point_v<T>;
-template <class T> using acc_of = std::conditional_t<is_fp<T>, double, int64_t>;
+template <class T> using acc_of =
+    std::conditional_t<std::is_same_v<T, complex64> || std::is_same_v<T, complex128>, complex128,
+                       std::conditional_t<is_fp<T>, double, int64_t>>;
 
 template <class T, class O> struct SumOp {
   using in_t = T;
@@ -785,7 +787,10 @@ template <bool kSum> Tensor scan_cpu(const Tensor& a, int64_t dim, std::optional
   int64_t outer = 1, n = a.dim() == 0 ? 1 : a.sizes()[d], inner = 1;
   for (int64_t i = 0; i < d; ++i) outer *= a.sizes()[i];
   for (int64_t i = d + 1; i < a.dim(); ++i) inner *= a.sizes()[i];
-  visit_dtype<kNumericTypes>(x.dtype(), name, [&]<class T>() {
+  // cumsum takes complex tensors too (its gradient, a reversed cumsum, is the same formula);
+  // cumprod's complex gradient would need conjugates its formula does not take.
+  constexpr uint32_t kTypes = kSum ? (kNumericTypes | kComplexTypes) : kNumericTypes;
+  visit_dtype<kTypes>(x.dtype(), name, [&]<class T>() {
     using A = acc_of<T>;
     const T* in = x.data_ptr<T>();
     T* o = out.data_ptr<T>();

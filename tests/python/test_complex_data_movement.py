@@ -47,3 +47,17 @@ def test_complex_data_movement_matches_numpy(dtype, name):
     want = numpy_fn(a)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_cumsum_and_its_gradient(dtype):
+    a, A = _pair(dtype, seed=1)
+    for dim in (0, 1, 2):
+        np.testing.assert_allclose(A.cumsum(dim).numpy(), np.cumsum(a, dim), rtol=1e-5 if dtype == np.complex64
+                                   else 1e-12)
+    X = t.tensor(a.astype(np.complex128), requires_grad=True)
+    w = np.arange(60.0).reshape(3, 4, 5)
+    (t.real(X.cumsum(2)) * t.tensor(w)).sum().backward()
+    np.testing.assert_allclose(X.grad.numpy(), np.cumsum(w[..., ::-1], 2)[..., ::-1] + 0j)
+    with pytest.raises(RuntimeError, match="not implemented for 'ComplexDouble'"):
+        X.detach().cumprod(0)  # torch has it; ember's cumprod gradient has no conjugates yet
