@@ -16,6 +16,9 @@ void bind_nn_layers(nb::module_& m) {
   nn.def("embedding_bag", &F::embedding_bag, nb::arg("input"), nb::arg("weight"), nb::arg("offsets") = nb::none(),
          nb::arg("mode") = "mean", nb::arg("per_sample_weights") = nb::none(), nb::arg("include_last_offset") = false,
          nb::arg("padding_idx") = nb::none(), nb::call_guard<nb::gil_scoped_release>());
+  nn.def("ctc_loss", &F::ctc_loss, nb::arg("log_probs"), nb::arg("targets"), nb::arg("input_lengths"),
+         nb::arg("target_lengths"), nb::arg("blank") = 0, nb::arg("reduction") = "mean",
+         nb::arg("zero_infinity") = false, nb::call_guard<nb::gil_scoped_release>());
   nn.def("grid_sample", &F::grid_sample, nb::arg("input"), nb::arg("grid"), nb::arg("mode") = "bilinear",
          nb::arg("padding_mode") = "zeros", nb::arg("align_corners") = nb::none(),
          nb::call_guard<nb::gil_scoped_release>());

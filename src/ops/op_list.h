@@ -255,6 +255,15 @@ EMBER_OP(_embedding_bag, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&
 EMBER_OP(_embedding_bag_backward, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                                                              const Tensor&, int64_t, const std::optional<Tensor>&,
                                                              int64_t))
+// F.ctc_loss (src/nn/functional/ctc_loss.cpp checks; cpu/ctc_kernels.cpp): (log_probs (T, N, C),
+// targets (N, S) int64 padded, input_lengths (N) int64, target_lengths (N) int64, blank,
+// zero_infinity: for the backward) -> (neg_log_likelihood (N), log_alpha (N, T, 2S + 1))
+EMBER_OP(_ctc_loss, std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t,
+                                               bool))
+// (grad (N), log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank,
+// zero_infinity) -> grad_log_probs (T, N, C)
+EMBER_OP(_ctc_loss_backward, Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                    const Tensor&, const Tensor&, int64_t, bool))
 // F.grid_sample on 4-D input (src/nn/functional/grid_sample.cpp checks; cpu/grid_sample_kernels.cpp):
 // (input (N, C, H, W), grid (N, Ho, Wo, 2) in [-1, 1], interpolation 0 bilinear / 1 nearest,
 // padding 0 zeros / 1 border / 2 reflection, align_corners) -> (N, C, Ho, Wo)

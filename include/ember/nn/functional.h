@@ -113,6 +113,15 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const std::optio
                      const std::string& mode = "mean", const std::optional<Tensor>& per_sample_weights = std::nullopt,
                      bool include_last_offset = false, std::optional<int64_t> padding_idx = std::nullopt);
 
+// torch.nn.functional.ctc_loss: log_probs (T, N, C) or unbatched (T, C) log-probabilities,
+// targets padded (N, S) or concatenated 1-D, input_lengths / target_lengths (N) integer tensors;
+// reduction "mean" (each loss over its target length, then the batch mean), "sum" or "none";
+// zero_infinity turns the infinite losses of impossible alignments (and their gradients) into 0
+// (src/nn/functional/ctc_loss.cpp).
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                const Tensor& target_lengths, int64_t blank = 0, const std::string& reduction = "mean",
+                bool zero_infinity = false);
+
 // torch.nn.functional.grid_sample of 4-D input at grid (N, Ho, Wo, 2) in [-1, 1]: mode "bilinear" or
 // "nearest" ("bicubic" is Python's only), padding_mode "zeros", "border" or "reflection",
 // align_corners false by default (src/nn/functional/grid_sample.cpp).

@@ -1,9 +1,10 @@
 """The last pieces of torch.nn.functional, composed from ember's ops: ctc_loss, fractional max
 pooling (2-D, 3-D, with indices), lp_pool3d and max_unpool3d. Re-exported by functional.py.
 
-ctc_loss is an autograd Function: the forward runs the CTC alpha recursion in log space (one
-loop over time, vectorised over the batch and the extended-label positions), the backward the
-beta recursion, and the gradient is torch's (see _CTCLoss.backward). Fractional max pooling
+ctc_loss on CPU float tensors is the C++ op (src/nn/functional/ctc_loss.cpp, cpu/ctc_kernels.cpp);
+elsewhere (CUDA, ...) it is an autograd Function over ember ops: the forward runs the CTC alpha
+recursion in log space (one loop over time, vectorised over the batch and the extended-label
+positions), the backward the beta recursion, and the gradient is torch's (see _CTCLoss.backward). Fractional max pooling
 computes torch's pooling intervals in the input's dtype, so the same _random_samples give
 torch's output and indices; its gradient flows through a gather.
 """
@@ -161,6 +162,12 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     """
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_probs.device.type == "cpu" and log_probs.dtype in (_C.float32, _C.float64) \
+            and isinstance(targets, _C.Tensor):
+        # The C++ op (F::ctc_loss: the same checks, recursions per sample on every thread).
+        il = _C.tensor(_lengths(input_lengths, "input_lengths"), dtype=_C.int64)
+        tl = _C.tensor(_lengths(target_lengths, "target_lengths"), dtype=_C.int64)
+        return _C._nn.ctc_loss(log_probs, targets, il, tl, int(blank), reduction, bool(zero_infinity))
     batched = log_probs.dim() == 3
     lp = log_probs if batched else log_probs.unsqueeze(1)
     if lp.dim() != 3:
