@@ -679,6 +679,18 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     return wrapper
 
 
+def _compile_call(module, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
+                  disable=False):
+    """Module.compile(): the module's own call (its hooks included) compiled in place, or None when
+    the options say to run it eagerly."""
+    _check(fullgraph, dynamic, backend, mode, options)
+    if disable or backend in ("eager", "aot_eager") or callable(backend):
+        return None
+    cudagraphs, fuse = mode == "reduce-overhead" or backend == "cudagraphs", backend != "cudagraphs"
+    return _Compiled(module._call_unrouted, fullgraph, module=module, dynamic=dynamic, cudagraphs=cudagraphs,
+                     fuse=fuse)
+
+
 class OptimizedModule(Module):
     """What compile(module) returns (torch's OptimizedModule): forward runs compiled; the original
     module is `_orig_mod`, so parameters, state_dict keys ("_orig_mod.") and optimizers see the

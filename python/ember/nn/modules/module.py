@@ -117,6 +117,9 @@ class Module:
         sa(self, "_forward_pre_hooks", OrderedDict())
         sa(self, "_state_dict_hooks", OrderedDict())
         sa(self, "_load_state_dict_pre_hooks", OrderedDict())
+        sa(self, "_backward_pre_hooks", OrderedDict())
+        sa(self, "_state_dict_pre_hooks", OrderedDict())
+        sa(self, "_load_state_dict_post_hooks", OrderedDict())
         sa(self, "_modules", OrderedDict())
 
     forward = _forward_unimplemented
@@ -321,7 +324,7 @@ class Module:
         self.__dict__.update(state)
         # Older pickles may lack the newer bookkeeping dicts.
         for key in ("_forward_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks", "_backward_hooks",
-                    "_forward_hooks"):
+                    "_forward_hooks", "_backward_pre_hooks", "_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
             if key not in self.__dict__:
                 self.__dict__[key] = OrderedDict()
         if "_non_persistent_buffers_set" not in self.__dict__:
@@ -330,12 +333,15 @@ class Module:
     # ---- calling -----------------------------------------------------------------------------
 
     def _call_impl(self, *args, **kwargs):
+        compiled = self.__dict__.get("_compiled_call_impl")
+        if compiled is not None:
+            return compiled(*args, **kwargs)
         if _forward_routes:
             route = _forward_routes.get(self)
             if route is not None:
                 return route(*args, **kwargs)
         if not (self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
-                or _global_forward_pre_hooks or self._backward_hooks):
+                or _global_forward_pre_hooks or self._backward_hooks or self.__dict__.get("_backward_pre_hooks")):
             return self.forward(*args, **kwargs)
         return self._call_unrouted(*args, **kwargs)
 
@@ -345,7 +351,7 @@ class Module:
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
-        if self._backward_hooks and _C.is_grad_enabled():
+        if (self._backward_hooks or self.__dict__.get("_backward_pre_hooks")) and _C.is_grad_enabled():
             result = self._forward_with_backward_hooks(args, kwargs)
         else:
             result = self.forward(*args, **kwargs)
@@ -376,6 +382,70 @@ class Module:
         return handle
 
     register_backward_hook = register_full_backward_hook
+
+    def register_full_backward_pre_hook(self, hook):
+        """hook(module, grad_output) runs when the gradients of the module's outputs are known, before
+        those of its inputs; a returned tuple replaces grad_output. (ember: a module returning
+        several tensors calls the hook once all of them are known, and its result cannot replace
+        gradients already passed on; with one output, as most modules, it is exact.)"""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        return handle
+
+    def compile(self, *args, **kwargs):
+        """Compiles this module in place (torch 2.2's Module.compile): later calls run through
+        ember.compile with these arguments; parameters and state_dict keys stay as they are."""
+        from ... import _compile
+        self.__dict__["_compiled_call_impl"] = _compile._compile_call(self, *args, **kwargs)
+
+    def set_submodule(self, target, module, strict=False):
+        """Sets the submodule at the dotted path `target` ("encoder.layers.0"); with strict, the
+        attribute must already exist and be a module."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError("`module` is not an nn.Module, found " + str(type(module)))
+        parent = self
+        for item in atoms[:-1]:
+            if not hasattr(parent, item):
+                raise AttributeError(parent._get_name() + " has no attribute `" + item + "`")
+            parent = getattr(parent, item)
+            if not isinstance(parent, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) runs before state_dict() collects this module's entries."""
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) runs after; it may change state_dict in
+        place and must return None."""
+        def checked(module, state_dict, prefix, local_metadata):
+            if hook(module, state_dict, prefix, local_metadata) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = checked
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs) runs before this module loads its entries."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) runs after load_state_dict() loaded everything; it may
+        clear incompatible_keys.missing_keys / unexpected_keys in place, which strict then sees."""
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
 
     def _forward_with_backward_hooks(self, args, kwargs):
         # Each tensor input is passed through a fresh view whose gradient is exactly this module's
@@ -411,10 +481,27 @@ class Module:
         for i in waiting:
             def output_hook(g, i=i):
                 grad_output[i] = g
-                if state["pending"] == 0 and len(grad_output) == len(waiting):
+                if len(grad_output) == len(waiting) and self._backward_pre_hooks:
+                    g = self._run_backward_pre_hooks(outs, grad_output, i, g)
+                if self._backward_hooks and state["pending"] == 0 and len(grad_output) == len(waiting):
                     fire()  # no input needs a gradient: torch fires once grad_output is known
+                return g
             outs[i].register_hook(output_hook)
         return result
+
+    def _run_backward_pre_hooks(self, outs, grad_output, last, g):
+        """Calls the backward pre-hooks with the full grad_output; returns the gradient to pass on
+        for output `last` (the one whose arrival completed grad_output)."""
+        go = tuple(grad_output.get(j) for j in range(len(outs)))
+        for hook in list(self._backward_pre_hooks.values()):
+            new = hook(self, go)
+            if new is not None:
+                go = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+                if len(go) != len(outs):
+                    raise RuntimeError(f"backward pre hook returned {len(go)} gradients, expected {len(outs)}")
+        for j in range(len(outs)):
+            grad_output[j] = go[j]
+        return go[last]
 
     def _register_state_dict_hook(self, hook):
         handle = RemovableHandle(self._state_dict_hooks)
@@ -611,6 +698,8 @@ class Module:
                 keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
@@ -683,6 +772,13 @@ class Module:
                     load(child, child_state_dict, child_prefix)
 
         load(self, state_dict)
+        incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
+        for module in self.modules():
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, incompatible) is not None:
+                    raise RuntimeError("Hooks registered with ``register_load_state_dict_post_hook`` are not"
+                                       "expected to return new values, if incompatible_keys need to be modified,"
+                                       "it should be done inplace.")
         if strict:
             if unexpected_keys:
                 error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
