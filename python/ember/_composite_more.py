@@ -530,6 +530,8 @@ def _install_methods():
     Tensor.resize = _resize
     Tensor.resize_as = lambda self, tensor: _resize(self, tuple(tensor.shape))
     Tensor.is_set_to = _is_set_to
+    # reversed(t) is t flipped along dim 0 (a tensor, as torch's), not an iterator of rows
+    Tensor.__reversed__ = lambda self: self if self.dim() == 0 else self.flip(0)
     if not hasattr(Tensor, "layout"):
         Tensor.layout = property(lambda self: _ember().strided)  # ember tensors are all strided (dense)
 

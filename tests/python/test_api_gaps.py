@@ -543,6 +543,9 @@ def test_python_callback_maps_resize_is_set_to_and_layout():
     with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="can only change the shape"):
         x.resize(4)
     assert x.layout == ember.strided
+    r = reversed(ember.arange(3.0))
+    assert isinstance(r, ember.Tensor) and r.tolist() == [2.0, 1.0, 0.0]
+    assert reversed(ember.tensor(5.0)).item() == 5.0
 
 
 def test_stack_dataset_reads_datasets_side_by_side():
