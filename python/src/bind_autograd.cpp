@@ -122,6 +122,29 @@ nb::tuple next_functions(const PyNode& self) {
   return nb::tuple(out);
 }
 
+// ---- node hooks: gradients as a tuple (None where undefined) and back
+
+nb::tuple grads_tuple(const variable_list& grads) {
+  nb::list out;
+  for (const auto& g : grads) out.append(g.defined() ? nb::cast(g) : nb::none());
+  return nb::tuple(out);
+}
+
+variable_list node_hook_result(nb::handle r, const char* what) {
+  if (r.is_none()) return {};
+  if (!nb::isinstance<nb::tuple>(r) && !nb::isinstance<nb::list>(r))
+    throw nb::type_error((std::string(what) + ": a node hook must return None or a tuple of gradients, not " +
+                          type_name_of(r)).c_str());
+  variable_list out;
+  for (nb::handle g : r) {
+    if (g.is_none()) out.emplace_back();
+    else if (is_tensor(g)) out.push_back(tensor_of(g));
+    else throw nb::type_error((std::string(what) + ": a node hook returned a " + type_name_of(g) +
+                               " where a Tensor or None was expected").c_str());
+  }
+  return out;
+}
+
 // ---- tensor hooks
 
 autograd::TensorHook python_tensor_hook(nb::object fn) {
@@ -333,6 +356,39 @@ void bind_autograd(nb::module_& m, nb::class_<Tensor>& cls) {
         throw nb::attribute_error(("'" + n.node->name() + "' object has no attribute 'variable'").c_str());
       })
       .def("_sequence_nr", [](const PyNode& n) { return n.node->sequence_nr(); })
+      .def("register_prehook", [](const PyNode& n, nb::object fn) {
+        // fn(grad_outputs) -> None or replacements; runs on the engine's thread with the GIL.
+        if (!PyCallable_Check(fn.ptr())) throw nb::type_error("register_prehook(): the hook must be callable");
+        auto ref = std::make_shared<PyRef>(std::move(fn));
+        int id = n.node->add_node_pre_hook([ref](const variable_list& grad_outputs) -> variable_list {
+          nb::gil_scoped_acquire gil;
+          return node_hook_result(ref->obj(grads_tuple(grad_outputs)), "register_prehook");
+        });
+        std::weak_ptr<Node> weak = n.node;
+        return autograd::RemovableHandle([weak, id] {
+          if (auto node = weak.lock()) node->remove_node_hook(id);
+        });
+      }, nb::arg("fn"))
+      .def("register_hook", [](const PyNode& n, nb::object fn) {
+        // fn(grad_inputs, grad_outputs) -> None or replacements for grad_inputs.
+        if (!PyCallable_Check(fn.ptr())) throw nb::type_error("register_hook(): the hook must be callable");
+        auto ref = std::make_shared<PyRef>(std::move(fn));
+        int id = n.node->add_node_post_hook([ref](const variable_list& grad_inputs, const variable_list& grad_outputs)
+                                                -> variable_list {
+          nb::gil_scoped_acquire gil;
+          return node_hook_result(ref->obj(grads_tuple(grad_inputs), grads_tuple(grad_outputs)), "register_hook");
+        });
+        std::weak_ptr<Node> weak = n.node;
+        return autograd::RemovableHandle([weak, id] {
+          if (auto node = weak.lock()) node->remove_node_hook(id);
+        });
+      }, nb::arg("fn"))
+      .def_prop_ro("metadata", [](const PyNode& n) -> nb::object {
+        // A dict that lives as long as the node (torch's Node.metadata).
+        auto& slot = n.node->binding_data();
+        if (!slot) slot = std::make_shared<PyRef>(nb::dict());
+        return static_cast<PyRef*>(slot.get())->obj;
+      })
       .def("__repr__", [](nb::handle self) {
         char addr[32];
         std::snprintf(addr, sizeof addr, "%p", (void*)self.ptr());

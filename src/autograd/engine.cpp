@@ -14,6 +14,15 @@ namespace ember::autograd {
 
 namespace {
 
+// A node pre-hook's replacement gradients (an empty result keeps them).
+void run_node_pre_hook(const Node& n, const Node::NodePreHook& hook, variable_list& grads) {
+  variable_list r = hook(grads);
+  if (r.empty()) return;
+  EMBER_CHECK(r.size() == grads.size(), "hook '", n.name(), "' has returned an incorrect number of values (got ",
+              r.size(), ", but expected ", grads.size(), ")");
+  grads = std::move(r);
+}
+
 // Anomaly mode: the first node whose gradient has a NaN stops backward, named as torch names it.
 void check_no_nan(const Node& n, const variable_list& outputs) {
   for (size_t k = 0; k < outputs.size(); ++k) {
@@ -161,10 +170,20 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& ro
     for (const auto& g : grads) any = any || g.defined();
     variable_list outputs;
     if (any) {
+      for (const auto& [id, hook] : n->node_pre_hooks()) run_node_pre_hook(*n, hook, grads);
+      variable_list arrived;
+      if (!n->node_post_hooks().empty()) arrived = grads;
       if (profiled) profiled->begin_apply(grads);
       outputs = n->apply(std::move(grads));
       if (profiled) profiled->end_apply();
       if (anomaly_check_nan()) check_no_nan(*n, outputs);
+      for (const auto& [id, hook] : n->node_post_hooks()) {
+        variable_list r = hook(outputs, arrived);
+        if (r.empty()) continue;
+        EMBER_CHECK(r.size() == outputs.size(), "hook '", n->name(), "' has returned an incorrect number of values "
+                    "(got ", r.size(), ", but expected ", outputs.size(), ")");
+        outputs = std::move(r);
+      }
     }
     if (!keep_graph) n->release_variables();
     const auto& edges = n->next_edges();

@@ -53,6 +53,19 @@ void Node::remove_pre_hook(int id) {
   std::erase_if(pre_hooks_, [id](const auto& h) { return std::get<0>(h) == id; });
 }
 
+int Node::add_node_pre_hook(NodePreHook hook) {
+  node_pre_hooks_.emplace_back(next_hook_id_, std::move(hook));
+  return next_hook_id_++;
+}
+int Node::add_node_post_hook(NodePostHook hook) {
+  node_post_hooks_.emplace_back(next_hook_id_, std::move(hook));
+  return next_hook_id_++;
+}
+void Node::remove_node_hook(int id) {
+  std::erase_if(node_pre_hooks_, [id](const auto& h) { return h.first == id; });
+  std::erase_if(node_post_hooks_, [id](const auto& h) { return h.first == id; });
+}
+
 // ---- SavedVariable
 
 SavedVariable::SavedVariable(const Tensor& t, bool is_output) {

@@ -68,6 +68,20 @@ class Node : public std::enable_shared_from_this<Node> {
   int add_retains_grad_hook(uint32_t index, TensorHook hook) { return add_hook_to(retains_grad_hooks_, index, std::move(hook)); }
   const std::vector<std::tuple<int, uint32_t, TensorHook>>& retains_grad_hooks() const { return retains_grad_hooks_; }
 
+  // Whole-node hooks (torch.autograd.graph.Node.register_prehook / register_hook). A pre-hook gets
+  // the gradients arriving (one per op output) before the node runs; a post-hook gets the
+  // gradients it computed (one per op input) and those that arrived. Either may return
+  // replacements for the gradients it can change (same count), or an empty list to keep them.
+  using NodePreHook = std::function<variable_list(const variable_list& grad_outputs)>;
+  using NodePostHook = std::function<variable_list(const variable_list& grad_inputs, const variable_list& grad_outputs)>;
+  int add_node_pre_hook(NodePreHook hook);
+  int add_node_post_hook(NodePostHook hook);
+  void remove_node_hook(int id);
+  const std::vector<std::pair<int, NodePreHook>>& node_pre_hooks() const { return node_pre_hooks_; }
+  const std::vector<std::pair<int, NodePostHook>>& node_post_hooks() const { return node_post_hooks_; }
+  // An opaque slot a language binding may use (Python's Node.metadata dict).
+  std::shared_ptr<void>& binding_data() { return binding_data_; }
+
  protected:
   std::vector<Edge> next_edges_;
   std::vector<InputMeta> input_meta_;
@@ -80,6 +94,9 @@ class Node : public std::enable_shared_from_this<Node> {
     return next_hook_id_++;
   }
   int next_hook_id_ = 0;
+  std::vector<std::pair<int, NodePreHook>> node_pre_hooks_;
+  std::vector<std::pair<int, NodePostHook>> node_post_hooks_;
+  std::shared_ptr<void> binding_data_;
 };
 
 // The sequence number the next Node will get: the profiler stamps it on the forward op whose
