@@ -105,7 +105,7 @@ def cases(T):
         "clone 1M": (lambda: x.clone(), 50),
         "matmul 64x64": (lambda: small @ small, 2000),
         "bmm 32x32x32 b32": (lambda: T.bmm(a32, a32), 500),
-    } | second_sweep(T)
+    } | second_sweep(T) | third_sweep(T)
 
 
 def second_sweep(T):
@@ -141,6 +141,29 @@ def second_sweep(T):
         "cholesky 512": (lambda: T.linalg.cholesky(spd), 10),
         "qr 256": (lambda: T.linalg.qr(sym), 10),
         "eigh 256": (lambda: T.linalg.eigh(sym), 5),
+    }
+
+
+def third_sweep(T):
+    """The 2026-11-29 session's kernels: gather/scatter_add with a million int64 indices (the
+    vectorised range check, threaded scatter) and ctc_loss (a C++ op now) with its log_softmax."""
+    F = T.nn.functional
+    T.manual_seed(2)
+    x = T.randn(1024, 1024)
+    idx = T.randint(0, 1024, (1024, 1024))
+    src = T.randn(1024, 1024)
+    logits = T.randn(50, 16, 20, requires_grad=True)
+    targets, lengths, target_lengths = T.randint(1, 20, (16, 10)), T.full((16,), 50), T.full((16,), 10)
+
+    def ctc_fwd_bwd():
+        logits.grad = None
+        F.ctc_loss(F.log_softmax(logits, 2), targets, lengths, target_lengths).backward()
+    return {
+        "gather dim1 1M indices": (lambda: x.gather(1, idx), 20),
+        "gather dim0 1M indices": (lambda: x.gather(0, idx), 20),
+        "scatter_add dim1 1M indices": (lambda: T.zeros(1024, 1024).scatter_add_(1, idx, src), 20),
+        "scatter_add dim0 1M indices": (lambda: T.zeros(1024, 1024).scatter_add_(0, idx, src), 20),
+        "ctc_loss T50 N16 C20 S10 fwd+bwd": (ctc_fwd_bwd, 50),
     }
 
 

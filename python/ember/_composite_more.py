@@ -100,7 +100,7 @@ def _integer_pair(op, a, b):
         b = _C.tensor(b, dtype=a.dtype, device=a.device)
     for t in (a, b):
         if t.dtype not in _INTEGER_DTYPES:
-            raise RuntimeError(f'"{op}_cpu" not implemented for \'{_dtype_name(t.dtype)}\'')
+            raise RuntimeError(f'"{op}_cpu" not implemented for \'{t.dtype._scalar_type_name}\'')
     dtype = _C.promote_types(a.dtype, b.dtype)
     return _C.broadcast_tensors(a.to(dtype), b.to(dtype))
 
@@ -128,11 +128,11 @@ def nextafter(input, other):
     holds the float's bits (+-0 step to the smallest subnormal with other's sign)."""
     if not isinstance(other, Tensor):
         other = _C.tensor(other, dtype=input.dtype, device=input.device)
-    if input.dtype not in (_C.float32, _C.float64) or other.dtype != input.dtype:
-        raise RuntimeError(f'"nextafter_cpu" not implemented for \'{_dtype_name(input.dtype)}\'' if input.dtype not in
-                           (_C.float32, _C.float64) else
-                           f"nextafter(): expected both inputs to have the same dtype, but got "
-                           f"{_dtype_name(input.dtype)} and {_dtype_name(other.dtype)}")
+    if input.dtype not in (_C.float32, _C.float64):
+        raise RuntimeError(f'"nextafter_cpu" not implemented for \'{input.dtype._scalar_type_name}\'')
+    if other.dtype != input.dtype:
+        raise RuntimeError(f"nextafter(): expected both inputs to have the same dtype, but got "
+                           f"{input.dtype._scalar_type_name} and {other.dtype._scalar_type_name}")
     x, y = _C.broadcast_tensors(input, other)
     bits_type = _C.int32 if x.dtype == _C.float32 else _C.int64
     tiny = _C.tensor(1, dtype=bits_type).view(x.dtype)  # the smallest positive subnormal
@@ -185,12 +185,12 @@ def mode(input, dim=-1, keepdim=False):
     return _mode_result(result_values.squeeze(-1), result_indices.squeeze(-1))
 
 
-def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """Counts (or summed weights) of input's elements per bin: `bins` equal bins over `range`
     (or the data's min and max), or the given increasing edges; the last bin is closed."""
     if not input.is_floating_point():
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, but got "
-                           f"input {_dtype_name(input.dtype)} and bins {_dtype_name(input.dtype)}")
+                           f"input {input.dtype._scalar_type_name} and bins {input.dtype._scalar_type_name}")
     x = input.detach().reshape(-1)
     if isinstance(bins, Tensor):
         edges = bins.to(x.dtype)
@@ -219,10 +219,6 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     hist = _C.zeros(nbins, dtype=x.dtype, device=x.device).index_add_(0, slot[inside], w[inside])
     if density:
         hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
-    if out is not None:
-        out[0].resize_(hist.shape).copy_(hist)
-        out[1].resize_(edges.shape).copy_(edges)
-        return _histogram_result(out[0], out[1])
     return _histogram_result(hist, edges)
 
 
@@ -297,11 +293,11 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     return input.scatter_reduce(d, full, source, reduce, include_self=include_self)
 
 
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b batch1[b] @ batch2[b], as one matrix product over the
     concatenated batch."""
     if batch1.dim() != 3 or batch2.dim() != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor" if batch1.dim() != 3 else "batch2 must be a 3D tensor")
+        raise RuntimeError("batch1 must be a 3D tensor" if batch1.dim() != 3 else "batch2 must be a 3D tensor")
     b, n, k = batch1.shape
     if batch2.shape[0] != b or batch2.shape[1] != k:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b}, {k}] but got: "
@@ -310,7 +306,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _combine(input, product, beta, alpha)
 
 
-def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
     if vec1.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D" if vec1.dim() != 1 else
                            f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
@@ -395,11 +391,11 @@ def norm_except_dim(v, pow=2, dim=0):
     return kept.reshape(shape)
 
 
-def lu_solve(b, LU_data, LU_pivots, *, out=None):
+def lu_solve(b, LU_data, LU_pivots):
     return _ember().linalg.lu_solve(LU_data, LU_pivots, b)
 
 
-def lu(A, pivot=True, get_infos=False, out=None):
+def lu(A, pivot=True, get_infos=False):
     """torch.lu (deprecated): (LU, pivots) or (LU, pivots, infos), as linalg.lu_factor(_ex)."""
     LU, pivots, info = _ember().linalg.lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
     return (LU, pivots, info) if get_infos else (LU, pivots)
@@ -462,11 +458,6 @@ def view_as_real_copy(input):
     return _C.view_as_real(input).clone()
 
 
-def _dtype_name(dtype):
-    names = {_C.float32: "Float", _C.float64: "Double", _C.float16: "Half", _C.bfloat16: "BFloat16",
-             _C.int64: "Long", _C.int32: "Int", _C.int16: "Short", _C.int8: "Char", _C.uint8: "Byte",
-             _C.bool: "Bool", _C.complex64: "ComplexFloat", _C.complex128: "ComplexDouble"}
-    return names.get(dtype, str(dtype))
 
 
 # ---------------------------------------------------------------- Tensor methods

@@ -26,7 +26,7 @@ def _real_matrices(op, A):
         raise RuntimeError(f"torch.{op}: Expected a floating point or complex tensor as input. Got {A.dtype}")
 
 
-def geqrf(input, *, out=None):
+def geqrf(input):
     """(a, tau): the QR factorisation of each (..., m, n) matrix in LAPACK's packed form."""
     _real_matrices("geqrf", input)
     from .autograd.grad_mode import no_grad
@@ -56,10 +56,6 @@ def geqrf(input, *, out=None):
             R[..., j:, j] = column
             taus.append(tau)
         tau = _C.stack(taus, -1) if taus else _C.zeros(tuple(R.shape[:-2]) + (0,), dtype=R.dtype, device=R.device)
-    if out is not None:
-        out[0].resize_(R.shape).copy_(R)
-        out[1].resize_(tau.shape).copy_(tau)
-        return _geqrf_result(out[0], out[1])
     return _geqrf_result(R, tau)
 
 
@@ -69,7 +65,7 @@ def orgqr(input, tau):
     return householder_product(input, tau)
 
 
-def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+def ormqr(input, tau, other, left=True, transpose=False):
     """Q @ other (left) or other @ Q (right), Q^T when transpose, without forming Q: the
     reflectors H_i = I - tau_i v_i v_i^T applied one by one."""
     if input.dim() < 2 or other.dim() < 2:
@@ -91,7 +87,4 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
             C = C - t * v @ (v.mT @ C)
         else:
             C = C - (C @ v) @ (t * v.mT)
-    if out is not None:
-        out.resize_(C.shape).copy_(C)
-        return out
     return C

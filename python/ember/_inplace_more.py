@@ -119,16 +119,11 @@ def _float_power_(self, exponent):
     if self.dtype not in (_C.float64, _C.complex128):
         result = "ComplexDouble" if self.is_complex() or (isinstance(exponent, Tensor) and exponent.is_complex()) \
             else "Double"
-        raise RuntimeError(f"the base given to float_power_ has dtype {_dtype_name(self.dtype)} but the "
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype._scalar_type_name} but the "
                            f"operation's result requires dtype {result}")
     return self.copy_(self.float_power(exponent))
 
 
-def _dtype_name(dtype):
-    names = {_C.float32: "Float", _C.float64: "Double", _C.float16: "Half", _C.bfloat16: "BFloat16",
-             _C.int64: "Long", _C.int32: "Int", _C.int16: "Short", _C.int8: "Char", _C.uint8: "Byte",
-             _C.bool: "Bool", _C.complex64: "ComplexFloat", _C.complex128: "ComplexDouble"}
-    return names.get(dtype, str(dtype))
 
 
 def _cumprod_(self, dim, *, dtype=None):

@@ -27,10 +27,10 @@ true_divide trunc where xlogy""".split()
 _REDUCTIONS = """all amax amin any argmax argmin count_nonzero cumprod cumsum logcumsumexp logsumexp mean nanmean
 nansum norm prod std sum var""".split()
 _PAIRS = {"max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "aminmax",
-          "frexp"}
+          "frexp", "histogram", "geqrf", "lu"}
 _LINALG = """addbmm addmm addmv addr baddbmm bmm cat concat concatenate cross diag dist dot gather hstack index_select
 inner kron masked_select matmul mm mv narrow_copy nonzero outer stack take tensordot trace tril triu vdot vstack
-column_stack dstack row_stack bucketize searchsorted histc cdist renorm""".split()
+column_stack dstack row_stack bucketize searchsorted histc cdist renorm lu_solve orgqr ormqr""".split()
 _FACTORIES = {"zeros", "ones", "full", "empty", "rand", "randn", "randint", "randperm", "arange", "range", "linspace",
               "logspace", "eye"}
 

@@ -17,11 +17,6 @@ from ._C import Tensor
 
 __all__ = ["stft", "istft", "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"]
 
-_TYPE_NAMES = {
-    _C.float32: "Float", _C.float64: "Double", _C.float16: "Half", _C.bfloat16: "BFloat16",
-    _C.complex64: "ComplexFloat", _C.complex128: "ComplexDouble", _C.int64: "Long", _C.int32: "Int",
-    _C.int16: "Short", _C.int8: "Char", _C.uint8: "Byte", _C.bool: "Bool",
-}
 _warned = set()
 
 
@@ -33,7 +28,7 @@ def _warn_once(key, message):
 
 
 def _type_name(t):
-    return _TYPE_NAMES.get(t.dtype, str(t.dtype).split(".")[-1])
+    return t.dtype._scalar_type_name
 
 
 def _legacy_type(t):

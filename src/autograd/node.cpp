@@ -117,42 +117,41 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
               "have already been freed). Saved intermediate values of the graph are freed when you call "
               ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
               "graph a second time or if you need to access saved tensors after calling backward.");
-  if (unpack_) return unpack_with_hook(saved_for);
-  uint32_t now = data_._version();
-  if (now != saved_version_) {
-    std::string what = tensor_description(data_);
-    if (!op_name_.empty() || is_output_)
-      what += detail::cat(", which is output ", output_nr_, " of ",
-                          is_output_ && saved_for ? saved_for->name() : op_name_, ",");
-    throw Error(detail::cat(
-        "one of the variables needed for gradient computation has been modified by an inplace operation: ",
-        what, " is at version ", now, "; expected version ", saved_version_,
-        " instead. Hint: the backtrace further above may show the operation that failed to compute its "
-        "gradient. The variable in question was changed in there or anywhere later. Good luck!"));
+  Tensor data = data_;
+  if (unpack_) {
+    // Saved under hooks: the tensor comes back from the unpack hook. Autograd cannot see in-place
+    // writes to what pack kept, so there is no version check (as torch).
+    data = unpack_(packed_);
+    EMBER_CHECK(data.defined(), "the unpack hook of saved_tensors_hooks returned None; it must return a tensor");
+  } else {
+    check_version(saved_for);
+    if (leaf_) return Tensor(leaf_);
   }
-  if (leaf_) return Tensor(leaf_);
-  if (!requires_grad_) return data_;
-  // Re-attach history so a graph of the backward can be built (double backward).
-  Tensor t = data_.detach();
-  std::shared_ptr<Node> fn = is_output_ ? saved_for : grad_fn_;
-  if (fn) set_history(t, fn, output_nr_);
-  return t;
-}
-
-// A tensor saved under hooks comes back from the unpack hook; autograd cannot see in-place
-// writes to what pack kept, so there is no version check (as torch).
-Tensor SavedVariable::unpack_with_hook(const std::shared_ptr<Node>& saved_for) const {
-  Tensor data = unpack_(packed_);
-  EMBER_CHECK(data.defined(), "the unpack hook of saved_tensors_hooks returned None; it must return a tensor");
   if (!requires_grad_) return data;
+  // Re-attach history so a graph of the backward can be built (double backward); a leaf's value
+  // from an unpack hook is wired to the leaf's accumulator so a double backward reaches .grad.
   Tensor t = data.detach();
-  if (leaf_) {  // unpack's value, wired to the leaf's accumulator so a double backward reaches .grad
+  if (leaf_) {
     set_history(t, grad_accumulator(Tensor(leaf_)), 0);
     return t;
   }
   std::shared_ptr<Node> fn = is_output_ ? saved_for : grad_fn_;
   if (fn) set_history(t, fn, output_nr_);
   return t;
+}
+
+void SavedVariable::check_version(const std::shared_ptr<Node>& saved_for) const {
+  uint32_t now = data_._version();
+  if (now == saved_version_) return;
+  std::string what = tensor_description(data_);
+  if (!op_name_.empty() || is_output_)
+    what += detail::cat(", which is output ", output_nr_, " of ",
+                        is_output_ && saved_for ? saved_for->name() : op_name_, ",");
+  throw Error(detail::cat(
+      "one of the variables needed for gradient computation has been modified by an inplace operation: ",
+      what, " is at version ", now, "; expected version ", saved_version_,
+      " instead. Hint: the backtrace further above may show the operation that failed to compute its "
+      "gradient. The variable in question was changed in there or anywhere later. Good luck!"));
 }
 
 // ---- saved-tensor hooks: a stack per thread

@@ -51,43 +51,38 @@ std::tuple<Tensor, Tensor> ctc_loss_cpu(const Tensor& log_probs, const Tensor& t
   const int64_t* tp = tg.data_ptr<int64_t>();
   const int64_t* ilp = il.data_ptr<int64_t>();
   const int64_t* tlp = tl.data_ptr<int64_t>();
-  visit_dtype<kFloatTypes>(log_probs.dtype(), "ctc_loss_cpu", [&]<class V>() {
-    if constexpr (std::is_same_v<V, float> || std::is_same_v<V, double>) {
-      using T_ = V;
-      constexpr T_ neg = -std::numeric_limits<T_>::infinity();
-      const T_* P = lp.data_ptr<T_>();
-      T_* A = alpha.data_ptr<T_>();
-      T_* out = nll.data_ptr<T_>();
-      parallel_for(0, N, 1, [&](int64_t n0, int64_t n1) {
-        for (int64_t n = n0; n < n1; ++n) {
-          const int64_t Tn = ilp[n], Sn = tlp[n], Ln = 2 * Sn + 1;
-          T_* a = A + n * T * L;
-          std::fill(a, a + T * L, neg);
-          if (Tn == 0) {
-            out[n] = Sn == 0 ? T_(0) : std::numeric_limits<T_>::infinity();
-            continue;
-          }
-          auto lp_at = [&](int64_t t, int64_t c) { return P[(t * N + n) * C + c]; };
-          a[0] = lp_at(0, blank);
-          if (Sn > 0) a[1] = lp_at(0, ext_label(tp, S, n, 1, blank));
-          for (int64_t t = 1; t < Tn; ++t) {
-            const T_* prev = a + (t - 1) * L;
-            T_* cur = a + t * L;
-            for (int64_t s = 0; s < Ln; ++s) {
-              T_ v = prev[s];
-              if (s >= 1) v = log_add(v, prev[s - 1]);
-              if (skip_allowed(tp, S, n, s)) v = log_add(v, prev[s - 2]);
-              cur[s] = v == neg ? neg : v + lp_at(t, ext_label(tp, S, n, s, blank));
-            }
-          }
-          const T_* last = a + (Tn - 1) * L;
-          const T_ ll = Ln > 1 ? log_add(last[Ln - 1], last[Ln - 2]) : last[Ln - 1];
-          out[n] = -ll;
+  visit_dtype<kFloatTypes>(log_probs.dtype(), "ctc_loss_cpu", [&]<class T_>() {
+    constexpr T_ neg = -std::numeric_limits<T_>::infinity();
+    const T_* P = lp.data_ptr<T_>();
+    T_* A = alpha.data_ptr<T_>();
+    T_* out = nll.data_ptr<T_>();
+    parallel_for(0, N, 1, [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n) {
+        const int64_t Tn = ilp[n], Sn = tlp[n], Ln = 2 * Sn + 1;
+        T_* a = A + n * T * L;
+        std::fill(a, a + T * L, neg);
+        if (Tn == 0) {
+          out[n] = Sn == 0 ? T_(0) : std::numeric_limits<T_>::infinity();
+          continue;
         }
-      });
-    } else {
-      EMBER_CHECK(false, "\"ctc_loss_cpu\" not implemented for '", dtype_name(log_probs.dtype()), "'");
-    }
+        auto lp_at = [&](int64_t t, int64_t c) { return P[(t * N + n) * C + c]; };
+        a[0] = lp_at(0, blank);
+        if (Sn > 0) a[1] = lp_at(0, ext_label(tp, S, n, 1, blank));
+        for (int64_t t = 1; t < Tn; ++t) {
+          const T_* prev = a + (t - 1) * L;
+          T_* cur = a + t * L;
+          for (int64_t s = 0; s < Ln; ++s) {
+            T_ v = prev[s];
+            if (s >= 1) v = log_add(v, prev[s - 1]);
+            if (skip_allowed(tp, S, n, s)) v = log_add(v, prev[s - 2]);
+            cur[s] = v == neg ? neg : v + lp_at(t, ext_label(tp, S, n, s, blank));
+          }
+        }
+        const T_* last = a + (Tn - 1) * L;
+        const T_ ll = Ln > 1 ? log_add(last[Ln - 1], last[Ln - 2]) : last[Ln - 1];
+        out[n] = -ll;
+      }
+    });
   });
   return {nll, alpha};
 }
@@ -104,55 +99,52 @@ Tensor ctc_loss_backward_cpu(const Tensor& grad, const Tensor& log_probs, const 
   const int64_t* tp = tg.data_ptr<int64_t>();
   const int64_t* ilp = il.data_ptr<int64_t>();
   const int64_t* tlp = tl.data_ptr<int64_t>();
-  visit_dtype<kFloatTypes>(log_probs.dtype(), "ctc_loss_backward_cpu", [&]<class V>() {
-    if constexpr (std::is_same_v<V, float> || std::is_same_v<V, double>) {
-      using T_ = V;
-      constexpr T_ neg = -std::numeric_limits<T_>::infinity();
-      const T_* P = lp.data_ptr<T_>();
-      const T_* A = la.data_ptr<T_>();
-      const T_* G = g.data_ptr<T_>();
-      const T_* NL = nl.data_ptr<T_>();
-      T_* O = out.data_ptr<T_>();
-      parallel_for(0, N, 1, [&](int64_t n0, int64_t n1) {
-        std::vector<T_> beta(static_cast<size_t>(2 * L)), lcab(static_cast<size_t>(C));
-        for (int64_t n = n0; n < n1; ++n) {
-          const int64_t Tn = ilp[n], Sn = tlp[n], Ln = 2 * Sn + 1;
-          const T_ nll_n = NL[n], gn = G[n];
-          if (Tn == 0 || (zero_infinity && nll_n == std::numeric_limits<T_>::infinity())) continue;
-          auto lp_at = [&](int64_t t, int64_t c) { return P[(t * N + n) * C + c]; };
-          const T_* a = A + n * T * L;
-          // beta in two rows (t and t + 1), consumed as it is made.
-          T_* next = beta.data();
-          T_* cur = beta.data() + L;
-          for (int64_t t = Tn - 1; t >= 0; --t) {
-            for (int64_t s = 0; s < Ln; ++s) {
-              T_ v;
-              if (t == Tn - 1) {
-                v = (s == Ln - 1 || s == Ln - 2) ? T_(0) : neg;
-              } else {
-                v = next[s];
-                if (s + 1 < Ln) v = log_add(v, next[s + 1]);
-                if (s + 2 < Ln && skip_allowed(tp, S, n, s + 2)) v = log_add(v, next[s + 2]);
-              }
-              cur[s] = v == neg ? neg : v + lp_at(t, ext_label(tp, S, n, s, blank));
+  visit_dtype<kFloatTypes>(log_probs.dtype(), "ctc_loss_backward_cpu", [&]<class T_>() {
+    constexpr T_ neg = -std::numeric_limits<T_>::infinity();
+    const T_* P = lp.data_ptr<T_>();
+    const T_* A = la.data_ptr<T_>();
+    const T_* G = g.data_ptr<T_>();
+    const T_* NL = nl.data_ptr<T_>();
+    T_* O = out.data_ptr<T_>();
+    parallel_for(0, N, 1, [&](int64_t n0, int64_t n1) {
+      std::vector<T_> beta(static_cast<size_t>(2 * L)), lcab(static_cast<size_t>(C));
+      for (int64_t n = n0; n < n1; ++n) {
+        const int64_t Tn = ilp[n], Sn = tlp[n], Ln = 2 * Sn + 1;
+        const T_ nll_n = NL[n], gn = G[n];
+        if (Tn == 0 || (zero_infinity && nll_n == std::numeric_limits<T_>::infinity())) continue;
+        auto lp_at = [&](int64_t t, int64_t c) { return P[(t * N + n) * C + c]; };
+        const T_* a = A + n * T * L;
+        // beta in two rows (t and t + 1), consumed as it is made.
+        T_* next = beta.data();
+        T_* cur = beta.data() + L;
+        for (int64_t t = Tn - 1; t >= 0; --t) {
+          for (int64_t s = 0; s < Ln; ++s) {
+            T_ v;
+            if (t == Tn - 1) {
+              v = (s == Ln - 1 || s == Ln - 2) ? T_(0) : neg;
+            } else {
+              v = next[s];
+              if (s + 1 < Ln) v = log_add(v, next[s + 1]);
+              if (s + 2 < Ln && skip_allowed(tp, S, n, s + 2)) v = log_add(v, next[s + 2]);
             }
-            // the posterior of each label at t: logsumexp over its positions of alpha + beta
-            std::fill(lcab.begin(), lcab.end(), neg);
-            const T_* at = a + t * L;
-            for (int64_t s = 0; s < Ln; ++s) {
-              const int64_t c = ext_label(tp, S, n, s, blank);
-              lcab[size_t(c)] = log_add(lcab[size_t(c)], at[s] + cur[s]);
-            }
-            T_* o = O + (t * N + n) * C;
-            for (int64_t c = 0; c < C; ++c) {
-              const T_ l = lp_at(t, c);
-              o[c] = (std::exp(l) - std::exp(lcab[size_t(c)] + nll_n - l)) * gn;
-            }
-            std::swap(next, cur);
+            cur[s] = v == neg ? neg : v + lp_at(t, ext_label(tp, S, n, s, blank));
           }
+          // the posterior of each label at t: logsumexp over its positions of alpha + beta
+          std::fill(lcab.begin(), lcab.end(), neg);
+          const T_* at = a + t * L;
+          for (int64_t s = 0; s < Ln; ++s) {
+            const int64_t c = ext_label(tp, S, n, s, blank);
+            lcab[size_t(c)] = log_add(lcab[size_t(c)], at[s] + cur[s]);
+          }
+          T_* o = O + (t * N + n) * C;
+          for (int64_t c = 0; c < C; ++c) {
+            const T_ l = lp_at(t, c);
+            o[c] = (std::exp(l) - std::exp(lcab[size_t(c)] + nll_n - l)) * gn;
+          }
+          std::swap(next, cur);
         }
-      });
-    }
+      }
+    });
   });
   return out;
 }

@@ -562,3 +562,21 @@ def test_stack_dataset_reads_datasets_side_by_side():
         StackDataset(images, [1, 2])
     with pytest.raises(ValueError, match="but both types are given"):
         StackDataset(images, y=labels)
+
+
+def test_out_keyword_writes_the_result():
+    x = ember.tensor([0.0, 1.0, 1.0, 2.0])
+    hist, edges = ember.empty(0), ember.empty(0)
+    result = ember.histogram(x, 2, out=(hist, edges))
+    assert result.hist is hist and hist.tolist() == [1.0, 3.0] and edges.tolist() == [0.0, 1.0, 2.0]
+    m = ember.zeros(2, 2)
+    out = ember.empty(2, 2)
+    assert ember.addbmm(m, ember.ones(3, 2, 1), ember.ones(3, 1, 2), out=out) is out and out.tolist() == [[3, 3], [3, 3]]
+    a, tau = ember.empty(0, dtype=ember.float64), ember.empty(0, dtype=ember.float64)
+    ember.geqrf(ember.tensor([[3.0, 1.0], [4.0, 2.0]], dtype=ember.float64), out=(a, tau))
+    assert a[0, 0].item() == pytest.approx(-5.0)
+    q = ember.empty(0, dtype=ember.float64)
+    ember.linalg.householder_product(a, tau, out=q)
+    np.testing.assert_allclose(np.abs(q.numpy()), np.abs(np.linalg.qr([[3.0, 1.0], [4.0, 2.0]])[0]), atol=1e-12)
+    with pytest.raises(TypeError, match="argument 'out' must be Tensor"):
+        ember.linalg.tensorinv(ember.eye(4).reshape(4, 2, 2), ind=1, out=[1])

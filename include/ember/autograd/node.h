@@ -127,7 +127,8 @@ class SavedVariable {
   bool defined() const { return was_defined_; }
 
  private:
-  Tensor unpack_with_hook(const std::shared_ptr<Node>& saved_for) const;
+  // Raises PyTorch's error when the saved tensor was written in place after it was saved.
+  void check_version(const std::shared_ptr<Node>& saved_for) const;
 
   Tensor data_;  // shares storage and version counter, no autograd meta
   std::shared_ptr<Node> grad_fn_;  // for saved inputs that are not leaves

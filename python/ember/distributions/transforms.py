@@ -78,7 +78,6 @@ class Transform:
     def __ne__(self, other):
         return not self.__eq__(other)
 
-
     def __call__(self, x):
         if self._cache_size == 0:
             return self._call(x)
@@ -156,7 +155,6 @@ class _InverseTransform(Transform):
         if not isinstance(other, _InverseTransform):
             return False
         return self._base == other._base
-
 
     def __repr__(self):
         return f"{self.__class__.__name__}({repr(self._base)})"
@@ -392,16 +390,19 @@ class ReshapeTransform(Transform):
         return Size(tuple(shape[:cut]) + tuple(self.in_shape))
 
 
-class ExpTransform(Transform):
+class _ParameterFreeTransform(Transform):
+    """A transform without parameters: any two of the same class are equal."""
+
+    def __eq__(self, other):
+        return isinstance(other, type(self))
+
+
+class ExpTransform(_ParameterFreeTransform):
     """y = exp(x)."""
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
 
     def _call(self, x):
         return x.exp()
@@ -437,7 +438,6 @@ class PowerTransform(Transform):
             return False
         return bool(self.exponent.eq(other.exponent).all().item())
 
-
     def _call(self, x):
         return x.pow(self.exponent)
 
@@ -459,16 +459,12 @@ def _clipped_sigmoid(x):
     return ember.clamp(ember.sigmoid(x), min=finfo.tiny, max=1.0 - finfo.eps)
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_ParameterFreeTransform):
     """y = 1 / (1 + exp(-x)), x = logit(y)."""
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -482,16 +478,12 @@ class SigmoidTransform(Transform):
         return -F.softplus(-x) - F.softplus(x)
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_ParameterFreeTransform):
     """y = log(1 + exp(x)) (linear above x = 20, as F.softplus)."""
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
 
     def _call(self, x):
         return F.softplus(x)
@@ -503,17 +495,13 @@ class SoftplusTransform(Transform):
         return -F.softplus(-x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_ParameterFreeTransform):
     """y = tanh(x). The inverse is atanh without clamping: use cache_size=1 to invert values
     the transform produced (they may round to +-1)."""
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
 
     def _call(self, x):
         return x.tanh()
@@ -526,14 +514,10 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_ParameterFreeTransform):
     """y = |x| (not bijective)."""
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
 
     def _call(self, x):
         return x.abs()
@@ -679,14 +663,10 @@ class CorrCholeskyTransform(Transform):
         return Size(tuple(shape[:-2]) + (N,))
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_ParameterFreeTransform):
     """Unconstrained vectors to the simplex by exp and normalisation (not bijective)."""
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
 
     def _call(self, x):
         logprobs = x
@@ -707,15 +687,11 @@ class SoftmaxTransform(Transform):
         return shape
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(_ParameterFreeTransform):
     """Unconstrained vectors of length K - 1 to the K-simplex by stick breaking (bijective)."""
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
-
 
     def _call(self, x):
         offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
@@ -748,14 +724,10 @@ class StickBreakingTransform(Transform):
         return Size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(_ParameterFreeTransform):
     """Unconstrained matrices to lower triangular ones with a positive (exp) diagonal."""
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
-
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
 
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
@@ -764,14 +736,10 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(_ParameterFreeTransform):
     """Unconstrained matrices to positive definite ones: L L^T of LowerCholeskyTransform's L."""
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
 
     def _call(self, x):
         x = LowerCholeskyTransform()(x)
@@ -780,150 +748,6 @@ class PositiveDefiniteTransform(Transform):
     def _inverse(self, y):
         y = ember.linalg.cholesky(y)
         return LowerCholeskyTransform().inv(y)
-
-
-class CatTransform(Transform):
-    """The transforms tseq applied to consecutive slices of lengths `lengths` along dim."""
-
-    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
-        super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
-        if lengths is None:
-            lengths = [1] * len(self.transforms)
-        self.lengths = list(lengths)
-        if len(self.lengths) != len(self.transforms):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})")
-        self.dim = dim
-
-    @lazy_property
-    def event_dim(self):
-        return max(t.event_dim for t in self.transforms)
-
-    @lazy_property
-    def length(self):
-        return sum(self.lengths)
-
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
-
-    def _check(self, t, name):
-        if not (-t.dim() <= self.dim < t.dim()):
-            raise AssertionError(f"dim {self.dim} out of range for {name} with {t.dim()} dimensions")
-        if t.size(self.dim) != self.length:
-            raise AssertionError(f"{name}.size({self.dim}) = {t.size(self.dim)} must equal length {self.length}")
-
-    def _call(self, x):
-        self._check(x, "x")
-        yslices = []
-        start = 0
-        for trans, length in zip(self.transforms, self.lengths):
-            yslices.append(trans(x.narrow(self.dim, start, length)))
-            start = start + length
-        return ember.cat(yslices, dim=self.dim)
-
-    def _inverse(self, y):
-        self._check(y, "y")
-        xslices = []
-        start = 0
-        for trans, length in zip(self.transforms, self.lengths):
-            xslices.append(trans.inv(y.narrow(self.dim, start, length)))
-            start = start + length
-        return ember.cat(xslices, dim=self.dim)
-
-    def log_abs_det_jacobian(self, x, y):
-        self._check(x, "x")
-        self._check(y, "y")
-        logdetjacs = []
-        start = 0
-        for trans, length in zip(self.transforms, self.lengths):
-            xslice = x.narrow(self.dim, start, length)
-            yslice = y.narrow(self.dim, start, length)
-            logdetjac = trans.log_abs_det_jacobian(xslice, yslice)
-            if trans.event_dim < self.event_dim:
-                logdetjac = _sum_rightmost(logdetjac, self.event_dim - trans.event_dim)
-            logdetjacs.append(logdetjac)
-            start = start + length
-        # concatenate when dim is a batch dim, else sum
-        dim = self.dim
-        if dim >= 0:
-            dim = dim - x.dim()
-        dim = dim + self.event_dim
-        if dim < 0:
-            return ember.cat(logdetjacs, dim=dim)
-        return sum(logdetjacs)
-
-    @property
-    def bijective(self):
-        return all(t.bijective for t in self.transforms)
-
-    @constraints.dependent_property
-    def domain(self):
-        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
-
-    @constraints.dependent_property
-    def codomain(self):
-        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
-
-
-class StackTransform(Transform):
-    """The transforms tseq applied to the slices x.select(dim, i)."""
-
-    def __init__(self, tseq, dim=0, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
-        super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
-        self.dim = dim
-
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return StackTransform(self.transforms, self.dim, cache_size)
-
-    def _slice(self, z):
-        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
-
-    def _check(self, t, name):
-        if not (-t.dim() <= self.dim < t.dim()):
-            raise AssertionError(f"dim {self.dim} out of range for {name} with {t.dim()} dimensions")
-        if t.size(self.dim) != len(self.transforms):
-            raise AssertionError(f"{name}.size({self.dim}) = {t.size(self.dim)} must equal len(transforms) "
-                                 f"{len(self.transforms)}")
-
-    def _call(self, x):
-        self._check(x, "x")
-        return ember.stack([trans(xs) for xs, trans in zip(self._slice(x), self.transforms)], dim=self.dim)
-
-    def _inverse(self, y):
-        self._check(y, "y")
-        return ember.stack([trans.inv(ys) for ys, trans in zip(self._slice(y), self.transforms)], dim=self.dim)
-
-    def log_abs_det_jacobian(self, x, y):
-        self._check(x, "x")
-        self._check(y, "y")
-        logdetjacs = [trans.log_abs_det_jacobian(xs, ys)
-                      for xs, ys, trans in zip(self._slice(x), self._slice(y), self.transforms)]
-        return ember.stack(logdetjacs, dim=self.dim)
-
-    @property
-    def bijective(self):
-        return all(t.bijective for t in self.transforms)
-
-    @constraints.dependent_property
-    def domain(self):
-        return constraints.stack([t.domain for t in self.transforms], self.dim)
-
-    @constraints.dependent_property
-    def codomain(self):
-        return constraints.stack([t.codomain for t in self.transforms], self.dim)
 
 
 class CumulativeDistributionTransform(Transform):
@@ -953,3 +777,7 @@ class CumulativeDistributionTransform(Transform):
         if self._cache_size == cache_size:
             return self
         return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+
+# Cat and Stack apply one transform per slice of a dimension (transforms_cat_stack.py).
+from .transforms_cat_stack import CatTransform, StackTransform  # noqa: E402

@@ -5,13 +5,14 @@ from collections import namedtuple
 
 from .. import _C
 from .._C import _linalg as _L
+from .._out import with_out
 
 __all__ = ["solve_ex", "tensorinv", "tensorsolve", "vander", "householder_product"]
 
 _solve_ex_result = namedtuple("linalg_solve_ex", ["result", "info"])
 
 
-def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+def solve_ex(A, B, *, left=True, check_errors=False):
     """(X, info) with A X = B (X A = B when not left); info is 0, or i > 0 when the LU
     factorisation's i-th pivot is zero (then X holds the inf/NaN the substitution gives)."""
     if not left:  # X A = B  <=>  A^T X^T = B^T
@@ -36,7 +37,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     return _solve_ex_result(result.squeeze(-1) if vector_rhs else result, info)
 
 
-def tensorinv(A, ind=2, *, out=None):
+def tensorinv(A, ind=2):
     """The tensor Ainv with tensordot(Ainv, A, ind) the identity: inv of A viewed as a
     prod(shape[:ind]) x prod(shape[ind:]) matrix."""
     if ind <= 0:
@@ -48,7 +49,7 @@ def tensorinv(A, ind=2, *, out=None):
     return _L.inv(A.reshape(rows, cols)).reshape(tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
 
 
-def tensorsolve(A, B, dims=None, *, out=None):
+def tensorsolve(A, B, dims=None):
     """X with tensordot(A, X, X.dim()) = B; `dims` moves those dimensions of A to the end first."""
     if dims is not None:
         dims = [d % A.dim() for d in dims]
@@ -75,7 +76,7 @@ def vander(x, *, N=None):
     return _C.cat([_C.ones_like(xs), xs.expand(tuple(x.shape) + (n - 1,))], -1).cumprod(-1)
 
 
-def householder_product(A, tau, *, out=None):
+def householder_product(A, tau):
     """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^H with v_i the i-th column
     of A below the diagonal and 1 on it (LAPACK's orgqr; geqrf's output gives QR's Q)."""
     if A.dim() < 2:
@@ -96,3 +97,10 @@ def householder_product(A, tau, *, out=None):
         t = tau[..., i].unsqueeze(-1).unsqueeze(-1)
         Q = Q - t * v @ (v.conj().mT @ Q)
     return Q
+
+
+# torch's out= keyword (the result written into out, with torch's checks: ember/_out.py)
+solve_ex = with_out(solve_ex, "linalg.solve_ex")
+tensorinv = with_out(tensorinv, "linalg.tensorinv")
+tensorsolve = with_out(tensorsolve, "linalg.tensorsolve")
+householder_product = with_out(householder_product, "linalg.householder_product")

@@ -176,7 +176,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if not batched:
         targets = targets.unsqueeze(0)
     if lp.dtype not in (_C.float32, _C.float64):
-        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for '{_dtype_name(lp.dtype)}'")
+        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for '{lp.dtype._scalar_type_name}'")
     T, N, C = lp.shape
     if not (0 <= blank < C):
         raise RuntimeError("blank must be in label range")
@@ -228,8 +228,6 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     return nll if batched else nll.squeeze(0)
 
 
-def _dtype_name(dtype):
-    return {_C.float16: "Half", _C.bfloat16: "BFloat16"}.get(dtype, str(dtype).replace("ember.", ""))
 
 
 # ---- fractional max pooling -------------------------------------------------------------------------
