@@ -54,6 +54,7 @@ class Tensor {
   Device device() const { return impl_->device(); }
   bool is_cpu() const { return device().is_cpu(); }
   bool is_cuda() const { return device().is_cuda(); }
+  bool is_meta() const { return device().is_meta(); }
   int64_t storage_offset() const { return impl_->storage_offset(); }
   bool is_contiguous() const { return impl_->is_contiguous(); }
   bool is_floating_point() const { return is_floating(dtype()); }

@@ -17,6 +17,13 @@ nb::handle g_size_type;  // ember.Size, handed over by ember/_size.py
 
 bool is_tensor_object(PyObject* o) { return nb::isinstance<Tensor>(nb::handle(o)); }
 
+// The default devices that `with device(...)` blocks replaced, innermost last (per thread, as
+// the default device is).
+std::vector<Device>& device_context_stack() {
+  thread_local std::vector<Device> stack;
+  return stack;
+}
+
 }  // namespace
 
 nb::handle dtype_object(DType t) { return g_dtype_objects[int(t)]; }
@@ -190,6 +197,20 @@ void bind_core(nb::module_& m) {
       .def("__hash__", [](const Device& d) { return int(d.type) * 65536 + d.index; })
       .def("__reduce__", [](const Device& d) {
         return nb::make_tuple(nb::type<Device>(), nb::make_tuple(d.str()));
+      })
+      // `with torch.device("meta"):` makes it the default device of factories inside the block
+      // (a module built there has meta parameters); nested blocks restore in order.
+      .def("__enter__", [](const Device& d) {
+        device_context_stack().push_back(default_device());
+        set_default_device(d);
+        return d;
+      })
+      .def("__exit__", [](const Device&, nb::args) {
+        auto& stack = device_context_stack();
+        EMBER_CHECK(!stack.empty(), "device.__exit__ without a matching __enter__");
+        set_default_device(stack.back());
+        stack.pop_back();
+        return false;
       });
 
   // ---- random numbers

@@ -395,12 +395,14 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
   cls.def("element_size", &Tensor::element_size);
   cls.def_prop_ro("itemsize", &Tensor::element_size);
   cls.def_prop_ro("nbytes", &Tensor::nbytes);
-  cls.def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); });
+  cls.def("data_ptr", [](const Tensor& t) {  // 0 for a meta tensor (no memory), as torch's
+    return t.is_meta() ? uintptr_t(0) : reinterpret_cast<uintptr_t>(t.data_ptr());
+  });
   cls.def_prop_ro("is_cuda", &Tensor::is_cuda);
+  cls.def_prop_ro("is_meta", &Tensor::is_meta);
   cls.def_prop_ro("is_cpu", &Tensor::is_cpu);
   cls.def_prop_ro("is_sparse", [](const Tensor&) { return false; });
   cls.def_prop_ro("is_quantized", [](const Tensor&) { return false; });
-  cls.def_prop_ro("is_meta", [](const Tensor&) { return false; });
   cls.def_prop_ro("T", &Tensor::T);
   cls.def_prop_ro("mT", &Tensor::mT);
 

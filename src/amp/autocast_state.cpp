@@ -33,12 +33,12 @@ struct CacheEntry {
 
 struct AutocastState {
   bool enabled[kNumDeviceTypes] = {};
-  DType dtype[kNumDeviceTypes] = {DType::BFloat16, DType::Float16, DType::Float16};
+  DType dtype[kNumDeviceTypes] = {DType::BFloat16, DType::Float16, DType::Float16, DType::Float32};
   bool cache_enabled = true;
   int nesting = 0;
   std::unordered_map<CacheKey, CacheEntry, CacheKeyHash> cache;
 };
-static_assert(int(DeviceType::CPU) == 0 && kNumDeviceTypes == 3);
+static_assert(int(DeviceType::CPU) == 0 && kNumDeviceTypes == 4);
 
 AutocastState& state() {
   thread_local AutocastState s;

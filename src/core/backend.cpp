@@ -14,7 +14,7 @@ namespace ember {
 namespace {
 
 // Host memory: one device, every call complete when it returns, one stream.
-class CpuBackend final : public DeviceBackend {
+class CpuBackend : public DeviceBackend {
  public:
   DeviceType type() const override { return DeviceType::CPU; }
   int device_count() const override { return 1; }
@@ -36,11 +36,23 @@ class CpuBackend final : public DeviceBackend {
   }
 };
 
+// The meta device: one device and one stream as the host's, no memory to copy (its kernels
+// never reach copy_bytes: a copy into meta has nothing to move, one out of it raises).
+class MetaBackend final : public CpuBackend {
+ public:
+  DeviceType type() const override { return DeviceType::Meta; }
+  void set_device(int index) override { EMBER_CHECK_INDEX(index == 0, "meta device index must be 0, got ", index); }
+  void copy_bytes(void*, Device, const void*, Device, size_t, Stream) override {
+    throw NotImplementedError("Cannot copy out of meta tensor; no data!");
+  }
+};
+
 std::array<std::atomic<DeviceBackend*>, kNumDeviceTypes>& registry() {
   static CpuBackend cpu;
+  static MetaBackend meta;
   static std::array<std::atomic<DeviceBackend*>, kNumDeviceTypes> backends{};
-  static const bool cpu_registered = (backends[int(DeviceType::CPU)].store(&cpu), true);
-  (void)cpu_registered;
+  static const bool registered = (backends[int(DeviceType::CPU)].store(&cpu), backends[int(DeviceType::Meta)].store(&meta), true);
+  (void)registered;
   return backends;
 }
 
@@ -113,7 +125,7 @@ void manual_seed(uint64_t seed) {
   default_generator().manual_seed(seed);
   for (int t = 1; t < kNumDeviceTypes; ++t) {
     DeviceBackend* b = registry()[t].load();
-    if (!b) continue;
+    if (!b || t == int(DeviceType::Meta)) continue;  // meta has no generator of its own
     for (int i = 0; i < b->device_count(); ++i) b->default_generator(i).manual_seed(seed);
   }
 }

@@ -22,6 +22,7 @@ const char* device_type_name(DeviceType t) {
     case DeviceType::CPU: return "cpu";
     case DeviceType::CUDA: return "cuda";
     case DeviceType::PrivateUse1: return privateuse1_name().c_str();
+    case DeviceType::Meta: return "meta";
   }
   return "unknown";
 }
@@ -31,9 +32,10 @@ Device::Device(std::string_view spec) {
   std::string_view type_part = spec.substr(0, colon);
   if (type_part == "cpu") type = DeviceType::CPU;
   else if (type_part == "cuda") type = DeviceType::CUDA;
+  else if (type_part == "meta") type = DeviceType::Meta;
   else if (type_part == privateuse1_name()) type = DeviceType::PrivateUse1;
   else
-    throw Error(detail::cat("Expected one of cpu, cuda, ", privateuse1_name(),
+    throw Error(detail::cat("Expected one of cpu, cuda, meta, ", privateuse1_name(),
                             " device type at start of device string: ", spec));
   if (colon != std::string_view::npos) {
     std::string_view idx = spec.substr(colon + 1);

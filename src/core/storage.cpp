@@ -95,7 +95,7 @@ class CPUAllocator final : public Allocator {
 
 Allocator*& allocator_slot(DeviceType t) {
   static CPUAllocator& cpu = CPUAllocator::instance();
-  static Allocator* slots[kNumDeviceTypes] = {&cpu, nullptr, nullptr};
+  static Allocator* slots[kNumDeviceTypes] = {&cpu, nullptr, nullptr, nullptr};
   return slots[int(t)];
 }
 }  // namespace
@@ -112,6 +112,10 @@ Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device
 
 void Storage::allocate_data() {
   EMBER_CHECK(!data_.ptr, "Storage::allocate_data: the storage already holds memory");
+  if (device_.is_meta()) {  // sizes without memory: reading its data raises (TensorImpl::data)
+    released_ = true;
+    return;
+  }
   Allocator* a = get_allocator(device_.type);
   EMBER_CHECK(a, "no allocator registered for device ", device_.str(),
               " (was ember built with this backend?)");

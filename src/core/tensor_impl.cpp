@@ -40,7 +40,10 @@ void TensorImpl::set_data_from(const TensorImpl& src) {
   set_geometry(src.sizes_, src.strides_, src.offset_);
 }
 
-void TensorImpl::throw_released_storage() {
+void TensorImpl::throw_no_data() const {
+  if (device().is_meta())
+    throw NotImplementedError("Cannot access data of a meta tensor: it has sizes and a dtype but no data "
+                              "(give the module real tensors with to_empty() or load_state_dict(assign=True))");
   throw Error("this tensor's storage has been freed: it is a view of a sharded parameter (FSDP) used outside "
               "its unit's forward and backward; read the module's parameters through state_dict() or "
               "summon_full_params() instead");

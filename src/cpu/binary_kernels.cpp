@@ -9,6 +9,7 @@
 #include "cpu/elementwise_math.h"
 #include "cpu/tensor_iter.h"
 #include "ember/ops.h"
+#include "ops/arith_config.h"
 #include "ops/op_handles.h"
 
 namespace ember::cpu {
@@ -199,10 +200,6 @@ void bitwise_right_shift_body(TensorIter& it) {
   });
 }
 
-IterConfig arith_config(const char* name) {
-  if (std::string_view(name).starts_with("atan2")) return {.op_name = name, .int_to_float = true};
-  return {.op_name = name};
-}
 
 // mul is registered above with add/sub; the rest of the family registers here.
 #define EMBER_ARITH_KERNELS(n)                                                                  \

@@ -5,6 +5,7 @@
 
 #include "cpu/tensor_iter.h"
 #include "ember/ops.h"
+#include "ops/arange_length.h"
 #include "ops/op_handles.h"
 
 namespace ember::cpu {
@@ -21,17 +22,8 @@ template <class T> T from_double(double v) {
 
 Tensor arange_cpu(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions opts) {
   DType dt = opts.dtype_or_default();
-  double s = start.to_double(), e = end.to_double(), st = step.to_double();
-  EMBER_CHECK(st != 0, "step must be nonzero");
-  EMBER_CHECK(std::isfinite(s) && std::isfinite(e), "unsupported range: ", start.str(), " -> ", end.str());
-  EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "upper bound and larger bound inconsistent with step sign");
-  int64_t n;
-  if (is_floating(dt) || start.is_floating() || end.is_floating() || step.is_floating())
-    n = int64_t(std::ceil((e - s) / st));
-  else {
-    int64_t is = start.to_int(), ie = end.to_int(), ist = step.to_int();
-    n = ist > 0 ? (ie - is + ist - 1) / ist : (is - ie + (-ist) - 1) / (-ist);
-  }
+  const int64_t n = arange_length(start, end, step, dt);
+  const double s = start.to_double(), st = step.to_double();
   Tensor out = empty({n}, {.dtype = dt, .device = Device(kCPU)});
   visit_dtype<kAllTypes & ~bit(DType::Bool)>(dt, "arange", [&]<class T>() {
     T* p = out.data_ptr<T>();

@@ -6,6 +6,7 @@
 #include "cuda/elementwise_host.h"
 #include "cuda/elementwise_launchers.h"
 #include "ember/ops.h"
+#include "ops/arith_config.h"
 #include "ops/op_handles.h"
 #include "ops/promotion.h"
 
@@ -154,10 +155,6 @@ EMBER_REGISTER_KERNEL(sub_, CUDA, sub_inplace_cuda);
 EMBER_REGISTER_KERNEL(div, CUDA, div_cuda);
 EMBER_REGISTER_KERNEL(div_, CUDA, div_inplace_cuda);
 
-IterConfig arith_config(const char* name) {
-  if (std::string_view(name).starts_with("atan2")) return {.op_name = name, .int_to_float = true};
-  return {.op_name = name};
-}
 #define EMBER_CUDA_ARITH_KERNELS(n)                                                                     \
   Tensor n##_cuda(const Tensor& a, const Tensor& b) {                                                   \
     Tensor out;                                                                                         \

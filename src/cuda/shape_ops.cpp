@@ -5,6 +5,7 @@
 
 #include "core/dtype_dispatch.h"
 #include "cuda/index_host.h"
+#include "ops/arange_length.h"
 #include "ops/op_handles.h"
 #include "ops/shape_utils.h"
 
@@ -55,17 +56,8 @@ Tensor triu_cuda(const Tensor& self, int64_t k) { return triangle(self, k, false
 // arange and linspace: the CPU kernels' checks, lengths and formulas (creation_kernels.cpp).
 Tensor arange_cuda(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions opts) {
   const DType dt = opts.dtype_or_default();
-  const double s = start.to_double(), e = end.to_double(), st = step.to_double();
-  EMBER_CHECK(st != 0, "step must be nonzero");
-  EMBER_CHECK(std::isfinite(s) && std::isfinite(e), "unsupported range: ", start.str(), " -> ", end.str());
-  EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "upper bound and larger bound inconsistent with step sign");
-  int64_t n;
-  if (is_floating(dt) || start.is_floating() || end.is_floating() || step.is_floating()) {
-    n = int64_t(std::ceil((e - s) / st));
-  } else {
-    const int64_t is = start.to_int(), ie = end.to_int(), ist = step.to_int();
-    n = ist > 0 ? (ie - is + ist - 1) / ist : (is - ie + (-ist) - 1) / (-ist);
-  }
+  const int64_t n = arange_length(start, end, step, dt);
+  const double s = start.to_double(), st = step.to_double();
   if (dt == kBool || is_complex(dt)) throw_dtype_not_implemented("arange", dt);
   Tensor out = empty({n}, {.dtype = dt, .device = opts.device_or()});
   GpuGuard guard(out.device().index);

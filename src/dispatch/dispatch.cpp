@@ -12,6 +12,7 @@ const char* dispatch_key_name(DispatchKey k) {
     case DispatchKey::CPU: return "CPU";
     case DispatchKey::CUDA: return "CUDA";
     case DispatchKey::PrivateUse1: return "PrivateUse1";
+    case DispatchKey::Meta: return "Meta";
     case DispatchKey::CompositeBackend: return "CompositeBackend";
     case DispatchKey::Autograd: return "Autograd";
     case DispatchKey::Autocast: return "Autocast";

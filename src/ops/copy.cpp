@@ -100,6 +100,7 @@ Scalar Tensor::item() const {
   compiler::detail::note_break("Tensor.item() reads a value into the program");
   EMBER_CHECK(numel() == 1, "a Tensor with ", numel(),
               " elements cannot be converted to Scalar");
+  EMBER_CHECK(!is_meta(), "Tensor.item() cannot be called on meta tensors");
   Tensor c = is_cpu() ? *this : cpu();
   const void* p = c.data_ptr();
   switch (dtype()) {

@@ -33,6 +33,9 @@ struct IterConfig {
   // float16/bfloat16 operands of an op computing in float32 are neither cast beforehand nor
   // staged: the loop converts blocks of them (the CPU's cpu_kernel does; TensorIter sets this).
   bool reduced_in_loop = false;
+  // Shapes, dtypes and outputs only (the meta device's kernels): no input is cast, no operand's
+  // data is read, and the plan has no geometry to run.
+  bool shapes_only = false;
 };
 
 class ElementwisePlan {

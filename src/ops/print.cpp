@@ -232,7 +232,11 @@ std::string Tensor::str() const {
   if (!is_cpu()) suffixes.push_back("device='" + device().str() + "'");
   std::string body;
   std::string dtype_suffix = std::string("dtype=ember.") + dtype_name(dtype());
-  if (numel() == 0) {
+  if (is_meta()) {  // sizes without values, as torch prints them
+    suffixes.push_back("size=" + shape_tuple(sizes()));
+    if (dtype() != default_dtype()) suffixes.push_back(dtype_suffix);
+    body = "...";
+  } else if (numel() == 0) {
     if (dim() != 1) suffixes.push_back("size=" + shape_tuple(sizes()));
     if (dtype() != default_dtype()) suffixes.push_back(dtype_suffix);
     body = "[]";

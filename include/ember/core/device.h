@@ -7,10 +7,13 @@
 
 namespace ember {
 
-// PrivateUse1 is the slot an out-of-tree backend registers into (as in PyTorch).
-enum class DeviceType : int8_t { CPU = 0, CUDA = 1, PrivateUse1 = 2 };
-inline constexpr int kNumDeviceTypes = 3;
-inline constexpr DeviceType kCPU = DeviceType::CPU, kCUDA = DeviceType::CUDA;
+// PrivateUse1 is the slot an out-of-tree backend registers into (as in PyTorch). Meta tensors
+// have sizes, strides and a dtype but no memory (src/meta/): a model built on "meta" costs no
+// memory until to_empty() or load_state_dict(assign=True) gives it real tensors. Meta is the
+// last device type, so the dispatcher picks it over every other device an op's arguments name.
+enum class DeviceType : int8_t { CPU = 0, CUDA = 1, PrivateUse1 = 2, Meta = 3 };
+inline constexpr int kNumDeviceTypes = 4;
+inline constexpr DeviceType kCPU = DeviceType::CPU, kCUDA = DeviceType::CUDA, kMeta = DeviceType::Meta;
 
 const char* device_type_name(DeviceType t);
 
@@ -27,6 +30,7 @@ struct Device {
 
   bool is_cpu() const { return type == DeviceType::CPU; }
   bool is_cuda() const { return type == DeviceType::CUDA; }
+  bool is_meta() const { return type == DeviceType::Meta; }
   bool has_index() const { return index >= 0; }
   std::string str() const;
   bool operator==(const Device&) const = default;

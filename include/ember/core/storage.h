@@ -28,6 +28,7 @@ class Storage {
   // storage is released raises when its data is asked for, instead of reading freed memory.
   void release_data();
   void allocate_data();
+  // No memory behind it: FSDP released it, or it is a meta storage (which never has any).
   bool released() const { return released_; }
 
  private:

@@ -40,7 +40,7 @@ class TensorImpl {
   int64_t numel() const { return numel_; }
   bool is_contiguous() const { return is_contiguous_; }
   void* data() const {
-    if (storage_->released()) [[unlikely]] throw_released_storage();
+    if (storage_->released()) [[unlikely]] throw_no_data();
     return static_cast<char*>(storage_->data()) + offset_ * element_size(dtype_);
   }
 
@@ -71,7 +71,7 @@ class TensorImpl {
 
  private:
   void refresh();
-  [[noreturn]] static void throw_released_storage();
+  [[noreturn]] void throw_no_data() const;  // a meta tensor, or FSDP's released storage
 
   StoragePtr storage_;
   Shape sizes_, strides_;

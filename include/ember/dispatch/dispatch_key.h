@@ -9,7 +9,7 @@
 namespace ember {
 
 enum class DispatchKey : uint8_t {
-  CPU = 0, CUDA = 1, PrivateUse1 = 2,  // == DeviceType values
+  CPU = 0, CUDA = 1, PrivateUse1 = 2, Meta = 3,  // == DeviceType values
   CompositeBackend,  // a device-agnostic kernel (view ops), used when a backend has none
   Autograd,
   Autocast,

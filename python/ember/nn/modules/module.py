@@ -8,6 +8,7 @@ overhead is the attribute bookkeeping only.
 """
 import functools
 import itertools
+import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
@@ -732,9 +733,23 @@ class Module:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
+            assign = local_metadata.get("assign_to_params_buffers", False)
+            if param.is_meta and not input_param.is_meta and not assign:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+                              "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
+                              "items in the state dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)")
             try:
                 with _no_grad():
-                    param.copy_(input_param)
+                    if assign:  # the checkpoint's tensor itself becomes the parameter or buffer (torch 2.x)
+                        if isinstance(param, Parameter):
+                            if isinstance(input_param, Parameter):
+                                input_param.requires_grad_(param.requires_grad)
+                            else:
+                                input_param = Parameter(input_param, requires_grad=param.requires_grad)
+                        setattr(self, name, input_param)
+                    else:
+                        param.copy_(input_param)
             except Exception as ex:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
                                   f'{param.size()} and whose dimensions in the checkpoint are {input_param.size()}, '
@@ -752,7 +767,7 @@ class Module:
                     if input_name not in self._modules and input_name not in local_state:
                         unexpected_keys.append(key)
 
-    def load_state_dict(self, state_dict, strict=True):
+    def load_state_dict(self, state_dict, strict=True, assign=False):
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing_keys, unexpected_keys, error_msgs = [], [], []
@@ -763,6 +778,8 @@ class Module:
 
         def load(module, local_state_dict, prefix=""):
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            if assign:
+                local_metadata = dict(local_metadata, assign_to_params_buffers=True)
             module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
                                          unexpected_keys, error_msgs)
             for name, child in module._modules.items():

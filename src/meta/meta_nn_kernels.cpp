@@ -1,0 +1,143 @@
+// Meta kernels of the nn layers' forward ops, so a model's forward runs on shapes alone:
+// embedding (index_select), convolution, pooling, layer/RMS/batch norm, attention and cross
+// entropy. Output
+// sizes come from the geometry the CPU kernels use (ops/pool_geometry.h, ops/norm_geometry.h);
+// statistics are in the compute dtype (float32 for float16/bfloat16), as the CPU returns them.
+#include "ember/ops.h"
+#include "meta/meta_utils.h"
+#include "ops/norm_geometry.h"
+#include "ops/op_handles.h"
+#include "ops/pool_geometry.h"
+#include "ops/reduce_utils.h"
+
+namespace ember::meta {
+namespace {
+
+Tensor index_select_meta(const Tensor& a, int64_t dim, const Tensor& index) {
+  check_on_meta(a);
+  check_on_meta(index);
+  EMBER_CHECK(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+  EMBER_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32,
+              "index_select(): Expected dtype int32 or int64 for index");
+  if (a.dim() == 0) return new_meta({}, a.dtype());
+  Shape out = a.sizes();
+  out[wrap_dim(dim, a.dim())] = index.numel();
+  return new_meta(out, a.dtype());
+}
+
+// (N, C, H, W) input and (O, C / groups, kh, kw) weight; the checks ran in nn/functional/conv.cpp.
+Tensor conv2d_forward_meta(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias, IntArrayRef stride,
+                           IntArrayRef padding, IntArrayRef dilation, int64_t) {
+  check_on_meta(x);
+  check_on_meta(w);
+  check_on_meta(bias);
+  EMBER_CHECK(x.dim() == 4 && w.dim() == 4, "conv2d: expected 4-d input and weight, got ", x.dim(), "-d and ", w.dim(), "-d");
+  Shape out{x.sizes()[0], w.sizes()[0], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    out[2 + i] = pool_out_size(x.sizes()[2 + i], w.sizes()[2 + i], padding[i], stride[i], dilation[i], false);
+    EMBER_CHECK(out[2 + i] > 0, "conv2d: the output size is too small (", out[2 + i], ") for input ", x.sizes(),
+                " and kernel ", w.sizes());
+  }
+  return new_meta(out, x.dtype());
+}
+
+Shape pooled(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+             bool ceil_mode) {
+  EMBER_CHECK(x.dim() == 4, "pooling: expected a 4-d (N, C, H, W) input, got ", x.dim(), "-d");
+  Shape out = x.sizes();
+  for (int i = 0; i < 2; ++i) {
+    out[2 + i] = pool_out_size(x.sizes()[2 + i], kernel[i], padding[i], stride[i], dilation.empty() ? 1 : dilation[i],
+                               ceil_mode);
+    EMBER_CHECK(out[2 + i] > 0, "pooling: Output size is too small for input ", x.sizes());
+  }
+  return out;
+}
+std::tuple<Tensor, Tensor> max_pool2d_meta(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
+                                           IntArrayRef dilation, bool ceil_mode) {
+  check_on_meta(x);
+  Shape out = pooled(x, kernel, stride, padding, dilation, ceil_mode);
+  return {new_meta(out, x.dtype()), new_meta(out, kInt64)};
+}
+Tensor avg_pool2d_meta(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool) {
+  check_on_meta(x);
+  return new_meta(pooled(x, kernel, stride, padding, {}, ceil_mode), x.dtype());
+}
+Tensor adaptive_avg_pool2d_meta(const Tensor& x, IntArrayRef output_size) {
+  check_on_meta(x);
+  EMBER_CHECK(x.dim() >= 2 && output_size.size() == 2, "adaptive_avg_pool2d: expected (..., H, W) input and 2 output sizes");
+  Shape out = x.sizes();
+  out[out.size() - 2] = output_size[0];
+  out[out.size() - 1] = output_size[1];
+  return new_meta(out, x.dtype());
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_meta(const Tensor& x, IntArrayRef normalized_shape, const std::optional<Tensor>& w,
+                                                   const std::optional<Tensor>& b, double) {
+  check_on_meta(x);
+  check_on_meta(w);
+  check_on_meta(b);
+  const Shape stats = norm_rows::stat_shape(x, normalized_shape);
+  const DType cdt = reduce::compute_dtype(x.dtype());
+  return {new_meta(x.sizes(), x.dtype()), new_meta(stats, cdt), new_meta(stats, cdt)};
+}
+std::tuple<Tensor, Tensor> rms_norm_meta(const Tensor& x, IntArrayRef normalized_shape, const std::optional<Tensor>& w, double) {
+  check_on_meta(x);
+  check_on_meta(w);
+  return {new_meta(x.sizes(), x.dtype()), new_meta(norm_rows::stat_shape(x, normalized_shape), reduce::compute_dtype(x.dtype()))};
+}
+std::tuple<Tensor, Tensor, Tensor> batch_norm_meta(const Tensor& x, const std::optional<Tensor>& w, const std::optional<Tensor>& b,
+                                                   double) {
+  check_on_meta(x);
+  check_on_meta(w);
+  check_on_meta(b);
+  EMBER_CHECK(x.dim() >= 2, "batch_norm: expected an (N, C, ...) input, got ", x.dim(), "-d");
+  const DType cdt = reduce::compute_dtype(x.dtype());
+  return {new_meta(x.sizes(), x.dtype()), new_meta({x.sizes()[1]}, cdt), new_meta({x.sizes()[1]}, cdt)};
+}
+
+// The affine step of batch norm in eval mode (and group norm): x's shape.
+Tensor channel_affine_meta(const Tensor& x, const Tensor& scale, const Tensor& shift) {
+  check_on_meta(x);
+  check_on_meta(scale);
+  check_on_meta(shift);
+  return new_meta(x.sizes(), x.dtype());
+}
+
+// Attention: q (..., Tq, D), v (..., Tk, Dv) -> out (..., Tq, Dv) and lse float32 (..., Tq).
+std::tuple<Tensor, Tensor> flash_attention_meta(const Tensor& q, const Tensor& k, const Tensor& v,
+                                                const std::optional<Tensor>& mask, bool, double) {
+  for (const Tensor* t : {&q, &k, &v}) check_on_meta(*t);
+  check_on_meta(mask);
+  EMBER_CHECK(q.dim() >= 2 && k.dim() == q.dim() && v.dim() == q.dim(), "scaled_dot_product_attention: q, k and v must "
+              "have the same number of dimensions (at least 2), got ", q.dim(), ", ", k.dim(), " and ", v.dim());
+  Shape out = q.sizes();
+  out.back() = v.sizes().back();
+  Shape lse(q.sizes().begin(), q.sizes().end() - 1);
+  return {new_meta(out, q.dtype()), new_meta(lse, kFloat32)};
+}
+
+// (M, C) logits and (M) targets; reduction 0 keeps one loss per row.
+Tensor cross_entropy_meta(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight, int64_t,
+                          int64_t reduction, double) {
+  check_on_meta(input);
+  check_on_meta(target);
+  check_on_meta(weight);
+  EMBER_CHECK(input.dim() == 2 && target.dim() == 1 && target.sizes()[0] == input.sizes()[0],
+              "cross_entropy: expected (M, C) input and (M) target, got ", input.sizes(), " and ", target.sizes());
+  return reduction == 0 ? new_meta({input.sizes()[0]}, input.dtype()) : new_meta({}, input.dtype());
+}
+
+EMBER_REGISTER_KERNEL(index_select, Meta, index_select_meta);
+EMBER_REGISTER_KERNEL(conv2d_forward, Meta, conv2d_forward_meta);
+EMBER_REGISTER_KERNEL(max_pool2d_with_indices, Meta, max_pool2d_meta);
+EMBER_REGISTER_KERNEL(avg_pool2d, Meta, avg_pool2d_meta);
+EMBER_REGISTER_KERNEL(adaptive_avg_pool2d, Meta, adaptive_avg_pool2d_meta);
+EMBER_REGISTER_KERNEL(native_layer_norm, Meta, layer_norm_meta);
+EMBER_REGISTER_KERNEL(native_rms_norm, Meta, rms_norm_meta);
+EMBER_REGISTER_KERNEL(native_batch_norm, Meta, batch_norm_meta);
+EMBER_REGISTER_KERNEL(cross_entropy_index, Meta, cross_entropy_meta);
+EMBER_REGISTER_KERNEL(channel_affine, Meta, channel_affine_meta);
+EMBER_REGISTER_KERNEL(_flash_attention_forward, Meta, flash_attention_meta);
+
+}  // namespace
+}  // namespace ember::meta

@@ -1,0 +1,210 @@
+"""The meta device: build a model without memory, then give it real tensors (to_empty, or
+load_state_dict(assign=True)); shapes and dtypes of the common ops; errors where data is needed."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember import nn
+
+
+def test_factories_and_repr():
+    m = ember.empty(2, 3, device="meta")
+    assert m.is_meta and not m.is_cpu and m.device == ember.device("meta")
+    assert m.data_ptr() == 0
+    assert repr(m) == "tensor(..., device='meta', size=(2, 3))"
+    assert repr(ember.arange(5, device="meta")) == "tensor(..., device='meta', size=(5,), dtype=ember.int64)"
+    assert ember.zeros((), device="meta").shape == ()
+    assert ember.tensor([1, 2], device="meta").shape == (2,)
+    assert ember.ones(2, 3).to("meta").is_meta
+    # Sizes far past this machine's memory cost nothing.
+    huge = ember.empty(1 << 20, 1 << 20, device="meta")
+    assert huge.numel() == 1 << 40 and huge.stride() == (1 << 20, 1)
+
+
+def test_device_context_builds_a_meta_model_without_memory():
+    with ember.device("meta"):
+        # 64 x (8192 x 8192) float32 = 16 GiB, more than this machine has
+        model = nn.Sequential(*[nn.Linear(8192, 8192) for _ in range(64)])
+        inner = ember.empty(3)
+    assert inner.is_meta
+    assert ember.empty(3).is_cpu  # the block restored the default device
+    assert all(p.is_meta for p in model.parameters())
+    assert sum(p.numel() for p in model.parameters()) == 64 * (8192 * 8192 + 8192)
+    y = model(ember.empty(4, 8192, device="meta"))
+    assert y.is_meta and y.shape == (4, 8192)
+
+
+def test_nested_device_contexts_restore_in_order():
+    with ember.device("meta"):
+        with ember.device("cpu"):
+            assert ember.empty(1).is_cpu
+        assert ember.empty(1).is_meta
+    assert ember.empty(1).is_cpu
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(6, 8), nn.LayerNorm(8), nn.GELU(), nn.Linear(8, 3))
+
+
+def test_to_empty_then_load_state_dict_matches_the_source_model():
+    ember.manual_seed(1)
+    source = _mlp()
+    with ember.device("meta"):
+        model = _mlp()
+    assert all(t.is_meta for t in model.state_dict().values())
+    model.to_empty(device="cpu")
+    model.load_state_dict(source.state_dict())
+    x = ember.randn(5, 6)
+    np.testing.assert_array_equal(model(x).detach().numpy(), source(x).detach().numpy())
+
+
+def test_load_state_dict_assign_takes_the_checkpoints_tensors():
+    ember.manual_seed(2)
+    source = nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+    state = source.state_dict()
+    with ember.device("meta"):
+        model = nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+    model.load_state_dict(state, assign=True)
+    assert model[0].weight.data_ptr() == state["0.weight"].data_ptr()  # no copy
+    assert isinstance(model[0].weight, nn.Parameter) and model[0].weight.requires_grad
+    assert model[1].running_mean.data_ptr() == state["1.running_mean"].data_ptr()
+    assert not any(t.is_meta for t in model.state_dict().values())
+    model.eval(), source.eval()
+    x = ember.randn(4, 6)
+    np.testing.assert_array_equal(model(x).detach().numpy(), source(x).detach().numpy())
+    # and it trains
+    model.train()
+    model(x).sum().backward()
+    assert model[0].weight.grad.shape == (8, 6)
+
+
+def test_loading_into_meta_without_assign_warns_and_changes_nothing():
+    with ember.device("meta"):
+        model = nn.Linear(2, 2)
+    with pytest.warns(UserWarning, match="Did you mean to pass `assign=True`"):
+        model.load_state_dict(nn.Linear(2, 2).state_dict())
+    assert model.weight.is_meta
+
+
+def test_elementwise_reductions_and_matmul_shapes():
+    a = ember.empty(2, 1, 3, device="meta")
+    b = ember.empty(4, 1, dtype=ember.int64, device="meta")
+    assert (a + b).shape == (2, 4, 3) and (a + b).dtype == ember.float32
+    assert (b / b).dtype == ember.float32 and (b // b).dtype == ember.int64
+    assert (a < 0).dtype == ember.bool
+    assert (a * 2.5).is_meta  # a Python number keeps the result on meta
+    assert a.sum(dim=1, keepdim=True).shape == (2, 1, 3)
+    assert b.sum().dtype == ember.int64 and b.sum().shape == ()
+    assert a.softmax(-1).shape == a.shape
+    w = ember.empty(3, 5, device="meta")
+    assert (a @ w).shape == (2, 1, 5)
+    assert ember.cat([a, a], dim=1).shape == (2, 2, 3)
+    assert a.transpose(0, 2).reshape(3, -1).shape == (3, 2)
+
+
+def test_gradients_are_meta_too():
+    x = ember.empty(3, 4, device="meta", requires_grad=True)
+    (ember.nn.functional.gelu(x @ ember.empty(4, 2, device="meta")).sum()).backward()
+    assert x.grad.is_meta and x.grad.shape == (3, 4)
+
+
+def test_reading_data_raises():
+    m = ember.empty(2, 3, device="meta")
+    with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor; no data!"):
+        m.cpu()
+    with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor"):
+        m.tolist()
+    with pytest.raises(RuntimeError, match="Tensor.item\\(\\) cannot be called on meta tensors"):
+        bool(ember.ones(1, device="meta"))
+    with pytest.raises((RuntimeError, TypeError), match="can't convert meta device type tensor to numpy"):
+        m.numpy()
+    with pytest.raises(RuntimeError, match="Tensor on device cpu is not on the expected device meta!"):
+        m + ember.ones(2, 3)
+    with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor"):
+        nn.Linear(2, 2, device="meta").to("cpu")
+    # an op without a meta kernel names itself instead of reading missing data
+    with pytest.raises(NotImplementedError, match="'Meta' backend"):
+        m.sort()
+
+
+def test_shapes_and_dtypes_agree_with_torch_meta():
+    torch = pytest.importorskip("torch", reason="PyTorch not installed: differential test skipped")
+    cases = [
+        lambda T, d: T.empty(2, 1, 3, device=d) + T.empty(4, 1, dtype=T.int64, device=d),
+        lambda T, d: T.empty(4, 1, dtype=T.int32, device=d) * 2.5,
+        lambda T, d: T.empty(3, 5, dtype=T.int64, device=d).sum(1),
+        lambda T, d: T.empty(3, 5, device=d).mean((0, 1), keepdim=True),
+        lambda T, d: T.empty(3, 5, device=d).argmax(1),
+        lambda T, d: T.empty(2, 3, 4, device=d) @ T.empty(4, 6, device=d),
+        lambda T, d: T.empty(7, 2, 3, device=d).bmm(T.empty(7, 3, 5, device=d)),
+        lambda T, d: T.where(T.empty(3, dtype=T.bool, device=d), T.empty(2, 1, device=d), 0),
+        lambda T, d: T.arange(0, 1, 0.125, device=d),
+        lambda T, d: T.empty(5, dtype=T.int64, device=d).sqrt(),
+        lambda T, d: T.empty(3, 4, device=d).cumsum(0, dtype=T.float64),
+        lambda T, d: T.cat([T.empty(2, 3, device=d), T.empty(2, 1, dtype=T.float64, device=d)], 1),
+        lambda T, d: T.empty(3, 4, device=d).amax(-1),
+    ]
+    for case in cases:
+        want, got = case(torch, "meta"), case(ember, "meta")
+        assert tuple(got.shape) == tuple(want.shape)
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+
+
+def _same_forward_shapes(build, make_input):
+    """The model's output on meta has the shapes and dtypes of the same model's output on the CPU."""
+    ember.manual_seed(3)
+    cpu_model = build()
+    cpu_out = cpu_model(make_input("cpu"))
+    with ember.device("meta"):
+        meta_model = build()
+    meta_out = meta_model(make_input("meta"))
+    cpu_outs = cpu_out if isinstance(cpu_out, tuple) else (cpu_out,)
+    meta_outs = meta_out if isinstance(meta_out, tuple) else (meta_out,)
+    for c, m in zip(cpu_outs, meta_outs):
+        if c is None:
+            continue
+        assert m.is_meta and m.shape == c.shape and m.dtype == c.dtype
+
+
+def test_a_cnn_forward_runs_on_shapes():
+    def build():
+        return nn.Sequential(nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Conv2d(8, 16, 3, dilation=2), nn.AvgPool2d(2, ceil_mode=True),
+                             nn.AdaptiveAvgPool2d((3, 2)), nn.Flatten(), nn.Dropout(0.1), nn.Linear(96, 10))
+    _same_forward_shapes(build, lambda d: ember.empty(4, 3, 37, 41, device=d).normal_())
+    with ember.device("meta"):
+        model = build().eval()  # eval: batch norm from running statistics
+    assert model(ember.empty(2, 3, 37, 41, device="meta")).shape == (2, 10)
+
+
+def test_a_transformer_forward_and_loss_run_on_shapes():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(100, 32)
+            self.norm = nn.LayerNorm(32)
+            self.attn = nn.MultiheadAttention(32, 4, batch_first=True)
+            self.rms = nn.RMSNorm(32)
+            self.head = nn.Linear(32, 100)
+
+        def forward(self, tokens):
+            x = self.emb(tokens)
+            h = self.norm(x)
+            x = x + self.attn(h, h, h, need_weights=False)[0]
+            q = x.view(2, 7, 4, 8).transpose(1, 2)
+            x = x + nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).transpose(1, 2).reshape(2, 7, 32)
+            return self.head(self.rms(x))
+
+    def make_tokens(d):
+        return ember.randint(0, 100, (2, 7)).to(d)
+
+    _same_forward_shapes(Block, make_tokens)
+    with ember.device("meta"):
+        block = Block()
+    logits = block(make_tokens("meta"))
+    loss = nn.functional.cross_entropy(logits.view(-1, 100), ember.randint(0, 100, (14,)).to("meta"))
+    assert loss.is_meta and loss.shape == ()
+    per_token = nn.functional.cross_entropy(logits.view(-1, 100), ember.zeros(14, dtype=ember.int64, device="meta"),
+                                            reduction="none")
+    assert per_token.shape == (14,)
