@@ -335,7 +335,7 @@ Tensor GPT2LMHeadModel::loss(const Tensor& input_ids, const Tensor& labels) {
   return F::cross_entropy(shifted.view({-1, shifted.size(-1)}), target.view({-1}));
 }
 
-void GPT2LMHeadModel::load_hf_state_dict(const std::vector<std::pair<std::string, Tensor>>& state) {
+void GPT2LMHeadModel::load_hf_state_dict(const std::vector<std::pair<std::string, Tensor>>& state, bool assign) {
   std::map<std::string, Tensor> own;
   for (auto& [k, v] : named_parameters()) own[k] = v;
   std::set<std::string> loaded;
@@ -349,7 +349,10 @@ void GPT2LMHeadModel::load_hf_state_dict(const std::vector<std::pair<std::string
     EMBER_CHECK_VALUE(it != own.end(), "GPT2LMHeadModel: the checkpoint has '", k, "', which this config has not");
     EMBER_CHECK_VALUE(it->second.sizes() == v.sizes(), "GPT2LMHeadModel: ", k, " has shape ", v.sizes(),
                       " in the checkpoint, ", it->second.sizes(), " here");
-    it->second.copy_(v);
+    if (assign && v.dtype() == it->second.dtype() && v.device() == it->second.device() && v.is_contiguous())
+      it->second.set_data(v);
+    else
+      it->second.copy_(v);
     loaded.insert(k);
   }
   for (const auto& [k, _] : own)
@@ -358,10 +361,18 @@ void GPT2LMHeadModel::load_hf_state_dict(const std::vector<std::pair<std::string
 
 std::shared_ptr<GPT2LMHeadModel> GPT2LMHeadModel::from_pretrained(const std::string& folder) {
   namespace fs = std::filesystem;
-  auto model = std::make_shared<GPT2LMHeadModel>(GPT2Config::from_json_file((fs::path(folder) / "config.json").string()));
+  // Built on the meta device and given uninitialised memory: every parameter is then loaded, so
+  // the random initialisation would be thrown away (2.3 s of the 124M model's load on this CPU).
+  std::shared_ptr<GPT2LMHeadModel> model;
+  {
+    DefaultDeviceGuard meta(Device(DeviceType::Meta));
+    model = std::make_shared<GPT2LMHeadModel>(GPT2Config::from_json_file((fs::path(folder) / "config.json").string()));
+  }
+  model->to_empty(Device(DeviceType::CPU));
   const fs::path st = fs::path(folder) / "model.safetensors", bin = fs::path(folder) / "pytorch_model.bin";
-  if (fs::exists(st)) model->load_hf_state_dict(safetensors::load(st.string()));
-  else if (fs::exists(bin)) model->load_hf_state_dict(to_state_dict(load(bin.string())));
+  // The loaded tensors are this call's own: they become the parameters (no copy).
+  if (fs::exists(st)) model->load_hf_state_dict(safetensors::load(st.string()), /*assign=*/true);
+  else if (fs::exists(bin)) model->load_hf_state_dict(to_state_dict(load(bin.string())), /*assign=*/true);
   else throw Error(detail::cat("GPT2LMHeadModel::from_pretrained: no model.safetensors or pytorch_model.bin in ", folder));
   model->eval();
   return model;

@@ -2,6 +2,7 @@
 
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "ember/ops.h"
 
@@ -171,6 +172,25 @@ Module& Module::to(Device device) {
       }
     for (auto& b : m->buffers_)
       if (b.slot->defined()) *b.slot = b.slot->to(device);
+  }
+  return *this;
+}
+
+Module& Module::to_empty(Device device) {
+  NoGradGuard no_grad;
+  std::unordered_map<const TensorImpl*, Tensor> fresh;
+  auto replace = [&](Tensor& slot, bool parameter) {
+    if (!slot.defined()) return;
+    auto [it, added] = fresh.try_emplace(slot.impl());
+    if (added) {
+      Tensor t = empty(slot.sizes(), {.dtype = slot.dtype(), .device = device});
+      it->second = parameter ? make_parameter(t, slot.requires_grad()) : t;
+    }
+    slot = it->second;
+  };
+  for (auto& [n, m] : named_modules()) {
+    for (auto& p : m->params_) replace(*p.slot, true);
+    for (auto& b : m->buffers_) replace(*b.slot, false);
   }
   return *this;
 }

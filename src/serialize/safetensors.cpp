@@ -4,18 +4,15 @@
 // implementation: every size and offset is checked, tensors must tile the buffer exactly, and any
 // violation is an ember::Error. The JSON reader below is small and strict (RFC 8259, UTF-8).
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/json_string.h"
-#include "core/read_file.h"
 #include "core/utf8.h"
 #include "serialize/json.h"
 #include "ember/core/errors.h"
@@ -172,39 +169,59 @@ Parsed parse_header(const std::string& header, uint64_t n, uint64_t file_size) {
   return out;
 }
 
+// The 8-byte header length n of a file of file_size bytes, checked as the reference does.
+void check_header_length(uint64_t n, uint64_t file_size) {
+  ST_CHECK(n <= kMaxHeaderSize, "header too large (", n, " bytes; the limit is ", kMaxHeaderSize, ")");
+  ST_CHECK(n <= file_size - 8, "invalid header length ", n, ": the file has only ", file_size, " bytes");
+}
+
 Parsed parse_file(const std::string& bytes) {
   ST_CHECK(bytes.size() >= 8, "file too small (", bytes.size(), " bytes): no header length");
   const uint64_t n = read_u64le(reinterpret_cast<const unsigned char*>(bytes.data()));
-  ST_CHECK(n <= kMaxHeaderSize, "header too large (", n, " bytes; the limit is ", kMaxHeaderSize, ")");
-  ST_CHECK(n <= bytes.size() - 8, "invalid header length ", n, ": the file has only ", bytes.size(), " bytes");
+  check_header_length(n, bytes.size());
   return parse_header(bytes.substr(8, n), n, bytes.size());
 }
 
-std::string read_file(const std::string& path) { return read_whole_file(path, "safetensors"); }
-
-// Temp file in the same directory + fsync + rename. ember::atomic_write_file (pt_format.cpp) had
-// not landed when this was written; switch to it once it has.
-void write_atomically(const std::string& path, const std::string& bytes) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  EMBER_CHECK(fd >= 0, "safetensors: cannot open ", tmp, " for writing");
-  size_t done = 0;
-  bool ok = true;
-  while (done < bytes.size()) {
-    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w <= 0) { ok = false; break; }
-    done += size_t(w);
+// A loaded entry's last steps: any nonzero byte of a bool is true (never a bool outside {0, 1}),
+// then the map_location move.
+Tensor finish_entry(Tensor t, const Entry& e, const LoadOptions& opts) {
+  if (e.dtype == DType::Bool) {
+    auto* b = static_cast<unsigned char*>(t.data_ptr());
+    for (int64_t k = 0; k < t.numel(); ++k) b[k] = b[k] != 0;
   }
-  ok = ok && ::fsync(fd) == 0;
-  ok = (::close(fd) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(detail::cat("safetensors: failed to write ", path));
-  }
-  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) { ::fsync(dfd); ::close(dfd); }
+  return opts.map_location ? t.to(*opts.map_location) : t;
 }
+
+// Name-sorted, as the reference loader returns them.
+std::vector<std::pair<std::string, Tensor>> sorted_by_name(std::vector<std::pair<std::string, Tensor>> out) {
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+// An open file, read at offsets (pread: no shared position), closed on every exit.
+struct InputFile {
+  int fd = -1;
+  std::string path;
+  explicit InputFile(const std::string& p) : fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC)), path(p) {
+    ST_CHECK(fd >= 0, "cannot open ", p);
+  }
+  ~InputFile() { ::close(fd); }
+  uint64_t size() const {
+    struct stat st{};
+    ST_CHECK(::fstat(fd, &st) == 0 && S_ISREG(st.st_mode), "cannot read ", path, ": not a regular file");
+    return uint64_t(st.st_size);
+  }
+  void read_at(void* dst, size_t n, uint64_t offset) const {
+    auto* p = static_cast<char*>(dst);
+    while (n > 0) {
+      const ssize_t got = ::pread(fd, p, n, off_t(offset));
+      ST_CHECK(got > 0, "error reading ", path, " (at byte ", offset, ")");
+      p += got;
+      n -= size_t(got);
+      offset += uint64_t(got);
+    }
+  }
+};
 
 }  // namespace
 
@@ -268,31 +285,46 @@ std::vector<std::pair<std::string, Tensor>> load_from_bytes(const std::string& b
   std::vector<std::pair<std::string, Tensor>> out;
   for (const Entry& e : p.entries) {
     Tensor t = empty(e.shape, {.dtype = e.dtype});
-    const size_t nbytes = size_t(e.end - e.begin);
-    if (nbytes > 0) {
-      std::memcpy(t.data_ptr(), bytes.data() + p.data_start + e.begin, nbytes);
-      if (e.dtype == DType::Bool) {  // any nonzero byte is true; never leave a bool outside {0, 1}
-        auto* b = static_cast<unsigned char*>(t.data_ptr());
-        for (size_t k = 0; k < nbytes; ++k) b[k] = b[k] != 0;
-      }
-    }
-    if (opts.map_location) t = t.to(*opts.map_location);
-    out.emplace_back(e.name, std::move(t));
+    if (e.end > e.begin) std::memcpy(t.data_ptr(), bytes.data() + p.data_start + e.begin, size_t(e.end - e.begin));
+    out.emplace_back(e.name, finish_entry(std::move(t), e, opts));
   }
-  // Name-sorted, as the reference loader returns them.
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  return out;
+  return sorted_by_name(std::move(out));
 }
 
 void save(const std::vector<std::pair<std::string, Tensor>>& tensors, const std::string& path,
           const Metadata& metadata) {
-  write_atomically(path, safetensors::save_to_bytes(tensors, metadata));
+  atomic_write_file(path, safetensors::save_to_bytes(tensors, metadata));
 }
 
+namespace {
+// The header of an open file, checked against the file's size.
+Parsed read_header(const InputFile& f) {
+  const uint64_t size = f.size();
+  ST_CHECK(size >= 8, "file too small (", size, " bytes): no header length");
+  unsigned char len[8];
+  f.read_at(len, 8, 0);
+  const uint64_t n = read_u64le(len);
+  check_header_length(n, size);
+  std::string header(size_t(n), '\0');
+  f.read_at(header.data(), size_t(n), 8);
+  return parse_header(header, n, size);
+}
+}  // namespace
+
+// Each tensor's bytes are read straight into its storage: no whole-file buffer and no second copy
+// (GPT-2's 500 MB checkpoint loaded in 1.9 s through a string read char by char, then copied).
 std::vector<std::pair<std::string, Tensor>> load(const std::string& path, LoadOptions opts) {
-  return safetensors::load_from_bytes(read_file(path), opts);
+  InputFile f(path);
+  Parsed p = read_header(f);
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const Entry& e : p.entries) {
+    Tensor t = empty(e.shape, {.dtype = e.dtype});
+    if (e.end > e.begin) f.read_at(t.data_ptr(), size_t(e.end - e.begin), p.data_start + e.begin);
+    out.emplace_back(e.name, finish_entry(std::move(t), e, opts));
+  }
+  return sorted_by_name(std::move(out));
 }
 
-Metadata load_metadata(const std::string& path) { return parse_file(read_file(path)).metadata; }
+Metadata load_metadata(const std::string& path) { return read_header(InputFile(path)).metadata; }
 
 }  // namespace ember::safetensors

@@ -121,3 +121,33 @@ TEST(MetaDevice, DataIsNeverRead) {
   // An op with no meta kernel says so instead of running a CPU kernel on missing data.
   EXPECT_THROW_MSG(sort(m, -1, false), NotImplementedError, "with arguments from the 'Meta' backend");
 }
+
+TEST(MetaDevice, ToEmptyGivesAMetaModuleMemoryAndKeepsTiedTensorsTied) {
+  struct Tied : nn::Module {
+    Tensor a, b, stat;
+    Tied() {
+      a = nn::make_parameter(randn({3, 4}));
+      b = a;  // one tensor in two slots, as a tied LM head
+      register_parameter("a", &a);
+      register_parameter("b", &b);
+      stat = register_buffer("stat", zeros({4}));
+    }
+  };
+  std::shared_ptr<Tied> m;
+  {
+    DefaultDeviceGuard guard(kMetaDevice);
+    m = std::make_shared<Tied>();
+  }
+  EXPECT_TRUE(m->named_parameters()[0].second.is_meta());
+  m->to_empty(Device(kCPU));
+  auto params = m->named_parameters();
+  ASSERT_EQ(params.size(), 1u);  // still one tensor
+  EXPECT_TRUE(m->a.is_same(m->b));
+  EXPECT_TRUE(m->a.is_cpu());
+  EXPECT_EQ(m->a.sizes(), (Shape{3, 4}));
+  EXPECT_TRUE(m->a.requires_grad());
+  auto buffers = m->named_buffers();
+  ASSERT_EQ(buffers.size(), 1u);
+  EXPECT_TRUE(buffers[0].second.is_cpu());
+  EXPECT_FALSE(buffers[0].second.requires_grad());
+}

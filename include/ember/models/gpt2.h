@@ -60,7 +60,9 @@ class GPT2LMHeadModel : public nn::Module {
   // transformers' state dict names ("transformer.h.0.attn.c_attn.weight", ...); a tied lm_head
   // and old checkpoints' attention-mask buffers are skipped; a missing or misshapen tensor is an
   // error naming it.
-  void load_hf_state_dict(const std::vector<std::pair<std::string, Tensor>>& state);
+  // assign: a checkpoint tensor of the parameter's dtype and device becomes the parameter's memory
+  // (no copy; the caller must not reuse it), as load_state_dict(assign=True).
+  void load_hf_state_dict(const std::vector<std::pair<std::string, Tensor>>& state, bool assign = false);
 
   // LoRA on the Conv1D projections named in `targets` (last name part, e.g. "c_attn", "c_proj",
   // "c_fc", or a full dotted name): adapters "<layer>.lora_A.weight" [r, in] and

@@ -80,6 +80,10 @@ class Module {
   bool is_training() const { return training_; }
   Module& to(DType dtype);
   Module& to(Device device);
+  // Uninitialised tensors of the same sizes and dtypes on `device` for every parameter and buffer
+  // (torch's to_empty): how a module built on the meta device gets memory before it is loaded. A
+  // tensor registered in two places stays one tensor.
+  Module& to_empty(Device device);
   Module& apply(const std::function<void(Module&)>& fn);
   void zero_grad(bool set_to_none = true);
   Module& requires_grad_(bool on = true);
