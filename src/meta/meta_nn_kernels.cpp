@@ -1,8 +1,10 @@
-// Meta kernels of the nn layers' forward ops, so a model's forward runs on shapes alone:
+// Meta kernels of the nn layers' ops, so a model's forward and backward run on shapes alone:
 // embedding (index_select), convolution, pooling, layer/RMS/batch norm, attention and cross
 // entropy. Output
 // sizes come from the geometry the CPU kernels use (ops/pool_geometry.h, ops/norm_geometry.h);
 // statistics are in the compute dtype (float32 for float16/bfloat16), as the CPU returns them.
+#include <algorithm>
+
 #include "ember/ops.h"
 #include "meta/meta_utils.h"
 #include "ops/norm_geometry.h"
@@ -126,6 +128,93 @@ Tensor cross_entropy_meta(const Tensor& input, const Tensor& target, const std::
               "cross_entropy: expected (M, C) input and (M) target, got ", input.sizes(), " and ", target.sizes());
   return reduction == 0 ? new_meta({input.sizes()[0]}, input.dtype()) : new_meta({}, input.dtype());
 }
+
+// ---------------------------------------------------------------- backward
+// Each gradient has the shape of what it is the gradient of; nothing else is computed.
+Tensor like(const Tensor& t, DType dt) { return new_meta(t.sizes(), dt); }
+Tensor& index_add_meta(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Scalar&) {
+  check_on_meta(self);
+  check_on_meta(index);
+  check_on_meta(src);
+  (void)wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  return self;
+}
+Tensor conv2d_backward_input_meta(const Tensor& grad, const Tensor& weight, IntArrayRef input_size, IntArrayRef,
+                                  IntArrayRef, IntArrayRef, int64_t) {
+  check_on_meta(grad);
+  check_on_meta(weight);
+  return new_meta(input_size, grad.dtype());
+}
+Tensor conv2d_backward_weight_meta(const Tensor& grad, const Tensor& input, IntArrayRef weight_size, IntArrayRef,
+                                   IntArrayRef, IntArrayRef, int64_t) {
+  check_on_meta(grad);
+  check_on_meta(input);
+  return new_meta(weight_size, grad.dtype());
+}
+Tensor max_pool2d_backward_meta(const Tensor& grad, const Tensor& input, const Tensor& indices) {
+  for (const Tensor* t : {&grad, &input, &indices}) check_on_meta(*t);
+  return like(input, grad.dtype());
+}
+Tensor avg_pool2d_backward_meta(const Tensor& grad, const Tensor& input, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool) {
+  check_on_meta(grad);
+  check_on_meta(input);
+  return like(input, grad.dtype());
+}
+Tensor adaptive_avg_pool2d_backward_meta(const Tensor& grad, const Tensor& input) {
+  check_on_meta(grad);
+  check_on_meta(input);
+  return like(input, grad.dtype());
+}
+// output_mask: 1 dx | 2 dweight | 4 dbias; the parameters' gradients have the weight's shape.
+std::tuple<Tensor, Tensor, Tensor> norm_grads(const Tensor& grad, const Tensor& input, const std::optional<Tensor>& weight,
+                                              Shape param_shape, int64_t mask) {
+  check_on_meta(grad);
+  check_on_meta(input);
+  check_on_meta(weight);
+  const DType pdt = weight && weight->defined() ? weight->dtype() : input.dtype();
+  return {mask & 1 ? like(input, input.dtype()) : Tensor(), mask & 2 ? new_meta(param_shape, pdt) : Tensor(),
+          mask & 4 ? new_meta(param_shape, pdt) : Tensor()};
+}
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_meta(const Tensor& grad, const Tensor& input, IntArrayRef normalized_shape,
+                                                            const Tensor&, const Tensor&, const std::optional<Tensor>& weight,
+                                                            int64_t mask) {
+  return norm_grads(grad, input, weight, normalized_shape.vec(), mask);
+}
+std::tuple<Tensor, Tensor> rms_norm_backward_meta(const Tensor& grad, const Tensor& input, IntArrayRef normalized_shape,
+                                                  const Tensor&, const std::optional<Tensor>& weight, int64_t mask) {
+  auto [dx, dw, unused] = norm_grads(grad, input, weight, normalized_shape.vec(), mask & 3);
+  return {dx, dw};
+}
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_meta(const Tensor& grad, const Tensor& input,
+                                                            const std::optional<Tensor>& weight, const Tensor&,
+                                                            const Tensor&, int64_t mask) {
+  return norm_grads(grad, input, weight, {input.sizes()[1]}, mask);
+}
+Tensor cross_entropy_backward_meta(const Tensor& grad, const Tensor& input, const Tensor& target,
+                                   const std::optional<Tensor>& weight, int64_t, int64_t, double) {
+  for (const Tensor* t : {&grad, &input, &target}) check_on_meta(*t);
+  check_on_meta(weight);
+  return like(input, input.dtype());
+}
+std::tuple<Tensor, Tensor, Tensor> flash_attention_backward_meta(const Tensor& grad, const Tensor& q, const Tensor& k,
+                                                                 const Tensor& v, const std::optional<Tensor>& mask,
+                                                                 const Tensor&, const Tensor&, bool, double) {
+  for (const Tensor* t : {&grad, &q, &k, &v}) check_on_meta(*t);
+  check_on_meta(mask);
+  return {like(q, q.dtype()), like(k, k.dtype()), like(v, v.dtype())};
+}
+
+EMBER_REGISTER_KERNEL(index_add_, Meta, index_add_meta);
+EMBER_REGISTER_KERNEL(conv2d_backward_input, Meta, conv2d_backward_input_meta);
+EMBER_REGISTER_KERNEL(conv2d_backward_weight, Meta, conv2d_backward_weight_meta);
+EMBER_REGISTER_KERNEL(max_pool2d_backward, Meta, max_pool2d_backward_meta);
+EMBER_REGISTER_KERNEL(avg_pool2d_backward, Meta, avg_pool2d_backward_meta);
+EMBER_REGISTER_KERNEL(adaptive_avg_pool2d_backward, Meta, adaptive_avg_pool2d_backward_meta);
+EMBER_REGISTER_KERNEL(native_layer_norm_backward, Meta, layer_norm_backward_meta);
+EMBER_REGISTER_KERNEL(native_rms_norm_backward, Meta, rms_norm_backward_meta);
+EMBER_REGISTER_KERNEL(native_batch_norm_backward, Meta, batch_norm_backward_meta);
+EMBER_REGISTER_KERNEL(cross_entropy_index_backward, Meta, cross_entropy_backward_meta);
+EMBER_REGISTER_KERNEL(_flash_attention_backward, Meta, flash_attention_backward_meta);
 
 EMBER_REGISTER_KERNEL(index_select, Meta, index_select_meta);
 EMBER_REGISTER_KERNEL(conv2d_forward, Meta, conv2d_forward_meta);

@@ -107,6 +107,9 @@ def test_gradients_are_meta_too():
     x = ember.empty(3, 4, device="meta", requires_grad=True)
     (ember.nn.functional.gelu(x @ ember.empty(4, 2, device="meta")).sum()).backward()
     assert x.grad.is_meta and x.grad.shape == (3, 4)
+    q = ember.empty(2, 4, 8, 16, device="meta", requires_grad=True)
+    nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).sum().backward()
+    assert q.grad.is_meta and q.grad.shape == q.shape
 
 
 def test_reading_data_raises():
@@ -208,3 +211,18 @@ def test_a_transformer_forward_and_loss_run_on_shapes():
     per_token = nn.functional.cross_entropy(logits.view(-1, 100), ember.zeros(14, dtype=ember.int64, device="meta"),
                                             reduction="none")
     assert per_token.shape == (14,)
+
+
+def test_a_training_step_backward_runs_on_shapes():
+    with ember.device("meta"):
+        cnn = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                            nn.AvgPool2d(2), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 5))
+        lm = nn.Sequential(nn.Embedding(50, 16), nn.LayerNorm(16), nn.Linear(16, 50))
+    loss = nn.functional.cross_entropy(cnn(ember.empty(4, 3, 16, 16, device="meta")),
+                                       ember.zeros(4, dtype=ember.int64, device="meta"))
+    loss.backward()
+    tokens = ember.zeros(2, 6, dtype=ember.int64, device="meta")
+    nn.functional.cross_entropy(lm(tokens).view(-1, 50), tokens.view(-1)).backward()
+    for model in (cnn, lm):
+        for name, p in model.named_parameters():
+            assert p.grad is not None and p.grad.is_meta and p.grad.shape == p.shape, name
