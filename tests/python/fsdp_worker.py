@@ -113,6 +113,61 @@ def check_training(rank, world):
     out.loss.backward()
 
 
+def check_meta_init(rank, world):
+    """A model built on the meta device: FSDP materialises each unit before sharding it, with
+    param_init_fn (here: the values single-process training starts from, so training must match
+    it) or, without one, to_empty + reset_parameters, made equal across ranks by sync_module_states."""
+    steps = 2
+    ref_sd = reference(steps, world)[0].state_dict()
+    start = make_model().state_dict()
+    with ember.device("meta"):
+        meta_model = make_model()
+    names = {m: prefix for prefix, m in meta_model.named_modules()}
+    calls = []
+
+    def init_from_start(m):
+        calls.append(m)
+        prefix = names[m] + "." if names[m] else ""
+        m.to_empty(device="cpu", recurse=False)
+        for n, t in list(m._parameters.items()) + list(m._buffers.items()):
+            if t is not None:
+                t.copy_(start[prefix + n])
+
+    model = wrap(meta_model, param_init_fn=init_from_start)
+    assert len(calls) == len(names), (len(calls), len(names))  # every module, once
+    opt = ember.optim.AdamW(model.parameters(), lr=1e-2)
+    for s in range(steps):
+        train(model, opt, local_batch(s, rank, world))
+    assert max_diff(model.state_dict(), ref_sd) < 2e-5
+    # reset_parameters after to_empty; each rank draws other numbers until rank 0's are broadcast
+    with ember.device("meta"):
+        seq = ember.nn.Sequential(ember.nn.Linear(8, 16), ember.nn.LayerNorm(16), ember.nn.Linear(16, 4))
+    ember.manual_seed(1000 + rank)
+    model = FSDP(seq, auto_wrap_policy=functools.partial(size_based_auto_wrap_policy, min_num_params=100),
+                 sync_module_states=True)
+    assert len(FSDP.fsdp_modules(model)) > 1
+    sd = model.state_dict()
+    assert not any(t.is_meta for t in sd.values())
+    assert ember.equal(sd["1.weight"], ember.ones(16)) and ember.equal(sd["1.bias"], ember.zeros(16))
+    assert 0 < sd["0.weight"].abs().max().item() <= 8 ** -0.5  # Linear's kaiming-uniform bound
+    flat = ember.cat([v.reshape(-1) for v in sd.values()])
+    rank0 = flat.clone()
+    dist.broadcast(rank0, 0)
+    assert ember.equal(flat, rank0)
+    class NoReset(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = ember.nn.Parameter(ember.empty(3))
+
+    with ember.device("meta"):
+        no_reset = NoReset()
+    try:
+        FSDP(no_reset)
+        raise AssertionError("a meta module without reset_parameters did not raise")
+    except RuntimeError as e:
+        assert "reset_parameters" in str(e), e
+
+
 def check_mesh_and_dtensor(rank, world):
     mesh = init_device_mesh("cpu", (world,), mesh_dim_names=("dp",))
     assert mesh.size() == world and mesh.get_local_rank() == rank
@@ -353,7 +408,7 @@ def check_cuda(rank, world):
         assert max_diff(sd, ref_sd) < 1e-4, (extra, max_diff(sd, ref_sd))
 
 
-CASES = {"training": check_training, "mesh": check_mesh_and_dtensor, "save": check_checkpoint_save,
+CASES = {"training": check_training, "meta": check_meta_init, "mesh": check_mesh_and_dtensor, "save": check_checkpoint_save,
          "load": check_checkpoint_load, "tp": check_tensor_parallel, "fsdp_tp": check_fsdp_with_tp,
          "pipeline": check_pipeline, "cuda": check_cuda}
 

@@ -37,6 +37,10 @@ def test_fsdp_training_equals_single_process(nproc):
     ok(launch(nproc, "training"), nproc)
 
 
+def test_fsdp_materialises_a_model_built_on_the_meta_device():
+    ok(launch(2, "meta"), 2)
+
+
 @pytest.mark.parametrize("nproc", [2, 4])
 def test_device_mesh_and_dtensor(nproc, tmp_path):
     ok(launch(nproc, "mesh", {"EMBER_TEST_DIR": str(tmp_path)}), nproc)

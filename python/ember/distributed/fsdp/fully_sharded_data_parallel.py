@@ -19,6 +19,7 @@ the Module around it, torch's FSDP1 with use_orig_params=False:
   ember.distributed.checkpoint). load_state_dict takes either back.
 """
 import contextlib
+import itertools
 from collections import OrderedDict
 
 import ember
@@ -66,6 +67,41 @@ def _clean_walk(module, prefix=""):
             yield from _clean_walk(child, prefix + name + ".")
 
 
+def _own_modules(root, ignored):
+    """root's subtree in breadth-first order, without nested FSDP units and ignored modules."""
+    out, queue = [], [root]
+    while queue:
+        m = queue.pop(0)
+        if isinstance(m, FullyShardedDataParallel) or m in ignored:
+            continue
+        out.append(m)
+        queue.extend(c for c in m._modules.values() if c is not None)
+    return out
+
+
+def _materialize_meta(modules, param_init_fn, device):
+    """Gives modules built on the meta device real tensors, as torch's FSDP does: param_init_fn(m)
+    for every module when given; otherwise each module holding meta parameters or buffers of its
+    own gets uninitialised memory on `device` (to_empty, recurse=False) and its reset_parameters()."""
+    def own_states(m):
+        return [t for t in itertools.chain(m._parameters.values(), m._buffers.values()) if t is not None]
+    if not any(t.is_meta for m in modules for t in own_states(m)):
+        return
+    with ember.no_grad():
+        for m in modules:
+            if param_init_fn is not None:
+                param_init_fn(m)
+            elif any(t.is_meta for t in own_states(m)):
+                if not hasattr(m, "reset_parameters"):
+                    raise RuntimeError(f"FSDP: {type(m).__name__} has parameters or buffers on the meta device and no "
+                                       "reset_parameters() to initialise them after to_empty(); pass param_init_fn")
+                m.to_empty(device=device, recurse=False)
+                m.reset_parameters()
+    left = [type(m).__name__ for m in modules if any(t.is_meta for t in own_states(m))]
+    if left:
+        raise RuntimeError(f"FSDP: param_init_fn left tensors on the meta device in {left[:4]}")
+
+
 class FullyShardedDataParallel(Module):
     def __init__(self, module, process_group=None, sharding_strategy=None, cpu_offload=None, auto_wrap_policy=None,
                  backward_prefetch=BackwardPrefetch.BACKWARD_PRE, mixed_precision=None, ignored_modules=None,
@@ -87,18 +123,29 @@ class FullyShardedDataParallel(Module):
         strategy = sharding_strategy if sharding_strategy is not None else ShardingStrategy.FULL_SHARD
         _strategy_name(strategy)
         ignored = set(ignored_modules or ())
+        device = None
         if device_id is not None:
-            module.to(ember.device(device_id) if not isinstance(device_id, ember.device) else device_id)
-        if sync_module_states:
-            ember._C._distributed.broadcast_coalesced(group._pg, list(module.parameters()) + list(module.buffers()), 0)
+            device = ember.device(device_id) if not isinstance(device_id, ember.device) else device_id
         object.__setattr__(self, "_fsdp_kwargs", dict(
             process_group=group, sharding_strategy=strategy, cpu_offload=cpu_offload, backward_prefetch=backward_prefetch,
-            mixed_precision=mixed_precision, ignored_modules=ignored_modules, device_id=device_id,
-            forward_prefetch=forward_prefetch, limit_all_gathers=limit_all_gathers))
+            mixed_precision=mixed_precision, ignored_modules=ignored_modules, param_init_fn=param_init_fn,
+            device_id=device_id, sync_module_states=sync_module_states, forward_prefetch=forward_prefetch,
+            limit_all_gathers=limit_all_gathers))
         policy = _policy_callable(auto_wrap_policy)
-        if policy is not None:
+        if policy is not None:  # the nested units first: each materialises, moves and syncs its own part
             _recursive_wrap(module, policy, lambda m: FullyShardedDataParallel(m, **self._fsdp_kwargs), ignored,
                             only_wrap_children=True)
+        # This unit's own modules (not inside a nested unit): built on the meta device, they get
+        # memory here (torch's param_init_fn / reset_parameters contract), then move and sync.
+        own = _own_modules(module, ignored)
+        _materialize_meta(own, param_init_fn, device if device is not None else ember.device("cpu"))
+        if device is not None:
+            for m in own:
+                m._apply(lambda t: t.to(device), recurse=False)
+        if sync_module_states:
+            states = [t for m in own for t in itertools.chain(m._parameters.values(), m._buffers.values())
+                      if t is not None]
+            ember._C._distributed.broadcast_coalesced(group._pg, states, 0)
         self.process_group = group
         self.sharding_strategy = strategy
         self.mixed_precision = mixed_precision

@@ -613,12 +613,14 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self, fn):
-        """Applies fn to every parameter, gradient and buffer. A converted parameter keeps its
-        Parameter object when the Tensor binding can re-point it (`param.data = new`), so
-        optimizers built earlier still hold it; otherwise it is replaced by a new Parameter."""
-        for module in self.children():
-            module._apply(fn)
+    def _apply(self, fn, recurse=True):
+        """Applies fn to every parameter, gradient and buffer (this module's own with
+        recurse=False). A converted parameter keeps its Parameter object when the Tensor binding can
+        re-point it (`param.data = new`), so optimizers built earlier still hold it; otherwise it is
+        replaced by a new Parameter."""
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
         for key, param in self._parameters.items():
             if param is None:
                 continue
@@ -674,8 +676,10 @@ class Module:
     def bfloat16(self):
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
-    def to_empty(self, *, device):
-        return self._apply(lambda t: _C.empty_like(t, device=device))
+    def to_empty(self, *, device, recurse=True):
+        """Uninitialised tensors of the same shapes on `device` for the parameters and buffers
+        (this module's own with recurse=False): how a model built on the meta device gets memory."""
+        return self._apply(lambda t: _C.empty_like(t, device=device), recurse=recurse)
 
     # ---- state dict --------------------------------------------------------------------------
 
