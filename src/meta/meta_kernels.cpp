@@ -5,6 +5,7 @@
 // meta_nn_kernels.cpp). An op without one raises the dispatcher's "Could not run 'op' with
 // arguments from the 'Meta' backend". Views need none: their CompositeBackend kernels only make
 // new geometry over the (empty) storage.
+#include <algorithm>
 #include <string_view>
 
 #include "ember/ops.h"
@@ -391,6 +392,70 @@ Tensor repeat_meta(const Tensor& a, IntArrayRef repeats) {
   for (int64_t i = 0; i < a.dim(); ++i) out[lead + i] *= a.sizes()[i];
   return new_meta(out, a.dtype());
 }
+
+// ---------------------------------------------------------------- selection, indexing, scans
+// (values, int64 indices) of values_shape.
+std::tuple<Tensor, Tensor> values_indices(const Tensor& a, IntArrayRef values_shape) {
+  return {new_meta(values_shape, a.dtype()), new_meta(values_shape, kInt64)};
+}
+std::tuple<Tensor, Tensor> sort_meta(const Tensor& a, int64_t dim, bool, bool) {
+  check_on_meta(a);
+  (void)wrap_dim(dim, std::max<int64_t>(a.dim(), 1));
+  return values_indices(a, a.sizes());
+}
+std::tuple<Tensor, Tensor> topk_meta(const Tensor& a, int64_t k, int64_t dim, bool, bool) {
+  check_on_meta(a);
+  Shape out = a.sizes();
+  if (a.dim() > 0) {
+    const int64_t d = wrap_dim(dim, a.dim());
+    EMBER_CHECK(k >= 0 && k <= a.sizes()[d], "selected index k out of range");
+    out[d] = k;
+  }
+  return values_indices(a, out);
+}
+std::tuple<Tensor, Tensor> cummax_meta(const Tensor& a, int64_t dim) {
+  check_on_meta(a);
+  (void)wrap_dim(dim, std::max<int64_t>(a.dim(), 1));
+  return values_indices(a, a.sizes());
+}
+Tensor logcumsumexp_meta(const Tensor& a, int64_t dim) {
+  check_on_meta(a);
+  (void)wrap_dim(dim, std::max<int64_t>(a.dim(), 1));
+  return new_meta(a.sizes(), a.dtype());
+}
+Tensor gather_meta(const Tensor& a, int64_t dim, const Tensor& index) {
+  check_on_meta(a);
+  check_on_meta(index);
+  EMBER_CHECK(index.dtype() == kInt64, "gather(): Expected dtype int64 for index");
+  EMBER_CHECK(index.dim() == a.dim() || (a.dim() == 0 && index.dim() <= 1), "Index tensor must have the same number of "
+              "dimensions as input tensor");
+  (void)wrap_dim(dim, std::max<int64_t>(a.dim(), 1));
+  return new_meta(index.sizes(), a.dtype());
+}
+// The scatters write self in place: checks only.
+Tensor& scatter_meta(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  for (const Tensor* t : {static_cast<const Tensor*>(&self), &index, &src}) check_on_meta(*t);
+  (void)wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  return self;
+}
+Tensor& scatter_value_meta(Tensor& self, int64_t dim, const Tensor& index, const Scalar&) {
+  return scatter_meta(self, dim, index, index);
+}
+Tensor polygamma_meta(int64_t, const Tensor& a) { Tensor out; return elementwise(out, {a}, {.op_name = "polygamma", .int_to_float = true}); }
+Tensor igamma_meta(const Tensor& a, const Tensor& x) { Tensor out; return elementwise(out, {a, x}, {.op_name = "igamma", .int_to_float = true}); }
+
+EMBER_REGISTER_KERNEL(sort, Meta, sort_meta);
+EMBER_REGISTER_KERNEL(topk, Meta, topk_meta);
+EMBER_REGISTER_KERNEL(cummax, Meta, cummax_meta);
+EMBER_REGISTER_KERNEL(cummin, Meta, cummax_meta);
+EMBER_REGISTER_KERNEL(logcumsumexp, Meta, logcumsumexp_meta);
+EMBER_REGISTER_KERNEL(gather, Meta, gather_meta);
+EMBER_REGISTER_KERNEL(scatter_, Meta, scatter_meta);
+EMBER_REGISTER_KERNEL(scatter_add_, Meta, scatter_meta);
+EMBER_REGISTER_KERNEL(scatter_value_, Meta, scatter_value_meta);
+EMBER_REGISTER_KERNEL(polygamma, Meta, polygamma_meta);
+EMBER_REGISTER_KERNEL(igamma, Meta, igamma_meta);
+EMBER_REGISTER_KERNEL(igammac, Meta, igamma_meta);
 
 EMBER_REGISTER_KERNEL(mm, Meta, mm_meta);
 EMBER_REGISTER_KERNEL(bmm, Meta, bmm_meta);

@@ -27,49 +27,77 @@ Tensor index_select_meta(const Tensor& a, int64_t dim, const Tensor& index) {
   return new_meta(out, a.dtype());
 }
 
-// (N, C, H, W) input and (O, C / groups, kh, kw) weight; the checks ran in nn/functional/conv.cpp.
-Tensor conv2d_forward_meta(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias, IntArrayRef stride,
-                           IntArrayRef padding, IntArrayRef dilation, int64_t) {
+// (N, C, *spatial) input and (O, C / groups, *kernel) weight, 2 or 3 spatial dims (kSpatial);
+// the checks ran in nn/functional/conv.cpp.
+template <int kSpatial>
+Tensor conv_forward_meta(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias, IntArrayRef stride,
+                         IntArrayRef padding, IntArrayRef dilation, int64_t) {
   check_on_meta(x);
   check_on_meta(w);
   check_on_meta(bias);
-  EMBER_CHECK(x.dim() == 4 && w.dim() == 4, "conv2d: expected 4-d input and weight, got ", x.dim(), "-d and ", w.dim(), "-d");
-  Shape out{x.sizes()[0], w.sizes()[0], 0, 0};
-  for (int i = 0; i < 2; ++i) {
-    out[2 + i] = pool_out_size(x.sizes()[2 + i], w.sizes()[2 + i], padding[i], stride[i], dilation[i], false);
-    EMBER_CHECK(out[2 + i] > 0, "conv2d: the output size is too small (", out[2 + i], ") for input ", x.sizes(),
-                " and kernel ", w.sizes());
+  EMBER_CHECK(x.dim() == 2 + kSpatial && w.dim() == 2 + kSpatial, "conv", kSpatial, "d: expected ", 2 + kSpatial,
+              "-d input and weight, got ", x.dim(), "-d and ", w.dim(), "-d");
+  Shape out{x.sizes()[0], w.sizes()[0]};
+  for (int i = 0; i < kSpatial; ++i) {
+    out.push_back(pool_out_size(x.sizes()[2 + i], w.sizes()[2 + i], padding[i], stride[i], dilation[i], false));
+    EMBER_CHECK(out.back() > 0, "conv", kSpatial, "d: the output size is too small (", out.back(), ") for input ",
+                x.sizes(), " and kernel ", w.sizes());
   }
   return new_meta(out, x.dtype());
 }
 
+template <int kSpatial>
 Shape pooled(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
              bool ceil_mode) {
-  EMBER_CHECK(x.dim() == 4, "pooling: expected a 4-d (N, C, H, W) input, got ", x.dim(), "-d");
+  EMBER_CHECK(x.dim() == 2 + kSpatial, "pooling: expected a ", 2 + kSpatial, "-d (N, C, ...) input, got ", x.dim(), "-d");
   Shape out = x.sizes();
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kSpatial; ++i) {
     out[2 + i] = pool_out_size(x.sizes()[2 + i], kernel[i], padding[i], stride[i], dilation.empty() ? 1 : dilation[i],
                                ceil_mode);
     EMBER_CHECK(out[2 + i] > 0, "pooling: Output size is too small for input ", x.sizes());
   }
   return out;
 }
-std::tuple<Tensor, Tensor> max_pool2d_meta(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
-                                           IntArrayRef dilation, bool ceil_mode) {
+template <int kSpatial>
+std::tuple<Tensor, Tensor> max_pool_meta(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
+                                         IntArrayRef dilation, bool ceil_mode) {
   check_on_meta(x);
-  Shape out = pooled(x, kernel, stride, padding, dilation, ceil_mode);
+  Shape out = pooled<kSpatial>(x, kernel, stride, padding, dilation, ceil_mode);
   return {new_meta(out, x.dtype()), new_meta(out, kInt64)};
 }
 Tensor avg_pool2d_meta(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool) {
   check_on_meta(x);
-  return new_meta(pooled(x, kernel, stride, padding, {}, ceil_mode), x.dtype());
+  return new_meta(pooled<2>(x, kernel, stride, padding, {}, ceil_mode), x.dtype());
 }
-Tensor adaptive_avg_pool2d_meta(const Tensor& x, IntArrayRef output_size) {
+Tensor avg_pool3d_meta(const Tensor& x, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool,
+                       int64_t) {
   check_on_meta(x);
-  EMBER_CHECK(x.dim() >= 2 && output_size.size() == 2, "adaptive_avg_pool2d: expected (..., H, W) input and 2 output sizes");
+  return new_meta(pooled<3>(x, kernel, stride, padding, {}, ceil_mode), x.dtype());
+}
+// The trailing output_size.size() dims take the given sizes (adaptive pools, upsample).
+Tensor resized(const Tensor& x, IntArrayRef output_size, const char* op) {
+  check_on_meta(x);
+  EMBER_CHECK(x.dim() >= int64_t(output_size.size()), op, ": expected an input with at least ", output_size.size(),
+              " dims, got ", x.dim(), "-d");
   Shape out = x.sizes();
-  out[out.size() - 2] = output_size[0];
-  out[out.size() - 1] = output_size[1];
+  std::copy(output_size.begin(), output_size.end(), out.end() - int64_t(output_size.size()));
+  return new_meta(out, x.dtype());
+}
+Tensor adaptive_avg_pool_meta(const Tensor& x, IntArrayRef output_size) { return resized(x, output_size, "adaptive_avg_pool"); }
+Tensor upsample_meta(const Tensor& x, IntArrayRef output_size, ArrayRef<double>, int64_t, bool) {
+  return resized(x, output_size, "upsample");
+}
+// pad: (left, right) pairs from the last dim backwards; negative pads crop.
+Tensor pad_nd_meta(const Tensor& x, IntArrayRef pad, int64_t) {
+  check_on_meta(x);
+  EMBER_CHECK(pad.size() % 2 == 0 && int64_t(pad.size() / 2) <= x.dim(), "pad: expected an even number of pads for at "
+              "most ", x.dim(), " dims, got ", pad.size());
+  Shape out = x.sizes();
+  for (size_t i = 0; i < pad.size() / 2; ++i) {
+    int64_t& s = out[out.size() - 1 - i];
+    s += pad[2 * i] + pad[2 * i + 1];
+    EMBER_CHECK(s >= 0, "pad: the padded size of dim ", out.size() - 1 - i, " would be negative (", s, ")");
+  }
   return new_meta(out, x.dtype());
 }
 
@@ -139,31 +167,35 @@ Tensor& index_add_meta(Tensor& self, int64_t dim, const Tensor& index, const Ten
   (void)wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   return self;
 }
-Tensor conv2d_backward_input_meta(const Tensor& grad, const Tensor& weight, IntArrayRef input_size, IntArrayRef,
-                                  IntArrayRef, IntArrayRef, int64_t) {
+// (grad, other operand, the size of what this is the gradient of, ...): conv's input and weight
+// gradients, upsample's and pad's input gradients.
+Tensor sized_grad(const Tensor& grad, const Tensor& other, IntArrayRef size) {
   check_on_meta(grad);
-  check_on_meta(weight);
-  return new_meta(input_size, grad.dtype());
+  check_on_meta(other);
+  return new_meta(size, grad.dtype());
 }
-Tensor conv2d_backward_weight_meta(const Tensor& grad, const Tensor& input, IntArrayRef weight_size, IntArrayRef,
-                                   IntArrayRef, IntArrayRef, int64_t) {
-  check_on_meta(grad);
-  check_on_meta(input);
-  return new_meta(weight_size, grad.dtype());
+Tensor conv_backward_meta(const Tensor& grad, const Tensor& other, IntArrayRef size, IntArrayRef, IntArrayRef, IntArrayRef,
+                          int64_t) {
+  return sized_grad(grad, other, size);
 }
-Tensor max_pool2d_backward_meta(const Tensor& grad, const Tensor& input, const Tensor& indices) {
-  for (const Tensor* t : {&grad, &input, &indices}) check_on_meta(*t);
-  return like(input, grad.dtype());
+Tensor upsample_backward_meta(const Tensor& grad, IntArrayRef input_size, ArrayRef<double>, int64_t, bool) {
+  return sized_grad(grad, Tensor(), input_size);
+}
+Tensor pad_nd_backward_meta(const Tensor& grad, IntArrayRef input_size, IntArrayRef, int64_t) {
+  return sized_grad(grad, Tensor(), input_size);
+}
+// The pools' input gradients: the input's shape.
+Tensor input_grad(const Tensor& grad, const Tensor& input) { return sized_grad(grad, input, input.sizes()); }
+Tensor max_pool_backward_meta(const Tensor& grad, const Tensor& input, const Tensor& indices) {
+  check_on_meta(indices);
+  return input_grad(grad, input);
 }
 Tensor avg_pool2d_backward_meta(const Tensor& grad, const Tensor& input, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool) {
-  check_on_meta(grad);
-  check_on_meta(input);
-  return like(input, grad.dtype());
+  return input_grad(grad, input);
 }
-Tensor adaptive_avg_pool2d_backward_meta(const Tensor& grad, const Tensor& input) {
-  check_on_meta(grad);
-  check_on_meta(input);
-  return like(input, grad.dtype());
+Tensor avg_pool3d_backward_meta(const Tensor& grad, const Tensor& input, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool,
+                                int64_t) {
+  return input_grad(grad, input);
 }
 // output_mask: 1 dx | 2 dweight | 4 dbias; the parameters' gradients have the weight's shape.
 std::tuple<Tensor, Tensor, Tensor> norm_grads(const Tensor& grad, const Tensor& input, const std::optional<Tensor>& weight,
@@ -205,11 +237,18 @@ std::tuple<Tensor, Tensor, Tensor> flash_attention_backward_meta(const Tensor& g
 }
 
 EMBER_REGISTER_KERNEL(index_add_, Meta, index_add_meta);
-EMBER_REGISTER_KERNEL(conv2d_backward_input, Meta, conv2d_backward_input_meta);
-EMBER_REGISTER_KERNEL(conv2d_backward_weight, Meta, conv2d_backward_weight_meta);
-EMBER_REGISTER_KERNEL(max_pool2d_backward, Meta, max_pool2d_backward_meta);
+EMBER_REGISTER_KERNEL(conv2d_backward_input, Meta, conv_backward_meta);
+EMBER_REGISTER_KERNEL(conv2d_backward_weight, Meta, conv_backward_meta);
+EMBER_REGISTER_KERNEL(conv3d_backward_input, Meta, conv_backward_meta);
+EMBER_REGISTER_KERNEL(conv3d_backward_weight, Meta, conv_backward_meta);
+EMBER_REGISTER_KERNEL(max_pool2d_backward, Meta, max_pool_backward_meta);
+EMBER_REGISTER_KERNEL(max_pool3d_backward, Meta, max_pool_backward_meta);
 EMBER_REGISTER_KERNEL(avg_pool2d_backward, Meta, avg_pool2d_backward_meta);
-EMBER_REGISTER_KERNEL(adaptive_avg_pool2d_backward, Meta, adaptive_avg_pool2d_backward_meta);
+EMBER_REGISTER_KERNEL(avg_pool3d_backward, Meta, avg_pool3d_backward_meta);
+EMBER_REGISTER_KERNEL(adaptive_avg_pool2d_backward, Meta, input_grad);
+EMBER_REGISTER_KERNEL(adaptive_avg_pool3d_backward, Meta, input_grad);
+EMBER_REGISTER_KERNEL(upsample_backward, Meta, upsample_backward_meta);
+EMBER_REGISTER_KERNEL(pad_nd_backward, Meta, pad_nd_backward_meta);
 EMBER_REGISTER_KERNEL(native_layer_norm_backward, Meta, layer_norm_backward_meta);
 EMBER_REGISTER_KERNEL(native_rms_norm_backward, Meta, rms_norm_backward_meta);
 EMBER_REGISTER_KERNEL(native_batch_norm_backward, Meta, batch_norm_backward_meta);
@@ -217,10 +256,16 @@ EMBER_REGISTER_KERNEL(cross_entropy_index_backward, Meta, cross_entropy_backward
 EMBER_REGISTER_KERNEL(_flash_attention_backward, Meta, flash_attention_backward_meta);
 
 EMBER_REGISTER_KERNEL(index_select, Meta, index_select_meta);
-EMBER_REGISTER_KERNEL(conv2d_forward, Meta, conv2d_forward_meta);
-EMBER_REGISTER_KERNEL(max_pool2d_with_indices, Meta, max_pool2d_meta);
+EMBER_REGISTER_KERNEL(conv2d_forward, Meta, conv_forward_meta<2>);
+EMBER_REGISTER_KERNEL(conv3d_forward, Meta, conv_forward_meta<3>);
+EMBER_REGISTER_KERNEL(max_pool2d_with_indices, Meta, max_pool_meta<2>);
+EMBER_REGISTER_KERNEL(max_pool3d_with_indices, Meta, max_pool_meta<3>);
 EMBER_REGISTER_KERNEL(avg_pool2d, Meta, avg_pool2d_meta);
-EMBER_REGISTER_KERNEL(adaptive_avg_pool2d, Meta, adaptive_avg_pool2d_meta);
+EMBER_REGISTER_KERNEL(avg_pool3d, Meta, avg_pool3d_meta);
+EMBER_REGISTER_KERNEL(adaptive_avg_pool2d, Meta, adaptive_avg_pool_meta);
+EMBER_REGISTER_KERNEL(adaptive_avg_pool3d, Meta, adaptive_avg_pool_meta);
+EMBER_REGISTER_KERNEL(upsample, Meta, upsample_meta);
+EMBER_REGISTER_KERNEL(pad_nd, Meta, pad_nd_meta);
 EMBER_REGISTER_KERNEL(native_layer_norm, Meta, layer_norm_meta);
 EMBER_REGISTER_KERNEL(native_rms_norm, Meta, rms_norm_meta);
 EMBER_REGISTER_KERNEL(native_batch_norm, Meta, batch_norm_meta);
