@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "ember/ops.h"
+#include "ops/advanced_index.h"
 #include "ops/arange_length.h"
 #include "ops/arith_config.h"
 #include "ops/elementwise_plan.h"
@@ -444,6 +445,30 @@ Tensor& scatter_value_meta(Tensor& self, int64_t dim, const Tensor& index, const
 Tensor polygamma_meta(int64_t, const Tensor& a) { Tensor out; return elementwise(out, {a}, {.op_name = "polygamma", .int_to_float = true}); }
 Tensor igamma_meta(const Tensor& a, const Tensor& x) { Tensor out; return elementwise(out, {a, x}, {.op_name = "igamma", .int_to_float = true}); }
 
+// Advanced indexing: the geometry every backend shares. Integer indices only: a mask's result
+// size depends on its values (torch refuses it on meta too; here its nonzero() has no meta kernel).
+AdvancedIndexGeometry index_geometry(const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {
+  check_on_meta(self);
+  for (const auto& i : indices) check_on_meta(i);
+  return advanced_index_geometry(self, indices, [](const Tensor& t) { return t; });
+}
+Tensor index_meta(const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {
+  return new_meta(index_geometry(self, indices).result_shape, self.dtype());
+}
+Tensor& index_put_meta(Tensor& self, ArrayRef<std::optional<Tensor>> indices, const Tensor& values, bool) {
+  check_on_meta(values);
+  EMBER_CHECK(values.dtype() == self.dtype(), "Index put requires the source and destination dtypes match, got ",
+              dtype_name(self.dtype()), " for the destination and ", dtype_name(values.dtype()), " for the source.");
+  const Shape result = index_geometry(self, indices).result_shape;
+  Shape b;
+  try { b = broadcast_shapes(values.sizes(), result); } catch (const Error&) { b.clear(); }
+  EMBER_CHECK(IntArrayRef(b) == IntArrayRef(result), "shape mismatch: value tensor of shape ", values.sizes(),
+              " cannot be broadcast to indexing result of shape ", result);
+  return self;
+}
+
+EMBER_REGISTER_KERNEL(index, Meta, index_meta);
+EMBER_REGISTER_KERNEL(index_put_, Meta, index_put_meta);
 EMBER_REGISTER_KERNEL(sort, Meta, sort_meta);
 EMBER_REGISTER_KERNEL(topk, Meta, topk_meta);
 EMBER_REGISTER_KERNEL(cummax, Meta, cummax_meta);

@@ -129,6 +129,8 @@ def test_reading_data_raises():
     # an op without a meta kernel names itself instead of reading missing data
     with pytest.raises(NotImplementedError, match="'Meta' backend"):
         m.nonzero()  # data-dependent: torch refuses it on meta too
+    with pytest.raises(NotImplementedError, match="'Meta' backend"):
+        m[m > 0]  # a mask's result size depends on its values
 
 
 def test_shapes_and_dtypes_agree_with_torch_meta():
@@ -246,6 +248,9 @@ def test_more_ops_match_the_cpu_shapes():
         lambda d: F.interpolate(x4.to(d), scale_factor=2, mode="bilinear", align_corners=False),
         lambda d: F.pad(x4.to(d), (1, 2, -1, 3), mode="reflect"),
         lambda d: ember.special.polygamma(2, x4.to(d)),
+        lambda d: x4.to(d)[(idx[0, 0, :, :3] % 2).to(d), :, 2],  # separated indices: broadcast dims first
+        lambda d: x4.to(d)[:, ember.tensor([0, 2]).to(d), ember.tensor([[1], [3]]).to(d)],
+        lambda d: x4.to(d).index_put_((ember.tensor([1]).to(d),), ember.zeros(3, 9, 10).to(d)),
     ]
     for case in cases:
         want, got = case("cpu"), case("meta")
