@@ -5,6 +5,7 @@
 // everything else use <cmath>, as StdMath does. Dense and strided runs call the same functor,
 // so a result never depends on the layout (tests/cpp/test_elementwise_formulas.cpp).
 #include "cpu/vec_math.h"
+#include "cpu/vec_pow.h"
 #include "ops/elementwise_formulas.h"
 
 namespace ember::cpu {
@@ -20,6 +21,7 @@ struct CpuMath : formula::StdMath {
   using StdMath::tanh;
   using StdMath::erf;
   using StdMath::nearbyint;
+  using StdMath::pow;
   [[gnu::always_inline]] static float exp(float x) { return exp_f32(x); }
   [[gnu::always_inline]] static float exp2(float x) { return exp2_f32(x); }
   [[gnu::always_inline]] static float expm1(float x) { return expm1_f32(x); }
@@ -29,6 +31,7 @@ struct CpuMath : formula::StdMath {
   [[gnu::always_inline]] static float log10(float x) { return log10_f32(x); }
   [[gnu::always_inline]] static float tanh(float x) { return tanh_f32(x); }
   [[gnu::always_inline]] static float erf(float x) { return erf_f32(x); }
+  [[gnu::always_inline]] static float pow(float x, float y) { return pow_f32(x, y); }
   // Exact either way; these forms vectorise where std::nearbyint does not.
   [[gnu::always_inline]] static float nearbyint(float x) { return round_even_f32(x); }
   [[gnu::always_inline]] static double nearbyint(double x) { return round_even_f64(x); }
