@@ -365,7 +365,7 @@ std::shared_ptr<GPT2LMHeadModel> GPT2LMHeadModel::from_pretrained(const std::str
   // the random initialisation would be thrown away (2.3 s of the 124M model's load on this CPU).
   std::shared_ptr<GPT2LMHeadModel> model;
   {
-    DefaultDeviceGuard meta(Device(DeviceType::Meta));
+    DefaultDeviceGuard meta{Device(DeviceType::Meta)};
     model = std::make_shared<GPT2LMHeadModel>(GPT2Config::from_json_file((fs::path(folder) / "config.json").string()));
   }
   model->to_empty(Device(DeviceType::CPU));

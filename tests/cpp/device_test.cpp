@@ -202,7 +202,7 @@ template <class R, class... A> struct Forward<R(A...)> {
     auto cpu_kernel = Handle().kernel(DispatchKey::CPU);
     // Inside the CPU kernel everything is the CPU's: temporaries it makes without a device
     // stay on the host, and random ops draw from the test device's generator.
-    DefaultDeviceGuard host(Device(DeviceType::CPU));
+    DefaultDeviceGuard host{Device(DeviceType::CPU)};  // braces: with parentheses this declared a function
     auto run = [&] {
       return std::apply([&](auto&... a) -> R { return cpu_kernel(a.get()...); }, converted);
     };
