@@ -264,3 +264,22 @@ def test_more_ops_match_the_cpu_shapes():
     y = F.interpolate(F.max_pool3d(F.conv3d(F.pad(x, (1, 1, 1, 1, 1, 1)), w), 2), scale_factor=2)
     y.sum().backward()
     assert x.grad.shape == x.shape and w.grad.shape == w.shape
+
+
+def test_torchs_big_checkpoint_recipe_meta_mmap_assign(tmp_path):
+    """with device('meta'): build; load(mmap=True); load_state_dict(assign=True): no copy of the weights."""
+    ember.manual_seed(4)
+    source = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 2)).eval()
+    path = str(tmp_path / "model.pt")
+    ember.save(source.state_dict(), path)
+    with ember.device("meta"):
+        model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 2))
+    state = ember.load(path, mmap=True, weights_only=True)
+    model.load_state_dict(state, assign=True)
+    assert model[0].weight.data_ptr() == state["0.weight"].data_ptr()
+    x = ember.randn(3, 4)
+    np.testing.assert_array_equal(model.eval()(x).detach().numpy(), source(x).detach().numpy())
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    model.train()(x).sum().backward()
+    opt.step()  # the mmapped weights are private copies on write: the file is untouched
+    np.testing.assert_array_equal(ember.load(path)["0.weight"].numpy(), source[0].weight.detach().numpy())
