@@ -1,2 +1,2 @@
 """ember.utils: data loading (ember.utils.data) and gradient checkpointing (ember.utils.checkpoint)."""
-from . import checkpoint, data, hooks  # noqa: F401
+from . import checkpoint, data, flop_counter, hooks  # noqa: F401
