@@ -90,3 +90,16 @@ def test_same_counts_as_torch():
         ember_net(ember.randn(2, 3, 8, 8, requires_grad=True)).sum().backward()
     want = {k: {str(op): n for op, n in v.items()} for k, v in t.get_flop_counts().items()}
     assert e.get_flop_counts() == want
+
+
+def test_a_gpt2_step_on_meta_matches_the_closed_form():
+    """6 T (matmul weights) + 12 L T^2 d: every Linear (and the tied head) costs 2 T in out forward
+    and twice that backward; attention's two products 4 L T^2 d forward, 8 backward."""
+    from ember.models.gpt2 import GPT2Config, GPT2LMHeadModel
+    d, layers, vocab, t = 32, 2, 67, 16
+    with ember.device("meta"):
+        model = GPT2LMHeadModel(GPT2Config(vocab_size=vocab, n_positions=32, n_embd=d, n_layer=layers, n_head=4))
+    ids = ember.zeros(1, t, dtype=ember.int64, device="meta")
+    with FlopCounterMode(display=False) as counter:
+        model(ids, labels=ids).loss.backward()
+    assert counter.get_total_flops() == 6 * t * (12 * d * d * layers + vocab * d) + 12 * layers * t * t * d
