@@ -482,6 +482,52 @@ EMBER_REGISTER_KERNEL(polygamma, Meta, polygamma_meta);
 EMBER_REGISTER_KERNEL(igamma, Meta, igamma_meta);
 EMBER_REGISTER_KERNEL(igammac, Meta, igamma_meta);
 
+// ---------------------------------------------------------------- optimizer and gradient steps
+// The fused optimizer updates, gradient clipping's scaling and GradScaler's unscale write their
+// tensors in place: on meta there is nothing to write, so a whole training step (model, loss,
+// backward, clip, step) runs as a dry run. The lists are still checked to be on meta.
+void check_lists(std::initializer_list<TensorList> lists) {
+  for (TensorList l : lists)
+    for (const Tensor& t : l) check_on_meta(t);
+}
+void fused_adam_meta(TensorList p, TensorList g, TensorList m, TensorList v, TensorList vmax, TensorList steps, double,
+                     double, double, double, double, bool, bool) {
+  check_lists({p, g, m, v, vmax, steps});
+}
+void fused_sgd_meta(TensorList p, TensorList g, TensorList buf, double, double, double, double, bool, bool, bool) {
+  check_lists({p, g, buf});
+}
+void fused_adagrad_meta(TensorList p, TensorList g, TensorList sums, TensorList steps, double, double, double, double, bool) {
+  check_lists({p, g, sums, steps});
+}
+void fused_rmsprop_meta(TensorList p, TensorList g, TensorList sq, TensorList mom, TensorList avg, double, double, double,
+                        double, double, bool, bool) {
+  check_lists({p, g, sq, mom, avg});
+}
+Tensor foreach_norm_stacked_meta(TensorList tensors, double) {
+  check_lists({tensors});
+  EMBER_CHECK(!tensors.empty(), "_foreach_norm: expected a non-empty list of tensors");
+  return new_meta({int64_t(tensors.size())}, tensors[0].dtype());
+}
+void foreach_mul_meta(TensorList tensors, const Tensor& scale) {
+  check_lists({tensors});
+  check_on_meta(scale);
+}
+void amp_unscale_meta(TensorList grads, const Tensor& found_inf, const Tensor& inv_scale) {
+  check_lists({grads});
+  check_on_meta(found_inf);
+  check_on_meta(inv_scale);
+}
+
+EMBER_REGISTER_KERNEL(_fused_adam_, Meta, fused_adam_meta);
+EMBER_REGISTER_KERNEL(_fused_adamw_, Meta, fused_adam_meta);
+EMBER_REGISTER_KERNEL(_fused_sgd_, Meta, fused_sgd_meta);
+EMBER_REGISTER_KERNEL(_fused_adagrad_, Meta, fused_adagrad_meta);
+EMBER_REGISTER_KERNEL(_fused_rmsprop_, Meta, fused_rmsprop_meta);
+EMBER_REGISTER_KERNEL(_foreach_norm_stacked, Meta, foreach_norm_stacked_meta);
+EMBER_REGISTER_KERNEL(_foreach_mul_, Meta, foreach_mul_meta);
+EMBER_REGISTER_KERNEL(_amp_foreach_non_finite_check_and_unscale_, Meta, amp_unscale_meta);
+
 EMBER_REGISTER_KERNEL(mm, Meta, mm_meta);
 EMBER_REGISTER_KERNEL(bmm, Meta, bmm_meta);
 EMBER_REGISTER_KERNEL(addmm, Meta, addmm_meta);

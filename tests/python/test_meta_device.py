@@ -283,3 +283,22 @@ def test_torchs_big_checkpoint_recipe_meta_mmap_assign(tmp_path):
     model.train()(x).sum().backward()
     opt.step()  # the mmapped weights are private copies on write: the file is untouched
     np.testing.assert_array_equal(ember.load(path)["0.weight"].numpy(), source[0].weight.detach().numpy())
+
+
+@pytest.mark.parametrize("opt_name", ["AdamW", "Adam", "SGD", "RMSprop", "Adagrad"])
+def test_a_whole_training_step_is_a_dry_run_on_meta(opt_name):
+    with ember.device("meta"):
+        model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4))
+    kwargs = {"lr": 0.1, "momentum": 0.9} if opt_name == "SGD" else {"lr": 0.1}
+    opt = getattr(ember.optim, opt_name)(model.parameters(), **kwargs)
+    for _ in range(2):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(ember.empty(8, 16, device="meta")),
+                                           ember.zeros(8, dtype=ember.int64, device="meta"))
+        loss.backward()
+        norm = nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    assert norm.is_meta and norm.shape == ()
+    for p in model.parameters():
+        assert p.is_meta and p.grad.is_meta
+    assert all(t.is_meta for s in opt.state.values() for t in s.values() if isinstance(t, ember.Tensor))
