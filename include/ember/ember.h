@@ -7,6 +7,7 @@
 #include "ember/core/scalar.h"
 #include "ember/cudnn_flags.h"
 #include "ember/sdp_flags.h"
+#include "ember/flush_denormal.h"
 #include "ember/foreach.h"
 #include "ember/linalg.h"
 #include "ember/matmul_precision.h"

@@ -5,6 +5,7 @@
 
 #include "bind.h"
 #include "ember/core/backend.h"
+#include "ember/flush_denormal.h"
 #include "ember/print_options.h"
 
 namespace ember::python {
@@ -247,6 +248,7 @@ void bind_core(nb::module_& m) {
   m.def("set_default_device", [](std::optional<Device> d) { set_default_device(d.value_or(Device(kCPU))); },
         nb::arg("device").none());
   m.def("get_default_device", [] { return default_device(); });
+  m.def("set_flush_denormal", &set_flush_denormal, nb::arg("mode"));
   m.def("manual_seed", [](nb::int_ seed) -> Generator& {
     manual_seed(uint64_t(PyLong_AsUnsignedLongLongMask(seed.ptr())));
     return default_generator();

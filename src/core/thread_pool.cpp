@@ -1,6 +1,8 @@
 // The intra-op thread pool: see thread_pool.h for why it is not an OpenMP region.
 #include "core/thread_pool.h"
 
+#include "core/flush_denormal.h"
+
 #include <omp.h>
 #include <pthread.h>
 
@@ -151,6 +153,7 @@ class Pool {
       spin_then([&] { return wake_.load(std::memory_order_acquire) != seen; },
                 [&] { wake_.wait(seen, std::memory_order_acquire); }, /*parkable=*/true);
       seen = wake_.load(std::memory_order_acquire);
+      follow_denormal_mode();  // the caller's set_flush_denormal, before any chunk runs here
       claim_and_run(seen);
     }
   }
