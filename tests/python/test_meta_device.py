@@ -302,3 +302,28 @@ def test_a_whole_training_step_is_a_dry_run_on_meta(opt_name):
     for p in model.parameters():
         assert p.is_meta and p.grad.is_meta
     assert all(t.is_meta for s in opt.state.values() for t in s.values() if isinstance(t, ember.Tensor))
+
+
+def test_linalg_shapes_and_orthogonal_init_on_meta():
+    a, b = ember.randn(3, 5, 4), ember.randn(3, 5, 2)
+    sq = a[..., :4, :] @ a[..., :4, :].mT + 4 * ember.eye(4)
+    cases = [
+        lambda d: ember.linalg.qr(a.to(d)), lambda d: ember.linalg.qr(a.to(d), mode="complete"),
+        lambda d: ember.linalg.qr(a.to(d), mode="r")[1], lambda d: ember.linalg.svd(a.to(d), full_matrices=False),
+        lambda d: ember.linalg.svd(a.to(d)), lambda d: ember.linalg.svdvals(a.to(d)),
+        lambda d: ember.linalg.eigh(sq.to(d)), lambda d: ember.linalg.eigvalsh(sq.to(d)),
+        lambda d: ember.linalg.inv(sq.to(d)), lambda d: ember.linalg.cholesky(sq.to(d)),
+        lambda d: ember.linalg.det(sq.to(d)), lambda d: ember.linalg.slogdet(sq.to(d)),
+        lambda d: ember.linalg.solve(sq.to(d), b[..., :4, :].to(d)), lambda d: ember.linalg.lu_factor(a.to(d)),
+        lambda d: ember.linalg.eig(sq.to(d)),
+    ]
+    for case in cases:
+        want, got = case("cpu"), case("meta")
+        want = tuple(want) if isinstance(want, tuple) else (want,)
+        got = tuple(got) if isinstance(got, tuple) else (got,)
+        for w, g in zip(want, got):
+            assert g.is_meta and g.shape == w.shape and g.dtype == w.dtype, (case, g.shape, w.shape, g.dtype, w.dtype)
+    with ember.device("meta"):
+        w = ember.empty(6, 3)
+        nn.init.orthogonal_(w)
+    assert w.is_meta and w.shape == (6, 3)
