@@ -70,6 +70,8 @@ def cases(T):
         "softmax 12288x32": (lambda: r32.softmax(1), 100),
         "log_softmax 12288x128": (lambda: r128.log_softmax(1), 100),
         "exp 1M": (lambda: x.exp(), 50),
+        "pow 2.5 1M": (lambda: x.abs().pow(2.5), 20),
+        "pow tensor 1M": (lambda: x.abs().pow(y.abs()), 20),
         "tanh 1M": (lambda: x.tanh(), 50),
         "sigmoid 1M": (lambda: x.sigmoid(), 50),
         "mul bcast row 1M": (lambda: x * y[0], 50),
