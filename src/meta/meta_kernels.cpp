@@ -528,6 +528,37 @@ EMBER_REGISTER_KERNEL(_foreach_norm_stacked, Meta, foreach_norm_stacked_meta);
 EMBER_REGISTER_KERNEL(_foreach_mul_, Meta, foreach_mul_meta);
 EMBER_REGISTER_KERNEL(_amp_foreach_non_finite_check_and_unscale_, Meta, amp_unscale_meta);
 
+// ---------------------------------------------------------------- FFT
+// c2c keeps shape and dtype; r2c makes the real dtype's complex, the last of dims n/2+1 when
+// onesided; c2r makes the real dtype, the last of dims last_dim_size.
+int64_t last_fft_dim(const Tensor& a, IntArrayRef dims) {
+  EMBER_CHECK(!dims.empty(), "fft: expected at least one dim");
+  return wrap_dim(dims.back(), a.dim());
+}
+Tensor fft_c2c_meta(const Tensor& a, IntArrayRef, int64_t, bool) {
+  check_on_meta(a);
+  return new_meta(a.sizes(), a.dtype());
+}
+Tensor fft_r2c_meta(const Tensor& a, IntArrayRef dims, int64_t, bool onesided) {
+  check_on_meta(a);
+  Shape out = a.sizes();
+  const int64_t d = last_fft_dim(a, dims);
+  if (onesided) out[d] = out[d] / 2 + 1;
+  return new_meta(out, real_to_complex(a.dtype()));
+}
+Tensor fft_c2r_meta(const Tensor& a, IntArrayRef dims, int64_t, int64_t last_dim_size) {
+  check_on_meta(a);
+  Shape out = a.sizes();
+  out[last_fft_dim(a, dims)] = last_dim_size;
+  return new_meta(out, complex_to_real(a.dtype()));
+}
+Tensor conj_physical_meta(const Tensor& a) { return same_shape_meta(a); }
+
+EMBER_REGISTER_KERNEL(fft_c2c, Meta, fft_c2c_meta);
+EMBER_REGISTER_KERNEL(fft_r2c, Meta, fft_r2c_meta);
+EMBER_REGISTER_KERNEL(fft_c2r, Meta, fft_c2r_meta);
+EMBER_REGISTER_KERNEL(conj_physical, Meta, conj_physical_meta);
+
 EMBER_REGISTER_KERNEL(mm, Meta, mm_meta);
 EMBER_REGISTER_KERNEL(bmm, Meta, bmm_meta);
 EMBER_REGISTER_KERNEL(addmm, Meta, addmm_meta);

@@ -327,3 +327,13 @@ def test_linalg_shapes_and_orthogonal_init_on_meta():
         w = ember.empty(6, 3)
         nn.init.orthogonal_(w)
     assert w.is_meta and w.shape == (6, 3)
+
+
+def test_fft_shapes_on_meta():
+    x = ember.randn(4, 6, 10)
+    cases = [lambda d: ember.fft.fft(x.to(d)), lambda d: ember.fft.rfft(x.to(d)), lambda d: ember.fft.irfft(
+        ember.fft.rfft(x.to(d)), n=10), lambda d: ember.fft.fft2(x.to(d)), lambda d: ember.fft.rfftn(x.to(d), dim=(0, 2)),
+        lambda d: ember.fft.ifft(x.to(d), n=16, dim=1), lambda d: ember.fft.hfft(ember.fft.rfft(x.to(d)))]
+    for case in cases:
+        want, got = case("cpu"), case("meta")
+        assert got.is_meta and got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
