@@ -236,6 +236,41 @@ std::tuple<Tensor, Tensor, Tensor> flash_attention_backward_meta(const Tensor& g
   return {like(q, q.dtype()), like(k, k.dtype()), like(v, v.dtype())};
 }
 
+// embedding_bag: (B, D) and its aux (per-bag counts (B), or argmax rows (B, D) for max), B =
+// bounds - 1, as cpu/embedding_bag_kernels.cpp; and its backward, the weight's and the weights'.
+std::tuple<Tensor, Tensor> embedding_bag_meta(const Tensor& weight, const Tensor& indices, const Tensor& bounds,
+                                              int64_t mode, const std::optional<Tensor>& psw, int64_t) {
+  for (const Tensor* t : {&weight, &indices, &bounds}) check_on_meta(*t);
+  check_on_meta(psw);
+  const int64_t B = std::max<int64_t>(bounds.numel() - 1, 0), D = weight.sizes()[1];
+  return {new_meta({B, D}, weight.dtype()), mode == 2 ? new_meta({B, D}, kInt64) : new_meta({B}, kInt64)};
+}
+std::tuple<Tensor, Tensor> embedding_bag_backward_meta(const Tensor& grad, const Tensor& weight, const Tensor& indices,
+                                                       const Tensor& bounds, const Tensor& aux, int64_t,
+                                                       const std::optional<Tensor>& psw, int64_t) {
+  for (const Tensor* t : {&grad, &weight, &indices, &bounds, &aux}) check_on_meta(*t);
+  check_on_meta(psw);
+  return {new_meta(weight.sizes(), weight.dtype()), psw ? new_meta(psw->sizes(), psw->dtype()) : Tensor()};
+}
+// grid_sample: (N, C) of the input over the grid's (Ho, Wo); backward: the input's gradient when
+// asked and the grid's (in the input's dtype), as cpu/grid_sample_kernels.cpp.
+Tensor grid_sampler_meta(const Tensor& input, const Tensor& grid, int64_t, int64_t, bool) {
+  check_on_meta(input);
+  check_on_meta(grid);
+  EMBER_CHECK(input.dim() == 4 && grid.dim() == 4, "grid_sampler_2d: expected 4-d input and grid, got ", input.dim(),
+              "-d and ", grid.dim(), "-d");
+  return new_meta({input.sizes()[0], input.sizes()[1], grid.sizes()[1], grid.sizes()[2]}, input.dtype());
+}
+std::tuple<Tensor, Tensor> grid_sampler_backward_meta(const Tensor& grad, const Tensor& input, const Tensor& grid, int64_t,
+                                                      int64_t, bool, bool input_requires_grad) {
+  for (const Tensor* t : {&grad, &input, &grid}) check_on_meta(*t);
+  return {input_requires_grad ? new_meta(input.sizes(), input.dtype()) : Tensor(), new_meta(grid.sizes(), input.dtype())};
+}
+
+EMBER_REGISTER_KERNEL(_embedding_bag, Meta, embedding_bag_meta);
+EMBER_REGISTER_KERNEL(_embedding_bag_backward, Meta, embedding_bag_backward_meta);
+EMBER_REGISTER_KERNEL(grid_sampler_2d, Meta, grid_sampler_meta);
+EMBER_REGISTER_KERNEL(grid_sampler_2d_backward, Meta, grid_sampler_backward_meta);
 EMBER_REGISTER_KERNEL(index_add_, Meta, index_add_meta);
 EMBER_REGISTER_KERNEL(conv2d_backward_input, Meta, conv_backward_meta);
 EMBER_REGISTER_KERNEL(conv2d_backward_weight, Meta, conv_backward_meta);

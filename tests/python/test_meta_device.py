@@ -251,6 +251,10 @@ def test_more_ops_match_the_cpu_shapes():
         lambda d: x4.to(d)[(idx[0, 0, :, :3] % 2).to(d), :, 2],  # separated indices: broadcast dims first
         lambda d: x4.to(d)[:, ember.tensor([0, 2]).to(d), ember.tensor([[1], [3]]).to(d)],
         lambda d: x4.to(d).index_put_((ember.tensor([1]).to(d),), ember.zeros(3, 9, 10).to(d)),
+        lambda d: F.embedding_bag(ember.tensor([1, 2, 4, 5, 4, 3]).to(d), ember.randn(10, 3).to(d),
+                                  ember.tensor([0, 2, 2]).to(d), mode="max"),
+        lambda d: F.embedding_bag(ember.tensor([[1, 2], [4, 5]]).to(d), ember.randn(10, 3).to(d), mode="mean"),
+        lambda d: F.grid_sample(x4.to(d), (ember.rand(2, 5, 7, 2) * 2 - 1).to(d), align_corners=False),
     ]
     for case in cases:
         want, got = case("cpu"), case("meta")
@@ -264,6 +268,12 @@ def test_more_ops_match_the_cpu_shapes():
     y = F.interpolate(F.max_pool3d(F.conv3d(F.pad(x, (1, 1, 1, 1, 1, 1)), w), 2), scale_factor=2)
     y.sum().backward()
     assert x.grad.shape == x.shape and w.grad.shape == w.shape
+    img = x4.to("meta").requires_grad_()
+    grid = ember.empty(2, 5, 7, 2, device="meta", requires_grad=True)
+    bag_w = ember.empty(10, 3, device="meta", requires_grad=True)
+    (F.grid_sample(img, grid, align_corners=True).sum() + F.embedding_bag(
+        ember.zeros(2, 4, dtype=ember.int64, device="meta"), bag_w).sum()).backward()
+    assert img.grad.shape == img.shape and grid.grad.shape == grid.shape and bag_w.grad.shape == bag_w.shape
 
 
 def test_torchs_big_checkpoint_recipe_meta_mmap_assign(tmp_path):

@@ -566,8 +566,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise ValueError("offsets has to be a 1D Tensor")
     if input.dim() not in (1, 2):
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
-    if input.device.type == "cpu" and weight.device.type == "cpu":
-        # one op (_embedding_bag, C++): the composite below was 3.7x behind torch
+    if input.device.type == weight.device.type and input.device.type in ("cpu", "meta"):
+        # one op (_embedding_bag, C++; meta has its shapes): the composite below was 3.7x behind torch
         return _C._nn.embedding_bag(input, weight, offsets, mode, per_sample_weights, include_last_offset,
                                     padding_idx)
     if input.dim() == 2:  # (the argument checks above hold for this path too)
