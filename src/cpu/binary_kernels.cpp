@@ -203,7 +203,6 @@ void bitwise_right_shift_body(TensorIter& it) {
   });
 }
 
-
 // mul is registered above with add/sub; the rest of the family registers here.
 #define EMBER_ARITH_KERNELS(n)                                                                  \
   Tensor n##_cpu(const Tensor& a, const Tensor& b) {                                            \

@@ -30,6 +30,13 @@ EMBER_VEC_INLINE float fmadd(float a, float b, float c) {
   return a * b + c;
 #endif
 }
+EMBER_VEC_INLINE double fmadd(double a, double b, double c) {
+#if defined(__FMA__)
+  return __builtin_fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
 
 namespace vm {
 EMBER_VEC_INLINE float as_float(int32_t i) { return std::bit_cast<float>(i); }

@@ -16,13 +16,6 @@ namespace ember::cpu {
 namespace vm {
 EMBER_VEC_INLINE double as_double(int64_t i) { return std::bit_cast<double>(i); }
 EMBER_VEC_INLINE int64_t as_long(double d) { return std::bit_cast<int64_t>(d); }
-EMBER_VEC_INLINE double fmadd_d(double a, double b, double c) {
-#if defined(__FMA__)
-  return __builtin_fma(a, b, c);
-#else
-  return a * b + c;
-#endif
-}
 }  // namespace vm
 
 // log2(a) for a finite double a > 0 made from a float (so normal as a double): a = m * 2^e with
@@ -39,13 +32,13 @@ EMBER_VEC_INLINE double log2_pos_f64(double a) {
   // 2 atanh(s) / ln 2 = s * (c1 + c3 z + c5 z^2 + ...), c_k = 2 / (k ln 2); the first omitted
   // term, z^7 / 15 < 1.3e-12 relative, keeps t = y log2|x| within 2e-10 for every |t| < 150.
   double p = 2.0 / (13 * 0.6931471805599453);
-  p = vm::fmadd_d(p, z, 2.0 / (11 * 0.6931471805599453));
-  p = vm::fmadd_d(p, z, 2.0 / (9 * 0.6931471805599453));
-  p = vm::fmadd_d(p, z, 2.0 / (7 * 0.6931471805599453));
-  p = vm::fmadd_d(p, z, 2.0 / (5 * 0.6931471805599453));
-  p = vm::fmadd_d(p, z, 2.0 / (3 * 0.6931471805599453));
-  p = vm::fmadd_d(p, z, 2.0 / 0.6931471805599453);
-  return vm::fmadd_d(p, s, double(e));
+  p = fmadd(p, z, 2.0 / (11 * 0.6931471805599453));
+  p = fmadd(p, z, 2.0 / (9 * 0.6931471805599453));
+  p = fmadd(p, z, 2.0 / (7 * 0.6931471805599453));
+  p = fmadd(p, z, 2.0 / (5 * 0.6931471805599453));
+  p = fmadd(p, z, 2.0 / (3 * 0.6931471805599453));
+  p = fmadd(p, z, 2.0 / 0.6931471805599453);
+  return fmadd(p, s, double(e));
 }
 
 // 2^t for t in [-200, 200] (clamped by the caller): t = n + f, |f| <= 1/2, 2^f by its Taylor
@@ -55,15 +48,15 @@ EMBER_VEC_INLINE double exp2_f64(double t) {
   const double n = (t + 6755399441055744.0) - 6755399441055744.0;  // round to nearest, |t| < 2^51
   const double r = (t - n) * 0.6931471805599453;
   double p = 1.0 / 362880.0;
-  p = vm::fmadd_d(p, r, 1.0 / 40320.0);
-  p = vm::fmadd_d(p, r, 1.0 / 5040.0);
-  p = vm::fmadd_d(p, r, 1.0 / 720.0);
-  p = vm::fmadd_d(p, r, 1.0 / 120.0);
-  p = vm::fmadd_d(p, r, 1.0 / 24.0);
-  p = vm::fmadd_d(p, r, 1.0 / 6.0);
-  p = vm::fmadd_d(p, r, 0.5);
-  p = vm::fmadd_d(p, r, 1.0);
-  p = vm::fmadd_d(p, r, 1.0);
+  p = fmadd(p, r, 1.0 / 40320.0);
+  p = fmadd(p, r, 1.0 / 5040.0);
+  p = fmadd(p, r, 1.0 / 720.0);
+  p = fmadd(p, r, 1.0 / 120.0);
+  p = fmadd(p, r, 1.0 / 24.0);
+  p = fmadd(p, r, 1.0 / 6.0);
+  p = fmadd(p, r, 0.5);
+  p = fmadd(p, r, 1.0);
+  p = fmadd(p, r, 1.0);
   return p * vm::as_double((int64_t(n) + 1023) << 52);
 }
 

@@ -76,7 +76,8 @@ Tensor randperm_meta(int64_t n, TensorOptions opts, Generator*) {
   return empty_on({n}, opts.dtype.value_or(kInt64), opts.device_or());
 }
 
-Tensor clone_meta(const Tensor& a) { return new_meta(a.sizes(), a.dtype()); }
+// A fresh tensor of a's shape and dtype (clone, conj_physical, flip, roll, tril/triu).
+Tensor same_shape_meta(const Tensor& a) { check_on_meta(a); return new_meta(a.sizes(), a.dtype()); }
 Tensor to_dtype_meta(const Tensor& a, DType dt) { return new_meta(a.sizes(), dt); }
 
 EMBER_REGISTER_KERNEL(empty, Meta, empty_meta);
@@ -92,7 +93,7 @@ EMBER_REGISTER_KERNEL(copy_, Meta, copy_meta);
 EMBER_REGISTER_KERNEL(arange, Meta, arange_meta);
 EMBER_REGISTER_KERNEL(linspace, Meta, linspace_meta);
 EMBER_REGISTER_KERNEL(randperm, Meta, randperm_meta);
-EMBER_REGISTER_KERNEL(clone, Meta, clone_meta);
+EMBER_REGISTER_KERNEL(clone, Meta, same_shape_meta);
 EMBER_REGISTER_KERNEL(to_dtype, Meta, to_dtype_meta);
 
 // ---------------------------------------------------------------- elementwise families
@@ -377,7 +378,6 @@ Tensor cat_meta(TensorList tensors, int64_t dim) {
   }
   return new_meta(out, dt);
 }
-Tensor same_shape_meta(const Tensor& a) { check_on_meta(a); return new_meta(a.sizes(), a.dtype()); }
 Tensor flip_meta(const Tensor& a, IntArrayRef) { return same_shape_meta(a); }
 Tensor roll_meta(const Tensor& a, IntArrayRef, IntArrayRef) { return same_shape_meta(a); }
 Tensor triangle_meta(const Tensor& a, int64_t) {
@@ -552,12 +552,11 @@ Tensor fft_c2r_meta(const Tensor& a, IntArrayRef dims, int64_t, int64_t last_dim
   out[last_fft_dim(a, dims)] = last_dim_size;
   return new_meta(out, complex_to_real(a.dtype()));
 }
-Tensor conj_physical_meta(const Tensor& a) { return same_shape_meta(a); }
 
 EMBER_REGISTER_KERNEL(fft_c2c, Meta, fft_c2c_meta);
 EMBER_REGISTER_KERNEL(fft_r2c, Meta, fft_r2c_meta);
 EMBER_REGISTER_KERNEL(fft_c2r, Meta, fft_c2r_meta);
-EMBER_REGISTER_KERNEL(conj_physical, Meta, conj_physical_meta);
+EMBER_REGISTER_KERNEL(conj_physical, Meta, same_shape_meta);
 
 EMBER_REGISTER_KERNEL(mm, Meta, mm_meta);
 EMBER_REGISTER_KERNEL(bmm, Meta, bmm_meta);

@@ -71,7 +71,7 @@ ElementwisePlan::ElementwisePlan(std::vector<Tensor> outputs, std::vector<Tensor
     }
     const bool convert_in_loop =
         cfg.reduced_in_loop && compute_dtype_ == DType::Float32 && is_reduced_float(op.original.dtype());
-    if (cfg.cast_in_loop || convert_in_loop || cfg.shapes_only) {
+    if (cfg.cast_in_loop || convert_in_loop) {
       op.tensor = op.original;
     } else {
       op.tensor = op.original.dtype() == loop_out_dtype
@@ -85,7 +85,7 @@ ElementwisePlan::ElementwisePlan(std::vector<Tensor> outputs, std::vector<Tensor
     Operand& op = ops_[noutputs_ + j];
     const Tensor& in = inputs[j];
     const bool convert_in_loop = cfg.reduced_in_loop && compute_dtype_ == DType::Float32 && is_reduced_float(in.dtype());
-    if (cfg.cast_inputs && !cfg.cast_in_loop && !cfg.shapes_only && !convert_in_loop && in.dtype() != compute_dtype_) {
+    if (cfg.cast_inputs && !cfg.cast_in_loop && !convert_in_loop && in.dtype() != compute_dtype_) {
       // A 0-dim host operand (usually a wrapped Python number) converts without a kernel, and
       // stays on the host (not on the default device, which may be a GPU).
       op.tensor = (in.dim() == 0 && in.is_cpu()) ? scalar_tensor(in.item(), {.dtype = compute_dtype_, .device = Device(DeviceType::CPU)})

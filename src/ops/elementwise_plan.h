@@ -33,8 +33,8 @@ struct IterConfig {
   // float16/bfloat16 operands of an op computing in float32 are neither cast beforehand nor
   // staged: the loop converts blocks of them (the CPU's cpu_kernel does; TensorIter sets this).
   bool reduced_in_loop = false;
-  // Shapes, dtypes and outputs only (the meta device's kernels): no input is cast, no operand's
-  // data is read, and the plan has no geometry to run.
+  // Shapes, dtypes and outputs only (the meta device's kernels): the plan stops before the
+  // geometry, the one step that reads operands' data (casts of meta operands are meta too).
   bool shapes_only = false;
 };
 

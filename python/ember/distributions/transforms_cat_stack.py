@@ -10,16 +10,21 @@ from .utils import _sum_rightmost, lazy_property
 __all__ = ["CatTransform", "StackTransform"]
 
 
+def _init_parts(self, tseq, cache_size):
+    """The shared start of both constructors: the parts checked, cached as asked, stored."""
+    if not all(isinstance(t, Transform) for t in tseq):
+        raise AssertionError("All elements of tseq must be Transform instances")
+    if cache_size:
+        tseq = [t.with_cache(cache_size) for t in tseq]
+    Transform.__init__(self, cache_size=cache_size)
+    self.transforms = list(tseq)
+
+
 class CatTransform(Transform):
     """The transforms tseq applied to consecutive slices of lengths `lengths` along dim."""
 
     def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
-        super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        _init_parts(self, tseq, cache_size)
         if lengths is None:
             lengths = [1] * len(self.transforms)
         self.lengths = list(lengths)
@@ -103,12 +108,7 @@ class StackTransform(Transform):
     """The transforms tseq applied to the slices x.select(dim, i)."""
 
     def __init__(self, tseq, dim=0, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
-        super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        _init_parts(self, tseq, cache_size)
         self.dim = dim
 
     def with_cache(self, cache_size=1):

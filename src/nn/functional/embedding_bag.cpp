@@ -43,19 +43,20 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const std::optio
     const int64_t n = input.size(0);
     Tensor offs = offsets->to(kInt64);
     bounds = include_last_offset ? offs : cat({offs, full({1}, n, {.dtype = kInt64, .device = dev})});
-    // The offsets' values are checked where there are values (a meta tensor has none, as in torch).
-    auto b = bounds.is_meta() ? zeros({0}, {.dtype = kInt64}) : bounds.to(Device(DeviceType::CPU)).contiguous();
-    const int64_t* p = b.data_ptr<int64_t>();
-    if (offs.numel() && !bounds.is_meta()) {  // (the offsets as given: bounds may end with the appended n)
-      const int64_t last = p[offs.numel() - 1];
-      EMBER_CHECK(p[0] == 0, "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
-                  "position 0. However, got ", p[0]);
-      EMBER_CHECK(last <= n, "offsets[-1] can not be greater than input's length (", n, "), but got offsets[-1] of ",
-                  last);
+    if (!bounds.is_meta()) {  // the offsets' values, where there are values (meta has none, as in torch)
+      auto b = bounds.to(Device(DeviceType::CPU)).contiguous();
+      const int64_t* p = b.data_ptr<int64_t>();
+      if (offs.numel()) {  // (the offsets as given: bounds may end with the appended n)
+        const int64_t last = p[offs.numel() - 1];
+        EMBER_CHECK(p[0] == 0, "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+                    "from position 0. However, got ", p[0]);
+        EMBER_CHECK(last <= n, "offsets[-1] can not be greater than input's length (", n, "), but got offsets[-1] "
+                    "of ", last);
+      }
+      for (int64_t i = 0; i + 1 < b.numel(); ++i)
+        EMBER_CHECK(p[i] <= p[i + 1], "embedding_bag: offsets must be non-decreasing, but got offsets[", i, "] = ",
+                    p[i], " > offsets[", i + 1, "] = ", p[i + 1]);
     }
-    for (int64_t i = 0; i + 1 < b.numel(); ++i)
-      EMBER_CHECK(p[i] <= p[i + 1], "embedding_bag: offsets must be non-decreasing, but got offsets[", i, "] = ",
-                  p[i], " > offsets[", i + 1, "] = ", p[i + 1]);
     if (bounds.numel() == 0) bounds = zeros({1}, {.dtype = kInt64, .device = dev});
   }
   if (idx.numel() && !idx.is_meta()) {

@@ -79,25 +79,28 @@ def _own_modules(root, ignored):
     return out
 
 
+def _own_states(m):
+    """m's own parameters and buffers (not its children's)."""
+    return [t for t in itertools.chain(m._parameters.values(), m._buffers.values()) if t is not None]
+
+
 def _materialize_meta(modules, param_init_fn, device):
     """Gives modules built on the meta device real tensors, as torch's FSDP does: param_init_fn(m)
     for every module when given; otherwise each module holding meta parameters or buffers of its
     own gets uninitialised memory on `device` (to_empty, recurse=False) and its reset_parameters()."""
-    def own_states(m):
-        return [t for t in itertools.chain(m._parameters.values(), m._buffers.values()) if t is not None]
-    if not any(t.is_meta for m in modules for t in own_states(m)):
+    if not any(t.is_meta for m in modules for t in _own_states(m)):
         return
     with ember.no_grad():
         for m in modules:
             if param_init_fn is not None:
                 param_init_fn(m)
-            elif any(t.is_meta for t in own_states(m)):
+            elif any(t.is_meta for t in _own_states(m)):
                 if not hasattr(m, "reset_parameters"):
                     raise RuntimeError(f"FSDP: {type(m).__name__} has parameters or buffers on the meta device and no "
                                        "reset_parameters() to initialise them after to_empty(); pass param_init_fn")
                 m.to_empty(device=device, recurse=False)
                 m.reset_parameters()
-    left = [type(m).__name__ for m in modules if any(t.is_meta for t in own_states(m))]
+    left = [type(m).__name__ for m in modules if any(t.is_meta for t in _own_states(m))]
     if left:
         raise RuntimeError(f"FSDP: param_init_fn left tensors on the meta device in {left[:4]}")
 
@@ -143,9 +146,7 @@ class FullyShardedDataParallel(Module):
             for m in own:
                 m._apply(lambda t: t.to(device), recurse=False)
         if sync_module_states:
-            states = [t for m in own for t in itertools.chain(m._parameters.values(), m._buffers.values())
-                      if t is not None]
-            ember._C._distributed.broadcast_coalesced(group._pg, states, 0)
+            ember._C._distributed.broadcast_coalesced(group._pg, [t for m in own for t in _own_states(m)], 0)
         self.process_group = group
         self.sharding_strategy = strategy
         self.mixed_precision = mixed_precision
